@@ -1,0 +1,307 @@
+//! Normalised simulation configuration: what the Python scenario layer hands to the core.
+//!
+//! Units are already resolved here (nanoseconds, bits per second, bytes); topology presets
+//! are already expanded into nodes and links; names are already resolved to indices.
+//! Validation of user input happens once, in `python/l4sim/scenario.py`. The core only
+//! checks structural consistency (indices in range, positive rates) and reports a
+//! [`ConfigError`] rather than panicking.
+
+use serde::{Deserialize, Serialize};
+
+/// Whole-simulation configuration.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Master seed; every component derives its own generator from it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated duration in nanoseconds (the run's end).
+    pub duration_ns: u64,
+    /// Time-series sampling interval (default 100 ms).
+    #[serde(default = "default_sample_interval")]
+    pub sample_interval_ns: u64,
+    pub nodes: Vec<NodeConfig>,
+    pub links: Vec<LinkConfig>,
+    #[serde(default)]
+    pub flows: Vec<FlowConfig>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_sample_interval() -> u64 {
+    100_000_000
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    pub name: String,
+}
+
+/// A bidirectional point-to-point link between nodes `a` and `b`. Each direction has its
+/// own egress qdisc (the link's only buffer) and its own loss generator.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub a: usize,
+    pub b: usize,
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    /// i.i.d. loss probability applied to packets leaving the wire, each direction.
+    #[serde(default)]
+    pub loss: f64,
+    /// Qdisc on a's egress (a → b).
+    #[serde(default)]
+    pub qdisc_ab: QdiscConfig,
+    /// Qdisc on b's egress (b → a).
+    #[serde(default)]
+    pub qdisc_ba: QdiscConfig,
+}
+
+/// Queue discipline configuration. One variant per qdisc file in `qdisc/`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QdiscConfig {
+    /// Drop-tail FIFO. At most one of the limits is usually set; both may be.
+    Fifo {
+        #[serde(default)]
+        limit_pkts: Option<u64>,
+        #[serde(default)]
+        limit_bytes: Option<u64>,
+    },
+}
+
+impl Default for QdiscConfig {
+    /// Linux `pfifo_fast` / `txqueuelen` default: 1000 packets.
+    fn default() -> Self {
+        QdiscConfig::Fifo {
+            limit_pkts: Some(1000),
+            limit_bytes: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowKind {
+    Tcp,
+    Udp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CcaKind {
+    #[default]
+    Newreno,
+    Cubic,
+}
+
+/// ECN codepoint names as used in configuration (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnCodepoint {
+    #[default]
+    NotEct,
+    Ect0,
+    Ect1,
+    Ce,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    pub kind: FlowKind,
+    pub src: usize,
+    pub dst: usize,
+    #[serde(default)]
+    pub start_ns: u64,
+    /// The application stops offering data at this time (bulk flows). `None`: runs to the end.
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
+    /// Sized flow: total application bytes; its completion time is recorded. `None`: bulk.
+    #[serde(default)]
+    pub size_bytes: Option<u64>,
+    #[serde(default)]
+    pub tcp: TcpConfig,
+    #[serde(default)]
+    pub udp: UdpConfig,
+}
+
+/// TCP endpoint parameters. Defaults follow Linux.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpConfig {
+    pub cca: CcaKind,
+    /// Request ECN on the SYN (RFC 3168 §6.1.1). The receiver always accepts it, as Linux
+    /// does with `net.ipv4.tcp_ecn = 2`.
+    pub ecn: bool,
+    /// Maximum segment size (payload bytes). Linux over a 1500-byte MTU with timestamps: 1448.
+    pub mss: u32,
+    /// IP + TCP header bytes added to every segment on the wire (20 + 20 + 12 timestamps).
+    pub header_bytes: u32,
+    /// Initial congestion window in segments (RFC 6928, Linux `TCP_INIT_CWND`).
+    pub init_cwnd: u32,
+    /// Minimum retransmission timeout (Linux `TCP_RTO_MIN`, 200 ms; RFC 6298 says 1 s).
+    pub min_rto_ns: u64,
+    /// Maximum retransmission timeout (Linux `TCP_RTO_MAX`, 120 s).
+    pub max_rto_ns: u64,
+    /// Initial RTO before any RTT sample (RFC 6298 §2.1: 1 s).
+    pub init_rto_ns: u64,
+    /// Delayed ACKs: acknowledge every `delack_count`-th full segment or after
+    /// `delack_timeout_ns` (Linux `TCP_DELACK_MIN`, 40 ms). `delack_count = 1` turns them off.
+    pub delack_count: u32,
+    pub delack_timeout_ns: u64,
+    /// Duplicate-ACK threshold for fast retransmit (RFC 5681 §3.2).
+    pub dupack_threshold: u32,
+    /// Receiver window in bytes (a cap on flight size; large by default as Linux autotuning).
+    pub rwnd_bytes: u64,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            cca: CcaKind::Newreno,
+            ecn: false,
+            mss: 1448,
+            header_bytes: 52,
+            init_cwnd: 10,
+            min_rto_ns: 200_000_000,
+            max_rto_ns: 120_000_000_000,
+            init_rto_ns: 1_000_000_000,
+            delack_count: 2,
+            delack_timeout_ns: 40_000_000,
+            dupack_threshold: 3,
+            rwnd_bytes: 64 << 20,
+        }
+    }
+}
+
+/// UDP constant-bit-rate source parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UdpConfig {
+    pub rate_bps: u64,
+    /// Bytes on the wire per packet (headers included).
+    pub packet_bytes: u32,
+    pub ecn: EcnCodepoint,
+}
+
+impl Default for UdpConfig {
+    fn default() -> Self {
+        UdpConfig {
+            rate_bps: 1_000_000,
+            packet_bytes: 1500,
+            ecn: EcnCodepoint::NotEct,
+        }
+    }
+}
+
+/// A structural error in a normalised configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl SimConfig {
+    /// Parse the JSON form produced by the Python scenario layer.
+    pub fn from_json(s: &str) -> Result<SimConfig, ConfigError> {
+        let cfg: SimConfig = serde_json::from_str(s)
+            .map_err(|e| ConfigError(format!("invalid configuration: {e}")))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Structural checks: every index in range, every rate positive.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let n = self.nodes.len();
+        let err = |m: String| Err(ConfigError(m));
+        if n == 0 {
+            return err("the topology has no nodes".into());
+        }
+        if self.duration_ns == 0 {
+            return err("duration must be positive".into());
+        }
+        if self.sample_interval_ns == 0 {
+            return err("sample interval must be positive".into());
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            if l.a >= n || l.b >= n || l.a == l.b {
+                return err(format!("link {i} joins invalid nodes {} and {}", l.a, l.b));
+            }
+            if l.rate_bps == 0 {
+                return err(format!("link {i} has a zero rate"));
+            }
+            if !(0.0..1.0).contains(&l.loss) {
+                return err(format!("link {i} loss {} is outside [0, 1)", l.loss));
+            }
+            for q in [&l.qdisc_ab, &l.qdisc_ba] {
+                q.validate()
+                    .map_err(|m| ConfigError(format!("link {i}: {m}")))?;
+            }
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.src >= n || f.dst >= n {
+                return err(format!("flow {i} names a node outside 0..{n}"));
+            }
+            if f.src == f.dst {
+                return err(format!("flow {i} has the same source and destination"));
+            }
+            if let Some(stop) = f.stop_ns {
+                if stop <= f.start_ns {
+                    return err(format!("flow {i} stops before it starts"));
+                }
+            }
+            match f.kind {
+                FlowKind::Tcp => {
+                    let t = &f.tcp;
+                    if t.mss == 0
+                        || t.init_cwnd == 0
+                        || t.delack_count == 0
+                        || t.dupack_threshold == 0
+                    {
+                        return err(format!("flow {i}: mss, init_cwnd, delack_count and dupack_threshold must be positive"));
+                    }
+                    if t.min_rto_ns == 0 || t.min_rto_ns > t.max_rto_ns {
+                        return err(format!(
+                            "flow {i}: min_rto must be positive and not above max_rto"
+                        ));
+                    }
+                    if f.size_bytes == Some(0) {
+                        return err(format!("flow {i}: size must be positive"));
+                    }
+                }
+                FlowKind::Udp => {
+                    if f.udp.rate_bps == 0 || f.udp.packet_bytes == 0 {
+                        return err(format!(
+                            "flow {i}: UDP rate and packet size must be positive"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl QdiscConfig {
+    fn validate(&self) -> Result<(), String> {
+        match self {
+            QdiscConfig::Fifo {
+                limit_pkts,
+                limit_bytes,
+            } => {
+                if *limit_pkts == Some(0) || *limit_bytes == Some(0) {
+                    return Err("a FIFO limit must be positive".into());
+                }
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,509 @@
+//! The discrete-event engine: event queue, run loop, packet forwarding.
+//!
+//! Events are ordered by (time, insertion sequence), so equal-time events run in the order
+//! they were scheduled and a run is a pure function of the configuration. The whole
+//! [`Simulation`] is plain data: `fork()` is `clone()`.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::app::{UdpSink, UdpSource};
+use crate::config::{ConfigError, FlowConfig, FlowKind, SimConfig};
+use crate::net::link::{Channel, ChannelStats};
+use crate::net::packet::{Dir, Ecn, Packet, PROTO_TCP, PROTO_UDP};
+use crate::net::routing::{next_hops, NO_ROUTE};
+use crate::qdisc::{Dropped, Qdisc, QueueDisc};
+use crate::rng::{Rng, KEY_LINK};
+use crate::stats::Series;
+use crate::tcp::receiver::TcpReceiver;
+use crate::tcp::sender::TcpSender;
+use crate::time::{tx_time, Time};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EvKind {
+    /// A channel finished serialising its packet.
+    TxDone(u32),
+    /// The oldest packet on a channel's wire reaches the far end.
+    Arrive(u32),
+    FlowStart(u32),
+    FlowStop(u32),
+    SenderTimer(u32),
+    ReceiverTimer(u32),
+    UdpSend(u32),
+    Sample,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Ev {
+    time: Time,
+    seq: u64,
+    kind: EvKind,
+}
+
+impl Ord for Ev {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: reverse so the earliest (time, seq) pops first.
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+impl PartialOrd for Ev {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct EventQueue {
+    heap: BinaryHeap<Ev>,
+    seq: u64,
+}
+
+impl EventQueue {
+    #[inline]
+    fn push(&mut self, time: Time, kind: EvKind) {
+        self.seq += 1;
+        self.heap.push(Ev {
+            time,
+            seq: self.seq,
+            kind,
+        });
+    }
+}
+
+/// The two ends of a flow. Flows live in one `Vec` and are touched on every packet, so the
+/// TCP variant stays inline (no `Box`) even though it is larger than the UDP one.
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum Endpoints {
+    Tcp { snd: TcpSender, rcv: TcpReceiver },
+    Udp { src: UdpSource, sink: UdpSink },
+}
+
+#[derive(Clone, Debug)]
+pub struct Flow {
+    pub cfg: FlowConfig,
+    pub ep: Endpoints,
+    /// Packets of this flow discarded by a qdisc or lost on a wire.
+    pub drops: u64,
+    // Values at the previous sample, for per-interval rates.
+    prev_delivered: u64,
+    prev_sent: u64,
+}
+
+impl Flow {
+    /// Payload bytes delivered: cumulatively acked (TCP) or received (UDP).
+    pub fn delivered_bytes(&self) -> u64 {
+        match &self.ep {
+            Endpoints::Tcp { snd, .. } => snd.stats.bytes_acked,
+            Endpoints::Udp { sink, .. } => sink.bytes_received,
+        }
+    }
+
+    /// Bytes put on the wire by the data sender.
+    pub fn sent_bytes(&self) -> u64 {
+        match &self.ep {
+            Endpoints::Tcp { snd, .. } => snd.stats.wire_bytes_sent,
+            Endpoints::Udp { src, .. } => src.bytes_sent,
+        }
+    }
+
+    /// Packets that arrived CE-marked at the data receiver.
+    pub fn ce_received(&self) -> u64 {
+        match &self.ep {
+            Endpoints::Tcp { rcv, .. } => rcv.stats.ce_segments,
+            Endpoints::Udp { sink, .. } => sink.ce_packets,
+        }
+    }
+}
+
+/// Packet accounting for the conservation check.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub sent: u64,
+    pub delivered: u64,
+    pub dropped_qdisc: u64,
+    pub dropped_loss: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Simulation {
+    pub cfg: SimConfig,
+    now: Time,
+    events: u64,
+    queue: EventQueue,
+    pub node_names: Vec<String>,
+    pub channels: Vec<Channel>,
+    routes: Vec<u32>,
+    pub flows: Vec<Flow>,
+    pub counters: Counters,
+    pub series: Series,
+    next_uid: u64,
+    out: Vec<Packet>,
+    drops: Vec<Dropped>,
+}
+
+impl Simulation {
+    pub fn new(cfg: SimConfig) -> Result<Simulation, ConfigError> {
+        cfg.validate()?;
+        let n = cfg.nodes.len();
+        let node_names: Vec<String> = cfg.nodes.iter().map(|x| x.name.clone()).collect();
+        let mut channels = Vec::with_capacity(2 * cfg.links.len());
+        for l in &cfg.links {
+            for (from, to, q) in [(l.a, l.b, &l.qdisc_ab), (l.b, l.a, &l.qdisc_ba)] {
+                let idx = channels.len() as u64;
+                channels.push(Channel {
+                    name: format!("{}->{}", node_names[from], node_names[to]),
+                    from: from as u32,
+                    to: to as u32,
+                    rate_bps: l.rate_bps,
+                    delay: l.delay_ns,
+                    loss: l.loss,
+                    qdisc: Qdisc::from_config(q),
+                    tx: None,
+                    tx_end: 0,
+                    wire: VecDeque::new(),
+                    rng: Rng::for_component(cfg.seed, KEY_LINK | idx),
+                    stats: ChannelStats::default(),
+                });
+            }
+        }
+        let edges: Vec<_> = channels.iter().map(|c| (c.from, c.to, c.delay)).collect();
+        let routes = next_hops(n, &edges);
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        for (i, f) in cfg.flows.iter().enumerate() {
+            for (a, b) in [(f.src, f.dst), (f.dst, f.src)] {
+                if routes[a * n + b] == NO_ROUTE {
+                    return Err(ConfigError(format!(
+                        "flow {i}: no route from {} to {}",
+                        node_names[a], node_names[b]
+                    )));
+                }
+            }
+            flows.push(Self::build_flow(i, f));
+        }
+        let mut queue = EventQueue::default();
+        for (i, f) in cfg.flows.iter().enumerate() {
+            queue.push(f.start_ns, EvKind::FlowStart(i as u32));
+            if let Some(stop) = f.stop_ns {
+                queue.push(stop, EvKind::FlowStop(i as u32));
+            }
+        }
+        queue.push(cfg.sample_interval_ns, EvKind::Sample);
+        Ok(Simulation {
+            cfg,
+            now: 0,
+            events: 0,
+            queue,
+            node_names,
+            channels,
+            routes,
+            flows,
+            counters: Counters::default(),
+            series: Series::default(),
+            next_uid: 0,
+            out: Vec::new(),
+            drops: Vec::new(),
+        })
+    }
+
+    fn build_flow(i: usize, f: &FlowConfig) -> Flow {
+        let proto = match f.kind {
+            FlowKind::Tcp => PROTO_TCP,
+            FlowKind::Udp => PROTO_UDP,
+        };
+        let fwd = Packet {
+            flow: i as u32,
+            src: f.src as u32,
+            dst: f.dst as u32,
+            // Distinct ports per flow so the 5-tuple is unique.
+            sport: 10_000u16.wrapping_add(i as u16),
+            dport: 5001,
+            proto,
+            ..Default::default()
+        };
+        let rev = Packet {
+            src: fwd.dst,
+            dst: fwd.src,
+            sport: fwd.dport,
+            dport: fwd.sport,
+            dir: Dir::Reverse,
+            ..fwd
+        };
+        let ep = match f.kind {
+            FlowKind::Tcp => Endpoints::Tcp {
+                snd: TcpSender::new(&f.tcp, fwd, f.size_bytes),
+                rcv: TcpReceiver::new(&f.tcp, rev),
+            },
+            FlowKind::Udp => Endpoints::Udp {
+                src: UdpSource::new(&f.udp, fwd, f.start_ns, f.size_bytes),
+                sink: UdpSink::default(),
+            },
+        };
+        Flow {
+            cfg: f.clone(),
+            ep,
+            drops: 0,
+            prev_delivered: 0,
+            prev_sent: 0,
+        }
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    pub fn duration(&self) -> Time {
+        self.cfg.duration_ns
+    }
+    pub fn finished(&self) -> bool {
+        self.now >= self.cfg.duration_ns
+    }
+
+    /// An independent copy that continues exactly as this one would.
+    pub fn fork(&self) -> Simulation {
+        self.clone()
+    }
+
+    /// Process every event at or before `min(t, duration)`; the clock then reads that time.
+    pub fn run_until(&mut self, t: Time) {
+        let end = t.min(self.cfg.duration_ns);
+        while let Some(ev) = self.queue.heap.peek() {
+            if ev.time > end {
+                break;
+            }
+            let ev = self.queue.heap.pop().unwrap();
+            self.now = ev.time;
+            self.events += 1;
+            self.dispatch(ev.kind);
+        }
+        self.now = self.now.max(end);
+    }
+
+    pub fn run(&mut self) {
+        self.run_until(self.cfg.duration_ns);
+    }
+
+    fn dispatch(&mut self, kind: EvKind) {
+        match kind {
+            EvKind::TxDone(c) => self.on_tx_done(c as usize),
+            EvKind::Arrive(c) => {
+                let ch = &mut self.channels[c as usize];
+                let p = ch
+                    .wire
+                    .pop_front()
+                    .expect("arrival without a packet on the wire");
+                let to = ch.to;
+                self.forward(to, p);
+            }
+            EvKind::FlowStart(f) => self.on_flow_start(f as usize),
+            EvKind::FlowStop(f) => match &mut self.flows[f as usize].ep {
+                Endpoints::Tcp { snd, .. } => snd.stop_app(),
+                Endpoints::Udp { src, .. } => src.stopped = true,
+            },
+            EvKind::SenderTimer(f) => {
+                let now = self.now;
+                let flow = &mut self.flows[f as usize];
+                let src = flow.cfg.src;
+                if let Endpoints::Tcp { snd, .. } = &mut flow.ep {
+                    snd.rto_timer.fired(now);
+                    snd.on_timer(now, &mut self.out);
+                }
+                self.after_endpoint(f as usize, src as u32);
+            }
+            EvKind::ReceiverTimer(f) => {
+                let now = self.now;
+                let flow = &mut self.flows[f as usize];
+                let dst = flow.cfg.dst;
+                if let Endpoints::Tcp { rcv, .. } = &mut flow.ep {
+                    rcv.delack_timer.fired(now);
+                    rcv.on_timer(now, &mut self.out);
+                }
+                self.after_endpoint(f as usize, dst as u32);
+            }
+            EvKind::UdpSend(f) => {
+                let flow = &mut self.flows[f as usize];
+                let src_node = flow.cfg.src as u32;
+                if let Endpoints::Udp { src, .. } = &mut flow.ep {
+                    if let Some(next) = src.send(self.now, &mut self.out) {
+                        self.queue.push(next, EvKind::UdpSend(f));
+                    }
+                }
+                self.flush(src_node);
+            }
+            EvKind::Sample => {
+                self.sample();
+                let next = self.now + self.cfg.sample_interval_ns;
+                if next <= self.cfg.duration_ns {
+                    self.queue.push(next, EvKind::Sample);
+                }
+            }
+        }
+    }
+
+    fn on_flow_start(&mut self, f: usize) {
+        let now = self.now;
+        let flow = &mut self.flows[f];
+        let src = flow.cfg.src as u32;
+        match &mut flow.ep {
+            Endpoints::Tcp { snd, .. } => snd.start(now, &mut self.out),
+            Endpoints::Udp { .. } => self.queue.push(now, EvKind::UdpSend(f as u32)),
+        }
+        self.after_endpoint(f, src);
+    }
+
+    /// Send what an endpoint at `node` produced and keep its timers' events queued.
+    fn after_endpoint(&mut self, f: usize, node: u32) {
+        self.flush(node);
+        if let Endpoints::Tcp { snd, rcv } = &mut self.flows[f].ep {
+            if let Some(t) = snd.rto_timer.needs_event() {
+                self.queue.push(t, EvKind::SenderTimer(f as u32));
+            }
+            if let Some(t) = rcv.delack_timer.needs_event() {
+                self.queue.push(t, EvKind::ReceiverTimer(f as u32));
+            }
+        }
+    }
+
+    /// Inject the packets an endpoint at `node` produced into the network.
+    fn flush(&mut self, node: u32) {
+        let mut out = std::mem::take(&mut self.out);
+        for mut p in out.drain(..) {
+            p.uid = self.next_uid;
+            self.next_uid += 1;
+            self.counters.sent += 1;
+            self.forward(node, p);
+        }
+        self.out = out;
+    }
+
+    /// A packet is at `node`: deliver it or send it on towards its destination.
+    fn forward(&mut self, node: u32, p: Packet) {
+        if p.dst == node {
+            self.deliver(p);
+        } else {
+            let n = self.node_names.len();
+            let c = self.routes[node as usize * n + p.dst as usize];
+            self.enqueue(c as usize, p);
+        }
+    }
+
+    fn enqueue(&mut self, c: usize, p: Packet) {
+        let now = self.now;
+        let ch = &mut self.channels[c];
+        ch.qdisc.enqueue(p, now, &mut self.drops);
+        ch.stats.backlog.set(now, ch.qdisc.backlog_pkts() as f64);
+        self.account_drops();
+        if self.channels[c].tx.is_none() {
+            self.start_tx(c);
+        }
+    }
+
+    fn start_tx(&mut self, c: usize) {
+        let now = self.now;
+        let ch = &mut self.channels[c];
+        let next = ch.qdisc.dequeue(now, &mut self.drops);
+        ch.stats.backlog.set(now, ch.qdisc.backlog_pkts() as f64);
+        if let Some(p) = next {
+            let soj = now - p.enqueued;
+            ch.stats.sojourn.record(soj);
+            ch.stats.iv_sojourn_sum += soj;
+            ch.stats.iv_sojourn_n += 1;
+            let tt = tx_time(p.size, ch.rate_bps);
+            ch.stats.busy_ns += tt;
+            ch.stats.iv_busy_ns += tt;
+            ch.tx = Some(p);
+            ch.tx_end = now + tt;
+            self.queue.push(now + tt, EvKind::TxDone(c as u32));
+        }
+        self.account_drops();
+    }
+
+    fn on_tx_done(&mut self, c: usize) {
+        let ch = &mut self.channels[c];
+        let p = ch.tx.take().expect("tx done without a packet");
+        ch.stats.tx_pkts += 1;
+        ch.stats.tx_bytes += p.size as u64;
+        if ch.rng.bernoulli(ch.loss) {
+            ch.stats.lost += 1;
+            self.counters.dropped_loss += 1;
+            self.flows[p.flow as usize].drops += 1;
+        } else {
+            ch.wire.push_back(p);
+            let at = self.now + ch.delay;
+            self.queue.push(at, EvKind::Arrive(c as u32));
+        }
+        self.start_tx(c);
+    }
+
+    fn account_drops(&mut self) {
+        for d in self.drops.drain(..) {
+            self.counters.dropped_qdisc += 1;
+            self.flows[d.pkt.flow as usize].drops += 1;
+        }
+    }
+
+    fn deliver(&mut self, p: Packet) {
+        self.counters.delivered += 1;
+        let now = self.now;
+        let f = p.flow as usize;
+        let flow = &mut self.flows[f];
+        match (&mut flow.ep, p.dir) {
+            (Endpoints::Tcp { rcv, .. }, Dir::Forward) => rcv.on_segment(&p, now, &mut self.out),
+            (Endpoints::Tcp { snd, .. }, Dir::Reverse) => snd.on_ack(&p, now, &mut self.out),
+            (Endpoints::Udp { sink, .. }, _) => {
+                sink.packets += 1;
+                sink.bytes_received += p.size as u64;
+                if p.ecn == Ecn::Ce {
+                    sink.ce_packets += 1;
+                }
+            }
+        }
+        self.after_endpoint(f, p.dst);
+    }
+
+    /// Packets inside the network: queued, being serialised, or propagating.
+    pub fn in_flight(&self) -> u64 {
+        self.channels
+            .iter()
+            .map(|c| c.qdisc.backlog_pkts() as u64 + c.tx.is_some() as u64 + c.wire.len() as u64)
+            .sum()
+    }
+
+    fn sample(&mut self) {
+        let iv = self.cfg.sample_interval_ns;
+        let now = self.now;
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            self.series.push_flow(now, i, f, iv);
+            f.prev_delivered = f.delivered_bytes();
+            f.prev_sent = f.sent_bytes();
+        }
+        for (i, ch) in self.channels.iter_mut().enumerate() {
+            if ch.stats.tx_pkts == 0 && ch.tx.is_none() && ch.qdisc.backlog_pkts() == 0 {
+                continue;
+            }
+            // Busy time of a transmission that runs past `now` belongs to the next interval.
+            let ahead = if ch.tx.is_some() {
+                ch.tx_end.saturating_sub(now)
+            } else {
+                0
+            };
+            let busy = ch.stats.iv_busy_ns - ahead;
+            self.series.push_queue(now, i, ch, busy as f64 / iv as f64);
+            ch.stats.iv_busy_ns = ahead;
+            ch.stats.iv_sojourn_sum = 0;
+            ch.stats.iv_sojourn_n = 0;
+        }
+    }
+}
+
+/// Values of a flow for the previous sample (used by [`Series`]).
+impl Flow {
+    pub(crate) fn interval_delta(&self) -> (u64, u64) {
+        (
+            self.delivered_bytes() - self.prev_delivered,
+            self.sent_bytes() - self.prev_sent,
+        )
+    }
+}

@@ -1,0 +1,112 @@
+//! Packets: plain `Copy` data carried through queues and events without allocation.
+
+use crate::time::Time;
+
+/// The two-bit IP ECN field (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Ecn {
+    #[default]
+    NotEct = 0b00,
+    Ect1 = 0b01,
+    Ect0 = 0b10,
+    Ce = 0b11,
+}
+
+impl Ecn {
+    #[inline]
+    pub fn is_ect(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
+impl From<crate::config::EcnCodepoint> for Ecn {
+    fn from(c: crate::config::EcnCodepoint) -> Ecn {
+        use crate::config::EcnCodepoint as C;
+        match c {
+            C::NotEct => Ecn::NotEct,
+            C::Ect0 => Ecn::Ect0,
+            C::Ect1 => Ecn::Ect1,
+            C::Ce => Ecn::Ce,
+        }
+    }
+}
+
+pub const PROTO_TCP: u8 = 6;
+pub const PROTO_UDP: u8 = 17;
+
+/// TCP header flags (RFC 793, RFC 3168 §6.1).
+pub mod flags {
+    pub const SYN: u8 = 0x02;
+    pub const ACK: u8 = 0x10;
+    pub const ECE: u8 = 0x40;
+    pub const CWR: u8 = 0x80;
+}
+
+/// The TCP fields in use. Sequence numbers are 64-bit byte offsets from the start of the
+/// connection (no wrap-around: a documented simplification of RFC 793's 32-bit space).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpHeader {
+    pub seq: u64,
+    pub ack: u64,
+    /// Payload bytes.
+    pub len: u32,
+    pub flags: u8,
+    /// Timestamp option (RFC 7323): sender's clock and the echoed value.
+    pub ts_val: Time,
+    pub ts_ecr: Time,
+}
+
+/// Which endpoint of a flow a packet is addressed to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Dir {
+    /// Data direction: towards the flow's receiver.
+    #[default]
+    Forward,
+    /// Acknowledgement direction: towards the flow's sender.
+    Reverse,
+}
+
+/// A packet. `Copy`, fixed size: queues and events hold it by value.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Packet {
+    /// Unique id, in order of creation.
+    pub uid: u64,
+    /// Index of the flow it belongs to.
+    pub flow: u32,
+    pub dir: Dir,
+    /// Source and destination nodes (the addresses of the 5-tuple).
+    pub src: u32,
+    pub dst: u32,
+    pub sport: u16,
+    pub dport: u16,
+    pub proto: u8,
+    /// Bytes on the wire (headers included).
+    pub size: u32,
+    pub ecn: Ecn,
+    /// Set by the endpoint that created it.
+    pub created: Time,
+    /// Set by the qdisc at enqueue; sojourn = dequeue time − this.
+    pub enqueued: Time,
+    pub tcp: TcpHeader,
+}
+
+impl Packet {
+    /// A stable hash of the 5-tuple (for flow-queue schedulers): FNV-1a over its fields.
+    pub fn five_tuple_hash(&self, perturb: u32) -> u32 {
+        let mut h: u32 = 0x811c_9dc5 ^ perturb;
+        let fields = [
+            self.src,
+            self.dst,
+            ((self.sport as u32) << 16) | self.dport as u32,
+            self.proto as u32,
+        ];
+        for f in fields {
+            for b in f.to_le_bytes() {
+                h ^= b as u32;
+                h = h.wrapping_mul(0x0100_0193);
+            }
+        }
+        h
+    }
+}

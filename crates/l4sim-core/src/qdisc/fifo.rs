@@ -1,0 +1,119 @@
+//! Drop-tail FIFO with a limit in packets and/or bytes (Linux `pfifo` / `bfifo`).
+
+use std::collections::VecDeque;
+
+use super::{DropReason, Dropped, QdiscStats, QueueDisc};
+use crate::net::packet::Packet;
+use crate::time::Time;
+
+#[derive(Clone, Debug)]
+pub struct Fifo {
+    q: VecDeque<Packet>,
+    bytes: u64,
+    limit_pkts: Option<u64>,
+    limit_bytes: Option<u64>,
+    stats: QdiscStats,
+}
+
+impl Fifo {
+    pub fn new(limit_pkts: Option<u64>, limit_bytes: Option<u64>) -> Fifo {
+        Fifo {
+            q: VecDeque::new(),
+            bytes: 0,
+            limit_pkts,
+            limit_bytes,
+            stats: QdiscStats::default(),
+        }
+    }
+
+    /// Change the limits at run time; packets already queued stay (as `tc qdisc change`).
+    pub fn set_limits(&mut self, limit_pkts: Option<u64>, limit_bytes: Option<u64>) {
+        self.limit_pkts = limit_pkts;
+        self.limit_bytes = limit_bytes;
+    }
+}
+
+impl QueueDisc for Fifo {
+    fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
+        // pfifo: drop when the queue already holds `limit` packets; bfifo: when the arrival
+        // would take the backlog over `limit` bytes (Linux sch_fifo.c).
+        let over_pkts = self.limit_pkts.is_some_and(|l| self.q.len() as u64 >= l);
+        let over_bytes = self
+            .limit_bytes
+            .is_some_and(|l| self.bytes + pkt.size as u64 > l);
+        if over_pkts || over_bytes {
+            self.stats.drop(pkt, DropReason::Overflow, drops);
+            return;
+        }
+        pkt.enqueued = now;
+        self.bytes += pkt.size as u64;
+        self.q.push_back(pkt);
+    }
+
+    fn dequeue(&mut self, _now: Time, _drops: &mut Vec<Dropped>) -> Option<Packet> {
+        let p = self.q.pop_front()?;
+        self.bytes -= p.size as u64;
+        Some(p)
+    }
+
+    fn peek(&self) -> Option<&Packet> {
+        self.q.front()
+    }
+    fn backlog_pkts(&self) -> u32 {
+        self.q.len() as u32
+    }
+    fn backlog_bytes(&self) -> u64 {
+        self.bytes
+    }
+    fn stats(&self) -> &QdiscStats {
+        &self.stats
+    }
+    fn kind(&self) -> &'static str {
+        "fifo"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pkt(uid: u64, size: u32) -> Packet {
+        Packet {
+            uid,
+            size,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn packet_limit_tail_drops_and_keeps_order() {
+        let mut q = Fifo::new(Some(2), None);
+        let mut drops = Vec::new();
+        for i in 0..3 {
+            q.enqueue(pkt(i, 100), 10 * i, &mut drops);
+        }
+        assert_eq!(drops.len(), 1);
+        assert_eq!(drops[0].pkt.uid, 2);
+        assert_eq!(drops[0].reason, DropReason::Overflow);
+        assert_eq!(q.backlog_pkts(), 2);
+        assert_eq!(q.backlog_bytes(), 200);
+        let a = q.dequeue(50, &mut drops).unwrap();
+        assert_eq!((a.uid, a.enqueued), (0, 0));
+        let b = q.dequeue(50, &mut drops).unwrap();
+        assert_eq!((b.uid, b.enqueued), (1, 10));
+        assert!(q.dequeue(50, &mut drops).is_none());
+        assert_eq!(q.stats().drops(), 1);
+    }
+
+    #[test]
+    fn byte_limit_counts_the_arrival() {
+        let mut q = Fifo::new(None, Some(250));
+        let mut drops = Vec::new();
+        q.enqueue(pkt(0, 100), 0, &mut drops);
+        q.enqueue(pkt(1, 100), 0, &mut drops);
+        q.enqueue(pkt(2, 100), 0, &mut drops); // 300 > 250: dropped
+        q.enqueue(pkt(3, 50), 0, &mut drops); // 250 fits exactly
+        assert_eq!(drops.iter().map(|d| d.pkt.uid).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(q.backlog_bytes(), 250);
+    }
+}

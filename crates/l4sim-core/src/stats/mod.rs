@@ -1,0 +1,68 @@
+//! Measurement: streaming histograms and time-weighted averages.
+
+pub mod hist;
+pub mod series;
+
+pub use hist::Histogram;
+pub use series::{FlowSeries, QueueSeries, Series};
+
+/// Jain's fairness index (Σx)² / (n·Σx²) over non-negative allocations; 1 for an empty or
+/// all-zero set (nothing is unfair about nothing).
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if n == 0.0 || s2 == 0.0 {
+        1.0
+    } else {
+        s * s / (n * s2)
+    }
+}
+
+/// Time integral of a piecewise-constant quantity (e.g. a queue's backlog).
+#[derive(Clone, Debug, Default)]
+pub struct TimeAverage {
+    integral: f64,
+    value: f64,
+    since: u64,
+}
+
+impl TimeAverage {
+    /// The quantity changes to `v` at `now`.
+    #[inline]
+    pub fn set(&mut self, now: u64, v: f64) {
+        self.integral += self.value * (now - self.since) as f64;
+        self.value = v;
+        self.since = now;
+    }
+
+    /// Mean over [0, now].
+    pub fn mean(&self, now: u64) -> f64 {
+        if now == 0 {
+            return self.value;
+        }
+        (self.integral + self.value * (now - self.since) as f64) / now as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_extremes() {
+        assert!((jain_index(&[5.0, 5.0, 5.0, 5.0]) - 1.0).abs() < 1e-12);
+        // One flow takes everything: 1/n.
+        assert!((jain_index(&[8.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+        // (1+3)^2 / (2 * (1+9)) = 0.8
+        assert!((jain_index(&[1.0, 3.0]) - 0.8).abs() < 1e-12);
+    }
+
+    #[test]
+    fn time_average_weights_by_duration() {
+        let mut a = TimeAverage::default();
+        a.set(0, 10.0);
+        a.set(30, 0.0); // 10 for 30 ns
+        assert!((a.mean(100) - 3.0).abs() < 1e-12); // then 0 for 70 ns
+    }
+}

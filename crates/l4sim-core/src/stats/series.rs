@@ -1,0 +1,94 @@
+//! Columnar time series sampled at a fixed interval (one row per flow or queue per sample).
+
+use crate::engine::{Endpoints, Flow};
+use crate::net::link::Channel;
+use crate::qdisc::QueueDisc;
+use crate::time::{secs, Time};
+
+/// Per-flow columns.
+#[derive(Clone, Debug, Default)]
+pub struct FlowSeries {
+    pub time_s: Vec<f64>,
+    pub flow: Vec<u32>,
+    pub cwnd_pkts: Vec<u32>,
+    /// NaN while ssthresh is unset (Linux's "infinite").
+    pub ssthresh_pkts: Vec<f64>,
+    /// NaN before the first RTT sample.
+    pub srtt_s: Vec<f64>,
+    pub delivered_bytes: Vec<u64>,
+    pub goodput_bps: Vec<f64>,
+    pub throughput_bps: Vec<f64>,
+    pub retransmits: Vec<u64>,
+    pub bytes_in_flight: Vec<u64>,
+}
+
+/// Per-queue columns.
+#[derive(Clone, Debug, Default)]
+pub struct QueueSeries {
+    pub time_s: Vec<f64>,
+    /// Channel index.
+    pub link: Vec<u32>,
+    pub backlog_pkts: Vec<u32>,
+    pub backlog_bytes: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub ecn_marks: Vec<u64>,
+    /// Mean sojourn of packets dequeued in the interval; NaN if none.
+    pub sojourn_s: Vec<f64>,
+    pub utilization: Vec<f64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    pub flows: FlowSeries,
+    pub queues: QueueSeries,
+}
+
+impl Series {
+    pub(crate) fn push_flow(&mut self, now: Time, id: usize, f: &Flow, interval: Time) {
+        let s = &mut self.flows;
+        let (d_delivered, d_sent) = f.interval_delta();
+        let per_s = 8.0 / secs(interval);
+        s.time_s.push(secs(now));
+        s.flow.push(id as u32);
+        s.delivered_bytes.push(f.delivered_bytes());
+        s.goodput_bps.push(d_delivered as f64 * per_s);
+        s.throughput_bps.push(d_sent as f64 * per_s);
+        match &f.ep {
+            Endpoints::Tcp { snd, .. } => {
+                s.cwnd_pkts.push(snd.w.cwnd);
+                s.ssthresh_pkts.push(if snd.w.ssthresh == u32::MAX {
+                    f64::NAN
+                } else {
+                    snd.w.ssthresh as f64
+                });
+                s.srtt_s.push(snd.rtt.srtt.map_or(f64::NAN, secs));
+                s.retransmits.push(snd.stats.retransmits);
+                s.bytes_in_flight.push(snd.bytes_in_flight());
+            }
+            Endpoints::Udp { .. } => {
+                s.cwnd_pkts.push(0);
+                s.ssthresh_pkts.push(f64::NAN);
+                s.srtt_s.push(f64::NAN);
+                s.retransmits.push(0);
+                s.bytes_in_flight.push(0);
+            }
+        }
+    }
+
+    pub(crate) fn push_queue(&mut self, now: Time, idx: usize, ch: &Channel, utilization: f64) {
+        let s = &mut self.queues;
+        let st = ch.qdisc.stats();
+        s.time_s.push(secs(now));
+        s.link.push(idx as u32);
+        s.backlog_pkts.push(ch.qdisc.backlog_pkts());
+        s.backlog_bytes.push(ch.qdisc.backlog_bytes());
+        s.drops.push(st.drops());
+        s.ecn_marks.push(st.ecn_marks);
+        s.sojourn_s.push(if ch.stats.iv_sojourn_n == 0 {
+            f64::NAN
+        } else {
+            secs(ch.stats.iv_sojourn_sum) / ch.stats.iv_sojourn_n as f64
+        });
+        s.utilization.push(utilization);
+    }
+}

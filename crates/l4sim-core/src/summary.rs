@@ -1,0 +1,165 @@
+//! The run summary (`summary.json` contract in DESIGN.md), computed from the simulation
+//! state at any time.
+
+use serde::Serialize;
+
+use crate::config::FlowKind;
+use crate::engine::{Endpoints, Simulation};
+use crate::qdisc::QueueDisc;
+use crate::stats::jain_index;
+use crate::tcp::cc::CongestionOps;
+use crate::time::{secs, Time};
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub sim_time_s: f64,
+    pub events: u64,
+    pub seed: u64,
+    /// Jain's index over the goodputs of the flows that have started.
+    pub jain_fairness: f64,
+    pub flows: Vec<FlowSummary>,
+    pub queues: Vec<QueueSummary>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowSummary {
+    pub id: usize,
+    pub kind: &'static str,
+    pub cca: Option<&'static str>,
+    pub src: String,
+    pub dst: String,
+    pub start_s: f64,
+    /// Payload bytes delivered (acked for TCP) × 8 / active time.
+    pub goodput_bps: f64,
+    /// Bytes the sender put on the wire (headers, retransmissions) × 8 / active time.
+    pub throughput_bps: f64,
+    pub bytes_acked: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub srtt_mean_s: Option<f64>,
+    /// Flow completion time of a sized flow; null for bulk or unfinished flows.
+    pub fct_s: Option<f64>,
+    pub drops: u64,
+    /// Packets of this flow that arrived CE-marked.
+    pub ecn_marks: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct QueueSummary {
+    pub link: String,
+    pub qdisc: &'static str,
+    pub packets: u64,
+    pub sojourn_mean_s: Option<f64>,
+    pub sojourn_p50_s: Option<f64>,
+    pub sojourn_p99_s: Option<f64>,
+    pub backlog_mean_pkts: f64,
+    pub drops: u64,
+    /// Packets lost on the wire after this queue (i.i.d. link loss).
+    pub lost: u64,
+    pub ecn_marks: u64,
+    pub utilization: f64,
+    /// Per-class entries (e.g. L4S / Classic); empty for single-class qdiscs.
+    pub classes: Vec<QueueSummary>,
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+impl Simulation {
+    pub fn summary(&self) -> Summary {
+        let now = self.now();
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (id, f) in self.flows.iter().enumerate() {
+            let start = f.cfg.start_ns;
+            let (fct, srtt_mean, retransmits, timeouts, cca) = match &f.ep {
+                Endpoints::Tcp { snd, .. } => (
+                    snd.stats.done_at.map(|t| t - start),
+                    (snd.stats.srtt_n > 0).then(|| snd.stats.srtt_sum / snd.stats.srtt_n as f64),
+                    snd.stats.retransmits,
+                    snd.stats.timeouts,
+                    Some(snd.cc.name()),
+                ),
+                Endpoints::Udp { .. } => (None, None, 0, 0, None),
+            };
+            let end: Time = match (fct, f.cfg.stop_ns) {
+                (Some(d), _) => start + d,
+                (None, Some(stop)) => stop.min(now),
+                (None, None) => now,
+            };
+            let active = secs(end.saturating_sub(start));
+            let rate = |bytes: u64| {
+                if active > 0.0 {
+                    bytes as f64 * 8.0 / active
+                } else {
+                    0.0
+                }
+            };
+            flows.push(FlowSummary {
+                id,
+                kind: match f.cfg.kind {
+                    FlowKind::Tcp => "tcp",
+                    FlowKind::Udp => "udp",
+                },
+                cca,
+                src: self.node_names[f.cfg.src].clone(),
+                dst: self.node_names[f.cfg.dst].clone(),
+                start_s: secs(start),
+                goodput_bps: rate(f.delivered_bytes()),
+                throughput_bps: rate(f.sent_bytes()),
+                bytes_acked: f.delivered_bytes(),
+                retransmits,
+                timeouts,
+                srtt_mean_s: srtt_mean,
+                fct_s: fct.map(secs),
+                drops: f.drops,
+                ecn_marks: f.ce_received(),
+            });
+        }
+        let started: Vec<f64> = flows
+            .iter()
+            .zip(&self.flows)
+            .filter(|(_, f)| f.cfg.start_ns < now)
+            .map(|(s, _)| s.goodput_bps)
+            .collect();
+        let queues = self
+            .channels
+            .iter()
+            .filter(|c| c.stats.tx_pkts > 0 || c.tx.is_some() || c.qdisc.backlog_pkts() > 0)
+            .map(|c| {
+                let st = c.qdisc.stats();
+                let h = &c.stats.sojourn;
+                QueueSummary {
+                    link: c.name.clone(),
+                    qdisc: c.qdisc.kind(),
+                    packets: h.count(),
+                    sojourn_mean_s: finite(secs(1) * h.mean()),
+                    sojourn_p50_s: finite(secs(1) * h.quantile(0.5)),
+                    sojourn_p99_s: finite(secs(1) * h.quantile(0.99)),
+                    backlog_mean_pkts: c.stats.backlog.mean(now),
+                    drops: st.drops(),
+                    lost: c.stats.lost,
+                    ecn_marks: st.ecn_marks,
+                    utilization: if now > 0 {
+                        c.busy_until(now) as f64 / now as f64
+                    } else {
+                        0.0
+                    },
+                    classes: Vec::new(),
+                }
+            })
+            .collect();
+        Summary {
+            sim_time_s: secs(now),
+            events: self.events(),
+            seed: self.cfg.seed,
+            jain_fairness: jain_index(&started),
+            flows,
+            queues,
+        }
+    }
+
+    pub fn summary_json(&self) -> String {
+        serde_json::to_string(&self.summary()).expect("summary serialises")
+    }
+}

@@ -1,0 +1,193 @@
+//! Congestion control behind one trait, modelled on Linux `struct tcp_congestion_ops`
+//! (ssthresh on a congestion event, cong_avoid on ACKs, state and event hooks) and on
+//! quinn-proto's `Controller`: the sender owns the window, the algorithm adjusts it.
+
+pub mod cubic;
+pub mod reno;
+
+use crate::config::CcaKind;
+use crate::time::Time;
+
+pub use cubic::Cubic;
+pub use reno::NewReno;
+
+/// The sender's window variables the algorithm may change (Linux `tcp_sock` subset).
+#[derive(Clone, Debug)]
+pub struct Window {
+    /// Congestion window in segments.
+    pub cwnd: u32,
+    /// Slow-start threshold in segments (`u32::MAX`: not yet set, as Linux's infinite).
+    pub ssthresh: u32,
+    /// Fractional growth accumulator (Linux `snd_cwnd_cnt`).
+    pub cwnd_cnt: u32,
+    /// Upper bound on cwnd (Linux `snd_cwnd_clamp`).
+    pub clamp: u32,
+}
+
+impl Window {
+    pub fn new(init_cwnd: u32) -> Self {
+        Window {
+            cwnd: init_cwnd,
+            ssthresh: u32::MAX,
+            cwnd_cnt: 0,
+            clamp: u32::MAX / 2,
+        }
+    }
+
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Linux `tcp_slow_start`: grow by the segments acked, up to ssthresh; returns the
+    /// acked segments left over for congestion avoidance.
+    #[inline]
+    pub fn slow_start(&mut self, acked: u32) -> u32 {
+        let cwnd = self.cwnd.saturating_add(acked).min(self.ssthresh);
+        let left = acked - (cwnd - self.cwnd).min(acked);
+        self.cwnd = cwnd.min(self.clamp);
+        left
+    }
+
+    /// Linux `tcp_cong_avoid_ai`: one segment per `w` segments acked.
+    #[inline]
+    pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
+        let w = w.max(1);
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let delta = self.cwnd_cnt / w;
+            self.cwnd_cnt -= delta * w;
+            self.cwnd += delta;
+        }
+        self.cwnd = self.cwnd.min(self.clamp);
+    }
+}
+
+/// What an ACK tells the algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct AckSample {
+    pub now: Time,
+    /// Segments newly acknowledged by this ACK.
+    pub acked: u32,
+    /// RTT sample from this ACK, if any.
+    pub rtt: Option<Time>,
+    pub srtt: Option<Time>,
+    pub min_rtt: Option<Time>,
+    /// Segments in flight after processing the ACK.
+    pub in_flight: u32,
+}
+
+/// Congestion-avoidance states (Linux `enum tcp_ca_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CaState {
+    #[default]
+    Open,
+    /// Duplicate ACKs seen, not yet in recovery.
+    Disorder,
+    /// Reducing after an ECN echo (RFC 3168 §6.1.2).
+    Cwr,
+    /// Fast recovery (RFC 6582 / RFC 6675).
+    Recovery,
+    /// After a retransmission timeout.
+    Loss,
+}
+
+/// Events outside the ACK clock (Linux `enum tcp_ca_event`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission after the connection was idle (nothing in flight).
+    TxStart,
+}
+
+/// The algorithm interface. Defaults are Reno's.
+pub trait CongestionOps {
+    fn name(&self) -> &'static str;
+    /// New ssthresh on a congestion event (loss or ECN echo), in segments.
+    fn ssthresh(&mut self, w: &Window, now: Time) -> u32;
+    /// Grow the window on an ACK while not reducing it (the sender only calls this when
+    /// the flow is cwnd-limited, as Linux `tcp_is_cwnd_limited`).
+    fn cong_avoid(&mut self, w: &mut Window, s: &AckSample);
+    /// Every ACK that acknowledges new data, before `cong_avoid`.
+    fn pkts_acked(&mut self, _w: &Window, _s: &AckSample) {}
+    /// The sender entered `state`.
+    fn set_state(&mut self, _w: &Window, _state: CaState, _now: Time) {}
+    fn cwnd_event(&mut self, _w: &Window, _ev: CaEvent, _now: Time) {}
+}
+
+/// The algorithms a sender can hold (enum dispatch: `Clone`, no virtual calls).
+#[derive(Clone, Debug)]
+pub enum Cc {
+    NewReno(NewReno),
+    Cubic(Cubic),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            Cc::NewReno($c) => $e,
+            Cc::Cubic($c) => $e,
+        }
+    };
+}
+
+impl Cc {
+    pub fn new(kind: CcaKind) -> Cc {
+        match kind {
+            CcaKind::Newreno => Cc::NewReno(NewReno),
+            CcaKind::Cubic => Cc::Cubic(Cubic::default()),
+        }
+    }
+}
+
+impl CongestionOps for Cc {
+    fn name(&self) -> &'static str {
+        dispatch!(self, c => c.name())
+    }
+    #[inline]
+    fn ssthresh(&mut self, w: &Window, now: Time) -> u32 {
+        dispatch!(self, c => c.ssthresh(w, now))
+    }
+    #[inline]
+    fn cong_avoid(&mut self, w: &mut Window, s: &AckSample) {
+        dispatch!(self, c => c.cong_avoid(w, s))
+    }
+    #[inline]
+    fn pkts_acked(&mut self, w: &Window, s: &AckSample) {
+        dispatch!(self, c => c.pkts_acked(w, s))
+    }
+    #[inline]
+    fn set_state(&mut self, w: &Window, state: CaState, now: Time) {
+        dispatch!(self, c => c.set_state(w, state, now))
+    }
+    #[inline]
+    fn cwnd_event(&mut self, w: &Window, ev: CaEvent, now: Time) {
+        dispatch!(self, c => c.cwnd_event(w, ev, now))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_returns_the_rest() {
+        let mut w = Window::new(10);
+        w.ssthresh = 12;
+        assert_eq!(w.slow_start(5), 3);
+        assert_eq!(w.cwnd, 12);
+    }
+
+    #[test]
+    fn additive_increase_is_one_segment_per_window() {
+        let mut w = Window::new(10);
+        w.ssthresh = 10;
+        for _ in 0..10 {
+            w.cong_avoid_ai(10, 1);
+        }
+        assert_eq!(w.cwnd, 11);
+    }
+}

@@ -1,0 +1,33 @@
+//! NewReno's window rules: Linux `tcp_reno_ssthresh` / `tcp_reno_cong_avoid`
+//! (RFC 5681 §3.1 slow start and congestion avoidance; the loss recovery itself,
+//! RFC 6582, lives in the sender).
+
+use super::{AckSample, CongestionOps, Window};
+use crate::time::Time;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NewReno;
+
+impl CongestionOps for NewReno {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+
+    /// Halve the window, at least 2 segments. Linux halves cwnd; RFC 5681 (4) halves the
+    /// flight size — the same for a cwnd-limited sender.
+    fn ssthresh(&mut self, w: &Window, _now: Time) -> u32 {
+        (w.cwnd >> 1).max(2)
+    }
+
+    fn cong_avoid(&mut self, w: &mut Window, s: &AckSample) {
+        let mut acked = s.acked;
+        if w.in_slow_start() {
+            acked = w.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let cwnd = w.cwnd;
+        w.cong_avoid_ai(cwnd, acked);
+    }
+}

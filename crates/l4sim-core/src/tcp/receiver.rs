@@ -1,0 +1,262 @@
+//! TCP receiver: cumulative ACKs, delayed ACKs, out-of-order buffering, timestamp echo and
+//! the classic ECN echo.
+//!
+//! - Delayed ACKs (RFC 5681 §4.2, RFC 1122 §4.2.3.2): ACK every `delack_count`-th segment or
+//!   after `delack_timeout`; immediately for out-of-order segments and for segments that
+//!   fill a gap. Linux's initial quick-ACK mode is not modelled.
+//! - Timestamps (RFC 7323 §4.3): TS.Recent is taken from segments at the left window edge.
+//! - ECN (RFC 3168 §6.1.3): after a CE-marked segment, ECE is set on every ACK until a
+//!   segment with CWR arrives.
+
+use super::Timer;
+use crate::config::TcpConfig;
+use crate::net::packet::{flags, Dir, Ecn, Packet, TcpHeader};
+use crate::time::Time;
+
+#[derive(Clone, Debug, Default)]
+pub struct ReceiverStats {
+    /// Payload bytes delivered in order to the application.
+    pub bytes_delivered: u64,
+    pub segments: u64,
+    /// Segments that arrived with CE.
+    pub ce_segments: u64,
+    /// Segments whose payload had already been received.
+    pub duplicates: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct TcpReceiver {
+    tmpl: Packet,
+    header: u32,
+    delack_count: u32,
+    delack_timeout: Time,
+
+    pub rcv_nxt: u64,
+    /// Out-of-order data held, as sorted disjoint [start, end) ranges.
+    ooo: Vec<(u64, u64)>,
+    unacked: u32,
+    pub delack_timer: Timer,
+
+    ecn_ok: bool,
+    ece: bool,
+    ts_recent: Time,
+    last_ack_sent: u64,
+
+    pub stats: ReceiverStats,
+}
+
+impl TcpReceiver {
+    /// `tmpl` carries the flow's addressing as seen from the receiver (src = receiver).
+    pub fn new(cfg: &TcpConfig, tmpl: Packet) -> TcpReceiver {
+        TcpReceiver {
+            tmpl,
+            header: cfg.header_bytes,
+            delack_count: cfg.delack_count,
+            delack_timeout: cfg.delack_timeout_ns,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            unacked: 0,
+            delack_timer: Timer::default(),
+            ecn_ok: false,
+            ece: false,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    pub fn on_segment(&mut self, pkt: &Packet, now: Time, out: &mut Vec<Packet>) {
+        let h = pkt.tcp;
+        if h.flags & flags::SYN != 0 {
+            // RFC 3168 §6.1.1: an ECN-setup SYN (ECE and CWR) is answered with ECE alone.
+            self.ecn_ok = h.flags & (flags::ECE | flags::CWR) == (flags::ECE | flags::CWR);
+            let mut f = flags::SYN | flags::ACK;
+            if self.ecn_ok {
+                f |= flags::ECE;
+            }
+            self.ts_recent = h.ts_val;
+            out.push(self.ack_packet(f, now));
+            return;
+        }
+        self.stats.segments += 1;
+        if pkt.ecn == Ecn::Ce {
+            self.stats.ce_segments += 1;
+        }
+        if self.ecn_ok {
+            if h.flags & flags::CWR != 0 {
+                self.ece = false;
+            }
+            if pkt.ecn == Ecn::Ce {
+                self.ece = true;
+            }
+        }
+        if h.seq <= self.last_ack_sent && h.ts_val >= self.ts_recent {
+            self.ts_recent = h.ts_val;
+        }
+        let end = h.seq + h.len as u64;
+        if end <= self.rcv_nxt {
+            // Duplicate: ACK at once so the sender learns where we are.
+            self.stats.duplicates += 1;
+            self.send_ack(now, out);
+        } else if h.seq <= self.rcv_nxt {
+            let had_gap = !self.ooo.is_empty();
+            self.advance(end);
+            if had_gap {
+                self.send_ack(now, out); // RFC 5681 §4.2: fills (part of) a gap
+            } else {
+                self.unacked += 1;
+                if self.unacked >= self.delack_count {
+                    self.send_ack(now, out);
+                } else if self.delack_timer.deadline.is_none() {
+                    self.delack_timer.arm(now + self.delack_timeout);
+                }
+            }
+        } else {
+            self.insert_ooo(h.seq, end);
+            self.send_ack(now, out); // RFC 5681 §4.2: immediate duplicate ACK
+        }
+    }
+
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.delack_timer.expired(now) && self.unacked > 0 {
+            self.send_ack(now, out);
+        }
+    }
+
+    fn advance(&mut self, end: u64) {
+        let before = self.rcv_nxt;
+        self.rcv_nxt = end;
+        let mut k = 0;
+        while k < self.ooo.len() && self.ooo[k].0 <= self.rcv_nxt {
+            self.rcv_nxt = self.rcv_nxt.max(self.ooo[k].1);
+            k += 1;
+        }
+        self.ooo.drain(..k);
+        self.stats.bytes_delivered += self.rcv_nxt - before;
+    }
+
+    fn insert_ooo(&mut self, start: u64, end: u64) {
+        let i = self.ooo.partition_point(|r| r.1 < start);
+        let mut j = i;
+        let (mut s, mut e) = (start, end);
+        while j < self.ooo.len() && self.ooo[j].0 <= e {
+            s = s.min(self.ooo[j].0);
+            e = e.max(self.ooo[j].1);
+            j += 1;
+        }
+        self.ooo.splice(i..j, std::iter::once((s, e)));
+    }
+
+    fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let mut f = flags::ACK;
+        if self.ece {
+            f |= flags::ECE;
+        }
+        out.push(self.ack_packet(f, now));
+        self.last_ack_sent = self.rcv_nxt;
+        self.unacked = 0;
+        self.delack_timer.cancel();
+    }
+
+    fn ack_packet(&self, f: u8, now: Time) -> Packet {
+        let mut p = self.tmpl;
+        p.dir = Dir::Reverse;
+        p.size = self.header;
+        p.created = now;
+        p.ecn = Ecn::NotEct;
+        p.tcp = TcpHeader {
+            seq: 0,
+            ack: self.rcv_nxt,
+            len: 0,
+            flags: f,
+            ts_val: now,
+            ts_ecr: self.ts_recent,
+        };
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(seq: u64, len: u32, ts: Time) -> Packet {
+        Packet {
+            tcp: TcpHeader {
+                seq,
+                ack: 0,
+                len,
+                flags: flags::ACK,
+                ts_val: ts,
+                ts_ecr: 0,
+            },
+            ..Default::default()
+        }
+    }
+
+    fn rx(delack: u32) -> TcpReceiver {
+        let cfg = TcpConfig {
+            delack_count: delack,
+            ..TcpConfig::default()
+        };
+        TcpReceiver::new(&cfg, Packet::default())
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment_and_on_timer() {
+        let mut r = rx(2);
+        let mut out = Vec::new();
+        r.on_segment(&seg(0, 1000, 1), 1, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(r.delack_timer.deadline, Some(1 + 40_000_000));
+        r.on_segment(&seg(1000, 1000, 2), 2, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].tcp.ack, 2000);
+        assert_eq!(
+            out[0].tcp.ts_ecr, 1,
+            "echo the earliest unacknowledged segment's TSval"
+        );
+        r.on_segment(&seg(2000, 1000, 3), 3, &mut out);
+        assert_eq!(out.len(), 1);
+        r.on_timer(3 + 40_000_000, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1].tcp.ack, 3000);
+    }
+
+    #[test]
+    fn out_of_order_gets_immediate_dupacks_and_hole_fill_acks_all() {
+        let mut r = rx(2);
+        let mut out = Vec::new();
+        r.on_segment(&seg(0, 100, 0), 0, &mut out);
+        r.on_segment(&seg(200, 100, 0), 0, &mut out); // hole at 100
+        r.on_segment(&seg(400, 100, 0), 0, &mut out); // second hole at 300
+        r.on_segment(&seg(300, 100, 0), 0, &mut out);
+        assert_eq!(
+            out.iter().map(|p| p.tcp.ack).collect::<Vec<_>>(),
+            vec![100, 100, 100]
+        );
+        r.on_segment(&seg(100, 100, 0), 0, &mut out);
+        assert_eq!(out.last().unwrap().tcp.ack, 500);
+        assert_eq!(r.stats.bytes_delivered, 500);
+        assert!(r.ooo.is_empty());
+    }
+
+    #[test]
+    fn ece_latches_until_cwr() {
+        let mut r = rx(1);
+        let mut out = Vec::new();
+        let mut syn = seg(0, 0, 0);
+        syn.tcp.flags = flags::SYN | flags::ECE | flags::CWR;
+        r.on_segment(&syn, 0, &mut out);
+        assert_eq!(out[0].tcp.flags & flags::ECE, flags::ECE);
+        let mut ce = seg(0, 100, 0);
+        ce.ecn = Ecn::Ce;
+        r.on_segment(&ce, 0, &mut out);
+        r.on_segment(&seg(100, 100, 0), 0, &mut out);
+        assert!(out[1..].iter().all(|p| p.tcp.flags & flags::ECE != 0));
+        let mut cwr = seg(200, 100, 0);
+        cwr.tcp.flags |= flags::CWR;
+        r.on_segment(&cwr, 0, &mut out);
+        assert_eq!(out.last().unwrap().tcp.flags & flags::ECE, 0);
+    }
+}
