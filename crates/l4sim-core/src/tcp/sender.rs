@@ -259,6 +259,8 @@ impl TcpSender {
             }
         }
 
+        let prior_sacked = self.sacked_out;
+
         // RFC 3168 §6.1.2: react to ECE at most once per window of data.
         if ece && matches!(self.state, CaState::Open | CaState::Disorder) {
             self.enter_cwr(now);
@@ -312,9 +314,13 @@ impl TcpSender {
         }
 
         if acked > 0 {
+            // Segments newly delivered by this ACK: those already counted out by duplicate
+            // ACKs were delivered then (Linux `acked_sacked`), so a cumulative ACK that ends
+            // a long recovery does not count them twice.
+            let delivered = (acked + self.sacked_out).saturating_sub(prior_sacked);
             let s = AckSample {
                 now,
-                acked,
+                acked: delivered,
                 rtt: rtt_sample,
                 srtt: self.rtt.srtt,
                 min_rtt: self.rtt.min_rtt,

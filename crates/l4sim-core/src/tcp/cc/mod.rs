@@ -71,7 +71,8 @@ impl Window {
 #[derive(Clone, Copy, Debug)]
 pub struct AckSample {
     pub now: Time,
-    /// Segments newly acknowledged by this ACK.
+    /// Segments newly delivered by this ACK (cumulatively acked, less those already counted
+    /// by duplicate ACKs).
     pub acked: u32,
     /// RTT sample from this ACK, if any.
     pub rtt: Option<Time>,
