@@ -142,6 +142,9 @@ pub struct TcpConfig {
     pub header_bytes: u32,
     /// Initial congestion window in segments (RFC 6928, Linux `TCP_INIT_CWND`).
     pub init_cwnd: u32,
+    /// Initial slow-start threshold in segments (Linux route metric `ssthresh`); `None`:
+    /// unset ("infinite"), as Linux by default.
+    pub init_ssthresh: Option<u32>,
     /// Minimum retransmission timeout (Linux `TCP_RTO_MIN`, 200 ms; RFC 6298 says 1 s).
     pub min_rto_ns: u64,
     /// Maximum retransmission timeout (Linux `TCP_RTO_MAX`, 120 s).
@@ -166,6 +169,7 @@ impl Default for TcpConfig {
             mss: 1448,
             header_bytes: 52,
             init_cwnd: 10,
+            init_ssthresh: None,
             min_rto_ns: 200_000_000,
             max_rto_ns: 120_000_000_000,
             init_rto_ns: 1_000_000_000,
@@ -267,6 +271,11 @@ impl SimConfig {
                         || t.dupack_threshold == 0
                     {
                         return err(format!("flow {i}: mss, init_cwnd, delack_count and dupack_threshold must be positive"));
+                    }
+                    if t.init_ssthresh.is_some_and(|s| s < 2) {
+                        return err(format!(
+                            "flow {i}: init_ssthresh must be at least 2 segments"
+                        ));
                     }
                     if t.min_rto_ns == 0 || t.min_rto_ns > t.max_rto_ns {
                         return err(format!(

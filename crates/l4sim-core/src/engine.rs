@@ -261,6 +261,26 @@ impl Simulation {
         self.now >= self.cfg.duration_ns
     }
 
+    /// Change the buffer limits of the qdisc on link `name` (`"a->b"`) at run time, as
+    /// `tc qdisc change` would: queued packets stay. The knob counterfactual (A/B) runs turn.
+    pub fn set_queue_limit(
+        &mut self,
+        name: &str,
+        limit_pkts: Option<u64>,
+        limit_bytes: Option<u64>,
+    ) -> Result<(), ConfigError> {
+        if limit_pkts == Some(0) || limit_bytes == Some(0) {
+            return Err(ConfigError("a queue limit must be positive".into()));
+        }
+        let ch = self
+            .channels
+            .iter_mut()
+            .find(|c| c.name == name)
+            .ok_or_else(|| ConfigError(format!("no link named {name:?}")))?;
+        ch.qdisc.set_limits(limit_pkts, limit_bytes);
+        Ok(())
+    }
+
     /// An independent copy that continues exactly as this one would.
     pub fn fork(&self) -> Simulation {
         self.clone()
@@ -393,7 +413,9 @@ impl Simulation {
         let now = self.now;
         let ch = &mut self.channels[c];
         ch.qdisc.enqueue(p, now, &mut self.drops);
-        ch.stats.backlog.set(now, ch.qdisc.backlog_pkts() as f64);
+        let backlog = ch.qdisc.backlog_pkts();
+        ch.stats.backlog.set(now, backlog as f64);
+        ch.stats.backlog_max = ch.stats.backlog_max.max(backlog);
         self.account_drops();
         if self.channels[c].tx.is_none() {
             self.start_tx(c);
@@ -475,6 +497,9 @@ impl Simulation {
         let iv = self.cfg.sample_interval_ns;
         let now = self.now;
         for (i, f) in self.flows.iter_mut().enumerate() {
+            if f.cfg.start_ns > now {
+                continue; // no rows before a flow starts
+            }
             self.series.push_flow(now, i, f, iv);
             f.prev_delivered = f.delivered_bytes();
             f.prev_sent = f.sent_bytes();

@@ -53,6 +53,7 @@ pub struct QueueSummary {
     pub sojourn_p50_s: Option<f64>,
     pub sojourn_p99_s: Option<f64>,
     pub backlog_mean_pkts: f64,
+    pub backlog_max_pkts: u32,
     pub drops: u64,
     /// Packets lost on the wire after this queue (i.i.d. link loss).
     pub lost: u64,
@@ -137,6 +138,7 @@ impl Simulation {
                     sojourn_p50_s: finite(secs(1) * h.quantile(0.5)),
                     sojourn_p99_s: finite(secs(1) * h.quantile(0.99)),
                     backlog_mean_pkts: c.stats.backlog.mean(now),
+                    backlog_max_pkts: c.stats.backlog_max,
                     drops: st.drops(),
                     lost: c.stats.lost,
                     ecn_marks: st.ecn_marks,

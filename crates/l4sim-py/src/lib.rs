@@ -52,6 +52,19 @@ impl Simulation {
         }
     }
 
+    /// Change a link's queue limits at run time (`link` is `"a->b"`).
+    #[pyo3(signature = (link, packets=None, bytes=None))]
+    fn set_queue_limit(
+        &mut self,
+        link: &str,
+        packets: Option<u64>,
+        bytes: Option<u64>,
+    ) -> PyResult<()> {
+        self.inner
+            .set_queue_limit(link, packets, bytes)
+            .map_err(|e| PyValueError::new_err(e.0))
+    }
+
     fn summary_json(&self) -> String {
         self.inner.summary_json()
     }

@@ -21,6 +21,8 @@ pub struct ChannelStats {
     pub sojourn: Histogram,
     /// Backlog in packets, time-weighted.
     pub backlog: TimeAverage,
+    /// Largest backlog seen, in packets.
+    pub backlog_max: u32,
     // Accumulators for the current sampling interval.
     pub iv_sojourn_sum: u64,
     pub iv_sojourn_n: u64,

@@ -94,6 +94,15 @@ impl Qdisc {
     }
 }
 
+impl Qdisc {
+    /// Set the buffer limits (packets and/or bytes) of qdiscs that have one.
+    pub fn set_limits(&mut self, limit_pkts: Option<u64>, limit_bytes: Option<u64>) {
+        match self {
+            Qdisc::Fifo(q) => q.set_limits(limit_pkts, limit_bytes),
+        }
+    }
+}
+
 impl QueueDisc for Qdisc {
     #[inline]
     fn enqueue(&mut self, pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {

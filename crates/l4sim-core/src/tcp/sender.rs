@@ -111,6 +111,10 @@ pub struct TcpSender {
 impl TcpSender {
     /// `tmpl` carries the flow's addressing (flow, src, dst, ports, protocol).
     pub fn new(cfg: &TcpConfig, tmpl: Packet, size: Option<u64>) -> TcpSender {
+        let mut w = Window::new(cfg.init_cwnd);
+        if let Some(s) = cfg.init_ssthresh {
+            w.ssthresh = s;
+        }
         TcpSender {
             tmpl,
             mss: cfg.mss,
@@ -130,7 +134,7 @@ impl TcpSender {
             retrans_out: 0,
             sacked_out: 0,
             dupacks: 0,
-            w: Window::new(cfg.init_cwnd),
+            w,
             cc: Cc::new(cfg.cca),
             state: CaState::Open,
             high_seq: 0,

@@ -1,0 +1,307 @@
+"""The ``l4sim`` command: ``run``, ``plot``, ``demo``, ``version``.
+
+Every bad input (scenario error, missing directory, bad flag value) is one red sentence on
+stderr and exit code 2; an unexpected failure inside l4sim is one sentence and exit code 1.
+Set ``L4SIM_DEBUG=1`` to get the traceback instead.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from importlib.resources import files
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from l4sim._version import __version__
+from l4sim.scenario import L4simError, Scenario, load, loads
+from l4sim.simulation import CoreError
+
+
+def _exception_types(name: str) -> tuple[type[BaseException], ...]:
+    """Typer's exception classes (newer typer vendors click; older ones re-export click's)."""
+    found: list[type[BaseException]] = []
+    for module in ("typer", "typer.exceptions", "click.exceptions"):
+        try:
+            cls = getattr(__import__(module, fromlist=[name]), name, None)
+        except ImportError:
+            continue
+        if isinstance(cls, type) and cls not in found:
+            found.append(cls)
+    return tuple(found)
+
+
+_EXIT = _exception_types("Exit")
+_ABORT = _exception_types("Abort")
+_USAGE = _exception_types("TyperException") + _exception_types("ClickException")
+
+app = typer.Typer(
+    name="l4sim",
+    help="Packet-level network simulator for congestion control and AQM (L4S first-class).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+out_console = Console()
+err_console = Console(stderr=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Output helpers.
+
+
+def _num(value: Any, scale: float = 1.0, fmt: str = "{:.2f}") -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return fmt.format(value * scale)
+
+
+def _flow_table(summary: dict[str, Any]) -> Table:
+    table = Table(title="Flows", title_justify="left")
+    for col, justify in [
+        ("id", "right"),
+        ("flow", "left"),
+        ("path", "left"),
+        ("start s", "right"),
+        ("goodput Mbps", "right"),
+        ("retx", "right"),
+        ("srtt ms", "right"),
+        ("fct s", "right"),
+    ]:
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for f in summary.get("flows", []):
+        table.add_row(
+            str(f.get("id")),
+            f"{f.get('kind')} {f.get('cca') or ''}".strip(),
+            f"{f.get('src')} → {f.get('dst')}",
+            _num(f.get("start_s"), fmt="{:g}"),
+            _num(f.get("goodput_bps"), 1e-6),
+            str(f.get("retransmits", "-")),
+            _num(f.get("srtt_mean_s"), 1e3, "{:.1f}"),
+            _num(f.get("fct_s"), fmt="{:.3f}"),
+        )
+    return table
+
+
+def _busy(q: dict[str, Any]) -> bool:
+    """Worth a row: the queue dropped or marked, held packets, or was busy half the time."""
+    return bool(
+        (q.get("drops") or 0) > 0
+        or (q.get("ecn_marks") or 0) > 0
+        or (q.get("backlog_mean_pkts") or 0) >= 0.1
+        or (q.get("utilization") or 0) >= 0.5
+    )
+
+
+def _queue_table(summary: dict[str, Any]) -> Table:
+    queues = summary.get("queues", [])
+    shown = [q for q in queues if _busy(q)] or queues[:1]
+    hidden = len(queues) - len(shown)
+    title = "Queues" + (f" ({hidden} lightly used ones are in summary.json)" if hidden else "")
+    table = Table(title=title, title_justify="left")
+    for col in [
+        "link",
+        "qdisc",
+        "util %",
+        "delay ms",
+        "p99 ms",
+        "backlog",
+        "drops",
+        "marks",
+    ]:
+        table.add_column(col, justify="left" if col in ("link", "qdisc") else "right")
+    for q in shown:
+        table.add_row(
+            str(q.get("link")),
+            str(q.get("qdisc")),
+            _num(q.get("utilization"), 100, "{:.1f}"),
+            _num(q.get("sojourn_mean_s"), 1e3),
+            _num(q.get("sojourn_p99_s"), 1e3),
+            _num(q.get("backlog_mean_pkts"), fmt="{:.1f}"),
+            str(q.get("drops", "-")),
+            str(q.get("ecn_marks", "-")),
+        )
+    return table
+
+
+def _report(summary: dict[str, Any], paths: list[Path]) -> None:
+    out_console.print(_flow_table(summary))
+    out_console.print(_queue_table(summary))
+    sim_t, wall = summary.get("sim_time_s") or 0.0, summary.get("wall_time_s") or 0.0
+    speed = f" ({sim_t / wall:,.0f}x real time)" if wall > 0 else ""
+    jain = summary.get("jain_fairness")
+    jain_text = f"; Jain fairness {jain:.3f}" if isinstance(jain, int | float) else ""
+    out_console.print(
+        f"Simulated {sim_t:g} s in {wall:.2f} s{speed}, {summary.get('events', 0):,} events"
+        f"{jain_text}.",
+        soft_wrap=True,
+    )
+    if paths:
+        folder = paths[0].parent
+        names = ", ".join(p.name for p in paths)
+        out_console.print(
+            f"Results in [bold]{escape(str(folder))}[/]: {escape(names)}", soft_wrap=True
+        )
+
+
+def _run_and_write(scenario: Scenario, out: Path, quiet: bool) -> tuple[dict[str, Any], list[Path]]:
+    from l4sim.results import write
+    from l4sim.run import run
+
+    if out.exists() and not out.is_dir():
+        raise L4simError(f"--out {str(out)!r} exists and is not a directory")
+    result = run(scenario, progress=not quiet)
+    return result.summary, write(result, out)
+
+
+# --------------------------------------------------------------------------------------------
+# Commands.
+
+
+@app.command("run")
+def run_cmd(
+    scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.", show_default=False)],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Output directory [default: out/<scenario name>]."),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Override the scenario's seed.", min=0, max=2**64 - 1)
+    ] = None,
+    duration: Annotated[
+        str | None, typer.Option(help="Override the simulated duration, e.g. 10s.")
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar or tables.")
+    ] = False,
+) -> None:
+    """Run a scenario and write summary.json, flows.parquet, queues.parquet, scenario.toml."""
+    sc = load(scenario)
+    if seed is not None or duration is not None:
+        sc = sc.with_overrides(seed=seed, duration=duration)
+    out_dir = out if out is not None else Path("out") / sc.name
+    summary, paths = _run_and_write(sc, out_dir, quiet)
+    if not quiet:
+        _report(summary, paths)
+
+
+@app.command("plot")
+def plot_cmd(
+    results: Annotated[Path, typer.Argument(help="Directory written by `l4sim run`.")],
+    fig_dir: Annotated[
+        Path | None, typer.Option("--fig-dir", help="Where to put the PNGs [default: RESULTS].")
+    ] = None,
+) -> None:
+    """Draw throughput, cwnd, RTT and queue-delay figures from a results directory."""
+    from l4sim.plot import plot
+
+    paths = plot(results, fig_dir)
+    out_console.print(f"Figures in [bold]{escape(str(paths[0].parent))}[/]:")
+    for p in paths:
+        out_console.print(f"  {escape(p.name)}")
+
+
+@app.command("demo")
+def demo_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
+        "l4sim-demo"
+    ),
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar or tables.")
+    ] = False,
+) -> None:
+    """Run the small demo scenario (2 NewReno + 1 CUBIC over 10 Mbps / 20 ms), plot it."""
+    from l4sim.plot import plot
+
+    source = files("l4sim") / "data" / "demo.toml"
+    sc = loads(source.read_text(encoding="utf-8"), source="demo.toml")
+    summary, paths = _run_and_write(sc, out, quiet)
+    figures = plot(out)
+    if not quiet:
+        _report(summary, paths)
+    overview = next(p for p in figures if p.name == "overview.png")
+    out_console.print(
+        f"Figures in [bold]{escape(str(out))}[/]: "
+        + ", ".join(escape(p.name) for p in figures)
+        + f" — start with [bold]{escape(str(overview))}[/]."
+    )
+
+
+@app.command("version")
+def version_cmd() -> None:
+    """Print the l4sim version."""
+    try:
+        from l4sim import _core  # noqa: F401
+
+        core = "core built"
+    except ImportError:
+        core = "core not built"
+    out_console.print(f"l4sim {__version__} ({core})")
+
+
+# --------------------------------------------------------------------------------------------
+# Entry point: every failure is one sentence, never a traceback.
+
+
+def _fail(message: str, code: int) -> int:
+    text = " ".join(str(message).split()) or "unknown error"
+    err_console.print(f"[red]error: {escape(text)}[/]", soft_wrap=True, highlight=False)
+    return code
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point (``l4sim``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        args = ["--help"]
+    debug = os.environ.get("L4SIM_DEBUG", "") not in ("", "0")
+    command = typer.main.get_command(app)
+    try:
+        rv = command.main(args=args, prog_name="l4sim", standalone_mode=False)
+        code = rv if isinstance(rv, int) else 0
+    except _EXIT as e:
+        code = getattr(e, "exit_code", 0)
+    except _USAGE as e:  # bad flag, missing argument, unknown command
+        code = _fail(e.format_message(), 2)  # type: ignore[attr-defined]
+    except _ABORT:
+        code = _fail("interrupted", 130)
+    except KeyboardInterrupt:
+        code = _fail("interrupted", 130)
+    except CoreError as e:
+        if debug:
+            raise
+        code = _fail(str(e), 1)
+    except L4simError as e:  # bad input: scenario, directories, overrides
+        if debug:
+            raise
+        code = _fail(str(e), 2)
+    except Exception as e:
+        if debug:
+            raise
+        code = _fail(
+            f"internal error ({type(e).__name__}: {e}); rerun with L4SIM_DEBUG=1 "
+            "for the traceback and please report it",
+            1,
+        )
+    except BaseException as e:  # e.g. a Rust panic surfacing as pyo3's PanicException
+        if isinstance(e, SystemExit):
+            raise
+        if debug:
+            raise
+        code = _fail(
+            f"internal error in the simulator core ({type(e).__name__}: {e}); rerun "
+            "with L4SIM_DEBUG=1 for the traceback and please report it",
+            1,
+        )
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""Figures from a results directory: throughput, cwnd, RTT and queue delay over time.
+
+Uses matplotlib's object API (``Figure`` + Agg canvas), so it never touches pyplot's global
+state or needs a display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from l4sim.results import Result, read
+
+__all__ = ["FIGURES", "plot"]
+
+FIGURES = ("throughput.png", "cwnd.png", "rtt.png", "queue.png", "overview.png")
+
+
+def _flow_labels(result: Result) -> dict[int, tuple[str, str, float]]:
+    """flow id → (label, kind, start time in s)."""
+    out = {}
+    for f in result.summary.get("flows", []):
+        name = f.get("cca") or f.get("kind", "")
+        label = f"flow {f['id']} {name} {f.get('src')}→{f.get('dst')}"
+        out[int(f["id"])] = (label, f.get("kind", "tcp"), float(f.get("start_s") or 0.0))
+    return out
+
+
+def _flows(result: Result, tcp_only: bool = False) -> list[tuple[str, pl.DataFrame]]:
+    labels = _flow_labels(result)
+    df = result.flows
+    if df.is_empty():
+        return []
+    out = []
+    for fid in sorted(df["flow"].unique().to_list()):
+        label, kind, start = labels.get(int(fid), (f"flow {fid}", "tcp", 0.0))
+        if tcp_only and kind != "tcp":
+            continue
+        rows = df.filter((pl.col("flow") == fid) & (pl.col("time_s") >= start)).sort("time_s")
+        out.append((label, rows))
+    return out
+
+
+def _busy_queues(result: Result) -> list[tuple[str, pl.DataFrame]]:
+    """Queues that carried traffic and built a backlog (or dropped or marked packets), in
+    summary order; if none did, the busiest queue. Idle access queues would only clutter."""
+    df = result.queues
+    if df.is_empty():
+        return []
+    stats = df.group_by("link").agg(
+        pl.col("backlog_pkts").max().alias("backlog"),
+        (pl.col("drops").max() + pl.col("ecn_marks").max()).alias("events"),
+        pl.col("utilization").mean().alias("util"),
+    )
+    order = [q["link"] for q in result.summary.get("queues", [])]
+    carried = set(order) if order else set(stats["link"].to_list())
+    busy = stats.filter(
+        pl.col("link").is_in(list(carried)) & ((pl.col("backlog") > 1) | (pl.col("events") > 0))
+    )
+    links = busy["link"].to_list()
+    if not links:
+        links = stats.sort("util", descending=True)["link"].head(1).to_list()
+    rank = {lk: i for i, lk in enumerate(order)}
+    links.sort(key=lambda lk: (rank.get(lk, len(rank)), lk))
+    return [(lk, df.filter(pl.col("link") == lk).sort("time_s")) for lk in links]
+
+
+def _no_data(ax: Axes) -> None:
+    ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes, color="grey")
+
+
+def _finish(ax: Axes, ylabel: str, title: str, legend: bool) -> None:
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    if legend and ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize="small", loc="best")
+
+
+def _throughput(ax: Axes, result: Result) -> None:
+    rows = _flows(result)
+    for label, d in rows:
+        ax.plot(d["time_s"], d["goodput_bps"] / 1e6, label=label, lw=1)
+    if not rows:
+        _no_data(ax)
+    ax.set_ylim(bottom=0)
+    _finish(ax, "goodput (Mbps)", "Per-flow goodput", True)
+
+
+def _cwnd(ax: Axes, result: Result) -> None:
+    rows = _flows(result, tcp_only=True)
+    for label, d in rows:
+        ax.step(d["time_s"], d["cwnd_pkts"], where="post", label=label, lw=1)
+    if not rows:
+        _no_data(ax)
+    ax.set_ylim(bottom=0)
+    _finish(ax, "cwnd (packets)", "Congestion window", True)
+
+
+def _rtt(ax: Axes, result: Result) -> None:
+    rows = _flows(result, tcp_only=True)
+    for label, d in rows:
+        ax.plot(d["time_s"], d["srtt_s"] * 1e3, label=label, lw=1)
+    if not rows:
+        _no_data(ax)
+    _finish(ax, "smoothed RTT (ms)", "Round-trip time", True)
+
+
+def _sojourn(ax: Axes, result: Result) -> None:
+    rows = _busy_queues(result)
+    for link, d in rows:
+        ax.plot(d["time_s"], d["sojourn_s"] * 1e3, label=link, lw=1)
+    if not rows:
+        _no_data(ax)
+    ax.set_ylim(bottom=0)
+    _finish(ax, "queue delay (ms)", "Queue sojourn time", True)
+
+
+def _backlog(ax: Axes, result: Result) -> None:
+    rows = _busy_queues(result)
+    for link, d in rows:
+        ax.step(d["time_s"], d["backlog_pkts"], where="post", label=link, lw=1)
+    if not rows:
+        _no_data(ax)
+    ax.set_ylim(bottom=0)
+    _finish(ax, "backlog (packets)", "Queue backlog", True)
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return path
+
+
+def _single(draw: Callable[[Axes, Result], None], result: Result, path: Path) -> Path:
+    fig = Figure(figsize=(8, 4))
+    draw(fig.add_subplot(1, 1, 1), result)
+    return _save(fig, path)
+
+
+def plot(out_dir: str | Path, fig_dir: str | Path | None = None) -> list[Path]:
+    """Draw the figures for the results in ``out_dir`` into ``fig_dir`` (default: the same
+    directory); returns the PNG paths (``FIGURES``)."""
+    result = read(out_dir)
+    dest = Path(fig_dir) if fig_dir is not None else Path(out_dir)
+    dest.mkdir(parents=True, exist_ok=True)
+    paths = [
+        _single(_throughput, result, dest / "throughput.png"),
+        _single(_cwnd, result, dest / "cwnd.png"),
+        _single(_rtt, result, dest / "rtt.png"),
+    ]
+
+    fig = Figure(figsize=(8, 6))
+    ax1, ax2 = fig.subplots(2, 1, sharex=True)
+    _sojourn(ax1, result)
+    _backlog(ax2, result)
+    paths.append(_save(fig, dest / "queue.png"))
+
+    fig = Figure(figsize=(13, 8))
+    axes: Any = fig.subplots(2, 2, sharex=True)
+    _throughput(axes[0, 0], result)
+    _cwnd(axes[0, 1], result)
+    _rtt(axes[1, 0], result)
+    _sojourn(axes[1, 1], result)
+    s = result.summary
+    title = s.get("scenario", Path(out_dir).name)
+    if "jain_fairness" in s and s["jain_fairness"] is not None:
+        title += f" — Jain fairness {s['jain_fairness']:.3f}"
+    fig.suptitle(title)
+    paths.append(_save(fig, dest / "overview.png"))
+    return paths

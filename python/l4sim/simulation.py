@@ -1,0 +1,212 @@
+"""A thin wrapper over the Rust core's ``l4sim._core.Simulation``: no simulation logic here.
+
+It converts between the Python-side conventions (a validated :class:`~l4sim.scenario.Scenario`,
+seconds or unit strings, polars DataFrames) and the binding's (normalised JSON, integer
+nanoseconds, columnar dicts).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from l4sim.scenario import L4simError, Scenario, ScenarioError, load
+from l4sim.units import UnitError, parse_queue_limit, parse_time
+
+__all__ = ["FLOW_SCHEMA", "QUEUE_SCHEMA", "CoreError", "Simulation", "to_ns"]
+
+
+class CoreError(L4simError):
+    """The simulator core failed (a bug in l4sim, not in the user's input)."""
+
+
+FLOW_SCHEMA: dict[str, pl.DataType] = {
+    "time_s": pl.Float64(),
+    "flow": pl.Int64(),
+    "cwnd_pkts": pl.Int64(),
+    "ssthresh_pkts": pl.Float64(),
+    "srtt_s": pl.Float64(),
+    "delivered_bytes": pl.Int64(),
+    "goodput_bps": pl.Float64(),
+    "throughput_bps": pl.Float64(),
+    "retransmits": pl.Int64(),
+    "bytes_in_flight": pl.Int64(),
+}
+"""Columns of :meth:`Simulation.flows` (one row per sample time and flow)."""
+
+QUEUE_SCHEMA: dict[str, pl.DataType] = {
+    "time_s": pl.Float64(),
+    "link": pl.String(),
+    "backlog_pkts": pl.Int64(),
+    "backlog_bytes": pl.Int64(),
+    "drops": pl.Int64(),
+    "ecn_marks": pl.Int64(),
+    "sojourn_s": pl.Float64(),
+    "utilization": pl.Float64(),
+}
+"""Columns of :meth:`Simulation.queues` (one row per sample time and queue)."""
+
+
+def to_ns(t: float | int | str) -> int:
+    """Seconds (``1.5``) or a time string (``"1500ms"``) → integer nanoseconds."""
+    if isinstance(t, str):
+        try:
+            return parse_time(t)
+        except UnitError as e:
+            raise ScenarioError(f"time {e}") from None
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t < 0:
+        raise ScenarioError(
+            f"time {t!r} must be seconds (a number, zero or more) or a string such as '20ms'"
+        )
+    return round(t * 1_000_000_000)
+
+
+def columns_to_frame(columns: dict[str, list[Any]], schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """A columnar dict from the core → DataFrame with stable dtypes (also when empty).
+
+    Columns the core adds beyond ``schema`` are kept with inferred types."""
+    series = [
+        pl.Series(name, values, dtype=schema.get(name), strict=False)
+        for name, values in columns.items()
+    ]
+    for name, dtype in schema.items():
+        if name not in columns:
+            series.append(pl.Series(name, [], dtype=dtype))
+    return pl.DataFrame(series)
+
+
+def _core_module() -> Any:
+    try:
+        from l4sim import _core
+    except ImportError as e:  # pragma: no cover - depends on the build
+        raise CoreError(
+            "the l4sim simulator core (l4sim._core) is not built; run `pip install -e .` or "
+            f"`maturin develop --release` in the repository ({e})"
+        ) from None
+    return _core
+
+
+class Simulation:
+    """A running simulation of a scenario; advance it with :meth:`run_until` or :meth:`run`.
+
+    >>> sim = Simulation(l4sim.load("scenarios/demo.toml"))
+    >>> sim.run_until("5s"); other = sim.fork(); sim.run()
+    """
+
+    def __init__(self, scenario: Scenario | str | Path | dict[str, Any], *, _core_sim: Any = None):
+        if isinstance(scenario, str | Path):
+            scenario = load(scenario)
+        elif isinstance(scenario, dict):
+            scenario = Scenario.parse(scenario)
+        self.scenario: Scenario = scenario
+        if _core_sim is not None:
+            self._sim = _core_sim
+            return
+        core = _core_module()
+        try:
+            self._sim = core.Simulation(scenario.to_core_json())
+        except ValueError as e:
+            raise ScenarioError(
+                f"the simulator core rejected scenario {scenario.name!r}: {e}"
+            ) from None
+
+    # -- time ----------------------------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        """Current simulated time in seconds."""
+        return self._sim.now_ns / 1e9
+
+    @property
+    def now_ns(self) -> int:
+        return self._sim.now_ns
+
+    @property
+    def duration(self) -> float:
+        """The run's end in seconds."""
+        return self._sim.duration_ns / 1e9
+
+    @property
+    def duration_ns(self) -> int:
+        return self._sim.duration_ns
+
+    @property
+    def events(self) -> int:
+        """Events processed so far."""
+        return self._sim.events
+
+    @property
+    def finished(self) -> bool:
+        return self._sim.finished
+
+    def run_until(self, t: float | int | str) -> None:
+        """Process every event up to time ``t`` (seconds, or a string such as ``"5s"``),
+        capped at the scenario's duration."""
+        self._sim.run_until(to_ns(t))
+
+    def run_until_ns(self, t_ns: int) -> None:
+        """:meth:`run_until` with integer nanoseconds."""
+        self._sim.run_until(int(t_ns))
+
+    def run(self) -> None:
+        """Run to the scenario's duration."""
+        self._sim.run()
+
+    def fork(self) -> Simulation:
+        """An independent deep copy that continues exactly as this one would."""
+        return Simulation(self.scenario, _core_sim=self._sim.fork())
+
+    # -- control -------------------------------------------------------------------------------
+
+    def set_queue_limit(
+        self,
+        link: str,
+        limit: str | None = None,
+        *,
+        packets: int | None = None,
+        bytes: int | None = None,
+    ) -> None:
+        """Change the qdisc limit of queue ``link`` (``"r0->r1"``) from now on: ``limit`` as in
+        a scenario (``"5p"``, ``"30KB"``) or ``packets=`` / ``bytes=`` integers."""
+        if limit is not None:
+            if packets is not None or bytes is not None:
+                raise ScenarioError("give either limit or packets/bytes, not both")
+            try:
+                parsed = parse_queue_limit(limit)
+            except UnitError as e:
+                raise ScenarioError(f"queue limit {e}") from None
+            packets, bytes = parsed.packets, parsed.bytes
+        if packets is None and bytes is None:
+            raise ScenarioError("set_queue_limit needs a limit such as '100p' or packets=/bytes=")
+        try:
+            self._sim.set_queue_limit(link, packets=packets, bytes=bytes)
+        except ValueError as e:
+            raise ScenarioError(str(e)) from None
+
+    # -- results -------------------------------------------------------------------------------
+
+    def summary(self) -> dict[str, Any]:
+        """The summary.json contract (without ``wall_time_s``), up to now."""
+        return json.loads(self._sim.summary_json())
+
+    def flows(self) -> pl.DataFrame:
+        """Per-flow time series (see :data:`FLOW_SCHEMA`)."""
+        return columns_to_frame(self._sim.flow_series(), FLOW_SCHEMA)
+
+    def queues(self) -> pl.DataFrame:
+        """Per-queue time series (see :data:`QUEUE_SCHEMA`)."""
+        return columns_to_frame(self._sim.queue_series(), QUEUE_SCHEMA)
+
+    def conservation(self) -> dict[str, int]:
+        """Packet accounting: sent == delivered + dropped_qdisc + dropped_loss + in_flight."""
+        return dict(self._sim.conservation())
+
+    def __repr__(self) -> str:
+        return (
+            f"Simulation({self.scenario.name!r}, now={self.now:.3f}s of "
+            f"{self.duration:.3f}s, events={self.events})"
+        )

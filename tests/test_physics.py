@@ -1,0 +1,220 @@
+"""Behaviour of the simulator against physics and the RFCs (issue: simulation core).
+
+Tolerances come from the models, not from what the code printed: the link's payload share
+(1448 / 1500 B), the Mathis et al. square-root law, the CUBIC K of RFC 9438.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import polars as pl
+import pytest
+
+pytest.importorskip("l4sim._core")
+
+import l4sim
+
+MSS = 1448
+WIRE = 1500  # MSS + 52 B of IP/TCP/timestamp headers
+
+
+def dumbbell(
+    *,
+    rate: str = "10Mbps",
+    delay: str = "18ms",
+    limit: str = "100p",
+    loss: float = 0.0,
+    duration: str = "60s",
+    flows: list[dict[str, Any]] | None = None,
+    seed: int = 1,
+    sample_interval: str = "100ms",
+) -> l4sim.Scenario:
+    """Dumbbell with 1 Gbps / 1 ms access links (base RTT = 2·(delay + 2 ms))."""
+    return l4sim.Scenario.parse(
+        {
+            "name": "physics",
+            "seed": seed,
+            "duration": duration,
+            "sample_interval": sample_interval,
+            "topology": {
+                "preset": "dumbbell",
+                "access": {"rate": "1Gbps", "delay": "1ms"},
+                "bottleneck": {
+                    "rate": rate,
+                    "delay": delay,
+                    "loss": loss,
+                    "qdisc": {"kind": "fifo", "limit": limit},
+                },
+            },
+            "flows": flows or [{"kind": "tcp", "cca": "newreno"}],
+        }
+    )
+
+
+def bottleneck(summary: dict[str, Any]) -> dict[str, Any]:
+    return next(q for q in summary["queues"] if q["link"] == "r0->r1")
+
+
+def mixed() -> l4sim.Scenario:
+    """Bulk, sized and UDP traffic through a small lossy buffer: every kind of fate."""
+    return dumbbell(
+        limit="20p",
+        loss=0.002,
+        duration="10s",
+        flows=[
+            {"kind": "tcp", "cca": "newreno"},
+            {"kind": "tcp", "cca": "cubic", "start": "1s"},
+            {"kind": "tcp", "cca": "newreno", "size": "300KB", "start": "2s"},
+            {"kind": "udp", "rate": "2Mbps", "packet_size": "1000B", "start": "0.5s"},
+        ],
+    )
+
+
+def test_conservation_at_every_point_of_a_run() -> None:
+    sim = l4sim.Simulation(mixed())
+    for t in ["0.3s", "1.7s", "4.2s", "10s"]:
+        sim.run_until(t)
+        c = sim.conservation()
+        assert c["sent"] == c["delivered"] + c["dropped_qdisc"] + c["dropped_loss"] + c["in_flight"]
+    assert c["dropped_qdisc"] > 0 and c["dropped_loss"] > 0, "the scenario exercises both drops"
+    s = sim.summary()
+    # Drops by reason, as the queues report them, add up to the global counters.
+    assert sum(q["drops"] for q in s["queues"]) == c["dropped_qdisc"]
+    assert sum(q["lost"] for q in s["queues"]) == c["dropped_loss"]
+    assert sum(f["drops"] for f in s["flows"]) == c["dropped_qdisc"] + c["dropped_loss"]
+    # The sized flow completed and reports its completion time.
+    sized = s["flows"][2]
+    assert sized["bytes_acked"] == 300_000 and sized["fct_s"] is not None
+
+
+def test_same_seed_same_everything_other_seed_differs() -> None:
+    a = l4sim.run(mixed()).summary
+    b = l4sim.run(mixed()).summary
+    for r in (a, b):
+        r.pop("wall_time_s")
+    assert a == b
+    sa, sb = l4sim.Simulation(mixed()), l4sim.Simulation(mixed())
+    sa.run()
+    sb.run()
+    assert sa.flows().equals(sb.flows()) and sa.queues().equals(sb.queues())
+    other = l4sim.Simulation(mixed().with_overrides(seed=2))
+    other.run()
+    assert other.summary() != sa.summary(), "the loss pattern depends on the seed"
+
+
+def test_fork_continues_identically_and_diverges_when_changed() -> None:
+    sim = l4sim.Simulation(mixed())
+    sim.run_until("4s")
+    twin = sim.fork()
+    changed = sim.fork()
+    changed.set_queue_limit("r0->r1", packets=5)
+    for s in (sim, twin, changed):
+        s.run()
+    assert sim.summary() == twin.summary()
+    assert sim.flows().equals(twin.flows()) and sim.queues().equals(twin.queues())
+    assert changed.summary() != sim.summary()
+    assert bottleneck(changed.summary())["drops"] > bottleneck(sim.summary())["drops"]
+    # The fork shares nothing with its parent: the parent's history before 4 s is intact.
+    early = sim.flows().filter(pl.col("time_s") <= 4.0)
+    assert early.equals(changed.flows().filter(pl.col("time_s") <= 4.0))
+
+
+def test_newreno_fills_the_link_and_halves_on_each_loss() -> None:
+    # 10 Mbps, 40 ms base RTT (2 x (18 + 1 + 1) ms), FIFO of one BDP: 10e6 · 0.04 / 8 / 1500.
+    bdp = math.ceil(10e6 * 0.040 / 8 / WIRE)
+    sim = l4sim.Simulation(dumbbell(limit=f"{bdp}p", sample_interval="10ms"))
+    sim.run()
+    s = sim.summary()
+    assert bottleneck(s)["utilization"] >= 0.95
+    # Goodput is the payload share of the link at most.
+    assert s["flows"][0]["goodput_bps"] <= 10e6 * MSS / WIRE
+    assert s["flows"][0]["timeouts"] == 0
+    rows = sim.flows().select("time_s", "cwnd_pkts", "ssthresh_pkts").rows()
+    # Each congestion event sets ssthresh, and cwnd, to half the window it interrupted
+    # (RFC 5681 eq. 4; Linux halves cwnd). In congestion avoidance cwnd only falls at such
+    # an event; the window before it is the largest cwnd since the previous one.
+    peak, prev, halvings = 0, 0, []
+    for _, cwnd, ss in rows:
+        if cwnd < prev:
+            halvings.append((peak, int(ss)))
+            peak = 0
+        peak, prev = max(peak, cwnd), cwnd
+    assert len(halvings) >= 8, "a sawtooth: regular loss events over 60 s"
+    # (The first event ends slow start, where cwnd grows faster than the 10 ms sampling.)
+    for before, after in halvings[1:]:
+        assert abs(after - before / 2) <= 1, (before, after)
+    # With a one-BDP buffer the window oscillates between about 1 and 2 BDP.
+    assert all(1.6 * bdp <= b <= 2.2 * bdp for b, _ in halvings[1:])
+
+
+@pytest.mark.parametrize("p", [0.001, 0.01])
+def test_newreno_under_random_loss_follows_mathis(p: float) -> None:
+    # Link far faster than the Mathis rate and a buffer that never fills: loss is the only
+    # signal. Mathis et al. (1997): rate = MSS / RTT · sqrt(3 / (2p)); Linux-style
+    # per-segment ACK counting makes delayed ACKs irrelevant (b = 1).
+    rtt = 0.040
+    sc = dumbbell(rate="100Mbps", delay="18ms", limit="10000p", loss=p, duration="300s")
+    # The loss model drops data and ACKs alike; ACK loss barely matters to a cumulative-ACK
+    # sender, data loss is the p of the model.
+    s = l4sim.run(sc).summary
+    goodput = s["flows"][0]["goodput_bps"]
+    mathis = MSS * 8 / rtt * math.sqrt(3 / (2 * p))
+    assert abs(goodput / mathis - 1) <= 0.25, f"goodput {goodput:.0f} vs Mathis {mathis:.0f}"
+
+
+def regain_time(series: pl.DataFrame, share: float = 0.95) -> tuple[float, int]:
+    """After the first congestion event: (seconds from the end of loss recovery until cwnd is
+    back at ``share`` of the pre-event window, pre-event window); +inf if never.
+
+    Timed from the end of recovery (cwnd grows again), because NewReno and CUBIC share the
+    same loss recovery; the window growth law is what differs."""
+    rows = series.select("time_s", "cwnd_pkts").rows()
+    peak, prev = 0, 0
+    for i, (_, cwnd) in enumerate(rows):
+        if cwnd < prev:
+            floor = cwnd
+            rest = rows[i:]
+            t0 = next(t for t, c in rest if c > floor)
+            t1 = next((t for t, c in rest if c >= share * peak), math.inf)
+            return t1 - t0, peak
+        peak, prev = max(peak, cwnd), cwnd
+    raise AssertionError("no congestion event")
+
+
+def test_cubic_regains_its_window_faster_than_newreno() -> None:
+    # 100 Mbps, 100 ms base RTT, 170-packet buffer (BDP = 833 packets, so the first loss comes
+    # at about 1000). Slow start overflows a buffer holding less than half the window, so it
+    # ends early (initial ssthresh 300, a Linux route metric) and the first congestion
+    # event is a single overflow in congestion avoidance.
+    out = {}
+    for cca, duration in (("cubic", "40s"), ("newreno", "150s")):
+        sc = dumbbell(
+            rate="100Mbps",
+            delay="48ms",
+            limit="170p",
+            duration=duration,
+            sample_interval="10ms",
+            flows=[{"kind": "tcp", "cca": cca, "init_ssthresh": 300}],
+        )
+        sim = l4sim.Simulation(sc)
+        sim.run()
+        assert sim.summary()["flows"][0]["timeouts"] == 0
+        out[cca] = regain_time(sim.flows())
+    regain_c, w_max_c = out["cubic"]
+    regain_r, w_max_r = out["newreno"]
+    bdp = 100e6 * 0.1 / 8 / WIRE
+    for w in (w_max_c, w_max_r):
+        # cwnd keeps growing for about one RTT between the overflow and its detection.
+        assert bdp + 170 <= w <= bdp + 170 + 40, "first loss when pipe and buffer are full"
+    # RFC 9438 §4.2: W_cubic(t) = C (t - K)^3 + W_max with K = cbrt(W_max (1 - beta) / C);
+    # 95 % of W_max is reached at t = K - cbrt(0.05 W_max / C), less the one-RTT look-ahead
+    # of the target (§4.4), within a few RTTs.
+    k = (w_max_c * (1 - 0.7) / 0.4) ** (1 / 3)
+    t95 = k - (0.05 * w_max_c / 0.4) ** (1 / 3)
+    assert t95 - 0.5 <= regain_c <= t95 + 0.3, (regain_c, t95)
+    # NewReno: one segment per RTT from W_max / 2, RTT between 100 and 120 ms.
+    segments = 0.95 * w_max_r - w_max_r // 2
+    assert 0.9 * segments * 0.100 <= regain_r <= 1.1 * segments * 0.120, (regain_r, segments)
+    assert regain_r > 4 * regain_c
