@@ -111,7 +111,7 @@ pub struct TcpSender {
 impl TcpSender {
     /// `tmpl` carries the flow's addressing (flow, src, dst, ports, protocol).
     pub fn new(cfg: &TcpConfig, tmpl: Packet, size: Option<u64>) -> TcpSender {
-        let mut w = Window::new(cfg.init_cwnd);
+        let mut w = Window::new(cfg.init_cwnd, cfg.mss);
         if let Some(s) = cfg.init_ssthresh {
             w.ssthresh = s;
         }
@@ -329,6 +329,8 @@ impl TcpSender {
                 srtt: self.rtt.srtt,
                 min_rtt: self.rtt.min_rtt,
                 in_flight: self.in_flight(),
+                delivered: 0,
+                state: self.state,
             };
             self.cc.pkts_acked(&self.w, &s);
             // Linux tcp_may_raise_cwnd: no growth while reducing (CWR, Recovery).

@@ -138,13 +138,15 @@ mod tests {
             srtt: Some(100 * MS),
             min_rtt: Some(100 * MS),
             in_flight: 0,
+            delivered: 0,
+            state: CaState::Open,
         }
     }
 
     #[test]
     fn reduction_is_beta_and_fast_convergence_lowers_wmax() {
         let mut c = Cubic::default();
-        let mut w = Window::new(100);
+        let mut w = Window::new(100, 1448);
         assert_eq!(c.ssthresh(&w, 0), 70);
         assert_eq!(c.w_max(), 100.0);
         w.cwnd = 80; // a second loss below W_max
@@ -157,7 +159,7 @@ mod tests {
         // W_max = 100, cwnd = 70: K = cbrt(30 / 0.4) ≈ 4.22 s. Feed one ACK per segment per
         // RTT (100 ms) and check cwnd is back near W_max around K (the concave plateau).
         let mut c = Cubic::default();
-        let mut w = Window::new(100);
+        let mut w = Window::new(100, 1448);
         w.ssthresh = c.ssthresh(&w, 0);
         w.cwnd = w.ssthresh;
         let k = (30.0f64 / 0.4).cbrt();

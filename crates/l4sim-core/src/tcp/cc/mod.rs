@@ -22,15 +22,23 @@ pub struct Window {
     pub cwnd_cnt: u32,
     /// Upper bound on cwnd (Linux `snd_cwnd_clamp`).
     pub clamp: u32,
+    /// Sender's maximum segment size in bytes (for algorithms that think in bytes).
+    pub mss: u32,
+    /// Pacing rate in bytes per second chosen by the algorithm (Linux `sk_pacing_rate`).
+    /// `None`: when pacing is on, the sender derives it from cwnd and SRTT as Linux
+    /// `tcp_update_pacing_rate` does.
+    pub pacing_rate: Option<u64>,
 }
 
 impl Window {
-    pub fn new(init_cwnd: u32) -> Self {
+    pub fn new(init_cwnd: u32, mss: u32) -> Self {
         Window {
             cwnd: init_cwnd,
             ssthresh: u32::MAX,
             cwnd_cnt: 0,
             clamp: u32::MAX / 2,
+            mss,
+            pacing_rate: None,
         }
     }
 
@@ -80,6 +88,38 @@ pub struct AckSample {
     pub min_rtt: Option<Time>,
     /// Segments in flight after processing the ACK.
     pub in_flight: u32,
+    /// Total segments delivered (cumulatively acked or SACKed) so far (Linux `tp->delivered`).
+    pub delivered: u64,
+    /// The sender's congestion-avoidance state after processing the ACK.
+    pub state: CaState,
+}
+
+/// A delivery-rate sample (Linux `struct rate_sample`, `tcp_rate.c`;
+/// draft-cheng-iccrg-delivery-rate-estimation), taken on every ACK that delivers data.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RateSample {
+    /// `delivered` when the most recently sent of the newly delivered segments was sent.
+    pub prior_delivered: u64,
+    /// Segments delivered over `interval`; `None` if no valid sample.
+    pub delivered: Option<u32>,
+    /// Length of the sampling interval: max(send interval, ACK interval).
+    pub interval: Time,
+    /// Segments newly marked lost while processing this ACK.
+    pub losses: u32,
+    /// Segments newly delivered (acked or SACKed) by this ACK.
+    pub acked_sacked: u32,
+    /// Segments in flight before this ACK was processed.
+    pub prior_in_flight: u32,
+    /// The sample was taken while the sender was application-limited.
+    pub is_app_limited: bool,
+}
+
+impl RateSample {
+    /// Delivery rate in bytes per second, if the sample is valid.
+    pub fn delivery_rate(&self, mss: u32) -> Option<f64> {
+        let d = self.delivered?;
+        (self.interval > 0).then(|| d as f64 * mss as f64 / crate::time::secs(self.interval))
+    }
 }
 
 /// Congestion-avoidance states (Linux `enum tcp_ca_state`).
@@ -117,6 +157,19 @@ pub trait CongestionOps {
     /// The sender entered `state`.
     fn set_state(&mut self, _w: &Window, _state: CaState, _now: Time) {}
     fn cwnd_event(&mut self, _w: &Window, _ev: CaEvent, _now: Time) {}
+    /// Linux `cong_control`: algorithms that return true own cwnd and the pacing rate
+    /// outright (BBR). The sender then calls [`CongestionOps::cong_control`] on every ACK
+    /// instead of `cong_avoid`, and does not set cwnd itself on recovery, ECN or timeout
+    /// (it still calls `ssthresh` and `set_state`).
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+    /// Set cwnd (and `w.pacing_rate`) from this ACK's samples.
+    fn cong_control(&mut self, _w: &mut Window, _s: &AckSample, _rs: &RateSample) {}
+    /// The algorithm needs the sender to pace (Linux `SK_PACING_NEEDED`).
+    fn wants_pacing(&self) -> bool {
+        false
+    }
 }
 
 /// The algorithms a sender can hold (enum dispatch: `Clone`, no virtual calls).
@@ -168,6 +221,18 @@ impl CongestionOps for Cc {
     fn cwnd_event(&mut self, w: &Window, ev: CaEvent, now: Time) {
         dispatch!(self, c => c.cwnd_event(w, ev, now))
     }
+    #[inline]
+    fn has_cong_control(&self) -> bool {
+        dispatch!(self, c => c.has_cong_control())
+    }
+    #[inline]
+    fn cong_control(&mut self, w: &mut Window, s: &AckSample, rs: &RateSample) {
+        dispatch!(self, c => c.cong_control(w, s, rs))
+    }
+    #[inline]
+    fn wants_pacing(&self) -> bool {
+        dispatch!(self, c => c.wants_pacing())
+    }
 }
 
 #[cfg(test)]
@@ -176,7 +241,7 @@ mod tests {
 
     #[test]
     fn slow_start_stops_at_ssthresh_and_returns_the_rest() {
-        let mut w = Window::new(10);
+        let mut w = Window::new(10, 1448);
         w.ssthresh = 12;
         assert_eq!(w.slow_start(5), 3);
         assert_eq!(w.cwnd, 12);
@@ -184,7 +249,7 @@ mod tests {
 
     #[test]
     fn additive_increase_is_one_segment_per_window() {
-        let mut w = Window::new(10);
+        let mut w = Window::new(10, 1448);
         w.ssthresh = 10;
         for _ in 0..10 {
             w.cong_avoid_ai(10, 1);
