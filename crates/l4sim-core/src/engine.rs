@@ -13,8 +13,8 @@ use crate::net::link::{Channel, ChannelStats};
 use crate::net::packet::{Dir, Ecn, Packet, PROTO_TCP, PROTO_UDP};
 use crate::net::routing::{next_hops, NO_ROUTE};
 use crate::qdisc::{Dropped, Qdisc, QueueDisc};
-use crate::rng::{Rng, KEY_LINK};
-use crate::stats::Series;
+use crate::rng::{Rng, KEY_LINK, KEY_QDISC};
+use crate::stats::{Histogram, Series};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
 use crate::time::{tx_time, Time};
@@ -85,6 +85,8 @@ pub struct Flow {
     pub ep: Endpoints,
     /// Packets of this flow discarded by a qdisc or lost on a wire.
     pub drops: u64,
+    /// One-way delay (creation to delivery) of its data packets, queueing included.
+    pub owd: Histogram,
     // Values at the previous sample, for per-interval rates.
     prev_delivered: u64,
     prev_sent: u64,
@@ -158,7 +160,7 @@ impl Simulation {
                     rate_bps: l.rate_bps,
                     delay: l.delay_ns,
                     loss: l.loss,
-                    qdisc: Qdisc::from_config(q),
+                    qdisc: Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx)),
                     tx: None,
                     tx_end: 0,
                     wire: VecDeque::new(),
@@ -243,6 +245,7 @@ impl Simulation {
             cfg: f.clone(),
             ep,
             drops: 0,
+            owd: Histogram::default(),
             prev_delivered: 0,
             prev_sent: 0,
         }
@@ -471,6 +474,9 @@ impl Simulation {
         let now = self.now;
         let f = p.flow as usize;
         let flow = &mut self.flows[f];
+        if p.dir == Dir::Forward {
+            flow.owd.record(now - p.created);
+        }
         match (&mut flow.ep, p.dir) {
             (Endpoints::Tcp { rcv, .. }, Dir::Forward) => rcv.on_segment(&p, now, &mut self.out),
             (Endpoints::Tcp { snd, .. }, Dir::Reverse) => snd.on_ack(&p, now, &mut self.out),

@@ -42,6 +42,10 @@ pub struct FlowSummary {
     pub drops: u64,
     /// Packets of this flow that arrived CE-marked.
     pub ecn_marks: u64,
+    /// One-way delay of its data packets (propagation, serialisation and queueing).
+    pub owd_mean_s: Option<f64>,
+    pub owd_p50_s: Option<f64>,
+    pub owd_p99_s: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -115,6 +119,9 @@ impl Simulation {
                 fct_s: fct.map(secs),
                 drops: f.drops,
                 ecn_marks: f.ce_received(),
+                owd_mean_s: finite(secs(1) * f.owd.mean()),
+                owd_p50_s: finite(secs(1) * f.owd.quantile(0.5)),
+                owd_p99_s: finite(secs(1) * f.owd.quantile(0.99)),
             });
         }
         let started: Vec<f64> = flows

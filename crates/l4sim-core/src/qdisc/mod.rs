@@ -8,6 +8,7 @@ pub mod fifo;
 
 use crate::config::QdiscConfig;
 use crate::net::packet::Packet;
+use crate::rng::Rng;
 use crate::time::Time;
 
 pub use fifo::Fifo;
@@ -84,7 +85,8 @@ macro_rules! dispatch {
 }
 
 impl Qdisc {
-    pub fn from_config(cfg: &QdiscConfig) -> Qdisc {
+    /// Build a qdisc; `rng` is its own random stream (for AQMs that draw, e.g. RED, PIE).
+    pub fn from_config(cfg: &QdiscConfig, _rng: Rng) -> Qdisc {
         match *cfg {
             QdiscConfig::Fifo {
                 limit_pkts,
