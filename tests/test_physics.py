@@ -6,6 +6,7 @@ Tolerances come from the models, not from what the code printed: the link's payl
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -131,20 +132,24 @@ def test_newreno_fills_the_link_and_halves_on_each_loss() -> None:
     # Goodput is the payload share of the link at most.
     assert s["flows"][0]["goodput_bps"] <= 10e6 * MSS / WIRE
     assert s["flows"][0]["timeouts"] == 0
-    rows = sim.flows().select("time_s", "cwnd_pkts", "ssthresh_pkts").rows()
-    # Each congestion event sets ssthresh, and cwnd, to half the window it interrupted
-    # (RFC 5681 eq. 4; Linux halves cwnd). In congestion avoidance cwnd only falls at such
-    # an event; the window before it is the largest cwnd since the previous one.
-    peak, prev, halvings = 0, 0, []
-    for _, cwnd, ss in rows:
-        if cwnd < prev:
+    # Skip the first second: slow start overshoots and its losses take two recoveries.
+    steady = sim.flows().filter(pl.col("time_s") >= 1.0)
+    rows = steady.select("cwnd_pkts", "ssthresh_pkts", "ca_state").rows()
+    # Each congestion event sets ssthresh to half the window it interrupted (RFC 5681 eq. 4;
+    # Linux halves cwnd), and recovery (PRR, RFC 6937) ends with cwnd = ssthresh.
+    peak, halvings, exits = 0, [], []
+    for (_, _, state0), (cwnd, ss, state) in itertools.pairwise(rows):
+        if state == "recovery" and state0 != "recovery":
             halvings.append((peak, int(ss)))
             peak = 0
-        peak, prev = max(peak, cwnd), cwnd
-    assert len(halvings) >= 8, "a sawtooth: regular loss events over 60 s"
-    # (The first event ends slow start, where cwnd grows faster than the 10 ms sampling.)
-    for before, after in halvings[1:]:
+        if state0 == "recovery" and state != "recovery":
+            exits.append((cwnd, int(ss)))
+        peak = max(peak, cwnd)
+    assert len(halvings) >= 10, "a sawtooth: regular loss events over 60 s"
+    for before, after in halvings:
         assert abs(after - before / 2) <= 1, (before, after)
+    for cwnd, ss in exits:
+        assert ss <= cwnd <= ss + 1, "recovery ends at ssthresh (+1 if an ACK grew it since)"
     # With a one-BDP buffer the window oscillates between about 1 and 2 BDP.
     assert all(1.6 * bdp <= b <= 2.2 * bdp for b, _ in halvings[1:])
 
@@ -165,22 +170,18 @@ def test_newreno_under_random_loss_follows_mathis(p: float) -> None:
 
 
 def regain_time(series: pl.DataFrame, share: float = 0.95) -> tuple[float, int]:
-    """After the first congestion event: (seconds from the end of loss recovery until cwnd is
-    back at ``share`` of the pre-event window, pre-event window); +inf if never.
+    """After the first fast recovery: (seconds from its end until cwnd is back at ``share``
+    of the window before it, that window); +inf if never.
 
-    Timed from the end of recovery (cwnd grows again), because NewReno and CUBIC share the
-    same loss recovery; the window growth law is what differs."""
-    rows = series.select("time_s", "cwnd_pkts").rows()
-    peak, prev = 0, 0
-    for i, (_, cwnd) in enumerate(rows):
-        if cwnd < prev:
-            floor = cwnd
-            rest = rows[i:]
-            t0 = next(t for t, c in rest if c > floor)
-            t1 = next((t for t, c in rest if c >= share * peak), math.inf)
-            return t1 - t0, peak
-        peak, prev = max(peak, cwnd), cwnd
-    raise AssertionError("no congestion event")
+    Timed from the end of recovery, because NewReno and CUBIC share the same loss recovery;
+    the window growth law is what differs."""
+    rows = series.select("time_s", "cwnd_pkts", "ca_state").rows()
+    start = next(i for i, r in enumerate(rows) if r[2] == "recovery")
+    peak = max(c for _, c, _ in rows[:start])
+    end = next(i for i in range(start, len(rows)) if rows[i][2] == "open")
+    t0 = rows[end][0]
+    t1 = next((t for t, c, _ in rows[end:] if c >= share * peak), math.inf)
+    return t1 - t0, peak
 
 
 def test_cubic_regains_its_window_faster_than_newreno() -> None:

@@ -427,8 +427,8 @@ class _FlowBase(_Model):
 class TcpFlow(_FlowBase):
     """A TCP flow: bulk unless ``size`` is given. Unset options take the core's Linux
     defaults (mss 1448 B, initial window 10 segments, no initial ssthresh, min RTO 200 ms,
-    delayed ACK every 2 segments / 40 ms, …). ``init_cwnd`` / ``init_ssthresh`` are in
-    segments."""
+    delayed ACK every 2 segments / 40 ms, SACK and timestamps on, no pacing, …).
+    ``init_cwnd`` / ``init_ssthresh`` are in segments."""
 
     kind: Literal["tcp"]
     cca: Literal["newreno", "cubic"] = "newreno"
@@ -443,9 +443,18 @@ class TcpFlow(_FlowBase):
     delack: Annotated[Delack, BeforeValidator(_delack_shorthand)] | None = None
     dupack_threshold: Count | None = None
     rwnd: Size | None = None
+    sack: Annotated[bool, Field(strict=True)] | None = None
+    timestamps: Annotated[bool, Field(strict=True)] | None = None
+    pacing: Annotated[bool, Field(strict=True)] | None = None
 
     def core_params(self) -> dict[str, Any]:
         tcp: dict[str, Any] = {"cca": self.cca, "ecn": self.ecn}
+        for key in ("sack", "timestamps", "pacing"):
+            if getattr(self, key) is not None:
+                tcp[key] = getattr(self, key)
+        if self.timestamps is False:
+            # Without the 12-byte timestamp option Linux's MSS on a 1500-byte MTU is 1460.
+            tcp["mss"], tcp["header_bytes"] = 1460, 40
         for key, core_key in (
             ("mss", "mss"),
             ("header_size", "header_bytes"),

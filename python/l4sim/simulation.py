@@ -35,6 +35,7 @@ FLOW_SCHEMA: dict[str, pl.DataType] = {
     "throughput_bps": pl.Float64(),
     "retransmits": pl.Int64(),
     "bytes_in_flight": pl.Int64(),
+    "ca_state": pl.String(),
 }
 """Columns of :meth:`Simulation.flows` (one row per sample time and flow)."""
 

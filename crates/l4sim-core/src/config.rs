@@ -157,6 +157,15 @@ pub struct TcpConfig {
     pub delack_timeout_ns: u64,
     /// Duplicate-ACK threshold for fast retransmit (RFC 5681 §3.2).
     pub dupack_threshold: u32,
+    /// Selective acknowledgements (RFC 2018) with RFC 6675 loss recovery; on by default as
+    /// in Linux (`net.ipv4.tcp_sack = 1`). Off: NewReno recovery (RFC 6582).
+    pub sack: bool,
+    /// RTT samples from the timestamp option (RFC 7323), as Linux by default. Off: Karn's
+    /// algorithm on never-retransmitted segments. (Header bytes and MSS are set separately.)
+    pub timestamps: bool,
+    /// Pace transmissions at 120 % (200 % in slow start) of cwnd/SRTT, as Linux does
+    /// under the `fq` qdisc. Algorithms that need pacing (BBR) turn it on themselves.
+    pub pacing: bool,
     /// Receiver window in bytes (a cap on flight size; large by default as Linux autotuning).
     pub rwnd_bytes: u64,
 }
@@ -176,6 +185,9 @@ impl Default for TcpConfig {
             delack_count: 2,
             delack_timeout_ns: 40_000_000,
             dupack_threshold: 3,
+            sack: true,
+            timestamps: true,
+            pacing: false,
             rwnd_bytes: 64 << 20,
         }
     }

@@ -331,6 +331,7 @@ impl Simulation {
                 let src = flow.cfg.src;
                 if let Endpoints::Tcp { snd, .. } = &mut flow.ep {
                     snd.rto_timer.fired(now);
+                    snd.pace_timer.fired(now);
                     snd.on_timer(now, &mut self.out);
                 }
                 self.after_endpoint(f as usize, src as u32);
@@ -381,6 +382,9 @@ impl Simulation {
         self.flush(node);
         if let Endpoints::Tcp { snd, rcv } = &mut self.flows[f].ep {
             if let Some(t) = snd.rto_timer.needs_event() {
+                self.queue.push(t, EvKind::SenderTimer(f as u32));
+            }
+            if let Some(t) = snd.pace_timer.needs_event() {
                 self.queue.push(t, EvKind::SenderTimer(f as u32));
             }
             if let Some(t) = rcv.delack_timer.needs_event() {

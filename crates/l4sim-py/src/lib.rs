@@ -82,6 +82,7 @@ impl Simulation {
         d.set_item("throughput_bps", &s.throughput_bps)?;
         d.set_item("retransmits", &s.retransmits)?;
         d.set_item("bytes_in_flight", &s.bytes_in_flight)?;
+        d.set_item("ca_state", &s.ca_state)?;
         Ok(d)
     }
 

@@ -55,6 +55,11 @@ pub struct TcpHeader {
     /// Timestamp option (RFC 7323): sender's clock and the echoed value.
     pub ts_val: Time,
     pub ts_ecr: Time,
+    /// SACK-permitted option on a SYN or SYN-ACK (RFC 2018 §2).
+    pub sack_perm: bool,
+    /// SACK blocks [start, end) (RFC 2018 §3); at most 3 fit beside timestamps.
+    pub sack: [(u64, u64); 3],
+    pub nsack: u8,
 }
 
 /// Which endpoint of a flow a packet is addressed to.

@@ -20,6 +20,8 @@ pub struct FlowSeries {
     pub throughput_bps: Vec<f64>,
     pub retransmits: Vec<u64>,
     pub bytes_in_flight: Vec<u64>,
+    /// Congestion-avoidance state (`open`, `disorder`, `cwr`, `recovery`, `loss`; `""` for UDP).
+    pub ca_state: Vec<&'static str>,
 }
 
 /// Per-queue columns.
@@ -64,6 +66,7 @@ impl Series {
                 s.srtt_s.push(snd.rtt.srtt.map_or(f64::NAN, secs));
                 s.retransmits.push(snd.stats.retransmits);
                 s.bytes_in_flight.push(snd.bytes_in_flight());
+                s.ca_state.push(snd.state.name());
             }
             Endpoints::Udp { .. } => {
                 s.cwnd_pkts.push(0);
@@ -71,6 +74,7 @@ impl Series {
                 s.srtt_s.push(f64::NAN);
                 s.retransmits.push(0);
                 s.bytes_in_flight.push(0);
+                s.ca_state.push("");
             }
         }
     }

@@ -5,6 +5,8 @@
 //!   after `delack_timeout`; immediately for out-of-order segments and for segments that
 //!   fill a gap. Linux's initial quick-ACK mode is not modelled.
 //! - Timestamps (RFC 7323 §4.3): TS.Recent is taken from segments at the left window edge.
+//! - SACK (RFC 2018 §4): when out-of-order data is held, ACKs carry up to 3 blocks, the
+//!   first containing the segment that triggered the ACK, then the most recently reported.
 //! - ECN (RFC 3168 §6.1.3): after a CE-marked segment, ECE is set on every ACK until a
 //!   segment with CWR arrives.
 
@@ -34,6 +36,11 @@ pub struct TcpReceiver {
     pub rcv_nxt: u64,
     /// Out-of-order data held, as sorted disjoint [start, end) ranges.
     ooo: Vec<(u64, u64)>,
+    /// A sequence number inside each recently received out-of-order block, newest first
+    /// (RFC 2018 §4 block ordering).
+    sack_recent: [u64; 4],
+    n_recent: usize,
+    sack_ok: bool,
     unacked: u32,
     pub delack_timer: Timer,
 
@@ -55,6 +62,9 @@ impl TcpReceiver {
             delack_timeout: cfg.delack_timeout_ns,
             rcv_nxt: 0,
             ooo: Vec::new(),
+            sack_recent: [0; 4],
+            n_recent: 0,
+            sack_ok: false,
             unacked: 0,
             delack_timer: Timer::default(),
             ecn_ok: false,
@@ -70,12 +80,16 @@ impl TcpReceiver {
         if h.flags & flags::SYN != 0 {
             // RFC 3168 §6.1.1: an ECN-setup SYN (ECE and CWR) is answered with ECE alone.
             self.ecn_ok = h.flags & (flags::ECE | flags::CWR) == (flags::ECE | flags::CWR);
+            // Linux accepts SACK whenever the SYN offers it (net.ipv4.tcp_sack = 1).
+            self.sack_ok = h.sack_perm;
             let mut f = flags::SYN | flags::ACK;
             if self.ecn_ok {
                 f |= flags::ECE;
             }
             self.ts_recent = h.ts_val;
-            out.push(self.ack_packet(f, now));
+            let mut p = self.ack_packet(f, now);
+            p.tcp.sack_perm = self.sack_ok;
+            out.push(p);
             return;
         }
         self.stats.segments += 1;
@@ -113,6 +127,7 @@ impl TcpReceiver {
             }
         } else {
             self.insert_ooo(h.seq, end);
+            self.note_recent(h.seq);
             self.send_ack(now, out); // RFC 5681 §4.2: immediate duplicate ACK
         }
     }
@@ -147,12 +162,59 @@ impl TcpReceiver {
         self.ooo.splice(i..j, std::iter::once((s, e)));
     }
 
+    fn note_recent(&mut self, seq: u64) {
+        let block = self.block_of(seq);
+        let mut kept = [seq; 4];
+        let mut n = 1;
+        for &x in &self.sack_recent[..self.n_recent] {
+            if n < kept.len() && self.block_of(x) != block {
+                kept[n] = x;
+                n += 1;
+            }
+        }
+        self.sack_recent = kept;
+        self.n_recent = n;
+    }
+
+    /// Index of the out-of-order block holding `seq`, if any.
+    fn block_of(&self, seq: u64) -> Option<usize> {
+        let i = self.ooo.partition_point(|r| r.1 <= seq);
+        (i < self.ooo.len() && self.ooo[i].0 <= seq).then_some(i)
+    }
+
+    /// Fill the SACK blocks of an outgoing ACK; returns the option bytes they take.
+    fn fill_sack(&self, p: &mut Packet) -> u32 {
+        let mut seen = [usize::MAX; 3];
+        let mut n = 0;
+        for &x in &self.sack_recent[..self.n_recent] {
+            if let Some(b) = self.block_of(x) {
+                if n < 3 && !seen[..n].contains(&b) {
+                    seen[n] = b;
+                    p.tcp.sack[n] = self.ooo[b];
+                    n += 1;
+                }
+            }
+        }
+        p.tcp.nsack = n as u8;
+        // Kind, length and two bytes of NOP padding, then 8 bytes per block (Linux
+        // TCPOLEN_SACK_BASE_ALIGNED + TCPOLEN_SACK_PERBLOCK).
+        if n > 0 {
+            4 + 8 * n as u32
+        } else {
+            0
+        }
+    }
+
     fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
         let mut f = flags::ACK;
         if self.ece {
             f |= flags::ECE;
         }
-        out.push(self.ack_packet(f, now));
+        let mut p = self.ack_packet(f, now);
+        if self.sack_ok && !self.ooo.is_empty() {
+            p.size += self.fill_sack(&mut p);
+        }
+        out.push(p);
         self.last_ack_sent = self.rcv_nxt;
         self.unacked = 0;
         self.delack_timer.cancel();
@@ -165,12 +227,11 @@ impl TcpReceiver {
         p.created = now;
         p.ecn = Ecn::NotEct;
         p.tcp = TcpHeader {
-            seq: 0,
             ack: self.rcv_nxt,
-            len: 0,
             flags: f,
             ts_val: now,
             ts_ecr: self.ts_recent,
+            ..TcpHeader::default()
         };
         p
     }
@@ -184,11 +245,10 @@ mod tests {
         Packet {
             tcp: TcpHeader {
                 seq,
-                ack: 0,
                 len,
                 flags: flags::ACK,
                 ts_val: ts,
-                ts_ecr: 0,
+                ..TcpHeader::default()
             },
             ..Default::default()
         }
@@ -239,6 +299,29 @@ mod tests {
         assert_eq!(out.last().unwrap().tcp.ack, 500);
         assert_eq!(r.stats.bytes_delivered, 500);
         assert!(r.ooo.is_empty());
+    }
+
+    #[test]
+    fn sack_blocks_name_the_newest_block_first() {
+        let mut r = rx(2);
+        r.sack_ok = true;
+        let mut out = Vec::new();
+        r.on_segment(&seg(0, 100, 0), 0, &mut out);
+        r.on_segment(&seg(200, 100, 0), 0, &mut out); // block A [200, 300)
+        r.on_segment(&seg(500, 100, 0), 0, &mut out); // block B [500, 600)
+        r.on_segment(&seg(300, 100, 0), 0, &mut out); // extends A to [200, 400)
+        let last = out.last().unwrap().tcp;
+        assert_eq!(last.ack, 100);
+        assert_eq!(&last.sack[..last.nsack as usize], &[(200, 400), (500, 600)]);
+        assert_eq!(out.last().unwrap().size, 52 + 4 + 16);
+        r.on_segment(&seg(800, 100, 0), 0, &mut out); // block C newest
+        let last = out.last().unwrap().tcp;
+        assert_eq!(&last.sack[..3], &[(800, 900), (200, 400), (500, 600)]);
+        // Filling the first hole: A merges into the cumulative ACK and drops out.
+        r.on_segment(&seg(100, 100, 0), 0, &mut out);
+        let last = out.last().unwrap().tcp;
+        assert_eq!(last.ack, 400);
+        assert_eq!(&last.sack[..last.nsack as usize], &[(800, 900), (500, 600)]);
     }
 
     #[test]

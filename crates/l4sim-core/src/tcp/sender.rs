@@ -1,29 +1,38 @@
-//! TCP sender: handshake, ACK clock, loss recovery and the retransmission timer.
+//! TCP sender: handshake, ACK clock, loss detection and recovery, the retransmission timer,
+//! delivery-rate sampling and pacing.
 //!
 //! - Slow start / congestion avoidance: RFC 5681 §3.1, via the pluggable [`Cc`].
-//! - Fast retransmit / fast recovery: NewReno, RFC 6582, in Linux's accounting: each
-//!   duplicate ACK counts one segment as having left the network (Linux `tcp_add_reno_sack`),
-//!   which is RFC 6582's cwnd inflation expressed as a smaller flight size.
-//! - Retransmission timer: RFC 6298 (via [`RttEstimator`]); RTT samples from the timestamp
-//!   echo (RFC 7323 §4), so retransmitted segments still give valid samples.
+//! - With SACK (RFC 2018, on by default as in Linux): the scoreboard marks a segment lost
+//!   once `dupthresh` segments above it are SACKed (RFC 6675 §4 `IsLost`), and fast
+//!   recovery paces the reduction with Proportional Rate Reduction (RFC 6937, Linux
+//!   `tcp_cwnd_reduction`).
+//! - Without SACK: NewReno, RFC 6582, in Linux's accounting: each duplicate ACK counts one
+//!   segment as having left the network (Linux `tcp_add_reno_sack`), which is RFC 6582's
+//!   cwnd inflation expressed as a smaller flight size; partial ACKs retransmit the next hole.
+//! - Retransmission timer: RFC 6298 (via [`RttEstimator`]). RTT samples come from the
+//!   timestamp echo (RFC 7323 §4), or without timestamps from never-retransmitted segments
+//!   (Karn's algorithm, RFC 6298 §3).
 //! - Classic ECN: RFC 3168 §6.1 (negotiation on the SYN, one reduction per window on ECE,
 //!   CWR on the next new segment, retransmissions sent Not-ECT).
+//! - Delivery-rate samples for model-based algorithms (Linux `tcp_rate.c`).
+//! - Pacing (Linux internal pacing): on when configured or when the algorithm asks for it;
+//!   the rate is the algorithm's, or gain × cwnd / SRTT (Linux `tcp_update_pacing_rate`).
 //!
 //! Windows are counted in segments as Linux does: in flight = packets_out − sacked_out −
-//! lost_out + retrans_out (Linux `tcp_packets_in_flight`).
+//! lost_out + retrans_out (Linux `tcp_packets_in_flight`, RFC 6675 `pipe`).
 
 use std::collections::VecDeque;
 
-use super::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, Window};
+use super::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, RateSample, Window};
 use super::rtt::RttEstimator;
 use super::Timer;
 use crate::config::TcpConfig;
 use crate::net::packet::{flags, Dir, Ecn, Packet, TcpHeader};
-use crate::time::{secs, Time};
+use crate::time::{secs, Time, SEC};
 
 /// A transmitted, not yet cumulatively acknowledged segment (Linux: an skb in the
-/// retransmission queue with its `sacked` flags).
-#[derive(Clone, Copy, Debug)]
+/// retransmission queue with its `sacked` flags and `tcp_skb_cb::tx` rate state).
+#[derive(Clone, Copy, Debug, Default)]
 struct Seg {
     seq: u64,
     len: u32,
@@ -31,6 +40,19 @@ struct Seg {
     lost: bool,
     /// A retransmission of it is in flight (Linux TCPCB_SACKED_RETRANS).
     rtx_out: bool,
+    /// Selectively acknowledged (Linux TCPCB_SACKED_ACKED).
+    sacked: bool,
+    /// Ever retransmitted (Linux TCPCB_EVER_RETRANS): no Karn RTT sample from it.
+    ever_rtx: bool,
+    /// Last transmission time.
+    sent: Time,
+    // Delivery-rate state at the last transmission (Linux `tcp_rate_skb_sent`).
+    first_tx: Time,
+    delivered_time: Time,
+    delivered: u64,
+    app_limited: bool,
+    /// Already used for a rate sample (a SACKed segment is sampled once).
+    rate_sampled: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +61,8 @@ pub enum Phase {
     Idle,
     SynSent,
     Established,
-    /// All application data acknowledged (sized flows).
+    /// All application data acknowledged (sized flows) or the application stopped and
+    /// everything it wrote was acknowledged.
     Finished,
 }
 
@@ -63,6 +86,18 @@ pub struct SenderStats {
     pub done_at: Option<Time>,
 }
 
+/// Sampling state gathered while one ACK is processed (Linux `struct rate_sample` in the
+/// making).
+#[derive(Clone, Copy, Debug, Default)]
+struct RateAcc {
+    /// (send time, seq) of the most recently sent delivered segment chosen so far.
+    chosen: Option<(Time, u64)>,
+    prior_delivered: u64,
+    prior_time: Time,
+    send_interval: Time,
+    app_limited: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct TcpSender {
     tmpl: Packet,
@@ -71,6 +106,9 @@ pub struct TcpSender {
     dupthresh: u32,
     rwnd: u64,
     ecn_requested: bool,
+    sack_requested: bool,
+    timestamps: bool,
+    pacing_configured: bool,
 
     pub phase: Phase,
     syn_sent_at: Time,
@@ -86,7 +124,8 @@ pub struct TcpSender {
     segs: VecDeque<Seg>,
     lost_out: u32,
     retrans_out: u32,
-    /// Duplicate ACKs counted as departed segments (Linux `sacked_out` for non-SACK flows).
+    /// SACKed segments; without SACK, duplicate ACKs counted as departed segments (Linux
+    /// `sacked_out` in both cases).
     sacked_out: u32,
     dupacks: u32,
 
@@ -98,11 +137,27 @@ pub struct TcpSender {
     /// RFC 6582 `recover` after a timeout: no fast retransmit until data beyond it is acked.
     loss_recover: Option<u64>,
     cwnd_limited: bool,
+    // Proportional Rate Reduction (RFC 6937 §3; Linux prior_cwnd, prr_delivered, prr_out).
+    prior_cwnd: u32,
+    prr_delivered: u32,
+    prr_out: u32,
+
+    // Delivery-rate estimation (Linux tp->delivered, delivered_mstamp, first_tx_mstamp,
+    // app_limited).
+    pub delivered: u64,
+    delivered_time: Time,
+    first_tx_time: Time,
+    app_limited_until: u64,
 
     pub rtt: RttEstimator,
     pub rto_timer: Timer,
+    /// Earliest time the next segment may leave when pacing (Linux `tcp_wstamp_ns`).
+    next_send: Time,
+    pub pace_timer: Timer,
+    segs_out: u64,
 
     pub ecn_ok: bool,
+    pub sack_ok: bool,
     cwr_pending: bool,
 
     pub stats: SenderStats,
@@ -122,6 +177,9 @@ impl TcpSender {
             dupthresh: cfg.dupack_threshold,
             rwnd: cfg.rwnd_bytes,
             ecn_requested: cfg.ecn,
+            sack_requested: cfg.sack,
+            timestamps: cfg.timestamps,
+            pacing_configured: cfg.pacing,
             phase: Phase::Idle,
             syn_sent_at: 0,
             syn_retransmitted: false,
@@ -140,15 +198,26 @@ impl TcpSender {
             high_seq: 0,
             loss_recover: None,
             cwnd_limited: false,
+            prior_cwnd: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            delivered: 0,
+            delivered_time: 0,
+            first_tx_time: 0,
+            app_limited_until: 0,
             rtt: RttEstimator::new(cfg.min_rto_ns, cfg.max_rto_ns, cfg.init_rto_ns),
             rto_timer: Timer::default(),
+            next_send: 0,
+            pace_timer: Timer::default(),
+            segs_out: 0,
             ecn_ok: false,
+            sack_ok: false,
             cwr_pending: false,
             stats: SenderStats::default(),
         }
     }
 
-    /// Segments in flight (Linux `tcp_packets_in_flight`).
+    /// Segments in flight (Linux `tcp_packets_in_flight`, RFC 6675 `pipe`).
     #[inline]
     pub fn in_flight(&self) -> u32 {
         (self.segs.len() as u32 + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
@@ -163,7 +232,12 @@ impl TcpSender {
         self.phase == Phase::Finished
     }
 
-    /// Open the connection: SYN, requesting ECN with ECE|CWR (RFC 3168 §6.1.1).
+    fn pacing(&self) -> bool {
+        self.pacing_configured || self.cc.wants_pacing()
+    }
+
+    /// Open the connection: SYN, requesting ECN with ECE|CWR (RFC 3168 §6.1.1) and SACK
+    /// with SACK-permitted (RFC 2018 §2).
     pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.phase = Phase::SynSent;
         self.send_syn(now, out);
@@ -175,7 +249,9 @@ impl TcpSender {
         if self.ecn_requested {
             f |= flags::ECE | flags::CWR;
         }
-        out.push(self.packet(0, 0, f, now));
+        let mut p = self.packet(0, 0, f, now);
+        p.tcp.sack_perm = self.sack_requested;
+        out.push(p);
         self.stats.wire_bytes_sent += self.header as u64;
         self.rto_timer.arm(now + self.rtt.rto());
     }
@@ -183,6 +259,15 @@ impl TcpSender {
     /// The application stops offering new data (end of a bulk flow's active period).
     pub fn stop_app(&mut self) {
         self.app_limit = self.app_limit.min(self.snd_nxt);
+        if self.phase == Phase::Established && self.segs.is_empty() {
+            self.finish();
+        }
+    }
+
+    fn finish(&mut self) {
+        self.phase = Phase::Finished;
+        self.rto_timer.cancel();
+        self.pace_timer.cancel();
     }
 
     fn packet(&self, seq: u64, len: u32, f: u8, now: Time) -> Packet {
@@ -193,11 +278,10 @@ impl TcpSender {
         p.ecn = Ecn::NotEct;
         p.tcp = TcpHeader {
             seq,
-            ack: 0,
             len,
             flags: f,
             ts_val: now,
-            ts_ecr: 0,
+            ..TcpHeader::default()
         };
         p
     }
@@ -211,6 +295,7 @@ impl TcpSender {
                 self.rto_timer.cancel();
                 // RFC 3168 §6.1.1: ECN is on if the SYN-ACK echoes ECE (without CWR).
                 self.ecn_ok = self.ecn_requested && h.flags & flags::ECE != 0;
+                self.sack_ok = self.sack_requested && h.sack_perm;
                 if !self.syn_retransmitted {
                     self.sample_rtt(now - self.syn_sent_at);
                 } else {
@@ -228,32 +313,62 @@ impl TcpSender {
         if ack < self.snd_una || ack > self.snd_nxt {
             return; // old or bogus acknowledgement
         }
-        let ece = self.ecn_ok && h.flags & flags::ECE != 0;
-        let mut acked = 0u32;
+        let prior_in_flight = self.in_flight();
+        let prior_sacked = self.sacked_out;
+        let prior_lost = self.lost_out;
         let advanced = ack > self.snd_una;
-        let is_dupack = !advanced && h.len == 0 && !self.segs.is_empty();
-        let mut rtt_sample = None;
+        let mut rate = RateAcc::default();
 
-        if advanced {
-            while let Some(s) = self.segs.front() {
-                if s.seq + s.len as u64 > ack {
-                    break;
-                }
-                let s = self.segs.pop_front().unwrap();
-                if s.lost {
-                    self.lost_out -= 1;
-                }
-                if s.rtx_out {
-                    self.retrans_out -= 1;
-                }
-                acked += 1;
+        // Cumulative acknowledgement (RFC 793; Linux tcp_clean_rtx_queue).
+        let mut popped = 0u32;
+        let mut karn_sent = None;
+        while let Some(s) = self.segs.front() {
+            if s.seq + s.len as u64 > ack {
+                break;
             }
+            let s = self.segs.pop_front().unwrap();
+            if s.sacked {
+                self.sacked_out -= 1;
+            } else {
+                self.rate_delivered(&s, &mut rate);
+            }
+            if s.lost {
+                self.lost_out -= 1;
+            }
+            if s.rtx_out {
+                self.retrans_out -= 1;
+            }
+            if !s.ever_rtx && karn_sent.is_none() {
+                karn_sent = Some(s.sent);
+            }
+            popped += 1;
+        }
+        if advanced {
             self.stats.bytes_acked += ack - self.snd_una;
             self.snd_una = ack;
-            // RFC 7323 §4.1: sample from the echoed timestamp on ACKs that advance the window.
-            let r = now.saturating_sub(h.ts_ecr);
-            self.sample_rtt(r);
-            rtt_sample = Some(r);
+        }
+
+        // Selective acknowledgements (RFC 2018 §3; Linux tcp_sacktag_write_queue).
+        let mut newly_sacked = 0;
+        if self.sack_ok {
+            for &(start, end) in &h.sack[..h.nsack as usize] {
+                newly_sacked += self.sack_range(start, end, &mut rate);
+            }
+        }
+        let is_dupack = !advanced && h.len == 0 && !self.segs.is_empty();
+
+        // RTT (RFC 6298 §3 with RFC 7323 §4.1): only ACKs that advance the window sample.
+        let mut rtt_sample = None;
+        if advanced {
+            let r = if self.timestamps {
+                Some(now.saturating_sub(h.ts_ecr))
+            } else {
+                karn_sent.map(|t| now - t)
+            };
+            if let Some(r) = r {
+                self.sample_rtt(r);
+                rtt_sample = Some(r);
+            }
             self.rtt.backoff = 0;
             // RFC 6298 §5.2–5.3: stop the timer when all is acked, else restart it.
             if self.segs.is_empty() {
@@ -263,49 +378,63 @@ impl TcpSender {
             }
         }
 
-        let prior_sacked = self.sacked_out;
+        if self.sack_ok && newly_sacked > 0 {
+            self.mark_lost_by_sack();
+        }
 
         // RFC 3168 §6.1.2: react to ECE at most once per window of data.
+        let ece = self.ecn_ok && h.flags & flags::ECE != 0;
         if ece && matches!(self.state, CaState::Open | CaState::Disorder) {
             self.enter_cwr(now);
         }
 
+        let mut fast_rexmit = false;
         match self.state {
             CaState::Recovery => {
                 if ack >= self.high_seq {
-                    // RFC 6582 §3.2 step 3 (full ACK), option 2: cwnd = ssthresh.
-                    self.w.cwnd = self.w.ssthresh;
-                    self.sacked_out = 0;
-                    self.dupacks = 0;
-                    self.set_state(CaState::Open, now);
-                } else if advanced {
-                    // Partial ACK (step 4): the segment at the new snd_una is lost too.
-                    // Linux tcp_remove_reno_sacks: acked segments beyond the hole were
-                    // counted by earlier duplicate ACKs.
-                    self.sacked_out = self.sacked_out.saturating_sub(acked.saturating_sub(1));
-                    self.retransmit_head(now, out);
-                } else if is_dupack {
-                    self.add_dupack();
+                    self.exit_reduction(now);
+                } else if !self.sack_ok {
+                    if advanced {
+                        // RFC 6582 §3.2 step 4 (partial ACK): the segment at the new snd_una
+                        // is lost too. Linux tcp_remove_reno_sacks: segments beyond the hole
+                        // were counted by earlier duplicate ACKs.
+                        self.sacked_out = self.sacked_out.saturating_sub(popped.saturating_sub(1));
+                        self.retransmit_head(now, out);
+                    } else if is_dupack {
+                        self.add_dupack();
+                    }
                 }
             }
             CaState::Loss => {
                 if ack >= self.high_seq {
                     self.set_state(CaState::Open, now);
+                } else if !self.sack_ok && advanced {
+                    self.sacked_out = 0;
                 }
             }
             CaState::Cwr | CaState::Open | CaState::Disorder => {
                 if self.state == CaState::Cwr && ack >= self.high_seq {
-                    self.set_state(CaState::Open, now);
+                    self.exit_reduction(now);
                 }
-                if is_dupack {
+                let may_recover = self.loss_recover.is_none_or(|r| self.snd_una > r);
+                if self.sack_ok {
+                    if self.lost_out > 0 && may_recover {
+                        fast_rexmit = true;
+                        self.enter_recovery(now);
+                    } else if self.sacked_out > 0 && self.state == CaState::Open {
+                        self.set_state(CaState::Disorder, now);
+                    } else if self.sacked_out == 0 && self.state == CaState::Disorder {
+                        self.set_state(CaState::Open, now);
+                    }
+                } else if is_dupack {
                     self.dupacks += 1;
                     self.add_dupack();
                     if self.state == CaState::Open {
                         self.set_state(CaState::Disorder, now);
                     }
-                    let may_recover = self.loss_recover.is_none_or(|r| self.snd_una > r);
                     if self.dupacks >= self.dupthresh && may_recover {
-                        self.enter_recovery(now, out);
+                        self.enter_recovery(now);
+                        self.retransmit_head(now, out);
                     }
                 } else if advanced {
                     self.dupacks = 0;
@@ -317,22 +446,29 @@ impl TcpSender {
             }
         }
 
-        if acked > 0 {
-            // Segments newly delivered by this ACK: those already counted out by duplicate
-            // ACKs were delivered then (Linux `acked_sacked`), so a cumulative ACK that ends
-            // a long recovery does not count them twice.
-            let delivered = (acked + self.sacked_out).saturating_sub(prior_sacked);
-            let s = AckSample {
-                now,
-                acked: delivered,
-                rtt: rtt_sample,
-                srtt: self.rtt.srtt,
-                min_rtt: self.rtt.min_rtt,
-                in_flight: self.in_flight(),
-                delivered: 0,
-                state: self.state,
-            };
+        // Segments newly delivered by this ACK: those already counted out by duplicate ACKs
+        // or SACKs were delivered then (Linux `acked_sacked`).
+        let acked_sacked = (popped + self.sacked_out).saturating_sub(prior_sacked);
+        self.delivered += acked_sacked as u64;
+        let rs = self.rate_sample(rate, acked_sacked, prior_in_flight, prior_lost, now);
+        let s = AckSample {
+            now,
+            acked: acked_sacked,
+            rtt: rtt_sample,
+            srtt: self.rtt.srtt,
+            min_rtt: self.rtt.min_rtt,
+            in_flight: self.in_flight(),
+            delivered: self.delivered,
+            state: self.state,
+        };
+        if popped > 0 {
             self.cc.pkts_acked(&self.w, &s);
+        }
+        if self.cc.has_cong_control() {
+            self.cc.cong_control(&mut self.w, &s, &rs);
+        } else if self.state == CaState::Recovery && self.sack_ok {
+            self.prr(acked_sacked, rs.losses > 0, fast_rexmit, advanced);
+        } else if acked_sacked > 0 && popped > 0 {
             // Linux tcp_may_raise_cwnd: no growth while reducing (CWR, Recovery).
             let reducing = matches!(self.state, CaState::Cwr | CaState::Recovery);
             if !reducing && self.cwnd_limited {
@@ -344,11 +480,54 @@ impl TcpSender {
             if self.sized && self.stats.done_at.is_none() {
                 self.stats.done_at = Some(now);
             }
-            self.phase = Phase::Finished;
-            self.rto_timer.cancel();
+            self.finish();
             return;
         }
         self.try_send(now, out);
+    }
+
+    /// Mark segments fully inside [start, end) SACKed; returns how many were new.
+    fn sack_range(&mut self, start: u64, end: u64, rate: &mut RateAcc) -> u32 {
+        let mut i = self.segs.partition_point(|s| s.seq < start);
+        let mut newly = 0;
+        while i < self.segs.len() {
+            let s = self.segs[i];
+            if s.seq + s.len as u64 > end {
+                break;
+            }
+            if !s.sacked {
+                let seg = &mut self.segs[i];
+                seg.sacked = true;
+                if seg.lost {
+                    seg.lost = false;
+                    self.lost_out -= 1;
+                }
+                if seg.rtx_out {
+                    seg.rtx_out = false;
+                    self.retrans_out -= 1;
+                }
+                self.sacked_out += 1;
+                newly += 1;
+                self.rate_delivered(&s, rate);
+                self.segs[i].rate_sampled = true;
+            }
+            i += 1;
+        }
+        newly
+    }
+
+    /// RFC 6675 §4 IsLost: a segment is lost once `dupthresh` SACKed segments lie above
+    /// it. Retransmitted segments are left alone (a lost retransmission is found by the RTO).
+    fn mark_lost_by_sack(&mut self) {
+        let mut above = 0;
+        for i in (0..self.segs.len()).rev() {
+            let s = &self.segs[i];
+            if s.sacked {
+                above += 1;
+            } else if above >= self.dupthresh && !s.lost && !s.ever_rtx {
+                self.mark_lost(i);
+            }
+        }
     }
 
     fn add_dupack(&mut self) {
@@ -363,31 +542,81 @@ impl TcpSender {
         self.cc.set_state(&self.w, state, now);
     }
 
-    /// RFC 6582 §3.2 step 2: ssthresh from the algorithm, retransmit the first
-    /// unacknowledged segment, enter fast recovery with `recover` = highest sent.
-    fn enter_recovery(&mut self, now: Time, out: &mut Vec<Packet>) {
-        if self.state != CaState::Cwr {
-            self.w.ssthresh = self.cc.ssthresh(&self.w, now);
-        }
-        // With the 3 duplicate ACKs already counted out of the flight size this equals
-        // RFC 6582's cwnd = ssthresh + 3·SMSS.
-        self.w.cwnd = self.w.ssthresh;
+    /// Start a window reduction (Linux tcp_init_cwnd_reduction): ssthresh from the
+    /// algorithm, PRR state reset.
+    fn init_reduction(&mut self, now: Time) {
+        self.w.ssthresh = self.cc.ssthresh(&self.w, now);
+        self.prior_cwnd = self.w.cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
         self.w.cwnd_cnt = 0;
         self.high_seq = self.snd_nxt;
+    }
+
+    /// End of Recovery or CWR (RFC 6582 §3.2 step 3 option 2, RFC 6937, Linux
+    /// tcp_end_cwnd_reduction): cwnd = ssthresh.
+    fn exit_reduction(&mut self, now: Time) {
+        if !self.cc.has_cong_control() && self.w.ssthresh < u32::MAX {
+            self.w.cwnd = self.w.ssthresh.max(1);
+        }
+        if !self.sack_ok {
+            self.sacked_out = 0;
+        }
+        self.dupacks = 0;
+        self.set_state(CaState::Open, now);
+    }
+
+    /// Enter fast recovery (RFC 6582 §3.2 step 2 / RFC 6675 §5 step 4).
+    fn enter_recovery(&mut self, now: Time) {
+        if self.state != CaState::Cwr {
+            self.init_reduction(now);
+        }
+        self.high_seq = self.snd_nxt;
         self.stats.fast_recoveries += 1;
+        if !self.sack_ok && !self.cc.has_cong_control() {
+            // With the duplicate ACKs already counted out of the flight size this equals
+            // RFC 6582's cwnd = ssthresh + 3·SMSS.
+            self.w.cwnd = self.w.ssthresh;
+        }
         self.set_state(CaState::Recovery, now);
-        self.retransmit_head(now, out);
     }
 
     /// RFC 3168 §6.1.2: halve the window as for a loss, once per window; set CWR.
     fn enter_cwr(&mut self, now: Time) {
-        self.w.ssthresh = self.cc.ssthresh(&self.w, now);
-        self.w.cwnd = self.w.ssthresh.min(self.w.cwnd);
-        self.w.cwnd_cnt = 0;
-        self.high_seq = self.snd_nxt;
+        self.init_reduction(now);
+        if !self.cc.has_cong_control() {
+            self.w.cwnd = self.w.ssthresh.min(self.w.cwnd);
+        }
         self.cwr_pending = true;
         self.stats.ecn_reductions += 1;
         self.set_state(CaState::Cwr, now);
+    }
+
+    /// Proportional Rate Reduction (RFC 6937 §3, Linux tcp_cwnd_reduction): during
+    /// recovery, send in proportion to what is delivered so the window lands on ssthresh.
+    fn prr(&mut self, delivered: u32, newly_lost: bool, fast_rexmit: bool, advanced: bool) {
+        if delivered == 0 && !fast_rexmit {
+            return;
+        }
+        self.prr_delivered += delivered;
+        let pipe = self.in_flight() as i64;
+        let ssthresh = self.w.ssthresh as i64;
+        let delta = ssthresh - pipe;
+        let mut sndcnt = if delta < 0 {
+            let target = (self.prr_delivered as u64 * ssthresh as u64)
+                .div_ceil(self.prior_cwnd.max(1) as u64);
+            target as i64 - self.prr_out as i64
+        } else if advanced && !newly_lost {
+            // PRR-SSRB: slow-start back up to ssthresh.
+            delta.min((self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64) + 1)
+        } else {
+            // PRR-CRB: conservative.
+            delta.min(delivered as i64)
+        };
+        if fast_rexmit {
+            sndcnt = sndcnt.max(1);
+        }
+        self.w.cwnd = (pipe + sndcnt.max(0)).max(1) as u32;
     }
 
     fn mark_lost(&mut self, i: usize) {
@@ -409,24 +638,22 @@ impl TcpSender {
             return;
         }
         self.mark_lost(0);
-        self.retransmit(0, now, out);
+        self.transmit(0, true, now, out);
     }
 
-    fn retransmit(&mut self, i: usize, now: Time, out: &mut Vec<Packet>) {
-        let s = &mut self.segs[i];
-        s.rtx_out = true;
-        let (seq, len) = (s.seq, s.len);
-        self.retrans_out += 1;
-        self.stats.retransmits += 1;
-        self.emit(seq, len, true, now, out);
+    /// Timers: retransmission timeout and pacing.
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.pace_timer.expired(now) {
+            self.try_send(now, out);
+        }
+        if self.rto_timer.expired(now) {
+            self.on_rto(now, out);
+        }
     }
 
     /// Retransmission timeout (RFC 6298 §5.4–5.7, RFC 5681 §3.1 eq. 4, Linux
-    /// `tcp_enter_loss`): everything outstanding is presumed lost, cwnd = 1 segment.
-    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
-        if !self.rto_timer.expired(now) {
-            return;
-        }
+    /// `tcp_enter_loss`): every segment not SACKed is presumed lost, cwnd = 1 segment.
+    fn on_rto(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.rtt.backoff += 1;
         self.stats.timeouts += 1;
         match self.phase {
@@ -444,59 +671,71 @@ impl TcpSender {
         self.w.cwnd = 1;
         self.w.cwnd_cnt = 0;
         for i in 0..self.segs.len() {
-            self.mark_lost(i);
+            if !self.segs[i].sacked {
+                self.mark_lost(i);
+            }
         }
-        self.sacked_out = 0;
+        if !self.sack_ok {
+            self.sacked_out = 0;
+        }
         self.dupacks = 0;
         self.high_seq = self.snd_nxt;
         self.loss_recover = Some(self.snd_nxt);
+        self.next_send = now;
         self.set_state(CaState::Loss, now);
         self.try_send(now, out);
     }
 
-    /// Send what cwnd, the receive window and the application allow: lost segments first,
-    /// then new data.
+    /// Send what cwnd, the receive window, pacing and the application allow: lost
+    /// segments first (RFC 6675 NextSeg rule 1), then new data (rule 2).
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) {
         if self.phase != Phase::Established {
             return;
         }
         loop {
-            if self.in_flight() >= self.w.cwnd {
+            let in_flight = self.in_flight();
+            if in_flight >= self.w.cwnd {
                 self.cwnd_limited = true;
+                return;
+            }
+            if self.pacing() && now < self.next_send {
+                self.pace_timer.arm(self.next_send);
                 return;
             }
             if self.lost_out > self.retrans_out {
                 if let Some(i) = self.segs.iter().position(|s| s.lost && !s.rtx_out) {
-                    self.retransmit(i, now, out);
+                    self.transmit(i, true, now, out);
                     continue;
                 }
             }
             let avail = self.app_limit - self.snd_nxt;
-            if avail == 0 {
-                self.cwnd_limited = false;
-                return;
-            }
             let len = avail.min(self.mss as u64) as u32;
-            if self.snd_nxt + len as u64 - self.snd_una > self.rwnd {
+            if avail == 0 || self.snd_nxt + len as u64 - self.snd_una > self.rwnd {
+                // Linux tcp_rate_check_app_limited: the sender could send but has nothing.
+                if avail == 0 {
+                    self.app_limited_until = (self.delivered + in_flight as u64).max(1);
+                }
                 self.cwnd_limited = false;
                 return;
             }
             if self.segs.is_empty() {
                 self.cc.cwnd_event(&self.w, CaEvent::TxStart, now);
+                // Linux tcp_rate_skb_sent: a new flight starts the sampling clocks.
+                self.first_tx_time = now;
+                self.delivered_time = now;
             }
-            let seq = self.snd_nxt;
             self.segs.push_back(Seg {
-                seq,
+                seq: self.snd_nxt,
                 len,
-                lost: false,
-                rtx_out: false,
+                ..Seg::default()
             });
             self.snd_nxt += len as u64;
-            self.emit(seq, len, false, now, out);
+            self.transmit(self.segs.len() - 1, false, now, out);
         }
     }
 
-    fn emit(&mut self, seq: u64, len: u32, rtx: bool, now: Time, out: &mut Vec<Packet>) {
+    fn transmit(&mut self, i: usize, rtx: bool, now: Time, out: &mut Vec<Packet>) {
+        let (seq, len) = (self.segs[i].seq, self.segs[i].len);
         let mut p = self.packet(seq, len, flags::ACK, now);
         if self.ecn_ok && !rtx {
             // RFC 3168 §6.1.5: retransmissions are sent Not-ECT; §6.1.2: CWR on the next
@@ -507,8 +746,29 @@ impl TcpSender {
                 self.cwr_pending = false;
             }
         }
+        let app_limited = self.app_limited_until != 0;
+        let s = &mut self.segs[i];
+        s.sent = now;
+        s.first_tx = self.first_tx_time;
+        s.delivered_time = self.delivered_time;
+        s.delivered = self.delivered;
+        s.app_limited = app_limited;
+        s.rate_sampled = false;
+        if rtx {
+            s.rtx_out = true;
+            s.ever_rtx = true;
+            self.retrans_out += 1;
+            self.stats.retransmits += 1;
+        }
+        if matches!(self.state, CaState::Recovery | CaState::Cwr) {
+            self.prr_out += 1;
+        }
         self.stats.bytes_sent += len as u64;
         self.stats.wire_bytes_sent += p.size as u64;
+        self.segs_out += 1;
+        if self.pacing() {
+            self.advance_pacing_clock(p.size, now);
+        }
         out.push(p);
         // RFC 6298 §5.1: start the timer if it is not running.
         if self.rto_timer.deadline.is_none() {
@@ -516,9 +776,204 @@ impl TcpSender {
         }
     }
 
+    /// Pacing rate in bytes per second: the algorithm's, else Linux tcp_update_pacing_rate
+    /// (200 % of cwnd/SRTT in slow start, 120 % in congestion avoidance).
+    pub fn pacing_rate(&self) -> Option<u64> {
+        if let Some(r) = self.w.pacing_rate {
+            return Some(r);
+        }
+        let srtt = self.rtt.srtt?;
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2 {
+            200
+        } else {
+            120
+        };
+        let window = self.w.cwnd.max(self.segs.len() as u32) as u64;
+        Some((self.mss as u64 * window * SEC * ratio / 100) / srtt.max(1))
+    }
+
+    /// Linux tcp_update_skb_after_send: the next departure is one packet-time later, once
+    /// the first ten segments are out (the initial window leaves as a burst).
+    fn advance_pacing_clock(&mut self, bytes: u32, now: Time) {
+        self.next_send = self.next_send.max(now);
+        if self.segs_out < 10 {
+            return;
+        }
+        if let Some(rate) = self.pacing_rate().filter(|&r| r > 0) {
+            self.next_send += bytes as u64 * SEC / rate;
+        }
+    }
+
+    /// Linux tcp_rate_skb_delivered: remember the most recently sent delivered segment.
+    fn rate_delivered(&mut self, s: &Seg, acc: &mut RateAcc) {
+        if s.rate_sampled {
+            return;
+        }
+        if acc.chosen.is_none_or(|(t, seq)| (s.sent, s.seq) > (t, seq)) {
+            acc.chosen = Some((s.sent, s.seq));
+            acc.prior_delivered = s.delivered;
+            acc.prior_time = s.delivered_time;
+            acc.send_interval = s.sent.saturating_sub(s.first_tx);
+            acc.app_limited = s.app_limited;
+            self.first_tx_time = s.sent;
+        }
+    }
+
+    /// Linux tcp_rate_gen: the sample for this ACK.
+    fn rate_sample(
+        &mut self,
+        acc: RateAcc,
+        acked_sacked: u32,
+        prior_in_flight: u32,
+        prior_lost: u32,
+        now: Time,
+    ) -> RateSample {
+        if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        if acked_sacked > 0 {
+            self.delivered_time = now;
+        }
+        let mut rs = RateSample {
+            prior_delivered: acc.prior_delivered,
+            delivered: None,
+            interval: 0,
+            losses: self.lost_out.saturating_sub(prior_lost),
+            acked_sacked,
+            prior_in_flight,
+            is_app_limited: acc.app_limited,
+        };
+        if acc.chosen.is_some() {
+            let ack_interval = now.saturating_sub(acc.prior_time);
+            rs.interval = acc.send_interval.max(ack_interval);
+            // A sample shorter than min RTT is implausible (ACK compression): drop it.
+            if rs.interval >= self.rtt.min_rtt.unwrap_or(0) {
+                rs.delivered = Some((self.delivered - acc.prior_delivered) as u32);
+            }
+        }
+        rs
+    }
+
     fn sample_rtt(&mut self, r: Time) {
         self.rtt.sample(r);
         self.stats.srtt_sum += secs(self.rtt.srtt.unwrap_or(r));
         self.stats.srtt_n += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::receiver::TcpReceiver;
+    use crate::time::MS;
+
+    /// Sender and receiver joined by a lossless-unless-told, infinitely fast path with a
+    /// fixed one-way delay; `drops` lists (segment index, how many of its transmissions are
+    /// lost). Returns the sender and the times of its retransmissions.
+    fn transfer(sack: bool, segments: u64, drops: &[(u64, usize)]) -> (TcpSender, Vec<Time>) {
+        let cfg = TcpConfig {
+            sack,
+            init_cwnd: 20,
+            ..TcpConfig::default()
+        };
+        let mss = cfg.mss as u64;
+        let mut snd = TcpSender::new(&cfg, Packet::default(), Some(segments * mss));
+        let mut rcv = TcpReceiver::new(&cfg, Packet::default());
+        let owd = 10 * MS;
+        let mut wire: Vec<(Time, u64, Packet)> = Vec::new(); // (arrival, order, packet)
+        let mut order = 0;
+        let mut dropped = Vec::new();
+        let mut rtx_times = Vec::new();
+        let mut out = Vec::new();
+        let mut now = 0;
+        snd.start(now, &mut out);
+        loop {
+            for p in out.drain(..) {
+                if p.dir == Dir::Forward && p.tcp.len > 0 {
+                    if snd.stats.retransmits as usize > rtx_times.len() {
+                        rtx_times.push(now);
+                    }
+                    let lost_before = dropped.iter().filter(|&&s| s == p.tcp.seq).count();
+                    if drops
+                        .iter()
+                        .any(|&(i, n)| i == p.tcp.seq / mss && lost_before < n)
+                    {
+                        dropped.push(p.tcp.seq);
+                        continue;
+                    }
+                }
+                order += 1;
+                wire.push((now + owd, order, p));
+            }
+            if snd.is_finished() {
+                return (snd, rtx_times);
+            }
+            let timers = [
+                snd.rto_timer.deadline,
+                snd.pace_timer.deadline,
+                rcv.delack_timer.deadline,
+            ];
+            let next_timer = timers.iter().flatten().min().copied();
+            let next_pkt = wire.iter().map(|w| (w.0, w.1)).min();
+            match (next_pkt, next_timer) {
+                (Some((t, o)), nt) if nt.is_none_or(|nt| t <= nt) => {
+                    now = t;
+                    let i = wire.iter().position(|w| (w.0, w.1) == (t, o)).unwrap();
+                    let (_, _, p) = wire.remove(i);
+                    match p.dir {
+                        Dir::Forward => rcv.on_segment(&p, now, &mut out),
+                        Dir::Reverse => snd.on_ack(&p, now, &mut out),
+                    }
+                }
+                (_, Some(t)) => {
+                    now = t;
+                    snd.on_timer(now, &mut out);
+                    rcv.on_timer(now, &mut out);
+                }
+                _ => panic!("deadlock: nothing in flight and no timer"),
+            }
+            assert!(now < 60_000 * MS, "transfer did not finish");
+        }
+    }
+
+    #[test]
+    fn sack_repairs_three_losses_in_one_window_in_one_recovery() {
+        let (snd, rtx) = transfer(true, 60, &[(4, 1), (5, 1), (7, 1)]);
+        assert_eq!(snd.stats.timeouts, 0);
+        assert_eq!(snd.stats.fast_recoveries, 1);
+        assert_eq!(
+            snd.stats.retransmits, 3,
+            "only the lost segments are resent"
+        );
+        // All three holes are known from the SACK scoreboard and resent within one RTT.
+        assert!(rtx[2] - rtx[0] < 20 * MS, "{rtx:?}");
+        assert_eq!(snd.stats.bytes_acked, 60 * 1448);
+    }
+
+    #[test]
+    fn newreno_without_sack_repairs_one_hole_per_round_trip() {
+        let (snd, rtx) = transfer(false, 60, &[(4, 1), (5, 1), (7, 1)]);
+        assert_eq!(snd.stats.timeouts, 0);
+        assert_eq!(
+            snd.stats.fast_recoveries, 1,
+            "RFC 6582: one recovery for the window"
+        );
+        assert_eq!(snd.stats.retransmits, 3);
+        // RFC 6582 §3.2 step 4: each partial ACK reveals the next hole one RTT (20 ms) later.
+        assert_eq!(rtx[1] - rtx[0], 20 * MS);
+        assert_eq!(rtx[2] - rtx[1], 20 * MS);
+        assert_eq!(snd.stats.bytes_acked, 60 * 1448);
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_repaired_by_the_timer() {
+        // Segment 3 and its fast retransmission are lost: only the RTO can repair it
+        // (RFC 6298 §5.4), no earlier than min RTO after the fast retransmission.
+        let (snd, rtx) = transfer(true, 40, &[(3, 2)]);
+        assert_eq!(snd.stats.timeouts, 1);
+        assert_eq!(snd.stats.fast_recoveries, 1);
+        assert_eq!(rtx.len(), 2);
+        assert!(rtx[1] - rtx[0] >= 200 * MS, "{rtx:?}");
+        assert_eq!(snd.stats.bytes_acked, 40 * 1448);
     }
 }

@@ -137,6 +137,18 @@ pub enum CaState {
     Loss,
 }
 
+impl CaState {
+    pub fn name(self) -> &'static str {
+        match self {
+            CaState::Open => "open",
+            CaState::Disorder => "disorder",
+            CaState::Cwr => "cwr",
+            CaState::Recovery => "recovery",
+            CaState::Loss => "loss",
+        }
+    }
+}
+
 /// Events outside the ACK clock (Linux `enum tcp_ca_event`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaEvent {
