@@ -876,6 +876,16 @@ mod tests {
             init_cwnd: 20,
             ..TcpConfig::default()
         };
+        let (snd, rtx, _) = run(cfg, segments, drops);
+        (snd, rtx)
+    }
+
+    /// As [`transfer`] with any configuration; also returns every data transmission time.
+    fn run(
+        cfg: TcpConfig,
+        segments: u64,
+        drops: &[(u64, usize)],
+    ) -> (TcpSender, Vec<Time>, Vec<Time>) {
         let mss = cfg.mss as u64;
         let mut snd = TcpSender::new(&cfg, Packet::default(), Some(segments * mss));
         let mut rcv = TcpReceiver::new(&cfg, Packet::default());
@@ -884,12 +894,14 @@ mod tests {
         let mut order = 0;
         let mut dropped = Vec::new();
         let mut rtx_times = Vec::new();
+        let mut sends = Vec::new();
         let mut out = Vec::new();
         let mut now = 0;
         snd.start(now, &mut out);
         loop {
             for p in out.drain(..) {
                 if p.dir == Dir::Forward && p.tcp.len > 0 {
+                    sends.push(now);
                     if snd.stats.retransmits as usize > rtx_times.len() {
                         rtx_times.push(now);
                     }
@@ -906,7 +918,7 @@ mod tests {
                 wire.push((now + owd, order, p));
             }
             if snd.is_finished() {
-                return (snd, rtx_times);
+                return (snd, rtx_times, sends);
             }
             let timers = [
                 snd.rto_timer.deadline,
@@ -963,6 +975,24 @@ mod tests {
         assert_eq!(rtx[1] - rtx[0], 20 * MS);
         assert_eq!(rtx[2] - rtx[1], 20 * MS);
         assert_eq!(snd.stats.bytes_acked, 60 * 1448);
+    }
+
+    #[test]
+    fn pacing_spaces_segments_after_the_first_ten() {
+        let cfg = TcpConfig {
+            pacing: true,
+            ..TcpConfig::default()
+        };
+        let (snd, _, sends) = run(cfg, 30, &[]);
+        assert_eq!(snd.stats.retransmits, 0);
+        // Linux tcp_update_skb_after_send: the initial window leaves as a burst ...
+        assert!(sends[..10].iter().all(|&t| t == sends[0]));
+        // ... then, in slow start, at 200 % of cwnd/SRTT: with SRTT = 20 ms (the SYN
+        // exchange) and cwnd = 10, a 1500-byte packet every 1500 / (2·10·1448 / 0.02) s.
+        let gap = 1500 * 20 * MS / (2 * 10 * 1448);
+        assert!(sends[10] >= sends[9] + gap - 1, "{:?}", &sends[..12]);
+        let later: Vec<_> = sends[10..20].windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(later.iter().all(|&g| g > 0), "paced, not bursty: {later:?}");
     }
 
     #[test]
