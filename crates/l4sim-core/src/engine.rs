@@ -21,7 +21,7 @@ use crate::time::{tx_time, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EvKind {
-    /// A channel finished serialising its packet.
+    /// A channel finished serialising a packet and packets are waiting in its qdisc.
     TxDone(u32),
     /// The oldest packet on a channel's wire reaches the far end.
     Arrive(u32),
@@ -161,8 +161,8 @@ impl Simulation {
                     delay: l.delay_ns,
                     loss: l.loss,
                     qdisc: Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx)),
-                    tx: None,
-                    tx_end: 0,
+                    busy_until: 0,
+                    txdone_pending: false,
                     wire: VecDeque::new(),
                     rng: Rng::for_component(cfg.seed, KEY_LINK | idx),
                     stats: ChannelStats::default(),
@@ -423,17 +423,26 @@ impl Simulation {
         let backlog = ch.qdisc.backlog_pkts();
         ch.stats.backlog.set(now, backlog as f64);
         ch.stats.backlog_max = ch.stats.backlog_max.max(backlog);
-        self.account_drops();
-        if self.channels[c].tx.is_none() {
+        if ch.txdone_pending {
+            // The link is busy and will pull from the qdisc when it frees.
+        } else if now >= ch.busy_until {
             self.start_tx(c);
+        } else {
+            ch.txdone_pending = true;
+            let at = ch.busy_until;
+            self.queue.push(at, EvKind::TxDone(c as u32));
         }
+        self.account_drops();
     }
 
+    /// The link is free: take the next packet from the qdisc and put it on the wire. A
+    /// "transmission done" event is needed only if more packets wait behind it.
     fn start_tx(&mut self, c: usize) {
         let now = self.now;
         let ch = &mut self.channels[c];
         let next = ch.qdisc.dequeue(now, &mut self.drops);
-        ch.stats.backlog.set(now, ch.qdisc.backlog_pkts() as f64);
+        let backlog = ch.qdisc.backlog_pkts();
+        ch.stats.backlog.set(now, backlog as f64);
         if let Some(p) = next {
             let soj = now - p.enqueued;
             ch.stats.sojourn.record(soj);
@@ -442,27 +451,28 @@ impl Simulation {
             let tt = tx_time(p.size, ch.rate_bps);
             ch.stats.busy_ns += tt;
             ch.stats.iv_busy_ns += tt;
-            ch.tx = Some(p);
-            ch.tx_end = now + tt;
-            self.queue.push(now + tt, EvKind::TxDone(c as u32));
+            ch.stats.tx_pkts += 1;
+            ch.stats.tx_bytes += p.size as u64;
+            ch.busy_until = now + tt;
+            if ch.rng.bernoulli(ch.loss) {
+                ch.stats.lost += 1;
+                self.counters.dropped_loss += 1;
+                self.flows[p.flow as usize].drops += 1;
+            } else {
+                ch.wire.push_back(p);
+                self.queue
+                    .push(now + tt + ch.delay, EvKind::Arrive(c as u32));
+            }
+            if backlog > 0 {
+                ch.txdone_pending = true;
+                self.queue.push(now + tt, EvKind::TxDone(c as u32));
+            }
         }
         self.account_drops();
     }
 
     fn on_tx_done(&mut self, c: usize) {
-        let ch = &mut self.channels[c];
-        let p = ch.tx.take().expect("tx done without a packet");
-        ch.stats.tx_pkts += 1;
-        ch.stats.tx_bytes += p.size as u64;
-        if ch.rng.bernoulli(ch.loss) {
-            ch.stats.lost += 1;
-            self.counters.dropped_loss += 1;
-            self.flows[p.flow as usize].drops += 1;
-        } else {
-            ch.wire.push_back(p);
-            let at = self.now + ch.delay;
-            self.queue.push(at, EvKind::Arrive(c as u32));
-        }
+        self.channels[c].txdone_pending = false;
         self.start_tx(c);
     }
 
@@ -499,7 +509,7 @@ impl Simulation {
     pub fn in_flight(&self) -> u64 {
         self.channels
             .iter()
-            .map(|c| c.qdisc.backlog_pkts() as u64 + c.tx.is_some() as u64 + c.wire.len() as u64)
+            .map(|c| c.qdisc.backlog_pkts() as u64 + c.wire.len() as u64)
             .sum()
     }
 
@@ -515,15 +525,11 @@ impl Simulation {
             f.prev_sent = f.sent_bytes();
         }
         for (i, ch) in self.channels.iter_mut().enumerate() {
-            if ch.stats.tx_pkts == 0 && ch.tx.is_none() && ch.qdisc.backlog_pkts() == 0 {
+            if !ch.used() {
                 continue;
             }
             // Busy time of a transmission that runs past `now` belongs to the next interval.
-            let ahead = if ch.tx.is_some() {
-                ch.tx_end.saturating_sub(now)
-            } else {
-                0
-            };
+            let ahead = ch.busy_until.saturating_sub(now);
             let busy = ch.stats.iv_busy_ns - ahead;
             self.series.push_queue(now, i, ch, busy as f64 / iv as f64);
             ch.stats.iv_busy_ns = ahead;

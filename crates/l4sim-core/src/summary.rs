@@ -133,7 +133,7 @@ impl Simulation {
         let queues = self
             .channels
             .iter()
-            .filter(|c| c.stats.tx_pkts > 0 || c.tx.is_some() || c.qdisc.backlog_pkts() > 0)
+            .filter(|c| c.used())
             .map(|c| {
                 let st = c.qdisc.stats();
                 let h = &c.stats.sojourn;
@@ -150,7 +150,7 @@ impl Simulation {
                     lost: c.stats.lost,
                     ecn_marks: st.ecn_marks,
                     utilization: if now > 0 {
-                        c.busy_until(now) as f64 / now as f64
+                        c.busy_time(now) as f64 / now as f64
                     } else {
                         0.0
                     },

@@ -1,10 +1,13 @@
 //! A link direction ("channel"): its egress qdisc, the one packet being serialised, and the
 //! packets propagating on the wire. There is no other buffer.
+//!
+//! A packet leaves the qdisc when the link is free; from then on it is "on the wire" (being
+//! serialised until `busy_until`, then propagating) and arrives `delay` after its last bit.
 
 use std::collections::VecDeque;
 
 use crate::net::packet::Packet;
-use crate::qdisc::Qdisc;
+use crate::qdisc::{Qdisc, QueueDisc};
 use crate::rng::Rng;
 use crate::stats::{Histogram, TimeAverage};
 use crate::time::Time;
@@ -39,10 +42,12 @@ pub struct Channel {
     pub delay: Time,
     pub loss: f64,
     pub qdisc: Qdisc,
-    /// The packet being serialised and when its last bit leaves.
-    pub tx: Option<Packet>,
-    pub tx_end: Time,
-    /// Packets propagating, in departure order (constant delay keeps arrival order).
+    /// When the last bit of the packet being serialised leaves (the link is free then).
+    pub busy_until: Time,
+    /// A "transmission done" event is queued for `busy_until` (only while packets wait).
+    pub txdone_pending: bool,
+    /// Packets being serialised or propagating, in departure order (a constant delay keeps
+    /// arrival order).
     pub wire: VecDeque<Packet>,
     pub rng: Rng,
     pub stats: ChannelStats,
@@ -50,12 +55,12 @@ pub struct Channel {
 
 impl Channel {
     /// Busy time up to `now`, counting only the elapsed part of a transmission in progress.
-    pub fn busy_until(&self, now: Time) -> u64 {
-        let ahead = if self.tx.is_some() {
-            self.tx_end.saturating_sub(now)
-        } else {
-            0
-        };
-        self.stats.busy_ns - ahead
+    pub fn busy_time(&self, now: Time) -> u64 {
+        self.stats.busy_ns - self.busy_until.saturating_sub(now)
+    }
+
+    /// Carried or holds anything: worth reporting.
+    pub fn used(&self) -> bool {
+        self.stats.tx_pkts > 0 || self.qdisc.backlog_pkts() > 0
     }
 }
