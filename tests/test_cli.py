@@ -87,9 +87,9 @@ def short_scenario(tmp_path: Path) -> Path:
 
 def test_bad_scenario_exits_2_with_one_line(tmp_path: Path):
     bad = tmp_path / "bad.toml"
-    bad.write_text(SHORT.replace('cca = "cubic"', 'cca = "bbr"'))
+    bad.write_text(SHORT.replace('cca = "cubic"', 'cca = "copa"'))
     line = assert_one_line_error(l4sim("run", str(bad), "--out", str(tmp_path / "out")))
-    assert "bad.toml" in line and "flows[1].cca" in line and "'bbr'" in line
+    assert "bad.toml" in line and "flows[1].cca" in line and "'copa'" in line
     assert not (tmp_path / "out" / "summary.json").exists()
 
 
@@ -100,7 +100,7 @@ def test_bad_scenario_exits_2_with_one_line(tmp_path: Path):
         ('duration = "1s"\n[topology\n', "not valid TOML"),
         (SHORT.replace('"10Mbps"', "10"), "no unit"),
         (SHORT.replace('"10Mbps"', '"-10Mbps"'), "negative"),
-        (SHORT.replace('kind = "fifo"', 'kind = "codel"'), "'codel'"),
+        (SHORT.replace('kind = "fifo"', 'kind = "blue"'), "'blue'"),
     ],
 )
 def test_bad_inputs_exit_2(tmp_path: Path, content: str, fragment: str):

@@ -23,7 +23,7 @@ import typing
 from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
@@ -51,16 +51,22 @@ from l4sim.units import (
 
 __all__ = [
     "AccessSpec",
+    "Codel",
     "Custom",
     "CustomLink",
     "Delack",
     "Dumbbell",
     "Fifo",
     "Flow",
+    "Fq",
+    "FqCodel",
+    "FqPie",
     "L4simError",
     "LinkSpec",
     "PathTopology",
+    "Pie",
     "Qdisc",
+    "Red",
     "Scenario",
     "ScenarioError",
     "TcpFlow",
@@ -157,15 +163,220 @@ class Fifo(_Model):
         return {"kind": "fifo", "limit_bytes": self.limit.bytes}
 
 
+def _in_packets(v: QueueLimit) -> QueueLimit:
+    if v.packets is None:
+        raise PydanticCustomError(
+            "not_packets", "must be a number of packets such as '100p', not a size"
+        )
+    return v
+
+
+PacketLimit = Annotated[Limit, AfterValidator(_in_packets)]
+"""A queue limit in packets only (``"1000p"``)."""
+
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+Gain = Annotated[float, Field(ge=0.0, le=100.0)]
+Flag = Annotated[bool, Field(strict=True)]
+
+
+class _AqmBase(_Model):
+    """An AQM model: every parameter is optional and an unset one takes the core's default
+    (the ``Default`` impls in ``crates/l4sim-core/src/qdisc/``; listed in docs/qdiscs.md).
+    ``_core_keys`` maps each field to its key in config.rs."""
+
+    kind: str
+    _core_keys: ClassVar[dict[str, str]] = {}
+
+    def to_core(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        for name, key in self._core_keys.items():
+            value = getattr(self, name)
+            if isinstance(value, QueueLimit):
+                value = value.packets if value.packets is not None else value.bytes
+            if value is not None:
+                out[key] = value
+        return out
+
+
+class Red(_AqmBase):
+    """RED (``kind = "red"``): thresholds and limit all in packets (``"5p"``) or all in bytes
+    (byte mode, then all three are required); ``max_p``, ``w_q``, ``gentle``, ``ecn``,
+    ``harddrop``, ``avpkt`` and the link ``bandwidth`` for the idle-time decay."""
+
+    kind: Literal["red"] = "red"
+    limit: Limit | None = None
+    min_th: Limit | None = None
+    max_th: Limit | None = None
+    max_p: Annotated[float, Field(gt=0.0, le=1.0)] | None = None
+    w_q: Annotated[float, Field(gt=0.0, le=1.0)] | None = None
+    gentle: Flag | None = None
+    ecn: Flag | None = None
+    harddrop: Flag | None = None
+    avpkt: Size | None = None
+    bandwidth: Rate | None = None
+
+    _core_keys: ClassVar[dict[str, str]] = {
+        "limit": "limit",
+        "min_th": "min_th",
+        "max_th": "max_th",
+        "max_p": "max_p",
+        "w_q": "w_q",
+        "gentle": "gentle",
+        "ecn": "ecn",
+        "harddrop": "harddrop",
+        "avpkt": "avpkt",
+        "bandwidth": "bandwidth_bps",
+    }
+
+    def byte_mode(self) -> bool:
+        return any(v is not None and v.bytes is not None for v in self._sizes().values())
+
+    def _sizes(self) -> dict[str, QueueLimit | None]:
+        return {"limit": self.limit, "min_th": self.min_th, "max_th": self.max_th}
+
+    @model_validator(mode="after")
+    def _units(self) -> Red:
+        sizes = self._sizes()
+        if self.byte_mode():
+            for name, v in sizes.items():
+                if v is None or v.bytes is None:
+                    raise ValueError(
+                        "limit, min_th and max_th must all be sizes in byte mode "
+                        f"(one of them is a size); {name} is "
+                        + ("missing" if v is None else f"{v} packets")
+                    )
+        if self.min_th is not None and self.max_th is not None:
+            lo = self.min_th.packets or self.min_th.bytes or 0
+            hi = self.max_th.packets or self.max_th.bytes or 0
+            if lo >= hi:
+                raise ValueError(
+                    f"min_th {str(self.min_th)!r} must be below max_th {str(self.max_th)!r}"
+                )
+        return self
+
+    def to_core(self) -> dict[str, Any]:
+        out = super().to_core()
+        if self.byte_mode():
+            out["bytes"] = True
+        return out
+
+
+class Codel(_AqmBase):
+    """CoDel, RFC 8289 (``kind = "codel"``): ``target``, ``interval``, ``limit`` (packets),
+    ``mtu`` (no drop at or below one MTU of backlog) and ``ecn``."""
+
+    kind: Literal["codel"] = "codel"
+    limit: PacketLimit | None = None
+    target: PositiveTime | None = None
+    interval: PositiveTime | None = None
+    mtu: Size | None = None
+    ecn: Flag | None = None
+
+    _core_keys: ClassVar[dict[str, str]] = {
+        "limit": "limit_pkts",
+        "target": "target_ns",
+        "interval": "interval_ns",
+        "mtu": "mtu",
+        "ecn": "ecn",
+    }
+
+
+_PIE_KEYS = {
+    "limit": "limit_pkts",
+    "target": "target_ns",
+    "tupdate": "tupdate_ns",
+    "alpha": "alpha",
+    "beta": "beta",
+    "max_burst": "max_burst_ns",
+    "max_ecnth": "max_ecnth",
+    "ecn": "ecn",
+    "bytemode": "bytemode",
+    "mtu": "mtu",
+}
+
+
+class Pie(_AqmBase):
+    """PIE, RFC 8033 (``kind = "pie"``): ``target``, ``tupdate``, gains ``alpha`` and
+    ``beta`` (per second), ``max_burst``, ``ecn`` with ``max_ecnth``, ``bytemode``,
+    ``limit`` (packets)."""
+
+    kind: Literal["pie"] = "pie"
+    limit: PacketLimit | None = None
+    target: PositiveTime | None = None
+    tupdate: PositiveTime | None = None
+    alpha: Gain | None = None
+    beta: Gain | None = None
+    max_burst: Time | None = None
+    max_ecnth: Fraction | None = None
+    ecn: Flag | None = None
+    bytemode: Flag | None = None
+    mtu: Size | None = None
+
+    _core_keys: ClassVar[dict[str, str]] = _PIE_KEYS
+
+
+_FQ_KEYS = {"limit": "limit_pkts", "flows": "flows", "quantum": "quantum"}
+
+
+class FqCodel(Codel):
+    """FQ-CoDel, RFC 8290 (``kind = "fq_codel"``): CoDel per flow queue plus ``flows``
+    (hash buckets), ``quantum`` (DRR bytes), ``drop_batch``; ``limit`` is the total."""
+
+    kind: Literal["fq_codel"] = "fq_codel"  # type: ignore[assignment]
+    flows: Count | None = None
+    quantum: Size | None = None
+    drop_batch: Count | None = None
+
+    _core_keys: ClassVar[dict[str, str]] = {
+        **Codel._core_keys,
+        **_FQ_KEYS,
+        "drop_batch": "drop_batch",
+    }
+
+
+class FqPie(Pie):
+    """FQ-PIE (``kind = "fq_pie"``): PIE per flow queue plus ``flows`` and ``quantum``;
+    ``limit`` is the total."""
+
+    kind: Literal["fq_pie"] = "fq_pie"  # type: ignore[assignment]
+    flows: Count | None = None
+    quantum: Size | None = None
+
+    _core_keys: ClassVar[dict[str, str]] = {**_PIE_KEYS, **_FQ_KEYS}
+
+
+class Fq(_AqmBase):
+    """Flow queues with a fixed drop-tail buffer per flow (``kind = "fq"``, the LFQ paper's
+    "fq 100"): ``per_flow_limit`` (packets), ``limit`` (total), ``flows``, ``quantum``,
+    ``drop_batch``."""
+
+    kind: Literal["fq"] = "fq"
+    limit: PacketLimit | None = None
+    per_flow_limit: PacketLimit | None = None
+    flows: Count | None = None
+    quantum: Size | None = None
+    drop_batch: Count | None = None
+
+    _core_keys: ClassVar[dict[str, str]] = {
+        **_FQ_KEYS,
+        "per_flow_limit": "per_flow_limit",
+        "drop_batch": "drop_batch",
+    }
+
+
 def _qdisc_shorthand(v: Any) -> Any:
     """``qdisc = "fifo"`` means ``qdisc = { kind = "fifo" }`` with default parameters."""
     return {"kind": v} if isinstance(v, str) else v
 
 
-Qdisc = Annotated[Fifo, Field(discriminator="kind"), BeforeValidator(_qdisc_shorthand)]
-"""Any queue discipline; add new kinds here as ``Fifo | Red | ...``."""
+Qdisc = Annotated[
+    Fifo | Red | Codel | Pie | FqCodel | FqPie | Fq,
+    Field(discriminator="kind"),
+    BeforeValidator(_qdisc_shorthand),
+]
+"""Any queue discipline; add new kinds here."""
 
-QDISC_KINDS: tuple[str, ...] = ("fifo",)
+QDISC_KINDS: tuple[str, ...] = ("fifo", "red", "codel", "pie", "fq_codel", "fq_pie", "fq")
 
 # --------------------------------------------------------------------------------------------
 # Links and topology presets.
@@ -431,7 +642,7 @@ class TcpFlow(_FlowBase):
     ``init_cwnd`` / ``init_ssthresh`` are in segments."""
 
     kind: Literal["tcp"]
-    cca: Literal["newreno", "cubic"] = "newreno"
+    cca: Literal["newreno", "cubic", "bic", "bbr", "vegas"] = "newreno"
     ecn: Annotated[bool, Field(strict=True)] = False
     mss: Size | None = None
     header_size: Size | None = None

@@ -70,6 +70,18 @@ pub enum QdiscConfig {
         #[serde(default)]
         limit_bytes: Option<u64>,
     },
+    /// RED (`qdisc/red.rs`); unset fields take the defaults in `RedConfig::default`.
+    Red(crate::qdisc::red::RedConfig),
+    /// CoDel, RFC 8289 (`qdisc/codel.rs`).
+    Codel(crate::qdisc::codel::CodelConfig),
+    /// PIE, RFC 8033 (`qdisc/pie.rs`).
+    Pie(crate::qdisc::pie::PieConfig),
+    /// FQ-CoDel, RFC 8290 (`qdisc/fq.rs`).
+    FqCodel(crate::qdisc::fq::FqCodelConfig),
+    /// FQ-PIE (`qdisc/fq.rs`).
+    FqPie(crate::qdisc::fq::FqPieConfig),
+    /// Flow queues with a fixed drop-tail buffer per flow (`qdisc/fq.rs`).
+    Fq(crate::qdisc::fq::FqConfig),
 }
 
 impl Default for QdiscConfig {
@@ -95,6 +107,9 @@ pub enum CcaKind {
     #[default]
     Newreno,
     Cubic,
+    Bic,
+    Bbr,
+    Vegas,
 }
 
 /// ECN codepoint names as used in configuration (RFC 3168 §5).
@@ -323,6 +338,83 @@ impl QdiscConfig {
                 }
                 Ok(())
             }
+            QdiscConfig::Red(c) => {
+                if c.limit == 0 || c.min_th == 0 || c.max_th <= c.min_th {
+                    return Err("RED needs 0 < min_th < max_th and a positive limit".into());
+                }
+                check_unit("RED max_p", c.max_p)?;
+                check_unit("RED w_q", c.w_q)?;
+                if c.w_q == 0.0 || c.avpkt == 0 || c.bandwidth_bps == Some(0) {
+                    return Err("RED w_q, avpkt and bandwidth must be positive".into());
+                }
+                Ok(())
+            }
+            QdiscConfig::Codel(c) => positive("CoDel", &[c.limit_pkts, c.target_ns, c.interval_ns]),
+            QdiscConfig::Pie(c) => {
+                positive("PIE", &[c.limit_pkts, c.target_ns, c.tupdate_ns])?;
+                gains("PIE", c.alpha, c.beta, c.max_ecnth)
+            }
+            QdiscConfig::FqCodel(c) => positive(
+                "FQ-CoDel",
+                &[
+                    c.limit_pkts,
+                    c.flows as u64,
+                    c.quantum as u64,
+                    c.target_ns,
+                    c.interval_ns,
+                    c.drop_batch as u64,
+                ],
+            ),
+            QdiscConfig::FqPie(c) => {
+                positive(
+                    "FQ-PIE",
+                    &[
+                        c.limit_pkts,
+                        c.flows as u64,
+                        c.quantum as u64,
+                        c.target_ns,
+                        c.tupdate_ns,
+                    ],
+                )?;
+                gains("FQ-PIE", c.alpha, c.beta, c.max_ecnth)
+            }
+            QdiscConfig::Fq(c) => positive(
+                "fq",
+                &[
+                    c.limit_pkts,
+                    c.flows as u64,
+                    c.quantum as u64,
+                    c.per_flow_limit as u64,
+                    c.drop_batch as u64,
+                ],
+            ),
         }
     }
+}
+
+/// Qdisc checks: every listed limit, count and duration must be positive.
+fn positive(what: &str, xs: &[u64]) -> Result<(), String> {
+    if xs.contains(&0) {
+        return Err(format!(
+            "{what} limits, counts, quantum and times must be positive"
+        ));
+    }
+    Ok(())
+}
+
+/// A probability or weight in [0, 1].
+fn check_unit(what: &str, x: f64) -> Result<(), String> {
+    if !(0.0..=1.0).contains(&x) {
+        return Err(format!("{what} {x} is outside [0, 1]"));
+    }
+    Ok(())
+}
+
+fn gains(what: &str, alpha: f64, beta: f64, max_ecnth: f64) -> Result<(), String> {
+    if !(alpha.is_finite() && alpha >= 0.0 && beta.is_finite() && beta >= 0.0) {
+        return Err(format!(
+            "{what} alpha and beta must be finite and not negative"
+        ));
+    }
+    check_unit(&format!("{what} max_ecnth"), max_ecnth)
 }

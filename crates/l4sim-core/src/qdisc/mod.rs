@@ -4,14 +4,24 @@
 //! one file implementing [`QueueDisc`]; [`Qdisc`] is the enum the engine holds, so the
 //! simulation stays `Clone` and the hot path has no virtual calls.
 
+pub mod codel;
 pub mod fifo;
+pub mod fq;
+pub mod pie;
+pub mod red;
+
+use std::collections::VecDeque;
 
 use crate::config::QdiscConfig;
-use crate::net::packet::Packet;
+use crate::net::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
 
+pub use codel::Codel;
 pub use fifo::Fifo;
+pub use fq::{Fq, FqCodel, FqPie};
+pub use pie::Pie;
+pub use red::Red;
 
 /// Why a qdisc discarded a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +64,57 @@ impl QdiscStats {
     }
 }
 
+/// Set CE on an ECT packet (RFC 3168 §5) and count the mark. Returns false for a Not-ECT
+/// packet, which the caller must drop instead. A packet already CE counts as marked (Linux
+/// `INET_ECN_set_ce` returns true for it too).
+#[inline]
+pub(crate) fn mark_ce(pkt: &mut Packet, stats: &mut QdiscStats) -> bool {
+    if !pkt.ecn.is_ect() {
+        return false;
+    }
+    pkt.ecn = Ecn::Ce;
+    stats.ecn_marks += 1;
+    true
+}
+
+/// A packet FIFO that keeps its byte count: the storage of every AQM queue and flow queue.
+/// Its `VecDeque` keeps its capacity, so after warm-up it allocates nothing per packet.
+#[derive(Clone, Debug, Default)]
+pub struct PktQueue {
+    q: VecDeque<Packet>,
+    bytes: u64,
+}
+
+impl PktQueue {
+    #[inline]
+    pub fn push(&mut self, pkt: Packet) {
+        self.bytes += pkt.size as u64;
+        self.q.push_back(pkt);
+    }
+    #[inline]
+    pub fn pop(&mut self) -> Option<Packet> {
+        let p = self.q.pop_front()?;
+        self.bytes -= p.size as u64;
+        Some(p)
+    }
+    #[inline]
+    pub fn front(&self) -> Option<&Packet> {
+        self.q.front()
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
 /// The queue-discipline interface (cf. Linux `struct Qdisc_ops`: enqueue, dequeue, peek).
 pub trait QueueDisc {
     /// Offer a packet that arrived at `now`. The qdisc stores it, or discards it (or another
@@ -74,33 +135,79 @@ pub trait QueueDisc {
 #[derive(Clone, Debug)]
 pub enum Qdisc {
     Fifo(Fifo),
+    Red(Red),
+    Codel(Codel),
+    Pie(Pie),
+    FqCodel(FqCodel),
+    FqPie(FqPie),
+    Fq(Fq),
 }
 
 macro_rules! dispatch {
     ($self:ident, $q:ident => $e:expr) => {
         match $self {
             Qdisc::Fifo($q) => $e,
+            Qdisc::Red($q) => $e,
+            Qdisc::Codel($q) => $e,
+            Qdisc::Pie($q) => $e,
+            Qdisc::FqCodel($q) => $e,
+            Qdisc::FqPie($q) => $e,
+            Qdisc::Fq($q) => $e,
         }
     };
 }
 
 impl Qdisc {
-    /// Build a qdisc; `rng` is its own random stream (for AQMs that draw, e.g. RED, PIE).
-    pub fn from_config(cfg: &QdiscConfig, _rng: Rng) -> Qdisc {
-        match *cfg {
+    /// Build a qdisc; `rng` is its own random stream (RED and PIE draw from it, the flow
+    /// queues take their hash perturbation from it; FIFO ignores it).
+    pub fn from_config(cfg: &QdiscConfig, rng: Rng) -> Qdisc {
+        match cfg {
             QdiscConfig::Fifo {
                 limit_pkts,
                 limit_bytes,
-            } => Qdisc::Fifo(Fifo::new(limit_pkts, limit_bytes)),
+            } => Qdisc::Fifo(Fifo::new(*limit_pkts, *limit_bytes)),
+            QdiscConfig::Red(c) => Qdisc::Red(Red::new(c, rng)),
+            QdiscConfig::Codel(c) => Qdisc::Codel(Codel::new(c)),
+            QdiscConfig::Pie(c) => Qdisc::Pie(Pie::new(c, rng)),
+            QdiscConfig::FqCodel(c) => Qdisc::FqCodel(fq::fq_codel(c, rng)),
+            QdiscConfig::FqPie(c) => Qdisc::FqPie(fq::fq_pie(c, rng)),
+            QdiscConfig::Fq(c) => Qdisc::Fq(fq::fq_fixed(c, rng)),
         }
     }
 }
 
 impl Qdisc {
-    /// Set the buffer limits (packets and/or bytes) of qdiscs that have one.
+    /// Set the buffer limits (packets and/or bytes) of qdiscs that have one. For the AQMs
+    /// this is their hard (overall) limit; a limit in a unit the qdisc does not use is
+    /// ignored (CoDel, PIE and the flow queues count packets; RED counts in its mode's unit).
     pub fn set_limits(&mut self, limit_pkts: Option<u64>, limit_bytes: Option<u64>) {
         match self {
             Qdisc::Fifo(q) => q.set_limits(limit_pkts, limit_bytes),
+            Qdisc::Red(q) => q.set_limits(limit_pkts, limit_bytes),
+            Qdisc::Codel(q) => q.set_limit(limit_pkts),
+            Qdisc::Pie(q) => q.set_limit(limit_pkts),
+            Qdisc::FqCodel(q) => q.set_limit(limit_pkts),
+            Qdisc::FqPie(q) => q.set_limit(limit_pkts),
+            Qdisc::Fq(q) => q.set_limit(limit_pkts),
+        }
+    }
+
+    /// Set the per-flow buffer (packets) of flow bucket `bucket` of an `fq` qdisc (the LFQ
+    /// agent's knob). Returns false if this qdisc is not `fq` or the bucket is out of range.
+    pub fn set_flow_limit(&mut self, bucket: usize, limit_pkts: u32) -> bool {
+        match self {
+            Qdisc::Fq(q) => q.set_flow_limit(bucket, limit_pkts),
+            _ => false,
+        }
+    }
+
+    /// The flow bucket a packet maps to, for the flow-queue qdiscs.
+    pub fn flow_bucket(&self, pkt: &Packet) -> Option<usize> {
+        match self {
+            Qdisc::FqCodel(q) => Some(q.bucket_of(pkt)),
+            Qdisc::FqPie(q) => Some(q.bucket_of(pkt)),
+            Qdisc::Fq(q) => Some(q.bucket_of(pkt)),
+            _ => None,
         }
     }
 }

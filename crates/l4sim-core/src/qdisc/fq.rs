@@ -1,0 +1,770 @@
+//! The flow-queue scheduler (RFC 8290 §4, Linux `net/sched/sch_fq_codel.c` and
+//! `sch_fq_pie.c`) shared by FQ-CoDel, FQ-PIE and `fq` (a fixed drop-tail buffer per flow,
+//! the LFQ paper's "fq 100" / "fq 1000", whose per-flow limits an agent can change).
+//!
+//! - Packets hash to one of `flows` buckets by 5-tuple ([`Packet::five_tuple_hash`] with a
+//!   perturbation drawn from the qdisc's RNG; bucket = `(hash · flows) >> 32`, as Linux
+//!   `reciprocal_scale`).
+//! - Deficit round robin with `quantum` bytes over two lists (RFC 8290 §4.2): a flow that
+//!   becomes active joins the *new* list with a full quantum and is served before the old
+//!   ones; a flow that used up its deficit gets another quantum and goes to the tail of the
+//!   *old* list; a new flow found empty moves to the old list (if that is non-empty; Linux),
+//!   an old flow found empty leaves the lists.
+//! - Per-flow AQM through [`FlowAqm`]: CoDel on dequeue, PIE on enqueue, or a per-flow tail
+//!   drop.
+//! - Overall limit (packets): FQ-CoDel and `fq` drop from the head of the fattest flow
+//!   (largest backlog in bytes) after adding the arrival, up to `drop_batch` packets or half
+//!   that flow's bytes (RFC 8290 §4.1; Linux `fq_codel_drop`, batch 64); FQ-PIE drops the
+//!   arrival (Linux `fq_pie_qdisc_enqueue`).
+//!
+//! All flow queues are created up front; their `VecDeque`s keep their capacity, so after
+//! warm-up nothing is allocated per packet. Memory limits (Linux `memory_limit`) are not
+//! modelled.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use super::codel::{CodelParams, CodelVars};
+use super::pie::{PieParams, PieVars};
+use super::{DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
+use crate::net::packet::Packet;
+use crate::rng::Rng;
+use crate::time::{Time, MS};
+
+fn d_flows() -> u32 {
+    1024
+}
+fn d_quantum() -> u32 {
+    1514
+}
+fn d_limit() -> u64 {
+    10240
+}
+fn d_batch() -> u32 {
+    64
+}
+
+/// `kind = "fq_codel"`. Defaults: Linux `tc fq_codel` / RFC 8290 §5 (limit 10240 p,
+/// flows 1024, quantum 1514 B, target 5 ms, interval 100 ms, ECN on, drop batch 64).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FqCodelConfig {
+    pub limit_pkts: u64,
+    pub flows: u32,
+    pub quantum: u32,
+    pub target_ns: u64,
+    pub interval_ns: u64,
+    pub mtu: u32,
+    pub ecn: bool,
+    pub drop_batch: u32,
+}
+
+impl Default for FqCodelConfig {
+    fn default() -> Self {
+        FqCodelConfig {
+            limit_pkts: d_limit(),
+            flows: d_flows(),
+            quantum: d_quantum(),
+            target_ns: 5 * MS,
+            interval_ns: 100 * MS,
+            mtu: 1514,
+            ecn: true,
+            drop_batch: d_batch(),
+        }
+    }
+}
+
+/// `kind = "fq_pie"`. Defaults: Linux `tc fq_pie` (limit 10240 p, flows 1024, quantum
+/// 1514 B, PIE defaults per flow: target 15 ms, tupdate 15 ms, α 2/16, β 20/16, ECN off,
+/// `ecn_prob` 10 %, max_burst 150 ms).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FqPieConfig {
+    pub limit_pkts: u64,
+    pub flows: u32,
+    pub quantum: u32,
+    pub target_ns: u64,
+    pub tupdate_ns: u64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub max_burst_ns: u64,
+    /// Mark instead of drop while p ≤ this (Linux `ecn_prob`).
+    pub max_ecnth: f64,
+    pub ecn: bool,
+    pub bytemode: bool,
+    pub mtu: u32,
+}
+
+impl Default for FqPieConfig {
+    fn default() -> Self {
+        let pie = super::pie::PieConfig::default();
+        FqPieConfig {
+            limit_pkts: d_limit(),
+            flows: d_flows(),
+            quantum: d_quantum(),
+            target_ns: pie.target_ns,
+            tupdate_ns: pie.tupdate_ns,
+            alpha: pie.alpha,
+            beta: pie.beta,
+            max_burst_ns: pie.max_burst_ns,
+            max_ecnth: pie.max_ecnth,
+            ecn: pie.ecn,
+            bytemode: pie.bytemode,
+            mtu: pie.mtu,
+        }
+    }
+}
+
+/// `kind = "fq"`: flow queues with a fixed drop-tail buffer per flow (LFQ paper's "fq").
+/// Defaults: per-flow limit 100 p (Linux `sch_fq` `flow_limit`), overall limit 10240 p,
+/// flows 1024, quantum 1514 B, drop batch 64 (the FQ-CoDel scheduler's).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FqConfig {
+    pub limit_pkts: u64,
+    pub flows: u32,
+    pub quantum: u32,
+    pub per_flow_limit: u32,
+    pub drop_batch: u32,
+}
+
+impl Default for FqConfig {
+    fn default() -> Self {
+        FqConfig {
+            limit_pkts: d_limit(),
+            flows: d_flows(),
+            quantum: d_quantum(),
+            per_flow_limit: 100,
+            drop_batch: d_batch(),
+        }
+    }
+}
+
+/// What runs on each flow queue.
+pub trait FlowAqm: Clone + std::fmt::Debug {
+    type Vars: Clone + std::fmt::Debug;
+    const KIND: &'static str;
+    /// On overall overflow, drop from the fattest flow (true) or the arrival (false).
+    const DROP_FATTEST: bool;
+    fn new_vars(&self) -> Self::Vars;
+    /// Admission of `pkt` to a flow queue `q` (state before the arrival): the packet back
+    /// to queue it (possibly CE-marked), or `None` after recording its drop.
+    #[allow(clippy::too_many_arguments)] // the qdisc's split borrows, passed field by field
+    fn admit(
+        &self,
+        vars: &mut Self::Vars,
+        q: &PktQueue,
+        pkt: Packet,
+        now: Time,
+        rng: &mut Rng,
+        stats: &mut QdiscStats,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Packet>;
+    /// Take the next packet of flow queue `q` (AQM drops at dequeue go to `drops`).
+    fn dequeue(
+        &self,
+        vars: &mut Self::Vars,
+        q: &mut PktQueue,
+        now: Time,
+        stats: &mut QdiscStats,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Packet>;
+    /// The arrival was dropped for the overall limit.
+    fn on_overflow(&self, _vars: &mut Self::Vars) {}
+}
+
+/// CoDel per flow (FQ-CoDel).
+#[derive(Clone, Debug)]
+pub struct CodelAqm(pub CodelParams);
+
+impl FlowAqm for CodelAqm {
+    type Vars = CodelVars;
+    const KIND: &'static str = "fq_codel";
+    const DROP_FATTEST: bool = true;
+    fn new_vars(&self) -> CodelVars {
+        CodelVars::default()
+    }
+    fn admit(
+        &self,
+        _: &mut CodelVars,
+        _: &PktQueue,
+        pkt: Packet,
+        _: Time,
+        _: &mut Rng,
+        _: &mut QdiscStats,
+        _: &mut Vec<Dropped>,
+    ) -> Option<Packet> {
+        Some(pkt)
+    }
+    fn dequeue(
+        &self,
+        vars: &mut CodelVars,
+        q: &mut PktQueue,
+        now: Time,
+        stats: &mut QdiscStats,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Packet> {
+        vars.dequeue(&self.0, q, now, stats, drops)
+    }
+}
+
+/// PIE per flow (FQ-PIE; Linux updates every flow's p from one timer, here each flow
+/// catches up lazily when touched, which gives the same values — see `pie.rs`).
+#[derive(Clone, Debug)]
+pub struct PieAqm(pub PieParams);
+
+impl FlowAqm for PieAqm {
+    type Vars = PieVars;
+    const KIND: &'static str = "fq_pie";
+    const DROP_FATTEST: bool = false;
+    fn new_vars(&self) -> PieVars {
+        PieVars::new(&self.0)
+    }
+    fn admit(
+        &self,
+        vars: &mut PieVars,
+        q: &PktQueue,
+        pkt: Packet,
+        now: Time,
+        rng: &mut Rng,
+        stats: &mut QdiscStats,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Packet> {
+        vars.catch_up(&self.0, now, q.bytes());
+        vars.admit(&self.0, q.bytes(), pkt, rng, stats, drops)
+    }
+    fn dequeue(
+        &self,
+        vars: &mut PieVars,
+        q: &mut PktQueue,
+        now: Time,
+        _: &mut QdiscStats,
+        _: &mut Vec<Dropped>,
+    ) -> Option<Packet> {
+        vars.catch_up(&self.0, now, q.bytes());
+        let p = q.pop()?;
+        vars.on_dequeue(&p, now, q.bytes());
+        Some(p)
+    }
+    fn on_overflow(&self, vars: &mut PieVars) {
+        vars.on_overflow();
+    }
+}
+
+/// A fixed drop-tail buffer per flow (`fq`); the limit is per flow bucket.
+#[derive(Clone, Debug)]
+pub struct TailDropAqm {
+    pub per_flow_limit: u32,
+}
+
+impl FlowAqm for TailDropAqm {
+    /// This bucket's limit in packets.
+    type Vars = u32;
+    const KIND: &'static str = "fq";
+    const DROP_FATTEST: bool = true;
+    fn new_vars(&self) -> u32 {
+        self.per_flow_limit
+    }
+    fn admit(
+        &self,
+        limit: &mut u32,
+        q: &PktQueue,
+        pkt: Packet,
+        _: Time,
+        _: &mut Rng,
+        stats: &mut QdiscStats,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Packet> {
+        if q.len() >= *limit as usize {
+            stats.drop(pkt, DropReason::Overflow, drops);
+            return None;
+        }
+        Some(pkt)
+    }
+    fn dequeue(
+        &self,
+        _: &mut u32,
+        q: &mut PktQueue,
+        _: Time,
+        _: &mut QdiscStats,
+        _: &mut Vec<Dropped>,
+    ) -> Option<Packet> {
+        q.pop()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Listed {
+    No,
+    New,
+    Old,
+}
+
+#[derive(Clone, Debug)]
+struct Flow<V> {
+    q: PktQueue,
+    deficit: i64,
+    listed: Listed,
+    vars: V,
+}
+
+/// The flow-queue scheduler over per-flow AQM `A`.
+#[derive(Clone, Debug)]
+pub struct FlowQueues<A: FlowAqm> {
+    aqm: A,
+    flows: Vec<Flow<A::Vars>>,
+    new_flows: VecDeque<u32>,
+    old_flows: VecDeque<u32>,
+    quantum: i64,
+    limit: u64,
+    drop_batch: u32,
+    perturb: u32,
+    rng: Rng,
+    qlen: u64,
+    bytes: u64,
+    stats: QdiscStats,
+}
+
+pub type FqCodel = FlowQueues<CodelAqm>;
+pub type FqPie = FlowQueues<PieAqm>;
+pub type Fq = FlowQueues<TailDropAqm>;
+
+pub fn fq_codel(c: &FqCodelConfig, rng: Rng) -> FqCodel {
+    let p = CodelParams {
+        target: c.target_ns,
+        interval: c.interval_ns,
+        mtu: c.mtu as u64,
+        ecn: c.ecn,
+    };
+    FlowQueues::new(
+        CodelAqm(p),
+        c.flows,
+        c.quantum,
+        c.limit_pkts,
+        c.drop_batch,
+        rng,
+    )
+}
+
+pub fn fq_pie(c: &FqPieConfig, rng: Rng) -> FqPie {
+    let p = PieParams {
+        target: c.target_ns,
+        tupdate: c.tupdate_ns,
+        alpha: c.alpha,
+        beta: c.beta,
+        max_burst: c.max_burst_ns,
+        max_ecnth: c.max_ecnth,
+        ecn: c.ecn,
+        bytemode: c.bytemode,
+        mtu: c.mtu as u64,
+    };
+    FlowQueues::new(PieAqm(p), c.flows, c.quantum, c.limit_pkts, 1, rng)
+}
+
+pub fn fq_fixed(c: &FqConfig, rng: Rng) -> Fq {
+    let aqm = TailDropAqm {
+        per_flow_limit: c.per_flow_limit,
+    };
+    FlowQueues::new(aqm, c.flows, c.quantum, c.limit_pkts, c.drop_batch, rng)
+}
+
+impl<A: FlowAqm> FlowQueues<A> {
+    pub fn new(
+        aqm: A,
+        flows: u32,
+        quantum: u32,
+        limit: u64,
+        drop_batch: u32,
+        mut rng: Rng,
+    ) -> Self {
+        let perturb = rng.next_u32();
+        let n = flows.max(1) as usize;
+        let flows = (0..n)
+            .map(|_| Flow {
+                q: PktQueue::default(),
+                deficit: 0,
+                listed: Listed::No,
+                vars: aqm.new_vars(),
+            })
+            .collect();
+        FlowQueues {
+            aqm,
+            flows,
+            new_flows: VecDeque::with_capacity(n),
+            old_flows: VecDeque::with_capacity(n),
+            quantum: quantum as i64,
+            limit,
+            drop_batch: drop_batch.max(1),
+            perturb,
+            rng,
+            qlen: 0,
+            bytes: 0,
+            stats: QdiscStats::default(),
+        }
+    }
+
+    /// The bucket a packet maps to (Linux `reciprocal_scale(hash, flows)`).
+    pub fn bucket_of(&self, pkt: &Packet) -> usize {
+        let h = pkt.five_tuple_hash(self.perturb) as u64;
+        ((h * self.flows.len() as u64) >> 32) as usize
+    }
+
+    pub fn num_buckets(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Packets queued in bucket `b`.
+    pub fn flow_backlog_pkts(&self, b: usize) -> u32 {
+        self.flows.get(b).map_or(0, |f| f.q.len() as u32)
+    }
+
+    pub fn set_limit(&mut self, limit_pkts: Option<u64>) {
+        if let Some(l) = limit_pkts {
+            self.limit = l;
+        }
+    }
+
+    /// Drop from the head of the fattest flow (Linux `fq_codel_drop`, RFC 8290 §4.1):
+    /// up to `drop_batch` packets or until half its bytes are gone. Returns its bucket.
+    fn drop_from_fattest(&mut self, drops: &mut Vec<Dropped>) -> usize {
+        let mut fat = 0;
+        let mut max = 0;
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.q.bytes() > max {
+                max = f.q.bytes();
+                fat = i;
+            }
+        }
+        let threshold = max / 2;
+        let mut dropped_bytes = 0;
+        let mut n = 0;
+        let f = &mut self.flows[fat];
+        while let Some(p) = f.q.pop() {
+            dropped_bytes += p.size as u64;
+            self.qlen -= 1;
+            self.bytes -= p.size as u64;
+            self.stats.drop(p, DropReason::Overflow, drops);
+            n += 1;
+            if n >= self.drop_batch || dropped_bytes >= threshold {
+                break;
+            }
+        }
+        fat
+    }
+}
+
+impl Fq {
+    /// Set bucket `b`'s drop-tail limit (packets); queued packets stay. False if out of range.
+    pub fn set_flow_limit(&mut self, b: usize, limit: u32) -> bool {
+        match self.flows.get_mut(b) {
+            Some(f) => {
+                f.vars = limit;
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn flow_limit(&self, b: usize) -> Option<u32> {
+        self.flows.get(b).map(|f| f.vars)
+    }
+}
+
+impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
+    fn enqueue(&mut self, pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
+        let b = self.bucket_of(&pkt);
+        if !A::DROP_FATTEST && self.qlen >= self.limit {
+            // FQ-PIE: the arrival is dropped when the qdisc is full.
+            self.aqm.on_overflow(&mut self.flows[b].vars);
+            self.stats.drop(pkt, DropReason::Overflow, drops);
+            return;
+        }
+        let f = &mut self.flows[b];
+        let Some(mut pkt) = self.aqm.admit(
+            &mut f.vars,
+            &f.q,
+            pkt,
+            now,
+            &mut self.rng,
+            &mut self.stats,
+            drops,
+        ) else {
+            return;
+        };
+        pkt.enqueued = now;
+        self.qlen += 1;
+        self.bytes += pkt.size as u64;
+        f.q.push(pkt);
+        if f.listed == Listed::No {
+            // RFC 8290 §4.1: a newly active flow joins the new list with a full quantum.
+            f.listed = Listed::New;
+            f.deficit = self.quantum;
+            self.new_flows.push_back(b as u32);
+        }
+        if A::DROP_FATTEST && self.qlen > self.limit {
+            self.drop_from_fattest(drops);
+        }
+    }
+
+    fn dequeue(&mut self, now: Time, drops: &mut Vec<Dropped>) -> Option<Packet> {
+        loop {
+            // RFC 8290 §4.2: serve the new list first, then the old list.
+            let (from_new, b) = match (self.new_flows.front(), self.old_flows.front()) {
+                (Some(&b), _) => (true, b as usize),
+                (None, Some(&b)) => (false, b as usize),
+                (None, None) => return None,
+            };
+            let f = &mut self.flows[b];
+            if f.deficit <= 0 {
+                // Out of credit: another quantum and to the tail of the old list.
+                f.deficit += self.quantum;
+                f.listed = Listed::Old;
+                if from_new {
+                    self.new_flows.pop_front();
+                } else {
+                    self.old_flows.pop_front();
+                }
+                self.old_flows.push_back(b as u32);
+                continue;
+            }
+            let (len0, bytes0) = (f.q.len(), f.q.bytes());
+            let got = self
+                .aqm
+                .dequeue(&mut f.vars, &mut f.q, now, &mut self.stats, drops);
+            self.qlen -= (len0 - f.q.len()) as u64;
+            self.bytes -= bytes0 - f.q.bytes();
+            match got {
+                Some(p) => {
+                    f.deficit -= p.size as i64;
+                    return Some(p);
+                }
+                None => {
+                    // Empty: a new flow goes to the old list (so it cannot starve the old
+                    // ones by re-entering as new), an old flow leaves the lists.
+                    if from_new {
+                        self.new_flows.pop_front();
+                        if !self.old_flows.is_empty() {
+                            f.listed = Listed::Old;
+                            self.old_flows.push_back(b as u32);
+                        } else {
+                            f.listed = Listed::No;
+                        }
+                    } else {
+                        self.old_flows.pop_front();
+                        f.listed = Listed::No;
+                    }
+                }
+            }
+        }
+    }
+
+    fn peek(&self) -> Option<&Packet> {
+        self.new_flows
+            .iter()
+            .chain(self.old_flows.iter())
+            .find_map(|&b| self.flows[b as usize].q.front())
+    }
+    fn backlog_pkts(&self) -> u32 {
+        self.qlen as u32
+    }
+    fn backlog_bytes(&self) -> u64 {
+        self.bytes
+    }
+    fn stats(&self) -> &QdiscStats {
+        &self.stats
+    }
+    fn kind(&self) -> &'static str {
+        A::KIND
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::PROTO_TCP;
+    use crate::rng::KEY_QDISC;
+
+    fn rng() -> Rng {
+        Rng::for_component(11, KEY_QDISC)
+    }
+
+    /// A packet of flow `f` (distinct source ports), `size` bytes.
+    fn pkt(f: u16, size: u32, uid: u64) -> Packet {
+        Packet {
+            uid,
+            flow: f as u32,
+            src: 1,
+            dst: 2,
+            sport: 1000 + f,
+            dport: 80,
+            proto: PROTO_TCP,
+            size,
+            ..Default::default()
+        }
+    }
+
+    /// Flow ids 0.. whose buckets are pairwise distinct under this qdisc's perturbation.
+    fn distinct_flows<A: FlowAqm>(q: &FlowQueues<A>, n: usize) -> Vec<u16> {
+        let mut seen = std::collections::HashSet::new();
+        (0u16..1000)
+            .filter(|&f| seen.insert(q.bucket_of(&pkt(f, 100, 0))))
+            .take(n)
+            .collect()
+    }
+
+    #[test]
+    fn drr_gives_equal_byte_shares_with_different_packet_sizes() {
+        let mut q = fq_fixed(
+            &FqConfig {
+                per_flow_limit: 100_000,
+                limit_pkts: 1_000_000,
+                ..Default::default()
+            },
+            rng(),
+        );
+        let fl = distinct_flows(&q, 3);
+        let sizes = [1500u32, 700, 64];
+        let mut drops = Vec::new();
+        let mut uid = 0;
+        for (i, &f) in fl.iter().enumerate() {
+            for _ in 0..20_000 {
+                q.enqueue(pkt(f, sizes[i], uid), 0, &mut drops);
+                uid += 1;
+            }
+        }
+        let mut bytes = [0u64; 3];
+        for _ in 0..20_000 {
+            let p = q.dequeue(0, &mut drops).unwrap();
+            let i = fl.iter().position(|&f| f as u32 == p.flow).unwrap();
+            bytes[i] += p.size as u64;
+        }
+        let total: u64 = bytes.iter().sum();
+        for b in bytes {
+            let share = b as f64 / total as f64;
+            // Within one quantum + one packet of equal, over ~10 MB.
+            assert!((share - 1.0 / 3.0).abs() < 0.001, "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn a_new_flow_is_served_first() {
+        let mut q = fq_fixed(&FqConfig::default(), rng());
+        let fl = distinct_flows(&q, 2);
+        let mut drops = Vec::new();
+        for i in 0..50 {
+            q.enqueue(pkt(fl[0], 1500, i), 0, &mut drops);
+        }
+        // The bulk flow has been served for a while (now on the old list).
+        for _ in 0..5 {
+            q.dequeue(0, &mut drops);
+        }
+        q.enqueue(pkt(fl[1], 100, 999), 0, &mut drops);
+        let p = q.dequeue(0, &mut drops).unwrap();
+        assert_eq!(p.uid, 999);
+    }
+
+    #[test]
+    fn overflow_drops_from_the_fattest_flow() {
+        let mut q = fq_fixed(
+            &FqConfig {
+                limit_pkts: 100,
+                per_flow_limit: 1000,
+                ..Default::default()
+            },
+            rng(),
+        );
+        let fl = distinct_flows(&q, 2);
+        let mut drops = Vec::new();
+        for i in 0..90 {
+            q.enqueue(pkt(fl[0], 1500, i), 0, &mut drops);
+        }
+        for i in 0..10 {
+            q.enqueue(pkt(fl[1], 1500, 100 + i), 0, &mut drops);
+        }
+        assert!(drops.is_empty());
+        // One more packet of the small flow: the fat flow loses a batch from its head
+        // (half its 90 packets = 45, capped by the batch of 64).
+        q.enqueue(pkt(fl[1], 1500, 200), 0, &mut drops);
+        assert_eq!(drops.len(), 45);
+        assert!(drops.iter().all(|d| d.pkt.flow == fl[0] as u32));
+        assert_eq!(drops[0].pkt.uid, 0);
+        assert_eq!(q.backlog_pkts(), 56);
+    }
+
+    #[test]
+    fn per_flow_tail_drop_and_runtime_limit() {
+        let mut q = fq_fixed(
+            &FqConfig {
+                per_flow_limit: 5,
+                ..Default::default()
+            },
+            rng(),
+        );
+        let fl = distinct_flows(&q, 1);
+        let mut drops = Vec::new();
+        for i in 0..8 {
+            q.enqueue(pkt(fl[0], 1500, i), 0, &mut drops);
+        }
+        assert_eq!(drops.len(), 3);
+        let b = q.bucket_of(&pkt(fl[0], 1500, 0));
+        assert!(q.set_flow_limit(b, 7));
+        for i in 0..4 {
+            q.enqueue(pkt(fl[0], 1500, 10 + i), 0, &mut drops);
+        }
+        assert_eq!(q.flow_backlog_pkts(b), 7);
+    }
+
+    #[test]
+    fn fq_codel_isolates_a_sparse_flow_and_controls_a_bulk_one() {
+        let mut q = fq_codel(&FqCodelConfig::default(), rng());
+        let fl = distinct_flows(&q, 2);
+        let mut drops = Vec::new();
+        let mut uid = 0;
+        let mut sparse_delay = Vec::new();
+        // Bulk flow: two arrivals per 1.2 ms departure (queue grows); sparse flow: one
+        // packet every 50 ms.
+        let mut now = 0;
+        while now < 3000 * MS {
+            for _ in 0..2 {
+                q.enqueue(pkt(fl[0], 1500, uid), now, &mut drops);
+                uid += 1;
+            }
+            if now % (50 * MS) == 0 {
+                q.enqueue(pkt(fl[1], 200, uid), now, &mut drops);
+                uid += 1;
+            }
+            if let Some(p) = q.dequeue(now, &mut drops) {
+                if p.flow == fl[1] as u32 {
+                    sparse_delay.push(now - p.enqueued);
+                }
+            }
+            now += 1_200_000;
+        }
+        assert!(q.stats().drops_aqm > 0);
+        assert!(
+            sparse_delay.iter().all(|&d| d <= 2_400_000),
+            "{sparse_delay:?}"
+        );
+    }
+
+    #[test]
+    fn fq_pie_drops_arrival_at_limit() {
+        let mut q = fq_pie(
+            &FqPieConfig {
+                limit_pkts: 3,
+                ..Default::default()
+            },
+            rng(),
+        );
+        let fl = distinct_flows(&q, 2);
+        let mut drops = Vec::new();
+        for i in 0..3 {
+            q.enqueue(pkt(fl[0], 1500, i), 0, &mut drops);
+        }
+        q.enqueue(pkt(fl[1], 1500, 9), 0, &mut drops);
+        assert_eq!(drops.len(), 1);
+        assert_eq!(drops[0].pkt.uid, 9);
+        assert_eq!(q.kind(), "fq_pie");
+    }
+}

@@ -1,0 +1,425 @@
+//! RED, Random Early Detection (Floyd & Jacobson 1993, "Random Early Detection Gateways
+//! for Congestion Avoidance", §4 and §7), with Linux `net/sched/sch_red.c` /
+//! `include/net/red.h` semantics for the idle-time decay and ECN, and the ns-3
+//! `RedQueueDisc` semantics for gentle mode and byte mode.
+//!
+//! Per arrival: update the average queue `avg` (EWMA with weight `w_q`; after an idle
+//! period decay it as if `m` packets of `avpkt` bytes had been sent at the link rate,
+//! `avg ← (1 − w_q)^m · avg`), then
+//! - `avg < min_th`: enqueue;
+//! - `min_th ≤ avg < max_th`: `p_b = max_p (avg − min_th)/(max_th − min_th)`;
+//! - gentle and `max_th ≤ avg < 2 max_th`: `p_b = max_p + (1 − max_p)(avg − max_th)/max_th`;
+//! - otherwise: "hard" mark — drop (ECT packets too when `harddrop`, the default here
+//!   and in ns-3; Linux `tc red ecn` without `harddrop` marks them instead).
+//!
+//! In the probabilistic region drops are uniformised by the count of packets since the
+//! last mark: `p_a = p_b / (1 − count·p_b)` (Floyd & Jacobson §7). In byte mode
+//! `p_b` is scaled by `size / avpkt` first (Floyd & Jacobson §4 "byte mode"; ns-3).
+//! A marked ECT packet (`ecn = true`) is enqueued with CE instead of being dropped.
+//!
+//! The link rate is not visible from inside the qdisc: the idle decay uses `bandwidth_bps`
+//! if given (as `tc red bandwidth`), and otherwise measures the link itself from
+//! back-to-back dequeues (the engine dequeues the next packet exactly when the previous
+//! one has been serialised, so the spacing is the previous packet's transmission time).
+//! Before the first such measurement there is no decay.
+
+use serde::{Deserialize, Serialize};
+
+use super::{mark_ce, DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
+use crate::net::packet::Packet;
+use crate::rng::Rng;
+use crate::time::{Time, SEC};
+
+/// `kind = "red"`. Defaults: ns-3 `RedQueueDisc` (MinTh 5, MaxTh 15, MaxSize 25 p,
+/// QW 0.002, LInterm 50 → max_p 0.02, Gentle, UseHardDrop) with `avpkt` 1000 B
+/// (the `tc red` man page's typical value).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedConfig {
+    /// Thresholds, limit and average are in bytes (true) or packets (false).
+    pub bytes: bool,
+    /// Hard limit (packets or bytes).
+    pub limit: u64,
+    pub min_th: u64,
+    pub max_th: u64,
+    /// Marking probability at `max_th`.
+    pub max_p: f64,
+    /// EWMA weight of the average queue.
+    pub w_q: f64,
+    /// Ramp the probability from `max_p` to 1 between `max_th` and `2·max_th`.
+    pub gentle: bool,
+    /// CE-mark ECT packets instead of dropping them.
+    pub ecn: bool,
+    /// Drop (not mark) in the hard region even with `ecn`.
+    pub harddrop: bool,
+    /// Typical packet size (bytes): the unit of the idle decay and of byte-mode scaling.
+    pub avpkt: u32,
+    /// Link rate for the idle decay; unset: measured from back-to-back dequeues.
+    pub bandwidth_bps: Option<u64>,
+}
+
+impl Default for RedConfig {
+    fn default() -> Self {
+        RedConfig {
+            bytes: false,
+            limit: 25,
+            min_th: 5,
+            max_th: 15,
+            max_p: 0.02,
+            w_q: 0.002,
+            gentle: true,
+            ecn: false,
+            harddrop: true,
+            avpkt: 1000,
+            bandwidth_bps: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Red {
+    q: PktQueue,
+    cfg: RedConfig,
+    /// Average queue (packets or bytes).
+    avg: f64,
+    /// Packets since the last mark while in the probabilistic region; −1 below min_th.
+    count: i64,
+    /// Start of the current idle period (the queue was found empty at dequeue).
+    idle_since: Option<Time>,
+    /// Transmission time of `avpkt` bytes, ns (configured or measured).
+    pkt_time: Option<f64>,
+    /// Last dequeue (time, size) if the queue was non-empty after it (link kept busy).
+    last_busy_deq: Option<(Time, u32)>,
+    rng: Rng,
+    stats: QdiscStats,
+}
+
+impl Red {
+    pub fn new(cfg: &RedConfig, rng: Rng) -> Red {
+        let pkt_time = cfg
+            .bandwidth_bps
+            .map(|bw| cfg.avpkt as f64 * 8.0 * SEC as f64 / bw as f64);
+        Red {
+            q: PktQueue::default(),
+            cfg: cfg.clone(),
+            avg: 0.0,
+            count: -1,
+            idle_since: Some(0),
+            pkt_time,
+            last_busy_deq: None,
+            rng,
+            stats: QdiscStats::default(),
+        }
+    }
+
+    /// Change the hard limit (in the qdisc's unit) at run time.
+    pub fn set_limits(&mut self, limit_pkts: Option<u64>, limit_bytes: Option<u64>) {
+        let l = if self.cfg.bytes {
+            limit_bytes
+        } else {
+            limit_pkts
+        };
+        if let Some(l) = l {
+            self.cfg.limit = l;
+        }
+    }
+
+    /// The average queue, in packets or bytes.
+    pub fn avg(&self) -> f64 {
+        self.avg
+    }
+
+    fn current(&self) -> f64 {
+        if self.cfg.bytes {
+            self.q.bytes() as f64
+        } else {
+            self.q.len() as f64
+        }
+    }
+
+    /// Linux `red_calc_qavg`: EWMA, or the decay over an idle period
+    /// (`red_calc_qavg_from_idle_time`: as if m = idle / pkt_time packets had left).
+    fn update_avg(&mut self, now: Time) {
+        let w = self.cfg.w_q;
+        match self.idle_since.take() {
+            Some(t0) => {
+                if let Some(pt) = self.pkt_time {
+                    let m = (now - t0) as f64 / pt;
+                    self.avg *= (1.0 - w).powf(m);
+                }
+            }
+            None => self.avg += w * (self.current() - self.avg),
+        }
+    }
+
+    /// The drop/mark probability p_b for the current average (before uniformisation).
+    pub fn p_b(&self) -> Option<f64> {
+        let (min, max, avg) = (self.cfg.min_th as f64, self.cfg.max_th as f64, self.avg);
+        if avg < min {
+            Some(0.0)
+        } else if avg < max {
+            Some(self.cfg.max_p * (avg - min) / (max - min))
+        } else if self.cfg.gentle && avg < 2.0 * max {
+            Some(self.cfg.max_p + (1.0 - self.cfg.max_p) * (avg - max) / max)
+        } else {
+            None // hard region
+        }
+    }
+
+    fn over_limit(&self, size: u32) -> bool {
+        if self.cfg.bytes {
+            self.q.bytes() + size as u64 > self.cfg.limit
+        } else {
+            self.q.len() as u64 >= self.cfg.limit
+        }
+    }
+}
+
+impl QueueDisc for Red {
+    fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
+        self.update_avg(now);
+        match self.p_b() {
+            Some(_) if self.avg < self.cfg.min_th as f64 => self.count = -1,
+            Some(mut pb) => {
+                // Floyd & Jacobson §7: uniformise the gaps between marks.
+                self.count += 1;
+                if self.cfg.bytes {
+                    pb *= pkt.size as f64 / self.cfg.avpkt as f64;
+                }
+                let cp = self.count as f64 * pb;
+                let pa = if cp >= 1.0 { 1.0 } else { pb / (1.0 - cp) };
+                if self.rng.uniform() < pa {
+                    self.count = 0;
+                    if !(self.cfg.ecn && mark_ce(&mut pkt, &mut self.stats)) {
+                        self.stats.drop(pkt, DropReason::Aqm, drops);
+                        return;
+                    }
+                }
+            }
+            None => {
+                // Hard region: always mark; a drop unless ECN without harddrop.
+                self.count = 0;
+                let marked =
+                    self.cfg.ecn && !self.cfg.harddrop && mark_ce(&mut pkt, &mut self.stats);
+                if !marked {
+                    self.stats.drop(pkt, DropReason::Aqm, drops);
+                    return;
+                }
+            }
+        }
+        if self.over_limit(pkt.size) {
+            self.stats.drop(pkt, DropReason::Overflow, drops);
+            return;
+        }
+        pkt.enqueued = now;
+        self.q.push(pkt);
+    }
+
+    fn dequeue(&mut self, now: Time, _drops: &mut Vec<Dropped>) -> Option<Packet> {
+        let Some(p) = self.q.pop() else {
+            // Linux red_dequeue: an empty queue at dequeue starts an idle period.
+            if self.idle_since.is_none() {
+                self.idle_since = Some(now);
+            }
+            self.last_busy_deq = None;
+            return None;
+        };
+        // Back-to-back dequeues are one transmission time apart: measure the link.
+        if self.cfg.bandwidth_bps.is_none() {
+            if let Some((t, size)) = self.last_busy_deq {
+                if now > t {
+                    self.pkt_time = Some((now - t) as f64 * self.cfg.avpkt as f64 / size as f64);
+                }
+            }
+        }
+        self.last_busy_deq = if self.q.is_empty() {
+            None
+        } else {
+            Some((now, p.size))
+        };
+        Some(p)
+    }
+
+    fn peek(&self) -> Option<&Packet> {
+        self.q.front()
+    }
+    fn backlog_pkts(&self) -> u32 {
+        self.q.len() as u32
+    }
+    fn backlog_bytes(&self) -> u64 {
+        self.q.bytes()
+    }
+    fn stats(&self) -> &QdiscStats {
+        &self.stats
+    }
+    fn kind(&self) -> &'static str {
+        "red"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::Ecn;
+    use crate::rng::KEY_QDISC;
+    use crate::time::MS;
+
+    fn red(cfg: RedConfig) -> Red {
+        Red::new(&cfg, Rng::for_component(5, KEY_QDISC))
+    }
+
+    fn pkt(uid: u64, ecn: Ecn) -> Packet {
+        Packet {
+            uid,
+            size: 1000,
+            ecn,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn average_follows_the_ewma() {
+        let mut q = red(RedConfig {
+            min_th: 1000,
+            max_th: 3000,
+            limit: 5000,
+            ..Default::default()
+        });
+        let mut drops = Vec::new();
+        let mut avg = 0.0;
+        // The first arrival ends the initial idle period (no decay of 0).
+        q.enqueue(pkt(0, Ecn::NotEct), 0, &mut drops);
+        for i in 1..500u64 {
+            let qlen = q.backlog_pkts() as f64;
+            q.enqueue(pkt(i, Ecn::NotEct), i, &mut drops);
+            avg += 0.002 * (qlen - avg);
+            assert!((q.avg() - avg).abs() < 1e-9);
+        }
+        assert!(drops.is_empty());
+    }
+
+    #[test]
+    fn probability_ramps_linearly_and_gently() {
+        let mut q = red(RedConfig::default());
+        let cases = [
+            (4.0, Some(0.0)),
+            (5.0, Some(0.0)),
+            (10.0, Some(0.01)),
+            (15.0, Some(0.02)),
+            (22.5, Some(0.02 + 0.98 * 0.5)),
+            (30.0, None),
+        ];
+        for (avg, want) in cases {
+            q.avg = avg;
+            match (q.p_b(), want) {
+                (Some(a), Some(b)) => assert!((a - b).abs() < 1e-12, "{avg}: {a} vs {b}"),
+                (a, b) => assert_eq!(a, b, "{avg}"),
+            }
+        }
+        q.cfg.gentle = false;
+        q.avg = 16.0;
+        assert_eq!(q.p_b(), None);
+    }
+
+    #[test]
+    fn uniformised_drop_gaps() {
+        // Hold avg at 10 (p_b = 0.01): gaps between drops are uniform on 1..=1/p_b
+        // (Floyd & Jacobson §7), so the mean gap is ~(1/p_b + 1)/2 ≈ 50.5 and none > 100.
+        let mut q = red(RedConfig {
+            limit: 100_000,
+            ..Default::default()
+        });
+        let mut drops = Vec::new();
+        let mut gaps = Vec::new();
+        let mut since = 0;
+        for i in 0..200_000u64 {
+            q.avg = 10.0;
+            q.idle_since = None;
+            q.cfg.w_q = 0.0;
+            q.enqueue(pkt(i, Ecn::NotEct), i, &mut drops);
+            since += 1;
+            if !drops.is_empty() {
+                gaps.push(since);
+                since = 0;
+                drops.clear();
+            }
+            q.dequeue(i, &mut drops);
+        }
+        let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
+        assert!(gaps.iter().all(|&g| g <= 100));
+        assert!((mean - 50.5).abs() < 2.0, "{mean}");
+    }
+
+    #[test]
+    fn ecn_marks_in_ramp_and_harddrop_above() {
+        let mut q = red(RedConfig {
+            ecn: true,
+            gentle: false,
+            limit: 10_000,
+            ..Default::default()
+        });
+        q.cfg.w_q = 0.0;
+        q.idle_since = None;
+        let mut drops = Vec::new();
+        q.avg = 14.0;
+        for i in 0..2000 {
+            q.enqueue(pkt(i, Ecn::Ect0), 0, &mut drops);
+        }
+        assert!(drops.is_empty());
+        assert!(q.stats().ecn_marks > 0);
+        q.avg = 20.0;
+        q.enqueue(pkt(9999, Ecn::Ect0), 0, &mut drops);
+        assert_eq!(drops.len(), 1);
+        assert_eq!(drops[0].reason, DropReason::Aqm);
+        // Without harddrop the hard region marks ECT packets too (Linux default).
+        q.cfg.harddrop = false;
+        q.enqueue(pkt(10_000, Ecn::Ect0), 0, &mut drops);
+        assert_eq!(drops.len(), 1);
+    }
+
+    #[test]
+    fn average_decays_over_idle_time_at_the_measured_rate() {
+        let mut q = red(RedConfig {
+            limit: 1000,
+            min_th: 500,
+            max_th: 900,
+            ..Default::default()
+        });
+        let mut drops = Vec::new();
+        // 1000-byte packets at 1 ms each (8 Mbps): fill, then drain back to back.
+        for i in 0..100 {
+            q.enqueue(pkt(i, Ecn::NotEct), 0, &mut drops);
+        }
+        let mut t = 0;
+        while q.dequeue(t, &mut drops).is_some() {
+            t += MS;
+        }
+        // Found empty at t (the link finished the last packet): idle starts.
+        let avg0 = q.avg();
+        assert!(avg0 > 1.0);
+        let pt = q.pkt_time.unwrap();
+        assert!((pt - MS as f64).abs() < 1.0, "{pt}");
+        // 200 ms idle = 200 packet times.
+        q.enqueue(pkt(1000, Ecn::NotEct), t + 200 * MS, &mut drops);
+        let want = avg0 * (1.0 - 0.002f64).powf(200.0);
+        assert!((q.avg() - want).abs() < 1e-9, "{} vs {want}", q.avg());
+    }
+
+    #[test]
+    fn byte_mode_limit_and_scaling() {
+        let mut q = red(RedConfig {
+            bytes: true,
+            limit: 2500,
+            min_th: 100_000,
+            max_th: 200_000,
+            ..Default::default()
+        });
+        let mut drops = Vec::new();
+        for i in 0..3 {
+            q.enqueue(pkt(i, Ecn::NotEct), 0, &mut drops);
+        }
+        assert_eq!(drops.len(), 1);
+        assert_eq!(drops[0].reason, DropReason::Overflow);
+        assert_eq!(q.backlog_bytes(), 2000);
+    }
+}
