@@ -13,7 +13,7 @@ use crate::net::link::{Channel, ChannelStats};
 use crate::net::packet::{Dir, Ecn, Packet, PROTO_TCP, PROTO_UDP};
 use crate::net::routing::{next_hops, NO_ROUTE};
 use crate::qdisc::{Dropped, Qdisc, QueueDisc};
-use crate::rng::{Rng, KEY_LINK, KEY_QDISC};
+use crate::rng::{Rng, KEY_FLOW, KEY_LINK, KEY_QDISC};
 use crate::stats::{Histogram, Series};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
@@ -181,7 +181,8 @@ impl Simulation {
                     )));
                 }
             }
-            flows.push(Self::build_flow(i, f));
+            let seed = Rng::for_component(cfg.seed, KEY_FLOW | i as u64).next_u64();
+            flows.push(Self::build_flow(i, f, seed));
         }
         let mut queue = EventQueue::default();
         for (i, f) in cfg.flows.iter().enumerate() {
@@ -208,7 +209,7 @@ impl Simulation {
         })
     }
 
-    fn build_flow(i: usize, f: &FlowConfig) -> Flow {
+    fn build_flow(i: usize, f: &FlowConfig, seed: u64) -> Flow {
         let proto = match f.kind {
             FlowKind::Tcp => PROTO_TCP,
             FlowKind::Udp => PROTO_UDP,
@@ -233,7 +234,7 @@ impl Simulation {
         };
         let ep = match f.kind {
             FlowKind::Tcp => Endpoints::Tcp {
-                snd: TcpSender::new(&f.tcp, fwd, f.size_bytes),
+                snd: TcpSender::new(&f.tcp, fwd, f.size_bytes, seed),
                 rcv: TcpReceiver::new(&f.tcp, rev),
             },
             FlowKind::Udp => Endpoints::Udp {

@@ -29,6 +29,11 @@ impl Rng {
         self.0.next_u32()
     }
 
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+
     /// True with probability `p`.
     #[inline]
     pub fn bernoulli(&mut self, p: f64) -> bool {

@@ -164,8 +164,9 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    /// `tmpl` carries the flow's addressing (flow, src, dst, ports, protocol).
-    pub fn new(cfg: &TcpConfig, tmpl: Packet, size: Option<u64>) -> TcpSender {
+    /// `tmpl` carries the flow's addressing (flow, src, dst, ports, protocol); `seed` feeds
+    /// the algorithm's own randomness (BBR's initial gain-cycle phase).
+    pub fn new(cfg: &TcpConfig, tmpl: Packet, size: Option<u64>, seed: u64) -> TcpSender {
         let mut w = Window::new(cfg.init_cwnd, cfg.mss);
         if let Some(s) = cfg.init_ssthresh {
             w.ssthresh = s;
@@ -193,7 +194,7 @@ impl TcpSender {
             sacked_out: 0,
             dupacks: 0,
             w,
-            cc: Cc::new(cfg.cca),
+            cc: Cc::with_seed(cfg.cca, seed),
             state: CaState::Open,
             high_seq: 0,
             loss_recover: None,
@@ -303,6 +304,9 @@ impl TcpSender {
                     self.w.cwnd = 1;
                 }
                 self.rtt.backoff = 0;
+                // Linux tcp_init_transfer → tcp_ca_ops.init, once the first RTT is known.
+                self.cc
+                    .init(&mut self.w, now, self.rtt.srtt, self.rtt.min_rtt);
                 self.try_send(now, out);
                 return;
             }
@@ -887,7 +891,7 @@ mod tests {
         drops: &[(u64, usize)],
     ) -> (TcpSender, Vec<Time>, Vec<Time>) {
         let mss = cfg.mss as u64;
-        let mut snd = TcpSender::new(&cfg, Packet::default(), Some(segments * mss));
+        let mut snd = TcpSender::new(&cfg, Packet::default(), Some(segments * mss), 1);
         let mut rcv = TcpReceiver::new(&cfg, Packet::default());
         let owd = 10 * MS;
         let mut wire: Vec<(Time, u64, Packet)> = Vec::new(); // (arrival, order, packet)

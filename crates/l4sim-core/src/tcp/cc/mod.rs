@@ -2,14 +2,20 @@
 //! (ssthresh on a congestion event, cong_avoid on ACKs, state and event hooks) and on
 //! quinn-proto's `Controller`: the sender owns the window, the algorithm adjusts it.
 
+pub mod bbr;
+pub mod bic;
 pub mod cubic;
 pub mod reno;
+pub mod vegas;
 
 use crate::config::CcaKind;
 use crate::time::Time;
 
+pub use bbr::Bbr;
+pub use bic::Bic;
 pub use cubic::Cubic;
 pub use reno::NewReno;
+pub use vegas::Vegas;
 
 /// The sender's window variables the algorithm may change (Linux `tcp_sock` subset).
 #[derive(Clone, Debug)]
@@ -159,6 +165,9 @@ pub enum CaEvent {
 /// The algorithm interface. Defaults are Reno's.
 pub trait CongestionOps {
     fn name(&self) -> &'static str;
+    /// Linux `init`: the connection is established (called once, after the SYN exchange
+    /// gave the first RTT sample, before the first data segment is sent).
+    fn init(&mut self, _w: &mut Window, _now: Time, _srtt: Option<Time>, _min_rtt: Option<Time>) {}
     /// New ssthresh on a congestion event (loss or ECN echo), in segments.
     fn ssthresh(&mut self, w: &Window, now: Time) -> u32;
     /// Grow the window on an ACK while not reducing it (the sender only calls this when
@@ -189,6 +198,9 @@ pub trait CongestionOps {
 pub enum Cc {
     NewReno(NewReno),
     Cubic(Cubic),
+    Bic(Bic),
+    Bbr(Box<Bbr>),
+    Vegas(Vegas),
 }
 
 macro_rules! dispatch {
@@ -196,15 +208,37 @@ macro_rules! dispatch {
         match $self {
             Cc::NewReno($c) => $e,
             Cc::Cubic($c) => $e,
+            Cc::Bic($c) => $e,
+            Cc::Bbr($c) => $e,
+            Cc::Vegas($c) => $e,
         }
     };
 }
 
 impl Cc {
+    /// The algorithm with a fixed seed for its random choices (only BBR makes any).
     pub fn new(kind: CcaKind) -> Cc {
+        Cc::with_seed(kind, 0)
+    }
+
+    /// The algorithm, with `seed` for its random choices (BBR's starting phase of the gain
+    /// cycle): give each flow its own, derived from the scenario seed.
+    pub fn with_seed(kind: CcaKind, seed: u64) -> Cc {
         match kind {
             CcaKind::Newreno => Cc::NewReno(NewReno),
             CcaKind::Cubic => Cc::Cubic(Cubic::default()),
+            CcaKind::Bic => Cc::Bic(Bic::default()),
+            CcaKind::Bbr => Cc::Bbr(Box::new(Bbr::new(seed))),
+            CcaKind::Vegas => Cc::Vegas(Vegas::default()),
+        }
+    }
+
+    /// BBR's state-machine mode (`"startup"`, `"drain"`, `"probe_bw"`, `"probe_rtt"`);
+    /// `None` for other algorithms.
+    pub fn mode(&self) -> Option<&'static str> {
+        match self {
+            Cc::Bbr(b) => Some(b.mode()),
+            _ => None,
         }
     }
 }
@@ -212,6 +246,10 @@ impl Cc {
 impl CongestionOps for Cc {
     fn name(&self) -> &'static str {
         dispatch!(self, c => c.name())
+    }
+    #[inline]
+    fn init(&mut self, w: &mut Window, now: Time, srtt: Option<Time>, min_rtt: Option<Time>) {
+        dispatch!(self, c => c.init(w, now, srtt, min_rtt))
     }
     #[inline]
     fn ssthresh(&mut self, w: &Window, now: Time) -> u32 {
