@@ -48,8 +48,13 @@ def _flows(result: Result, tcp_only: bool = False) -> list[tuple[str, pl.DataFra
 
 def _busy_queues(result: Result) -> list[tuple[str, pl.DataFrame]]:
     """Queues that carried traffic and built a backlog (or dropped or marked packets), in
-    summary order; if none did, the busiest queue. Idle access queues would only clutter."""
+    summary order; if none did, the busiest queue. Idle access queues would only clutter.
+    A multi-class queue (e.g. DualPI2) comes with one entry per class ("r0->r1 L4S")."""
     df = result.queues
+    if "class" not in df.columns:
+        df = df.with_columns(pl.lit("").alias("class"))
+    classes = df.filter(pl.col("class") != "")
+    df = df.filter(pl.col("class") == "")
     if df.is_empty():
         return []
     stats = df.group_by("link").agg(
@@ -67,7 +72,13 @@ def _busy_queues(result: Result) -> list[tuple[str, pl.DataFrame]]:
         links = stats.sort("util", descending=True)["link"].head(1).to_list()
     rank = {lk: i for i, lk in enumerate(order)}
     links.sort(key=lambda lk: (rank.get(lk, len(rank)), lk))
-    return [(lk, df.filter(pl.col("link") == lk).sort("time_s")) for lk in links]
+    out = []
+    for lk in links:
+        out.append((lk, df.filter(pl.col("link") == lk).sort("time_s")))
+        mine = classes.filter(pl.col("link") == lk)
+        for cls in mine["class"].unique(maintain_order=True).to_list():
+            out.append((f"{lk} {cls}", mine.filter(pl.col("class") == cls).sort("time_s")))
+    return out
 
 
 def _no_data(ax: Axes) -> None:

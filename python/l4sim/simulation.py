@@ -42,6 +42,7 @@ FLOW_SCHEMA: dict[str, pl.DataType] = {
 QUEUE_SCHEMA: dict[str, pl.DataType] = {
     "time_s": pl.Float64(),
     "link": pl.String(),
+    "class": pl.String(),
     "backlog_pkts": pl.Int64(),
     "backlog_bytes": pl.Int64(),
     "drops": pl.Int64(),

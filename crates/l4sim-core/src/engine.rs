@@ -9,7 +9,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::app::{UdpSink, UdpSource};
 use crate::config::{ConfigError, FlowConfig, FlowKind, SimConfig};
-use crate::net::link::{Channel, ChannelStats};
+use crate::net::link::{Channel, ChannelStats, ClassStats};
 use crate::net::packet::{Dir, Ecn, Packet, PROTO_TCP, PROTO_UDP};
 use crate::net::routing::{next_hops, NO_ROUTE};
 use crate::qdisc::{Dropped, Qdisc, QueueDisc};
@@ -153,6 +153,11 @@ impl Simulation {
         for l in &cfg.links {
             for (from, to, q) in [(l.a, l.b, &l.qdisc_ab), (l.b, l.a, &l.qdisc_ba)] {
                 let idx = channels.len() as u64;
+                let qdisc = Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx));
+                let stats = ChannelStats {
+                    classes: vec![ClassStats::default(); qdisc.class_names().len()],
+                    ..ChannelStats::default()
+                };
                 channels.push(Channel {
                     name: format!("{}->{}", node_names[from], node_names[to]),
                     from: from as u32,
@@ -160,12 +165,12 @@ impl Simulation {
                     rate_bps: l.rate_bps,
                     delay: l.delay_ns,
                     loss: l.loss,
-                    qdisc: Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx)),
+                    qdisc,
                     busy_until: 0,
                     txdone_pending: false,
                     wire: VecDeque::new(),
                     rng: Rng::for_component(cfg.seed, KEY_LINK | idx),
-                    stats: ChannelStats::default(),
+                    stats,
                 });
             }
         }
@@ -424,6 +429,7 @@ impl Simulation {
         let backlog = ch.qdisc.backlog_pkts();
         ch.stats.backlog.set(now, backlog as f64);
         ch.stats.backlog_max = ch.stats.backlog_max.max(backlog);
+        ch.update_class_backlogs(now);
         if ch.txdone_pending {
             // The link is busy and will pull from the qdisc when it frees.
         } else if now >= ch.busy_until {
@@ -444,12 +450,19 @@ impl Simulation {
         let next = ch.qdisc.dequeue(now, &mut self.drops);
         let backlog = ch.qdisc.backlog_pkts();
         ch.stats.backlog.set(now, backlog as f64);
+        ch.update_class_backlogs(now);
         if let Some(p) = next {
             let soj = now - p.enqueued;
             ch.stats.sojourn.record(soj);
             ch.stats.iv_sojourn_sum += soj;
             ch.stats.iv_sojourn_n += 1;
             let tt = tx_time(p.size, ch.rate_bps);
+            if let Some(cs) = ch.stats.classes.get_mut(p.class as usize) {
+                cs.sojourn.record(soj);
+                cs.iv_sojourn_sum += soj;
+                cs.iv_sojourn_n += 1;
+                cs.busy_ns += tt;
+            }
             ch.stats.busy_ns += tt;
             ch.stats.iv_busy_ns += tt;
             ch.stats.tx_pkts += 1;
@@ -536,6 +549,10 @@ impl Simulation {
             ch.stats.iv_busy_ns = ahead;
             ch.stats.iv_sojourn_sum = 0;
             ch.stats.iv_sojourn_n = 0;
+            for cs in ch.stats.classes.iter_mut() {
+                cs.iv_sojourn_sum = 0;
+                cs.iv_sojourn_n = 0;
+            }
         }
     }
 }

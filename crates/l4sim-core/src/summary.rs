@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::config::FlowKind;
 use crate::engine::{Endpoints, Simulation};
 use crate::qdisc::QueueDisc;
-use crate::stats::jain_index;
+use crate::stats::{jain_index, Histogram};
 use crate::tcp::cc::CongestionOps;
 use crate::time::{secs, Time};
 
@@ -65,6 +65,27 @@ pub struct QueueSummary {
     pub utilization: f64,
     /// Per-class entries (e.g. L4S / Classic); empty for single-class qdiscs.
     pub classes: Vec<QueueSummary>,
+}
+
+impl QueueSummary {
+    /// The sojourn fields from a histogram; the rest zero, to be filled in.
+    fn of(link: &str, h: &Histogram) -> QueueSummary {
+        QueueSummary {
+            link: link.to_string(),
+            qdisc: "",
+            packets: h.count(),
+            sojourn_mean_s: finite(secs(1) * h.mean()),
+            sojourn_p50_s: finite(secs(1) * h.quantile(0.5)),
+            sojourn_p99_s: finite(secs(1) * h.quantile(0.99)),
+            backlog_mean_pkts: 0.0,
+            backlog_max_pkts: 0,
+            drops: 0,
+            lost: 0,
+            ecn_marks: 0,
+            utilization: 0.0,
+            classes: Vec::new(),
+        }
+    }
 }
 
 fn finite(x: f64) -> Option<f64> {
@@ -130,31 +151,46 @@ impl Simulation {
             .filter(|(_, f)| f.cfg.start_ns < now)
             .map(|(s, _)| s.goodput_bps)
             .collect();
+        let share = |busy: u64| {
+            if now > 0 {
+                busy as f64 / now as f64
+            } else {
+                0.0
+            }
+        };
         let queues = self
             .channels
             .iter()
             .filter(|c| c.used())
             .map(|c| {
                 let st = c.qdisc.stats();
-                let h = &c.stats.sojourn;
+                let classes = c
+                    .qdisc
+                    .class_names()
+                    .iter()
+                    .zip(&c.stats.classes)
+                    .enumerate()
+                    .map(|(k, (name, cs))| QueueSummary {
+                        qdisc: name,
+                        backlog_mean_pkts: cs.backlog.mean(now),
+                        backlog_max_pkts: cs.backlog_max,
+                        drops: st.class_drops[k],
+                        lost: 0,
+                        ecn_marks: st.class_marks[k],
+                        utilization: share(cs.busy_ns),
+                        ..QueueSummary::of(&c.name, &cs.sojourn)
+                    })
+                    .collect();
                 QueueSummary {
-                    link: c.name.clone(),
                     qdisc: c.qdisc.kind(),
-                    packets: h.count(),
-                    sojourn_mean_s: finite(secs(1) * h.mean()),
-                    sojourn_p50_s: finite(secs(1) * h.quantile(0.5)),
-                    sojourn_p99_s: finite(secs(1) * h.quantile(0.99)),
                     backlog_mean_pkts: c.stats.backlog.mean(now),
                     backlog_max_pkts: c.stats.backlog_max,
                     drops: st.drops(),
                     lost: c.stats.lost,
                     ecn_marks: st.ecn_marks,
-                    utilization: if now > 0 {
-                        c.busy_time(now) as f64 / now as f64
-                    } else {
-                        0.0
-                    },
-                    classes: Vec::new(),
+                    utilization: share(c.busy_time(now)),
+                    classes,
+                    ..QueueSummary::of(&c.name, &c.stats.sojourn)
                 }
             })
             .collect();

@@ -96,6 +96,7 @@ impl Simulation {
         let d = PyDict::new(py);
         d.set_item("time_s", &s.time_s)?;
         d.set_item("link", names)?;
+        d.set_item("class", &s.class)?;
         d.set_item("backlog_pkts", &s.backlog_pkts)?;
         d.set_item("backlog_bytes", &s.backlog_bytes)?;
         d.set_item("drops", &s.drops)?;

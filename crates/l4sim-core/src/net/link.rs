@@ -12,6 +12,18 @@ use crate::rng::Rng;
 use crate::stats::{Histogram, TimeAverage};
 use crate::time::Time;
 
+/// Statistics of one traffic class of a multi-class qdisc (e.g. DualPI2's L4S queue).
+#[derive(Clone, Debug, Default)]
+pub struct ClassStats {
+    pub sojourn: Histogram,
+    pub backlog: TimeAverage,
+    pub backlog_max: u32,
+    /// Serialisation time of this class's packets.
+    pub busy_ns: u64,
+    pub iv_sojourn_sum: u64,
+    pub iv_sojourn_n: u64,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct ChannelStats {
     pub tx_pkts: u64,
@@ -30,6 +42,8 @@ pub struct ChannelStats {
     pub iv_sojourn_sum: u64,
     pub iv_sojourn_n: u64,
     pub iv_busy_ns: u64,
+    /// One entry per class the qdisc reports (`QueueDisc::class_names`); empty otherwise.
+    pub classes: Vec<ClassStats>,
 }
 
 #[derive(Clone, Debug)]
@@ -57,6 +71,16 @@ impl Channel {
     /// Busy time up to `now`, counting only the elapsed part of a transmission in progress.
     pub fn busy_time(&self, now: Time) -> u64 {
         self.stats.busy_ns - self.busy_until.saturating_sub(now)
+    }
+
+    /// Record the per-class backlogs after the qdisc changed.
+    #[inline]
+    pub fn update_class_backlogs(&mut self, now: Time) {
+        for (k, c) in self.stats.classes.iter_mut().enumerate() {
+            let b = self.qdisc.class_backlog(k).0;
+            c.backlog.set(now, b as f64);
+            c.backlog_max = c.backlog_max.max(b);
+        }
     }
 
     /// Carried or holds anything: worth reporting.

@@ -93,6 +93,9 @@ pub struct Packet {
     pub created: Time,
     /// Set by the qdisc at enqueue; sojourn = dequeue time − this.
     pub enqueued: Time,
+    /// Traffic class a multi-queue qdisc put it in at the current hop (e.g. DualPI2: 0 = L4S,
+    /// 1 = Classic); 0 for single-class qdiscs. Used for per-class statistics.
+    pub class: u8,
     pub tcp: TcpHeader,
 }
 

@@ -39,13 +39,18 @@ pub struct Dropped {
     pub reason: DropReason,
 }
 
-/// Counters every qdisc keeps.
+/// Most traffic classes a qdisc may report separately (see [`QueueDisc::class_names`]).
+pub const MAX_CLASSES: usize = 4;
+
+/// Counters every qdisc keeps; the per-class ones are indexed by `Packet::class`.
 #[derive(Clone, Debug, Default)]
 pub struct QdiscStats {
     pub drops_overflow: u64,
     pub drops_aqm: u64,
     /// Packets whose ECN field this qdisc set to CE (RFC 3168 §5).
     pub ecn_marks: u64,
+    pub class_drops: [u64; MAX_CLASSES],
+    pub class_marks: [u64; MAX_CLASSES],
 }
 
 impl QdiscStats {
@@ -56,6 +61,7 @@ impl QdiscStats {
             DropReason::Overflow => self.drops_overflow += 1,
             DropReason::Aqm => self.drops_aqm += 1,
         }
+        self.class_drops[pkt.class as usize] += 1;
         drops.push(Dropped { pkt, reason });
     }
 
@@ -74,6 +80,7 @@ pub(crate) fn mark_ce(pkt: &mut Packet, stats: &mut QdiscStats) -> bool {
     }
     pkt.ecn = Ecn::Ce;
     stats.ecn_marks += 1;
+    stats.class_marks[pkt.class as usize] += 1;
     true
 }
 
@@ -127,6 +134,15 @@ pub trait QueueDisc {
     fn backlog_pkts(&self) -> u32;
     fn backlog_bytes(&self) -> u64;
     fn stats(&self) -> &QdiscStats;
+    /// Names of the traffic classes reported separately (e.g. `["L4S", "Classic"]`),
+    /// indexed by the `Packet::class` the qdisc sets at enqueue; empty for one class.
+    fn class_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Packets and bytes queued in `class`.
+    fn class_backlog(&self, _class: usize) -> (u32, u64) {
+        (0, 0)
+    }
     /// Short name as in configuration (`"fifo"`, ...).
     fn kind(&self) -> &'static str;
 }
@@ -236,6 +252,13 @@ impl QueueDisc for Qdisc {
     #[inline]
     fn stats(&self) -> &QdiscStats {
         dispatch!(self, q => q.stats())
+    }
+    fn class_names(&self) -> &'static [&'static str] {
+        dispatch!(self, q => q.class_names())
+    }
+    #[inline]
+    fn class_backlog(&self, class: usize) -> (u32, u64) {
+        dispatch!(self, q => q.class_backlog(class))
     }
     fn kind(&self) -> &'static str {
         dispatch!(self, q => q.kind())

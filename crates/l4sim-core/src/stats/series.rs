@@ -30,6 +30,8 @@ pub struct QueueSeries {
     pub time_s: Vec<f64>,
     /// Channel index.
     pub link: Vec<u32>,
+    /// `""` for the whole queue; a class name (e.g. `"L4S"`) for a class's own row.
+    pub class: Vec<&'static str>,
     pub backlog_pkts: Vec<u32>,
     pub backlog_bytes: Vec<u64>,
     pub drops: Vec<u64>,
@@ -80,19 +82,62 @@ impl Series {
     }
 
     pub(crate) fn push_queue(&mut self, now: Time, idx: usize, ch: &Channel, utilization: f64) {
-        let s = &mut self.queues;
         let st = ch.qdisc.stats();
+        let mean = |sum: u64, n: u64| {
+            if n == 0 {
+                f64::NAN
+            } else {
+                secs(sum) / n as f64
+            }
+        };
+        self.queue_row(
+            now,
+            idx,
+            "",
+            (ch.qdisc.backlog_pkts(), ch.qdisc.backlog_bytes()),
+            (st.drops(), st.ecn_marks),
+            mean(ch.stats.iv_sojourn_sum, ch.stats.iv_sojourn_n),
+            utilization,
+        );
+        for (k, (name, cs)) in ch
+            .qdisc
+            .class_names()
+            .iter()
+            .zip(&ch.stats.classes)
+            .enumerate()
+        {
+            self.queue_row(
+                now,
+                idx,
+                name,
+                ch.qdisc.class_backlog(k),
+                (st.class_drops[k], st.class_marks[k]),
+                mean(cs.iv_sojourn_sum, cs.iv_sojourn_n),
+                f64::NAN,
+            );
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn queue_row(
+        &mut self,
+        now: Time,
+        idx: usize,
+        class: &'static str,
+        backlog: (u32, u64),
+        drops_marks: (u64, u64),
+        sojourn_s: f64,
+        utilization: f64,
+    ) {
+        let s = &mut self.queues;
         s.time_s.push(secs(now));
         s.link.push(idx as u32);
-        s.backlog_pkts.push(ch.qdisc.backlog_pkts());
-        s.backlog_bytes.push(ch.qdisc.backlog_bytes());
-        s.drops.push(st.drops());
-        s.ecn_marks.push(st.ecn_marks);
-        s.sojourn_s.push(if ch.stats.iv_sojourn_n == 0 {
-            f64::NAN
-        } else {
-            secs(ch.stats.iv_sojourn_sum) / ch.stats.iv_sojourn_n as f64
-        });
+        s.class.push(class);
+        s.backlog_pkts.push(backlog.0);
+        s.backlog_bytes.push(backlog.1);
+        s.drops.push(drops_marks.0);
+        s.ecn_marks.push(drops_marks.1);
+        s.sojourn_s.push(sojourn_s);
         s.utilization.push(utilization);
     }
 }
