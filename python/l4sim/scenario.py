@@ -642,7 +642,7 @@ class TcpFlow(_FlowBase):
     ``init_cwnd`` / ``init_ssthresh`` are in segments."""
 
     kind: Literal["tcp"]
-    cca: Literal["newreno", "cubic", "bic", "bbr", "vegas"] = "newreno"
+    cca: Literal["newreno", "cubic", "bic", "bbr", "vegas", "dctcp", "prague"] = "newreno"
     ecn: Annotated[bool, Field(strict=True)] = False
     mss: Size | None = None
     header_size: Size | None = None
@@ -654,13 +654,15 @@ class TcpFlow(_FlowBase):
     delack: Annotated[Delack, BeforeValidator(_delack_shorthand)] | None = None
     dupack_threshold: Count | None = None
     rwnd: Size | None = None
+    ect1: Annotated[bool, Field(strict=True)] | None = None
+    accecn: Annotated[bool, Field(strict=True)] | None = None
     sack: Annotated[bool, Field(strict=True)] | None = None
     timestamps: Annotated[bool, Field(strict=True)] | None = None
     pacing: Annotated[bool, Field(strict=True)] | None = None
 
     def core_params(self) -> dict[str, Any]:
         tcp: dict[str, Any] = {"cca": self.cca, "ecn": self.ecn}
-        for key in ("sack", "timestamps", "pacing"):
+        for key in ("ect1", "accecn", "sack", "timestamps", "pacing"):
             if getattr(self, key) is not None:
                 tcp[key] = getattr(self, key)
         if self.timestamps is False:

@@ -110,6 +110,8 @@ pub enum CcaKind {
     Bic,
     Bbr,
     Vegas,
+    Dctcp,
+    Prague,
 }
 
 /// ECN codepoint names as used in configuration (RFC 3168 §5).
@@ -172,6 +174,12 @@ pub struct TcpConfig {
     pub delack_timeout_ns: u64,
     /// Duplicate-ACK threshold for fast retransmit (RFC 5681 §3.2).
     pub dupack_threshold: u32,
+    /// Send data as ECT(1) (the L4S identifier, RFC 9331) instead of ECT(0). `None`: as the
+    /// algorithm wants (Linux `TCP_CONG_WANTS_ECT_1`: Prague yes, DCTCP no).
+    pub ect1: Option<bool>,
+    /// Ask for Accurate ECN feedback (RFC 9768). `None`: as the algorithm needs (Linux
+    /// `TCP_CONG_NEEDS_ACCECN`: Prague). Implies `ecn`.
+    pub accecn: Option<bool>,
     /// Selective acknowledgements (RFC 2018) with RFC 6675 loss recovery; on by default as
     /// in Linux (`net.ipv4.tcp_sack = 1`). Off: NewReno recovery (RFC 6582).
     pub sack: bool,
@@ -200,6 +208,8 @@ impl Default for TcpConfig {
             delack_count: 2,
             delack_timeout_ns: 40_000_000,
             dupack_threshold: 3,
+            ect1: None,
+            accecn: None,
             sack: true,
             timestamps: true,
             pacing: false,

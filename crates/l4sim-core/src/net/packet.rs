@@ -35,12 +35,13 @@ impl From<crate::config::EcnCodepoint> for Ecn {
 pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
 
-/// TCP header flags (RFC 793, RFC 3168 §6.1).
+/// TCP header flags (RFC 793, RFC 3168 §6.1; AE is the former NS bit, RFC 9768 §3.1).
 pub mod flags {
-    pub const SYN: u8 = 0x02;
-    pub const ACK: u8 = 0x10;
-    pub const ECE: u8 = 0x40;
-    pub const CWR: u8 = 0x80;
+    pub const SYN: u16 = 0x002;
+    pub const ACK: u16 = 0x010;
+    pub const ECE: u16 = 0x040;
+    pub const CWR: u16 = 0x080;
+    pub const AE: u16 = 0x100;
 }
 
 /// The TCP fields in use. Sequence numbers are 64-bit byte offsets from the start of the
@@ -51,7 +52,7 @@ pub struct TcpHeader {
     pub ack: u64,
     /// Payload bytes.
     pub len: u32,
-    pub flags: u8,
+    pub flags: u16,
     /// Timestamp option (RFC 7323): sender's clock and the echoed value.
     pub ts_val: Time,
     pub ts_ecr: Time,
@@ -60,6 +61,12 @@ pub struct TcpHeader {
     /// SACK blocks [start, end) (RFC 2018 §3); at most 3 fit beside timestamps.
     pub sack: [(u64, u64); 3],
     pub nsack: u8,
+    /// AccECN ACE field (RFC 9768 §3.2.2): the receiver's CE packet counter mod 8, carried
+    /// in the AE, CWR and ECE bits of an ACK in AccECN mode.
+    pub ace: u8,
+    /// AccECN option (RFC 9768 §3.2.3): received ECT(0), CE and ECT(1) payload bytes, each
+    /// mod 2^24. `None`: no option on this segment.
+    pub accecn: Option<[u32; 3]>,
 }
 
 /// Which endpoint of a flow a packet is addressed to.

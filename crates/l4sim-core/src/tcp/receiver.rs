@@ -7,13 +7,30 @@
 //! - Timestamps (RFC 7323 §4.3): TS.Recent is taken from segments at the left window edge.
 //! - SACK (RFC 2018 §4): when out-of-order data is held, ACKs carry up to 3 blocks, the
 //!   first containing the segment that triggered the ACK, then the most recently reported.
-//! - ECN (RFC 3168 §6.1.3): after a CE-marked segment, ECE is set on every ACK until a
-//!   segment with CWR arrives.
+//! - ECN feedback, negotiated on the SYN:
+//!   - classic (RFC 3168 §6.1.3): after a CE-marked segment, ECE is set on every ACK until
+//!     a segment with CWR arrives;
+//!   - DCTCP (RFC 8257 §3.2), when the flow runs DCTCP: ECE mirrors the CE state of the
+//!     data being acknowledged, and a change of CE state triggers an immediate ACK of the
+//!     segments received before it;
+//!   - Accurate ECN (RFC 9768 §3.2): every ACK carries the CE packet counter mod 8 (ACE)
+//!     and the AccECN option's byte counters; a change of CE state triggers an immediate
+//!     ACK (§3.2.2.5.1).
 
 use super::Timer;
-use crate::config::TcpConfig;
+use crate::config::{CcaKind, TcpConfig};
 use crate::net::packet::{flags, Dir, Ecn, Packet, TcpHeader};
 use crate::time::Time;
+
+/// How the receiver feeds ECN back (negotiated on the SYN).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum EcnFeedback {
+    #[default]
+    Off,
+    Classic,
+    Dctcp,
+    Accurate,
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct ReceiverStats {
@@ -44,8 +61,15 @@ pub struct TcpReceiver {
     unacked: u32,
     pub delack_timer: Timer,
 
-    ecn_ok: bool,
+    pub ecn: EcnFeedback,
+    /// The flow runs DCTCP: classic ECN negotiation gives DCTCP's echo (Linux dctcp at the
+    /// receiver).
+    dctcp: bool,
+    /// Classic: ECE latched until CWR. DCTCP: CE state of the last data segment.
     ece: bool,
+    /// AccECN counters (RFC 9768 §3.2.1): CE packets, ECT(0), CE and ECT(1) bytes.
+    r_cep: u32,
+    r_bytes: [u32; 3],
     ts_recent: Time,
     last_ack_sent: u64,
 
@@ -67,8 +91,12 @@ impl TcpReceiver {
             sack_ok: false,
             unacked: 0,
             delack_timer: Timer::default(),
-            ecn_ok: false,
+            ecn: EcnFeedback::Off,
+            dctcp: cfg.cca == CcaKind::Dctcp,
             ece: false,
+            // RFC 9768 §3.2.1: r.cep starts at 5, r.e0b and r.e1b at 1, r.ceb at 0.
+            r_cep: 5,
+            r_bytes: [1, 0, 1],
             ts_recent: 0,
             last_ack_sent: 0,
             stats: ReceiverStats::default(),
@@ -78,14 +106,24 @@ impl TcpReceiver {
     pub fn on_segment(&mut self, pkt: &Packet, now: Time, out: &mut Vec<Packet>) {
         let h = pkt.tcp;
         if h.flags & flags::SYN != 0 {
-            // RFC 3168 §6.1.1: an ECN-setup SYN (ECE and CWR) is answered with ECE alone.
-            self.ecn_ok = h.flags & (flags::ECE | flags::CWR) == (flags::ECE | flags::CWR);
-            // Linux accepts SACK whenever the SYN offers it (net.ipv4.tcp_sack = 1).
-            self.sack_ok = h.sack_perm;
+            let ecn_setup = flags::ECE | flags::CWR;
             let mut f = flags::SYN | flags::ACK;
-            if self.ecn_ok {
+            if h.flags & (ecn_setup | flags::AE) == ecn_setup | flags::AE {
+                // RFC 9768 §3.1.1 Table 2: an AccECN SYN-ACK for a Not-ECT SYN is
+                // AE=0, CWR=1, ECE=0.
+                self.ecn = EcnFeedback::Accurate;
+                f |= flags::CWR;
+            } else if h.flags & ecn_setup == ecn_setup {
+                // RFC 3168 §6.1.1: an ECN-setup SYN is answered with ECE alone.
+                self.ecn = if self.dctcp {
+                    EcnFeedback::Dctcp
+                } else {
+                    EcnFeedback::Classic
+                };
                 f |= flags::ECE;
             }
+            // Linux accepts SACK whenever the SYN offers it (net.ipv4.tcp_sack = 1).
+            self.sack_ok = h.sack_perm;
             self.ts_recent = h.ts_val;
             let mut p = self.ack_packet(f, now);
             p.tcp.sack_perm = self.sack_ok;
@@ -93,15 +131,45 @@ impl TcpReceiver {
             return;
         }
         self.stats.segments += 1;
-        if pkt.ecn == Ecn::Ce {
+        let ce = pkt.ecn == Ecn::Ce;
+        if ce {
             self.stats.ce_segments += 1;
         }
-        if self.ecn_ok {
-            if h.flags & flags::CWR != 0 {
-                self.ece = false;
+        let mut ack_now = false;
+        match self.ecn {
+            EcnFeedback::Off => {}
+            EcnFeedback::Classic => {
+                if h.flags & flags::CWR != 0 {
+                    self.ece = false;
+                }
+                if ce {
+                    self.ece = true;
+                }
             }
-            if pkt.ecn == Ecn::Ce {
-                self.ece = true;
+            EcnFeedback::Dctcp => {
+                if ce != self.ece {
+                    // RFC 8257 §3.2: acknowledge what came before with the old CE state.
+                    if self.unacked > 0 {
+                        self.send_ack(now, out);
+                    }
+                    self.ece = ce;
+                }
+            }
+            EcnFeedback::Accurate => {
+                let k = match pkt.ecn {
+                    Ecn::Ect0 => Some(0),
+                    Ecn::Ce => Some(1),
+                    Ecn::Ect1 => Some(2),
+                    Ecn::NotEct => None,
+                };
+                if let Some(k) = k {
+                    self.r_bytes[k] = (self.r_bytes[k] + h.len) & 0xFF_FFFF;
+                }
+                if ce {
+                    self.r_cep = self.r_cep.wrapping_add(1);
+                }
+                ack_now = ce != self.ece;
+                self.ece = ce;
             }
         }
         if h.seq <= self.last_ack_sent && h.ts_val >= self.ts_recent {
@@ -119,7 +187,7 @@ impl TcpReceiver {
                 self.send_ack(now, out); // RFC 5681 §4.2: fills (part of) a gap
             } else {
                 self.unacked += 1;
-                if self.unacked >= self.delack_count {
+                if self.unacked >= self.delack_count || ack_now {
                     self.send_ack(now, out);
                 } else if self.delack_timer.deadline.is_none() {
                     self.delack_timer.arm(now + self.delack_timeout);
@@ -207,10 +275,17 @@ impl TcpReceiver {
 
     fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
         let mut f = flags::ACK;
-        if self.ece {
+        if self.ece && matches!(self.ecn, EcnFeedback::Classic | EcnFeedback::Dctcp) {
             f |= flags::ECE;
         }
         let mut p = self.ack_packet(f, now);
+        if self.ecn == EcnFeedback::Accurate {
+            p.tcp.ace = (self.r_cep & 7) as u8;
+            p.tcp.accecn = Some(self.r_bytes);
+            // RFC 9768 §3.2.3: the option with three 24-bit counters takes 11 bytes, 12
+            // with padding.
+            p.size += 12;
+        }
         if self.sack_ok && !self.ooo.is_empty() {
             p.size += self.fill_sack(&mut p);
         }
@@ -220,7 +295,7 @@ impl TcpReceiver {
         self.delack_timer.cancel();
     }
 
-    fn ack_packet(&self, f: u8, now: Time) -> Packet {
+    fn ack_packet(&self, f: u16, now: Time) -> Packet {
         let mut p = self.tmpl;
         p.dir = Dir::Reverse;
         p.size = self.header;
@@ -322,6 +397,70 @@ mod tests {
         let last = out.last().unwrap().tcp;
         assert_eq!(last.ack, 400);
         assert_eq!(&last.sack[..last.nsack as usize], &[(800, 900), (500, 600)]);
+    }
+
+    #[test]
+    fn accecn_counts_ce_packets_and_bytes_and_acks_on_a_ce_change() {
+        let mut r = rx(2);
+        let mut out = Vec::new();
+        let mut syn = seg(0, 0, 0);
+        syn.tcp.flags = flags::SYN | flags::AE | flags::ECE | flags::CWR;
+        r.on_segment(&syn, 0, &mut out);
+        // RFC 9768 Table 2: AccECN SYN-ACK for a Not-ECT SYN is AE=0, CWR=1, ECE=0.
+        assert_eq!(
+            out[0].tcp.flags & (flags::AE | flags::CWR | flags::ECE),
+            flags::CWR
+        );
+        let mut ect1 = seg(0, 100, 0);
+        ect1.ecn = Ecn::Ect1;
+        r.on_segment(&ect1, 0, &mut out); // delayed
+        assert_eq!(out.len(), 1);
+        let mut ce = seg(100, 100, 0);
+        ce.ecn = Ecn::Ce;
+        r.on_segment(&ce, 0, &mut out); // CE state change: ACK at once
+        let a = out.last().unwrap().tcp;
+        assert_eq!((a.ack, a.ace), (200, 6)); // r.cep starts at 5
+        assert_eq!(a.accecn, Some([1, 100, 101])); // e0b, ceb, e1b (initial 1, 0, 1)
+        assert_eq!(out.last().unwrap().size, 52 + 12);
+        for i in 0..9 {
+            let mut c = seg(200 + 100 * i, 100, 0);
+            c.ecn = Ecn::Ce;
+            r.on_segment(&c, 0, &mut out);
+        }
+        r.on_timer(1_000_000_000, &mut out); // the delayed ACK of the last one
+        let a = out.last().unwrap().tcp;
+        assert_eq!(a.ace, (5 + 10) % 8, "ACE wraps mod 8");
+        assert_eq!(a.accecn.unwrap()[1], 1000);
+    }
+
+    #[test]
+    fn dctcp_echo_mirrors_ce_and_acks_at_each_change() {
+        let cfg = TcpConfig {
+            cca: CcaKind::Dctcp,
+            ..TcpConfig::default()
+        };
+        let mut r = TcpReceiver::new(&cfg, Packet::default());
+        let mut out = Vec::new();
+        let mut syn = seg(0, 0, 0);
+        syn.tcp.flags = flags::SYN | flags::ECE | flags::CWR;
+        r.on_segment(&syn, 0, &mut out);
+        assert_eq!(r.ecn, EcnFeedback::Dctcp);
+        r.on_segment(&seg(0, 100, 0), 0, &mut out); // delayed, not CE
+        let mut ce = seg(100, 100, 0);
+        ce.ecn = Ecn::Ce;
+        r.on_segment(&ce, 0, &mut out);
+        // RFC 8257 §3.2: the change to CE first acknowledges the earlier segment without ECE.
+        assert_eq!(out[1].tcp.ack, 100);
+        assert_eq!(out[1].tcp.flags & flags::ECE, 0);
+        let mut ce2 = seg(200, 100, 0);
+        ce2.ecn = Ecn::Ce;
+        r.on_segment(&ce2, 0, &mut out);
+        assert_eq!(out[2].tcp.ack, 300);
+        assert_ne!(out[2].tcp.flags & flags::ECE, 0);
+        // Back to not-CE: ECE clears without waiting for CWR.
+        r.on_segment(&seg(300, 100, 0), 0, &mut out);
+        r.on_segment(&seg(400, 100, 0), 0, &mut out);
+        assert_eq!(out.last().unwrap().tcp.flags & flags::ECE, 0);
     }
 
     #[test]

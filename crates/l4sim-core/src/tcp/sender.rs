@@ -14,6 +14,9 @@
 //!   (Karn's algorithm, RFC 6298 §3).
 //! - Classic ECN: RFC 3168 §6.1 (negotiation on the SYN, one reduction per window on ECE,
 //!   CWR on the next new segment, retransmissions sent Not-ECT).
+//! - Accurate ECN: RFC 9768 (negotiation with AE|CWR|ECE; the ACE counter and the AccECN
+//!   option's CE byte counter give the number of newly CE-marked segments), as Prague
+//!   needs; ECT(1) data for L4S (RFC 9331).
 //! - Delivery-rate samples for model-based algorithms (Linux `tcp_rate.c`).
 //! - Pacing (Linux internal pacing): on when configured or when the algorithm asks for it;
 //!   the rate is the algorithm's, or gain × cwnd / SRTT (Linux `tcp_update_pacing_rate`).
@@ -106,6 +109,8 @@ pub struct TcpSender {
     dupthresh: u32,
     rwnd: u64,
     ecn_requested: bool,
+    accecn_requested: bool,
+    ect1: bool,
     sack_requested: bool,
     timestamps: bool,
     pacing_configured: bool,
@@ -157,6 +162,13 @@ pub struct TcpSender {
     segs_out: u64,
 
     pub ecn_ok: bool,
+    pub accecn: bool,
+    /// AccECN sender counters (RFC 9768 §3.2.2.5): CE packets (from ACE) and the option's
+    /// ECT(0), CE, ECT(1) byte counters.
+    s_cep: u32,
+    s_bytes: [u32; 3],
+    /// Segments reported CE-marked so far (Linux `tp->delivered_ce`).
+    pub delivered_ce: u64,
     pub sack_ok: bool,
     cwr_pending: bool,
 
@@ -171,13 +183,18 @@ impl TcpSender {
         if let Some(s) = cfg.init_ssthresh {
             w.ssthresh = s;
         }
+        let cc = Cc::with_seed(cfg.cca, seed);
+        let needs = cc.ecn_needs();
+        let accecn = cfg.accecn.unwrap_or(needs.accecn);
         TcpSender {
             tmpl,
             mss: cfg.mss,
             header: cfg.header_bytes,
             dupthresh: cfg.dupack_threshold,
             rwnd: cfg.rwnd_bytes,
-            ecn_requested: cfg.ecn,
+            ecn_requested: cfg.ecn || needs.ecn || accecn,
+            accecn_requested: accecn,
+            ect1: cfg.ect1.unwrap_or(needs.ect1),
             sack_requested: cfg.sack,
             timestamps: cfg.timestamps,
             pacing_configured: cfg.pacing,
@@ -194,7 +211,7 @@ impl TcpSender {
             sacked_out: 0,
             dupacks: 0,
             w,
-            cc: Cc::with_seed(cfg.cca, seed),
+            cc,
             state: CaState::Open,
             high_seq: 0,
             loss_recover: None,
@@ -212,6 +229,10 @@ impl TcpSender {
             pace_timer: Timer::default(),
             segs_out: 0,
             ecn_ok: false,
+            accecn: false,
+            s_cep: 5,
+            s_bytes: [1, 0, 1],
+            delivered_ce: 0,
             sack_ok: false,
             cwr_pending: false,
             stats: SenderStats::default(),
@@ -247,7 +268,9 @@ impl TcpSender {
     fn send_syn(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.syn_sent_at = now;
         let mut f = flags::SYN;
-        if self.ecn_requested {
+        if self.accecn_requested {
+            f |= flags::AE | flags::ECE | flags::CWR; // RFC 9768 §3.1.1
+        } else if self.ecn_requested {
             f |= flags::ECE | flags::CWR;
         }
         let mut p = self.packet(0, 0, f, now);
@@ -271,7 +294,7 @@ impl TcpSender {
         self.pace_timer.cancel();
     }
 
-    fn packet(&self, seq: u64, len: u32, f: u8, now: Time) -> Packet {
+    fn packet(&self, seq: u64, len: u32, f: u16, now: Time) -> Packet {
         let mut p = self.tmpl;
         p.dir = Dir::Forward;
         p.size = len + self.header;
@@ -294,8 +317,12 @@ impl TcpSender {
             Phase::SynSent if h.flags & flags::SYN != 0 => {
                 self.phase = Phase::Established;
                 self.rto_timer.cancel();
-                // RFC 3168 §6.1.1: ECN is on if the SYN-ACK echoes ECE (without CWR).
-                self.ecn_ok = self.ecn_requested && h.flags & flags::ECE != 0;
+                // RFC 9768 §3.1.1 Table 2: any SYN-ACK with AE or CWR set agrees to AccECN;
+                // RFC 3168 §6.1.1: ECE alone agrees to classic ECN.
+                let accecn_ack = h.flags & (flags::AE | flags::CWR) != 0;
+                self.accecn = self.accecn_requested && accecn_ack;
+                self.ecn_ok =
+                    self.accecn || (self.ecn_requested && h.flags & flags::ECE != 0 && !accecn_ack);
                 self.sack_ok = self.sack_requested && h.sack_perm;
                 if !self.syn_retransmitted {
                     self.sample_rtt(now - self.syn_sent_at);
@@ -325,6 +352,8 @@ impl TcpSender {
 
         // Cumulative acknowledgement (RFC 793; Linux tcp_clean_rtx_queue).
         let mut popped = 0u32;
+        let mut popped_sacked = 0u32;
+        let prior_bytes_acked = self.stats.bytes_acked;
         let mut karn_sent = None;
         while let Some(s) = self.segs.front() {
             if s.seq + s.len as u64 > ack {
@@ -333,6 +362,7 @@ impl TcpSender {
             let s = self.segs.pop_front().unwrap();
             if s.sacked {
                 self.sacked_out -= 1;
+                popped_sacked += 1;
             } else {
                 self.rate_delivered(&s, &mut rate);
             }
@@ -360,6 +390,36 @@ impl TcpSender {
             }
         }
         let is_dupack = !advanced && h.len == 0 && !self.segs.is_empty();
+        let newly_ce = if self.accecn {
+            self.accecn_delta(&h)
+        } else {
+            0
+        };
+        self.delivered_ce += newly_ce as u64;
+        // The ECN congestion signal of this ACK: ECE (classic, DCTCP) or new CE counts.
+        let ece = self.ecn_ok && !self.accecn && h.flags & flags::ECE != 0;
+        let ce_signal = ece || newly_ce > 0;
+        let mut s = AckSample {
+            now,
+            acked: popped - popped_sacked + newly_sacked,
+            srtt: self.rtt.srtt,
+            min_rtt: self.rtt.min_rtt,
+            delivered: self.delivered,
+            state: self.state,
+            ece,
+            delivered_ce: newly_ce,
+            total_delivered_ce: self.delivered_ce,
+            acked_bytes: if advanced {
+                self.stats.bytes_acked - prior_bytes_acked
+            } else {
+                0
+            },
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            cwnd_limited: self.cwnd_limited,
+            ..AckSample::default()
+        };
+        self.cc.in_ack_event(&s);
 
         // RTT (RFC 6298 §3 with RFC 7323 §4.1): only ACKs that advance the window sample.
         let mut rtt_sample = None;
@@ -386,9 +446,9 @@ impl TcpSender {
             self.mark_lost_by_sack();
         }
 
-        // RFC 3168 §6.1.2: react to ECE at most once per window of data.
-        let ece = self.ecn_ok && h.flags & flags::ECE != 0;
-        if ece && matches!(self.state, CaState::Open | CaState::Disorder) {
+        // RFC 3168 §6.1.2 (and RFC 9768 §3.2.2.5 for CE counts): react at most once per
+        // window of data.
+        if ce_signal && matches!(self.state, CaState::Open | CaState::Disorder) {
             self.enter_cwr(now);
         }
 
@@ -455,16 +515,13 @@ impl TcpSender {
         let acked_sacked = (popped + self.sacked_out).saturating_sub(prior_sacked);
         self.delivered += acked_sacked as u64;
         let rs = self.rate_sample(rate, acked_sacked, prior_in_flight, prior_lost, now);
-        let s = AckSample {
-            now,
-            acked: acked_sacked,
-            rtt: rtt_sample,
-            srtt: self.rtt.srtt,
-            min_rtt: self.rtt.min_rtt,
-            in_flight: self.in_flight(),
-            delivered: self.delivered,
-            state: self.state,
-        };
+        s.acked = acked_sacked;
+        s.rtt = rtt_sample;
+        s.srtt = self.rtt.srtt;
+        s.min_rtt = self.rtt.min_rtt;
+        s.in_flight = self.in_flight();
+        s.delivered = self.delivered;
+        s.state = self.state;
         if popped > 0 {
             self.cc.pkts_acked(&self.w, &s);
         }
@@ -488,6 +545,23 @@ impl TcpSender {
             return;
         }
         self.try_send(now, out);
+    }
+
+    /// Newly CE-marked segments from AccECN feedback (RFC 9768 §3.2.2.5.2): the ACE
+    /// counter's increase mod 8, with the AccECN option's CE byte counter resolving
+    /// wrap-around when more than 7 segments were marked.
+    fn accecn_delta(&mut self, h: &TcpHeader) -> u32 {
+        let mut d = (h.ace as u32).wrapping_sub(self.s_cep) & 7;
+        if let Some(bytes) = h.accecn {
+            let d_ceb = bytes[1].wrapping_sub(self.s_bytes[1]) & 0xFF_FFFF;
+            let estimate = d_ceb.div_ceil(self.mss);
+            while d + 8 <= estimate {
+                d += 8;
+            }
+            self.s_bytes = bytes;
+        }
+        self.s_cep = self.s_cep.wrapping_add(d);
+        d
     }
 
     /// Mark segments fully inside [start, end) SACKed; returns how many were new.
@@ -543,7 +617,7 @@ impl TcpSender {
 
     fn set_state(&mut self, state: CaState, now: Time) {
         self.state = state;
-        self.cc.set_state(&self.w, state, now);
+        self.cc.set_state(&mut self.w, state, now);
     }
 
     /// Start a window reduction (Linux tcp_init_cwnd_reduction): ssthresh from the
@@ -591,7 +665,7 @@ impl TcpSender {
         if !self.cc.has_cong_control() {
             self.w.cwnd = self.w.ssthresh.min(self.w.cwnd);
         }
-        self.cwr_pending = true;
+        self.cwr_pending = !self.accecn;
         self.stats.ecn_reductions += 1;
         self.set_state(CaState::Cwr, now);
     }
@@ -744,7 +818,7 @@ impl TcpSender {
         if self.ecn_ok && !rtx {
             // RFC 3168 §6.1.5: retransmissions are sent Not-ECT; §6.1.2: CWR on the next
             // new data segment after a reduction.
-            p.ecn = Ecn::Ect0;
+            p.ecn = if self.ect1 { Ecn::Ect1 } else { Ecn::Ect0 };
             if self.cwr_pending {
                 p.tcp.flags |= flags::CWR;
                 self.cwr_pending = false;
@@ -997,6 +1071,68 @@ mod tests {
         assert!(sends[10] >= sends[9] + gap - 1, "{:?}", &sends[..12]);
         let later: Vec<_> = sends[10..20].windows(2).map(|w| w[1] - w[0]).collect();
         assert!(later.iter().all(|&g| g > 0), "paced, not bursty: {later:?}");
+    }
+
+    #[test]
+    fn prague_negotiates_accurate_ecn_and_sends_ect1() {
+        let cfg = TcpConfig {
+            cca: crate::config::CcaKind::Prague,
+            ..TcpConfig::default()
+        };
+        let mut snd = TcpSender::new(&cfg, Packet::default(), None, 1);
+        let mut out = Vec::new();
+        snd.start(0, &mut out);
+        let syn = out[0].tcp.flags;
+        assert_eq!(
+            syn & (flags::AE | flags::ECE | flags::CWR),
+            flags::AE | flags::ECE | flags::CWR
+        );
+        let mut rcv = TcpReceiver::new(&cfg, Packet::default());
+        let mut back = Vec::new();
+        rcv.on_segment(&out[0], 0, &mut back);
+        out.clear();
+        snd.on_ack(&back[0], MS, &mut out);
+        assert!(snd.accecn && snd.ecn_ok);
+        assert!(!out.is_empty() && out.iter().all(|p| p.ecn == Ecn::Ect1));
+        // A classic-ECN flow sends ECT(0).
+        let mut classic = TcpSender::new(
+            &TcpConfig {
+                ecn: true,
+                ..TcpConfig::default()
+            },
+            Packet::default(),
+            None,
+            1,
+        );
+        out.clear();
+        classic.start(0, &mut out);
+        back.clear();
+        TcpReceiver::new(&TcpConfig::default(), Packet::default())
+            .on_segment(&out[0], 0, &mut back);
+        out.clear();
+        classic.on_ack(&back[0], MS, &mut out);
+        assert!(classic.ecn_ok && !classic.accecn);
+        assert!(out.iter().all(|p| p.ecn == Ecn::Ect0));
+    }
+
+    #[test]
+    fn accecn_delta_resolves_ace_wrap_with_the_byte_counter() {
+        let cfg = TcpConfig::default();
+        let mut snd = TcpSender::new(&cfg, Packet::default(), None, 1);
+        let mut h = TcpHeader {
+            ace: 7,
+            accecn: Some([1, 2 * 1448, 1]),
+            ..TcpHeader::default()
+        };
+        assert_eq!(snd.accecn_delta(&h), 2); // 5 → 7
+                                             // 11 more CE segments: ACE moves by 11 mod 8 = 3, the bytes tell it was 11.
+        h.ace = (7 + 11) % 8;
+        h.accecn = Some([1, 13 * 1448, 1]);
+        assert_eq!(snd.accecn_delta(&h), 11);
+        // Without the option the ACE delta alone is taken.
+        h.ace = (h.ace + 3) % 8;
+        h.accecn = None;
+        assert_eq!(snd.accecn_delta(&h), 3);
     }
 
     #[test]

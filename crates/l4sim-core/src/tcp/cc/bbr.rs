@@ -609,7 +609,7 @@ impl CongestionOps for Bbr {
     fn cong_avoid(&mut self, _w: &mut Window, _s: &AckSample) {}
 
     /// Linux `bbr_set_state`: a timeout ends the round and restarts full-pipe detection.
-    fn set_state(&mut self, _w: &Window, state: CaState, _now: Time) {
+    fn set_state(&mut self, _w: &mut Window, state: CaState, _now: Time) {
         if state == CaState::Loss {
             self.prev_ca_state = CaState::Loss;
             self.full_bw = 0;
@@ -731,6 +731,7 @@ mod tests {
                 in_flight,
                 delivered: self.delivered,
                 state,
+                ..AckSample::default()
             };
             let rs = RateSample {
                 prior_delivered: prior,
@@ -1013,7 +1014,7 @@ mod tests {
         // Entering recovery: ssthresh is unchanged, cwnd remembered.
         let ss = h.w.ssthresh;
         assert_eq!(h.b.ssthresh(&h.w, h.now), ss);
-        h.b.set_state(&h.w, CaState::Recovery, h.now);
+        h.b.set_state(&mut h.w, CaState::Recovery, h.now);
         let prior = h.delivered;
         h.ack(prior, 100, BW, R, 150, false, CaState::Recovery, 5);
         assert_eq!(h.w.cwnd, 151); // in flight + acked
@@ -1026,7 +1027,7 @@ mod tests {
         h.ack(prior, 100, BW, R, 100, false, CaState::Recovery, 0);
         assert_eq!(h.w.cwnd, 162);
         // Recovery over: back to the saved cwnd.
-        h.b.set_state(&h.w, CaState::Open, h.now);
+        h.b.set_state(&mut h.w, CaState::Open, h.now);
         h.ack(prior, 100, BW, R, 100, false, CaState::Open, 0);
         assert_eq!(h.w.cwnd, cwnd);
     }

@@ -186,7 +186,7 @@ impl CongestionOps for Bic {
     }
 
     /// Linux `bictcp_state`: a timeout forgets everything.
-    fn set_state(&mut self, _w: &Window, state: CaState, now: Time) {
+    fn set_state(&mut self, _w: &mut Window, state: CaState, now: Time) {
         if self.state_stamp != Some(now) {
             self.state_on_ack = self.state;
             self.state_stamp = Some(now);
@@ -213,6 +213,7 @@ mod tests {
             in_flight: 0,
             delivered: 0,
             state: CaState::Open,
+            ..AckSample::default()
         }
     }
 
@@ -272,17 +273,17 @@ mod tests {
     #[test]
     fn delayed_ack_ratio_is_an_ewma_of_segments_per_ack_in_open_only() {
         let mut b = Bic::default();
-        let w = Window::new(10, 1448);
+        let mut w = Window::new(10, 1448);
         for i in 0..200 {
             b.pkts_acked(&w, &ack(i, 3));
         }
         assert_eq!(b.delayed_ack >> ACK_RATIO_SHIFT, 3);
-        b.set_state(&w, CaState::Recovery, 1000);
+        b.set_state(&mut w, CaState::Recovery, 1000);
         b.pkts_acked(&w, &ack(1001, 40));
         assert_eq!(b.delayed_ack >> ACK_RATIO_SHIFT, 3);
         // The ACK that ends recovery counts as a Recovery ACK (Linux calls pkts_acked
         // before the state machine): not sampled.
-        b.set_state(&w, CaState::Open, 2000);
+        b.set_state(&mut w, CaState::Open, 2000);
         b.pkts_acked(&w, &ack(2000, 40));
         assert_eq!(b.delayed_ack >> ACK_RATIO_SHIFT, 3);
         b.pkts_acked(&w, &ack(2001, 3));
@@ -344,9 +345,9 @@ mod tests {
     #[test]
     fn timeout_resets_the_history() {
         let mut b = Bic::default();
-        let w = Window::new(100, 1448);
+        let mut w = Window::new(100, 1448);
         b.ssthresh(&w, 0);
-        b.set_state(&w, CaState::Loss, 1);
+        b.set_state(&mut w, CaState::Loss, 1);
         assert_eq!(b.last_max_cwnd(), 0);
         assert_eq!(b.delayed_ack, 2 << ACK_RATIO_SHIFT);
     }

@@ -116,7 +116,7 @@ impl CongestionOps for Cubic {
         w.cong_avoid_ai(cnt, acked);
     }
 
-    fn set_state(&mut self, _w: &Window, state: CaState, _now: Time) {
+    fn set_state(&mut self, _w: &mut Window, state: CaState, _now: Time) {
         if state == CaState::Loss {
             // Linux bictcp_state: a timeout forgets the cubic history.
             self.w_max = 0.0;
@@ -140,6 +140,7 @@ mod tests {
             in_flight: 0,
             delivered: 0,
             state: CaState::Open,
+            ..AckSample::default()
         }
     }
 

@@ -5,6 +5,8 @@
 pub mod bbr;
 pub mod bic;
 pub mod cubic;
+pub mod dctcp;
+pub mod prague;
 pub mod reno;
 pub mod vegas;
 
@@ -14,6 +16,8 @@ use crate::time::Time;
 pub use bbr::Bbr;
 pub use bic::Bic;
 pub use cubic::Cubic;
+pub use dctcp::Dctcp;
+pub use prague::Prague;
 pub use reno::NewReno;
 pub use vegas::Vegas;
 
@@ -82,7 +86,7 @@ impl Window {
 }
 
 /// What an ACK tells the algorithm.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct AckSample {
     pub now: Time,
     /// Segments newly delivered by this ACK (cumulatively acked, less those already counted
@@ -98,6 +102,28 @@ pub struct AckSample {
     pub delivered: u64,
     /// The sender's congestion-avoidance state after processing the ACK.
     pub state: CaState,
+    /// The ACK carried ECE (classic or DCTCP feedback).
+    pub ece: bool,
+    /// Segments newly reported CE-marked by Accurate ECN feedback (Linux `ece_delta`).
+    pub delivered_ce: u32,
+    /// Total CE-marked segments reported so far (Linux `tp->delivered_ce`).
+    pub total_delivered_ce: u64,
+    /// Payload bytes newly acknowledged cumulatively.
+    pub acked_bytes: u64,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// The sender was limited by cwnd at its last transmission (Linux
+    /// `tcp_is_cwnd_limited`).
+    pub cwnd_limited: bool,
+}
+
+/// ECN an algorithm requires of the connection (Linux `TCP_CONG_NEEDS_ECN`,
+/// `TCP_CONG_NEEDS_ACCECN`, `TCP_CONG_WANTS_ECT_1`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EcnNeeds {
+    pub ecn: bool,
+    pub accecn: bool,
+    pub ect1: bool,
 }
 
 /// A delivery-rate sample (Linux `struct rate_sample`, `tcp_rate.c`;
@@ -173,10 +199,13 @@ pub trait CongestionOps {
     /// Grow the window on an ACK while not reducing it (the sender only calls this when
     /// the flow is cwnd-limited, as Linux `tcp_is_cwnd_limited`).
     fn cong_avoid(&mut self, w: &mut Window, s: &AckSample);
+    /// Every ACK, before the sender reacts to congestion signals (Linux `in_ack_event`).
+    /// `acked` counts segments delivered by this ACK; the window fields are not final yet.
+    fn in_ack_event(&mut self, _s: &AckSample) {}
     /// Every ACK that acknowledges new data, before `cong_avoid`.
     fn pkts_acked(&mut self, _w: &Window, _s: &AckSample) {}
     /// The sender entered `state`.
-    fn set_state(&mut self, _w: &Window, _state: CaState, _now: Time) {}
+    fn set_state(&mut self, _w: &mut Window, _state: CaState, _now: Time) {}
     fn cwnd_event(&mut self, _w: &Window, _ev: CaEvent, _now: Time) {}
     /// Linux `cong_control`: algorithms that return true own cwnd and the pacing rate
     /// outright (BBR). The sender then calls [`CongestionOps::cong_control`] on every ACK
@@ -191,6 +220,10 @@ pub trait CongestionOps {
     fn wants_pacing(&self) -> bool {
         false
     }
+    /// ECN the algorithm needs negotiated.
+    fn ecn_needs(&self) -> EcnNeeds {
+        EcnNeeds::default()
+    }
 }
 
 /// The algorithms a sender can hold (enum dispatch: `Clone`, no virtual calls).
@@ -201,6 +234,8 @@ pub enum Cc {
     Bic(Bic),
     Bbr(Box<Bbr>),
     Vegas(Vegas),
+    Dctcp(Dctcp),
+    Prague(Prague),
 }
 
 macro_rules! dispatch {
@@ -211,6 +246,8 @@ macro_rules! dispatch {
             Cc::Bic($c) => $e,
             Cc::Bbr($c) => $e,
             Cc::Vegas($c) => $e,
+            Cc::Dctcp($c) => $e,
+            Cc::Prague($c) => $e,
         }
     };
 }
@@ -230,6 +267,8 @@ impl Cc {
             CcaKind::Bic => Cc::Bic(Bic::default()),
             CcaKind::Bbr => Cc::Bbr(Box::new(Bbr::new(seed))),
             CcaKind::Vegas => Cc::Vegas(Vegas::default()),
+            CcaKind::Dctcp => Cc::Dctcp(Dctcp::default()),
+            CcaKind::Prague => Cc::Prague(Prague::default()),
         }
     }
 
@@ -260,11 +299,15 @@ impl CongestionOps for Cc {
         dispatch!(self, c => c.cong_avoid(w, s))
     }
     #[inline]
+    fn in_ack_event(&mut self, s: &AckSample) {
+        dispatch!(self, c => c.in_ack_event(s))
+    }
+    #[inline]
     fn pkts_acked(&mut self, w: &Window, s: &AckSample) {
         dispatch!(self, c => c.pkts_acked(w, s))
     }
     #[inline]
-    fn set_state(&mut self, w: &Window, state: CaState, now: Time) {
+    fn set_state(&mut self, w: &mut Window, state: CaState, now: Time) {
         dispatch!(self, c => c.set_state(w, state, now))
     }
     #[inline]
@@ -282,6 +325,9 @@ impl CongestionOps for Cc {
     #[inline]
     fn wants_pacing(&self) -> bool {
         dispatch!(self, c => c.wants_pacing())
+    }
+    fn ecn_needs(&self) -> EcnNeeds {
+        dispatch!(self, c => c.ecn_needs())
     }
 }
 

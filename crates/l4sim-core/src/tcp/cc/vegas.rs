@@ -150,7 +150,7 @@ impl CongestionOps for Vegas {
     }
 
     /// Linux `tcp_vegas_state`: sample only while Open.
-    fn set_state(&mut self, _w: &Window, state: CaState, _now: Time) {
+    fn set_state(&mut self, _w: &mut Window, state: CaState, _now: Time) {
         if state == CaState::Open {
             self.enable();
         } else {
@@ -186,6 +186,7 @@ mod tests {
                 in_flight: w.cwnd - 1,
                 delivered: *delivered,
                 state: CaState::Open,
+                ..AckSample::default()
             };
             v.pkts_acked(w, &s);
             v.cong_avoid(w, &s);

@@ -1,0 +1,88 @@
+"""Scalable congestion control (DCTCP, TCP Prague) and ECN feedback (classic, DCTCP echo,
+Accurate ECN) against a step-marking AQM, the kind L4S relies on (RFC 9331 §5).
+
+A RED configured with min_th = K, max_th = K + 1 packet, max_p = 1 and an instantaneous
+average (w_q = 1) marks every packet that finds K or more queued: DCTCP's step threshold
+(RFC 8257 §3.1). At 100 Mbps a 1500-byte packet takes 0.12 ms, so K = 20 is 2.4 ms.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import pytest
+
+pytest.importorskip("l4sim._core")
+
+import l4sim
+
+K = 20
+PKT_S = 1500 * 8 / 100e6
+
+
+def step_aqm_run(flow: dict[str, Any], duration: str = "20s") -> tuple[dict, pl.DataFrame]:
+    sc = l4sim.Scenario.parse(
+        {
+            "name": "step",
+            "duration": duration,
+            "topology": {
+                "preset": "dumbbell",
+                "access": {"rate": "1Gbps", "delay": "1ms"},
+                "bottleneck": {
+                    "rate": "100Mbps",
+                    "delay": "8ms",
+                    "qdisc": {
+                        "kind": "red",
+                        "limit": "1000p",
+                        "min_th": f"{K}p",
+                        "max_th": f"{K + 1}p",
+                        "max_p": 1.0,
+                        "w_q": 1.0,
+                        "gentle": False,
+                        "ecn": True,
+                        "harddrop": False,
+                    },
+                },
+            },
+            "flows": [{"kind": "tcp", **flow}],
+        }
+    )
+    sim = l4sim.Simulation(sc)
+    sim.run()
+    return sim.summary(), sim.flows()
+
+
+@pytest.mark.parametrize(
+    "flow",
+    [{"cca": "dctcp"}, {"cca": "dctcp", "ect1": True}, {"cca": "prague"}],
+    ids=["dctcp", "dctcp-ect1", "prague"],
+)
+def test_scalable_cc_fills_the_link_with_a_queue_at_the_step(flow: dict[str, Any]) -> None:
+    s, series = step_aqm_run(flow)
+    q = next(q for q in s["queues"] if q["link"] == "r0->r1")
+    f = s["flows"][0]
+    assert q["utilization"] >= 0.95
+    assert q["drops"] == 0 and f["retransmits"] == 0, "ECN alone controls it"
+    assert q["ecn_marks"] > 0 and f["ecn_marks"] == q["ecn_marks"]
+    # The queue hovers at the step: mean sojourn within one packet-time per flow-window
+    # of K packets, never a standing queue far above it.
+    assert (K - 8) * PKT_S <= q["sojourn_mean_s"] <= (K + 4) * PKT_S
+    assert q["sojourn_p99_s"] <= 2 * K * PKT_S
+    # Small sawtooth: cwnd varies by a few segments around BDP + K (RFC 8257 §3.3), unlike
+    # Reno's halving.
+    steady = series.filter(pl.col("time_s") >= 5.0)["cwnd_pkts"]
+    bdp = 100e6 * 0.020 / 8 / 1500
+    assert steady.min() >= 0.85 * bdp
+    assert steady.max() <= bdp + 2 * K
+
+
+def test_classic_ecn_newreno_halves_on_each_echo() -> None:
+    s, series = step_aqm_run({"cca": "newreno", "ecn": True})
+    q = next(q for q in s["queues"] if q["link"] == "r0->r1")
+    assert q["drops"] == 0 and q["ecn_marks"] > 0
+    steady = series.filter(pl.col("time_s") >= 5.0)["cwnd_pkts"]
+    bdp = 100e6 * 0.020 / 8 / 1500
+    # RFC 3168 §6.1.2: the window halves, so it swings from about BDP + K down to half.
+    assert steady.min() <= 0.6 * (bdp + K)
+    assert q["utilization"] < 0.95, "a step AQM starves a classic flow of queue"
