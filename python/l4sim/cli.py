@@ -234,6 +234,57 @@ def demo_cmd(
     )
 
 
+@app.command("reproduce")
+def reproduce_cmd(
+    name: Annotated[str, typer.Argument(help="Experiment: aqm-004.", show_default=False)],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Output directory [default: out/<name>]."),
+    ] = None,
+    only: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated subset, e.g. codel,dualpi2 (aqm-004: AQM names)."),
+    ] = None,
+    figures: Annotated[bool, typer.Option(help="Draw the per-case figures.")] = True,
+) -> None:
+    """Rebuild a paper's experiment and write its table(s) and figures."""
+    import importlib
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from l4sim.experiments import EXPERIMENTS
+
+    if name not in EXPERIMENTS:
+        raise typer.BadParameter(
+            f"unknown experiment {name!r}; known: {', '.join(sorted(EXPERIMENTS))}"
+        )
+    exp = importlib.import_module(EXPERIMENTS[name])
+    subset = None
+    if only is not None:
+        subset = [a.strip() for a in only.split(",") if a.strip()]
+        unknown = [a for a in subset if a not in exp.AQMS]
+        if unknown or not subset:
+            raise typer.BadParameter(
+                f"--only {only!r} names no known case set; known: {', '.join(exp.AQMS)}"
+            )
+    out_dir = out if out is not None else Path("out") / name
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err_console
+    ) as bar:
+        task = bar.add_task(name, total=len(exp.cases(subset or exp.AQMS)))
+
+        def step(case: Any, i: int, n: int) -> None:
+            bar.update(task, completed=i, description=f"{name}: {case.name}")
+
+        rows = exp.reproduce(out_dir, only=subset, figures=figures, on_case=step)
+        bar.update(task, completed=len(rows), description=name)
+    print(exp.markdown_table(rows))
+    out_console.print(
+        f"Table in [bold]{escape(str(out_dir / 'table2.md'))}[/] (and table2.csv); "
+        f"one results directory per case under [bold]{escape(str(out_dir))}[/]."
+    )
+
+
 @app.command("version")
 def version_cmd() -> None:
     """Print the l4sim version."""

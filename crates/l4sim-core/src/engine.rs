@@ -109,6 +109,14 @@ impl Flow {
         }
     }
 
+    /// Payload bytes sent, retransmissions included (UDP: packet bytes).
+    pub fn payload_sent(&self) -> u64 {
+        match &self.ep {
+            Endpoints::Tcp { snd, .. } => snd.stats.bytes_sent,
+            Endpoints::Udp { src, .. } => src.bytes_sent,
+        }
+    }
+
     /// Packets that arrived CE-marked at the data receiver.
     pub fn ce_received(&self) -> u64 {
         match &self.ep {

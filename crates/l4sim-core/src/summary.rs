@@ -34,6 +34,8 @@ pub struct FlowSummary {
     /// Bytes the sender put on the wire (headers, retransmissions) × 8 / active time.
     pub throughput_bps: f64,
     pub bytes_acked: u64,
+    /// Payload bytes the sender transmitted, retransmissions included (UDP: bytes sent).
+    pub bytes_sent: u64,
     pub retransmits: u64,
     pub timeouts: u64,
     pub srtt_mean_s: Option<f64>,
@@ -134,6 +136,7 @@ impl Simulation {
                 goodput_bps: rate(f.delivered_bytes()),
                 throughput_bps: rate(f.sent_bytes()),
                 bytes_acked: f.delivered_bytes(),
+                bytes_sent: f.payload_sent(),
                 retransmits,
                 timeouts,
                 srtt_mean_s: srtt_mean,
