@@ -115,7 +115,10 @@ def test_parameters_reach_the_core_in_core_units() -> None:
 @pytest.mark.parametrize(
     ("qdisc", "fragment"),
     [
-        ({"kind": "blue"}, "'fifo', 'red', 'codel', 'pie', 'fq_codel', 'fq_pie' or 'fq'"),
+        (
+            {"kind": "blue"},
+            "'fifo', 'red', 'codel', 'pie', 'fq_codel', 'fq_pie', 'fq', 'dualpi2' or 'fq_l4s'",
+        ),
         ({"kind": "codel", "limit": "10KB"}, "must be a number of packets"),
         ({"kind": "codel", "target": "5"}, "has no unit"),
         ({"kind": "codel", "ecn": 1}, "must be true or false"),

@@ -55,11 +55,13 @@ __all__ = [
     "Custom",
     "CustomLink",
     "Delack",
+    "DualPi2",
     "Dumbbell",
     "Fifo",
     "Flow",
     "Fq",
     "FqCodel",
+    "FqL4s",
     "FqPie",
     "L4simError",
     "LinkSpec",
@@ -364,19 +366,132 @@ class Fq(_AqmBase):
     }
 
 
+EcnMask = Literal["l4s_ect", "any_ect"]
+"""Which ECN codepoints go to the L queue: ECT(1) and CE, or any ECT."""
+
+
+class DualPi2(_AqmBase):
+    """DualPI2, RFC 9332 with Linux ``sch_dualpi2`` semantics (``kind = "dualpi2"``):
+    ``variant`` (``"linux"`` or ``"rfc9332"`` for the Appendix A pseudocode), ``limit``
+    (packets, both queues), PI2 ``target``, ``tupdate``, ``alpha`` and ``beta`` (Hz, per
+    update), ``coupling`` (k), L-queue ``step_thresh`` (a time, or packets ``"5p"``),
+    ``min_qlen_step``, ``c_protection`` (Classic WRR share, percent), ``ecn_mask``,
+    ``drop_overload``, ``drop_early``, ``mtu``; for the RFC variant the ramp ``l_min_thresh``,
+    ``l_range``, ``l_th_len`` and the scheduler's ``tshift``."""
+
+    kind: Literal["dualpi2"] = "dualpi2"
+    variant: Literal["linux", "rfc9332"] | None = None
+    limit: PacketLimit | None = None
+    target: Time | None = None
+    tupdate: PositiveTime | None = None
+    alpha: Gain | None = None
+    beta: Gain | None = None
+    coupling: Annotated[float, Field(gt=0.0, le=100.0)] | None = None
+    step_thresh: Time | Limit | None = None
+    min_qlen_step: Annotated[int, Field(ge=0)] | None = None
+    c_protection: Annotated[int, Field(ge=0, le=100)] | None = None
+    ecn_mask: EcnMask | None = None
+    drop_overload: Flag | None = None
+    drop_early: Flag | None = None
+    mtu: Size | None = None
+    l_min_thresh: Time | None = None
+    l_range: PositiveTime | None = None
+    l_th_len: Annotated[int, Field(ge=0)] | None = None
+    tshift: Time | None = None
+
+    _core_keys: ClassVar[dict[str, str]] = {
+        "variant": "variant",
+        "limit": "limit_pkts",
+        "target": "target_ns",
+        "tupdate": "tupdate_ns",
+        "alpha": "alpha",
+        "beta": "beta",
+        "coupling": "coupling",
+        "min_qlen_step": "min_qlen_step",
+        "c_protection": "c_protection",
+        "ecn_mask": "ecn_mask",
+        "drop_overload": "drop_overload",
+        "drop_early": "drop_early",
+        "mtu": "mtu",
+        "l_min_thresh": "l_min_thresh_ns",
+        "l_range": "l_range_ns",
+        "l_th_len": "l_th_len",
+        "tshift": "tshift_ns",
+    }
+
+    @model_validator(mode="after")
+    def _step_unit(self) -> DualPi2:
+        st = self.step_thresh
+        if isinstance(st, QueueLimit) and st.packets is None:
+            raise ValueError("step_thresh must be a time such as '1ms' or packets such as '5p'")
+        return self
+
+    def to_core(self) -> dict[str, Any]:
+        out = super().to_core()
+        st = self.step_thresh
+        if isinstance(st, QueueLimit):
+            out["step_thresh_pkts"] = st.packets
+        elif st is not None:
+            out["step_thresh_ns"] = st
+        return out
+
+
+class FqL4s(_AqmBase):
+    """FQ-L4S, the FreeBSD ``dn_sched_l4s`` scheduler of the A3C-L4S paper
+    (``kind = "fq_l4s"``): ``pairs`` hash buckets of a Classic and an L queue, PIE on each
+    (``target``, ``tupdate``, ``alpha``, ``beta``, ``max_burst``, ``max_ecnth``, ``ecn``,
+    ``bytemode``, ``mtu``); a Classic queue applies p squared, an L queue the larger of its
+    own p and ``coupling`` times its paired Classic p; DRR with ``quantum``; ``limit`` is
+    the total; ``ecn_mask`` picks the L codepoints."""
+
+    kind: Literal["fq_l4s"] = "fq_l4s"
+    limit: PacketLimit | None = None
+    pairs: Count | None = None
+    quantum: Size | None = None
+    target: PositiveTime | None = None
+    tupdate: PositiveTime | None = None
+    alpha: Gain | None = None
+    beta: Gain | None = None
+    max_burst: Time | None = None
+    max_ecnth: Fraction | None = None
+    ecn: Flag | None = None
+    bytemode: Flag | None = None
+    mtu: Size | None = None
+    coupling: Annotated[float, Field(gt=0.0, le=100.0)] | None = None
+    ecn_mask: EcnMask | None = None
+
+    _core_keys: ClassVar[dict[str, str]] = {
+        **_PIE_KEYS,
+        "pairs": "pairs",
+        "quantum": "quantum",
+        "coupling": "coupling",
+        "ecn_mask": "ecn_mask",
+    }
+
+
 def _qdisc_shorthand(v: Any) -> Any:
     """``qdisc = "fifo"`` means ``qdisc = { kind = "fifo" }`` with default parameters."""
     return {"kind": v} if isinstance(v, str) else v
 
 
 Qdisc = Annotated[
-    Fifo | Red | Codel | Pie | FqCodel | FqPie | Fq,
+    Fifo | Red | Codel | Pie | FqCodel | FqPie | Fq | DualPi2 | FqL4s,
     Field(discriminator="kind"),
     BeforeValidator(_qdisc_shorthand),
 ]
 """Any queue discipline; add new kinds here."""
 
-QDISC_KINDS: tuple[str, ...] = ("fifo", "red", "codel", "pie", "fq_codel", "fq_pie", "fq")
+QDISC_KINDS: tuple[str, ...] = (
+    "fifo",
+    "red",
+    "codel",
+    "pie",
+    "fq_codel",
+    "fq_pie",
+    "fq",
+    "dualpi2",
+    "fq_l4s",
+)
 
 # --------------------------------------------------------------------------------------------
 # Links and topology presets.

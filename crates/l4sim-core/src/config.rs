@@ -82,6 +82,11 @@ pub enum QdiscConfig {
     FqPie(crate::qdisc::fq::FqPieConfig),
     /// Flow queues with a fixed drop-tail buffer per flow (`qdisc/fq.rs`).
     Fq(crate::qdisc::fq::FqConfig),
+    /// DualPI2, RFC 9332 / Linux `sch_dualpi2` (`qdisc/dualpi2.rs`).
+    #[serde(rename = "dualpi2")]
+    DualPi2(crate::qdisc::dualpi2::DualPi2Config),
+    /// FQ-L4S, FreeBSD `dn_sched_l4s` of the A3C-L4S paper (`qdisc/fq_l4s.rs`).
+    FqL4s(crate::qdisc::fq_l4s::FqL4sConfig),
 }
 
 impl Default for QdiscConfig {
@@ -398,6 +403,33 @@ impl QdiscConfig {
                     c.drop_batch as u64,
                 ],
             ),
+            QdiscConfig::DualPi2(c) => {
+                positive("DualPI2", &[c.limit_pkts, c.tupdate_ns, c.mtu as u64])?;
+                gains("DualPI2", c.alpha, c.beta, 0.0)?;
+                if !(c.coupling.is_finite() && c.coupling > 0.0) || c.c_protection > 100 {
+                    return Err(
+                        "DualPI2 needs a positive coupling and c_protection in 0..=100".into(),
+                    );
+                }
+                Ok(())
+            }
+            QdiscConfig::FqL4s(c) => {
+                positive(
+                    "FQ-L4S",
+                    &[
+                        c.limit_pkts,
+                        c.pairs as u64,
+                        c.quantum as u64,
+                        c.target_ns,
+                        c.tupdate_ns,
+                    ],
+                )?;
+                gains("FQ-L4S", c.alpha, c.beta, c.max_ecnth)?;
+                if !(c.coupling.is_finite() && c.coupling > 0.0) {
+                    return Err("FQ-L4S needs a positive coupling".into());
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -5,8 +5,10 @@
 //! simulation stays `Clone` and the hot path has no virtual calls.
 
 pub mod codel;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq;
+pub mod fq_l4s;
 pub mod pie;
 pub mod red;
 
@@ -18,8 +20,10 @@ use crate::rng::Rng;
 use crate::time::Time;
 
 pub use codel::Codel;
+pub use dualpi2::DualPi2;
 pub use fifo::Fifo;
 pub use fq::{Fq, FqCodel, FqPie};
+pub use fq_l4s::FqL4s;
 pub use pie::Pie;
 pub use red::Red;
 
@@ -157,6 +161,8 @@ pub enum Qdisc {
     FqCodel(FqCodel),
     FqPie(FqPie),
     Fq(Fq),
+    DualPi2(DualPi2),
+    FqL4s(FqL4s),
 }
 
 macro_rules! dispatch {
@@ -169,6 +175,8 @@ macro_rules! dispatch {
             Qdisc::FqCodel($q) => $e,
             Qdisc::FqPie($q) => $e,
             Qdisc::Fq($q) => $e,
+            Qdisc::DualPi2($q) => $e,
+            Qdisc::FqL4s($q) => $e,
         }
     };
 }
@@ -188,6 +196,8 @@ impl Qdisc {
             QdiscConfig::FqCodel(c) => Qdisc::FqCodel(fq::fq_codel(c, rng)),
             QdiscConfig::FqPie(c) => Qdisc::FqPie(fq::fq_pie(c, rng)),
             QdiscConfig::Fq(c) => Qdisc::Fq(fq::fq_fixed(c, rng)),
+            QdiscConfig::DualPi2(c) => Qdisc::DualPi2(DualPi2::new(c, rng)),
+            QdiscConfig::FqL4s(c) => Qdisc::FqL4s(FqL4s::new(c, rng)),
         }
     }
 }
@@ -205,6 +215,8 @@ impl Qdisc {
             Qdisc::FqCodel(q) => q.set_limit(limit_pkts),
             Qdisc::FqPie(q) => q.set_limit(limit_pkts),
             Qdisc::Fq(q) => q.set_limit(limit_pkts),
+            Qdisc::DualPi2(q) => q.set_limit(limit_pkts),
+            Qdisc::FqL4s(q) => q.set_limit(limit_pkts),
         }
     }
 
@@ -217,12 +229,21 @@ impl Qdisc {
         }
     }
 
+    /// The DualPI2 qdisc, if this is one (an agent reads p′, p_C, p_CL and sets p′ and k).
+    pub fn as_dualpi2_mut(&mut self) -> Option<&mut DualPi2> {
+        match self {
+            Qdisc::DualPi2(q) => Some(q),
+            _ => None,
+        }
+    }
+
     /// The flow bucket a packet maps to, for the flow-queue qdiscs.
     pub fn flow_bucket(&self, pkt: &Packet) -> Option<usize> {
         match self {
             Qdisc::FqCodel(q) => Some(q.bucket_of(pkt)),
             Qdisc::FqPie(q) => Some(q.bucket_of(pkt)),
             Qdisc::Fq(q) => Some(q.bucket_of(pkt)),
+            Qdisc::FqL4s(q) => Some(q.bucket_of(pkt)),
             _ => None,
         }
     }

@@ -1,0 +1,440 @@
+//! FQ-L4S: the FreeBSD dummynet `dn_sched_l4s` scheduler of the A3C-L4S paper
+//! (papers/004, §3.1 and §4): FQ-PIE cut down to `pairs` hash buckets, each with a Classic
+//! and an L queue, PIE on every queue and the DualQ coupling within each pair.
+//!
+//! - Queues (§4.1–4.2, Algorithm 5): a packet hashes to bucket i ∈ [0, pairs) by 5-tuple;
+//!   if its ECN field matches `ecn_mask` it goes to L queue `pairs + i`, otherwise to
+//!   Classic queue i. The paper's text says ECT(1) (`== IPTOS_ECN_ECT1`), its code any
+//!   ECT (`!= 0`): the default is `l4s_ect` (ECT(1) and CE, RFC 9331), `any_ect` gives the
+//!   code's reading.
+//! - Probabilities (§4.3, Algorithm 7): every queue runs its own PIE controller p (RFC
+//!   8033 via [`PieVars`], lazily updated as in `pie.rs`). A Classic queue applies p²
+//!   (its own p squared); L queue `pairs + i` applies max(p_L, k·p_i) with p_L its own
+//!   PIE p and p_i the p of its paired Classic queue i, clamped to 1.
+//! - Decision at enqueue (FreeBSD `pie_enqueue`, the paper replacing only the probability):
+//!   PIE's enqueue rules — burst allowance, no drop while delay < target/2 and the applied
+//!   probability < 0.2, none under 2 MTU of backlog in that queue, derandomisation — with
+//!   the applied probability; a hit marks an ECT packet if `ecn` and the queue's own p ≤
+//!   `max_ecnth`, otherwise drops it.
+//! - Scheduling: DRR with `quantum` over the 2·`pairs` queues, new/old lists as FQ-PIE
+//!   (RFC 8290 §4.2); the overall `limit_pkts` drops the arrival (FreeBSD `fq_pie`).
+//!
+//! Defaults are the paper's §5.1 settings: 3 pairs, target 15 ms, tupdate 15 ms,
+//! max_burst 100 ms, quantum 1514 B, limit 10240 p, k = 2 (Algorithm 7), α 0.125,
+//! β 1.25, max_ecnth 0.1 (FreeBSD PIE), ECN on. Deviations: the bucket hash is
+//! `Packet::five_tuple_hash` (FNV-1a) with a perturbation from the qdisc's RNG, not
+//! Jenkins; PIE runs in timestamp mode (no departure-rate estimator); probabilities are
+//! `f64`.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use super::dualpi2::EcnMask;
+use super::pie::{PieParams, PieVars};
+use super::{mark_ce, DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
+use crate::net::packet::Packet;
+use crate::rng::Rng;
+use crate::time::{Time, MS};
+
+/// `kind = "fq_l4s"` (defaults: the paper's §5.1 and Algorithm 7; see the module comment).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FqL4sConfig {
+    /// Overall limit in packets.
+    pub limit_pkts: u64,
+    /// Hash buckets, each a Classic + L queue pair (the paper: 3, i.e. 6 queues).
+    pub pairs: u32,
+    pub quantum: u32,
+    pub target_ns: u64,
+    pub tupdate_ns: u64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub max_burst_ns: u64,
+    pub max_ecnth: f64,
+    pub ecn: bool,
+    pub bytemode: bool,
+    pub mtu: u32,
+    /// Coupling factor k: L applies max(p_L, k·p_C′).
+    pub coupling: f64,
+    pub ecn_mask: EcnMask,
+}
+
+impl Default for FqL4sConfig {
+    fn default() -> Self {
+        FqL4sConfig {
+            limit_pkts: 10_240,
+            pairs: 3,
+            quantum: 1514,
+            target_ns: 15 * MS,
+            tupdate_ns: 15 * MS,
+            alpha: 0.125,
+            beta: 1.25,
+            max_burst_ns: 100 * MS,
+            max_ecnth: 0.1,
+            ecn: true,
+            bytemode: false,
+            mtu: 1514,
+            coupling: 2.0,
+            ecn_mask: EcnMask::L4sEct,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Listed {
+    No,
+    New,
+    Old,
+}
+
+#[derive(Clone, Debug)]
+struct SubQueue {
+    q: PktQueue,
+    vars: PieVars,
+    deficit: i64,
+    listed: Listed,
+}
+
+/// The FQ-L4S qdisc.
+#[derive(Clone, Debug)]
+pub struct FqL4s {
+    params: PieParams,
+    /// Classic queues 0..pairs, then L queues pairs..2·pairs.
+    queues: Vec<SubQueue>,
+    pairs: usize,
+    new_list: VecDeque<u32>,
+    old_list: VecDeque<u32>,
+    quantum: i64,
+    limit: u64,
+    coupling: f64,
+    ecn_mask: EcnMask,
+    perturb: u32,
+    qlen: u64,
+    bytes: u64,
+    rng: Rng,
+    stats: QdiscStats,
+}
+
+const L4S: u8 = 0;
+const CLASSIC: u8 = 1;
+
+impl FqL4s {
+    pub fn new(c: &FqL4sConfig, mut rng: Rng) -> FqL4s {
+        let params = PieParams {
+            target: c.target_ns,
+            tupdate: c.tupdate_ns,
+            alpha: c.alpha,
+            beta: c.beta,
+            max_burst: c.max_burst_ns,
+            max_ecnth: c.max_ecnth,
+            ecn: c.ecn,
+            bytemode: c.bytemode,
+            mtu: c.mtu as u64,
+        };
+        let pairs = c.pairs.max(1) as usize;
+        let queues = (0..2 * pairs)
+            .map(|_| SubQueue {
+                q: PktQueue::default(),
+                vars: PieVars::new(&params),
+                deficit: 0,
+                listed: Listed::No,
+            })
+            .collect();
+        FqL4s {
+            params,
+            queues,
+            pairs,
+            new_list: VecDeque::with_capacity(2 * pairs),
+            old_list: VecDeque::with_capacity(2 * pairs),
+            quantum: c.quantum as i64,
+            limit: c.limit_pkts,
+            coupling: c.coupling,
+            ecn_mask: c.ecn_mask,
+            perturb: rng.next_u32(),
+            qlen: 0,
+            bytes: 0,
+            rng,
+            stats: QdiscStats::default(),
+        }
+    }
+
+    pub fn set_limit(&mut self, limit_pkts: Option<u64>) {
+        if let Some(l) = limit_pkts {
+            self.limit = l;
+        }
+    }
+
+    /// Hash bucket (pair index) of a packet (`reciprocal_scale` of the 5-tuple hash).
+    pub fn bucket_of(&self, pkt: &Packet) -> usize {
+        let h = pkt.five_tuple_hash(self.perturb) as u64;
+        ((h * self.pairs as u64) >> 32) as usize
+    }
+
+    /// The queue index of a packet: Classic `bucket`, or L `pairs + bucket`.
+    pub fn queue_of(&self, pkt: &Packet) -> usize {
+        let b = self.bucket_of(pkt);
+        if self.ecn_mask.is_l4s(pkt.ecn) {
+            self.pairs + b
+        } else {
+            b
+        }
+    }
+
+    /// Own PIE probability of queue `i` (Classic 0..pairs, L pairs..2·pairs).
+    pub fn pie_prob(&self, i: usize) -> f64 {
+        self.queues[i].vars.prob
+    }
+
+    /// The probability queue `i` applies: p² for Classic, max(p_L, k·p_paired) for L.
+    pub fn applied_prob(&self, i: usize) -> f64 {
+        if i < self.pairs {
+            let p = self.queues[i].vars.prob;
+            p * p
+        } else {
+            let own = self.queues[i].vars.prob;
+            let coupled = self.coupling * self.queues[i - self.pairs].vars.prob;
+            own.max(coupled).min(1.0)
+        }
+    }
+
+    pub fn set_coupling(&mut self, k: f64) {
+        if k.is_finite() && k > 0.0 {
+            self.coupling = k;
+        }
+    }
+
+    fn catch_up(&mut self, i: usize, now: Time) {
+        let s = &mut self.queues[i];
+        s.vars.catch_up(&self.params, now, s.q.bytes());
+    }
+}
+
+impl QueueDisc for FqL4s {
+    fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
+        let i = self.queue_of(&pkt);
+        pkt.class = if i >= self.pairs { L4S } else { CLASSIC };
+        self.catch_up(i, now);
+        if i >= self.pairs {
+            // The paired Classic queue's p must be current too.
+            self.catch_up(i - self.pairs, now);
+        }
+        if self.qlen >= self.limit {
+            self.queues[i].vars.on_overflow();
+            self.stats.drop(pkt, DropReason::Overflow, drops);
+            return;
+        }
+        let applied = self.applied_prob(i);
+        let s = &mut self.queues[i];
+        // PIE's enqueue rules with the applied probability in place of its own.
+        let own = s.vars.prob;
+        s.vars.prob = applied;
+        let hit = s
+            .vars
+            .drop_early(&self.params, s.q.bytes(), pkt.size, &mut self.rng);
+        s.vars.prob = own;
+        if hit {
+            let may_mark = self.params.ecn && own <= self.params.max_ecnth;
+            if !(may_mark && mark_ce(&mut pkt, &mut self.stats)) {
+                s.vars.accu_prob = 0.0;
+                self.stats.drop(pkt, DropReason::Aqm, drops);
+                return;
+            }
+        }
+        pkt.enqueued = now;
+        self.qlen += 1;
+        self.bytes += pkt.size as u64;
+        s.q.push(pkt);
+        if s.listed == Listed::No {
+            s.listed = Listed::New;
+            s.deficit = self.quantum;
+            self.new_list.push_back(i as u32);
+        }
+    }
+
+    fn dequeue(&mut self, now: Time, _drops: &mut Vec<Dropped>) -> Option<Packet> {
+        loop {
+            // RFC 8290 §4.2 DRR: new list first, then old.
+            let (from_new, i) = match (self.new_list.front(), self.old_list.front()) {
+                (Some(&i), _) => (true, i as usize),
+                (None, Some(&i)) => (false, i as usize),
+                (None, None) => return None,
+            };
+            let s = &mut self.queues[i];
+            if s.deficit <= 0 {
+                s.deficit += self.quantum;
+                s.listed = Listed::Old;
+                if from_new {
+                    self.new_list.pop_front();
+                } else {
+                    self.old_list.pop_front();
+                }
+                self.old_list.push_back(i as u32);
+                continue;
+            }
+            s.vars.catch_up(&self.params, now, s.q.bytes());
+            match s.q.pop() {
+                Some(p) => {
+                    s.vars.on_dequeue(&p, now, s.q.bytes());
+                    s.deficit -= p.size as i64;
+                    self.qlen -= 1;
+                    self.bytes -= p.size as u64;
+                    return Some(p);
+                }
+                None => {
+                    if from_new {
+                        self.new_list.pop_front();
+                        if self.old_list.is_empty() {
+                            s.listed = Listed::No;
+                        } else {
+                            s.listed = Listed::Old;
+                            self.old_list.push_back(i as u32);
+                        }
+                    } else {
+                        self.old_list.pop_front();
+                        s.listed = Listed::No;
+                    }
+                }
+            }
+        }
+    }
+
+    fn peek(&self) -> Option<&Packet> {
+        self.new_list
+            .iter()
+            .chain(self.old_list.iter())
+            .find_map(|&i| self.queues[i as usize].q.front())
+    }
+    fn backlog_pkts(&self) -> u32 {
+        self.qlen as u32
+    }
+    fn backlog_bytes(&self) -> u64 {
+        self.bytes
+    }
+    fn stats(&self) -> &QdiscStats {
+        &self.stats
+    }
+    fn class_names(&self) -> &'static [&'static str] {
+        &["L4S", "Classic"]
+    }
+    fn class_backlog(&self, class: usize) -> (u32, u64) {
+        let range = match class as u8 {
+            L4S => self.pairs..2 * self.pairs,
+            CLASSIC => 0..self.pairs,
+            _ => return (0, 0),
+        };
+        self.queues[range]
+            .iter()
+            .fold((0, 0), |(n, b), s| (n + s.q.len() as u32, b + s.q.bytes()))
+    }
+    fn kind(&self) -> &'static str {
+        "fq_l4s"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::{Ecn, PROTO_TCP};
+    use crate::rng::KEY_QDISC;
+
+    fn pkt(f: u16, ecn: Ecn, uid: u64) -> Packet {
+        Packet {
+            uid,
+            flow: f as u32,
+            src: 1,
+            dst: 2,
+            sport: 1000 + f,
+            dport: 80,
+            proto: PROTO_TCP,
+            size: 1500,
+            ecn,
+            ..Default::default()
+        }
+    }
+
+    fn fq() -> FqL4s {
+        FqL4s::new(&FqL4sConfig::default(), Rng::for_component(9, KEY_QDISC))
+    }
+
+    #[test]
+    fn classification_pairs_classic_and_l_queues() {
+        let q = fq();
+        for f in 0..50u16 {
+            let b = q.bucket_of(&pkt(f, Ecn::NotEct, 0));
+            assert!(b < 3);
+            assert_eq!(q.queue_of(&pkt(f, Ecn::NotEct, 0)), b);
+            assert_eq!(q.queue_of(&pkt(f, Ecn::Ect0, 0)), b);
+            assert_eq!(q.queue_of(&pkt(f, Ecn::Ect1, 0)), 3 + b);
+            assert_eq!(q.queue_of(&pkt(f, Ecn::Ce, 0)), 3 + b);
+        }
+        let mut q = fq();
+        let mut drops = Vec::new();
+        q.enqueue(pkt(1, Ecn::Ect1, 1), 0, &mut drops);
+        q.enqueue(pkt(1, Ecn::NotEct, 2), 0, &mut drops);
+        q.enqueue(pkt(2, Ecn::Ect0, 3), 0, &mut drops);
+        assert_eq!(q.class_backlog(0), (1, 1500));
+        assert_eq!(q.class_backlog(1), (2, 3000));
+        assert_eq!(q.class_names(), &["L4S", "Classic"]);
+    }
+
+    #[test]
+    fn coupled_probabilities() {
+        let mut q = fq();
+        q.queues[0].vars.prob = 0.1; // Classic queue of bucket 0
+        q.queues[3].vars.prob = 0.05; // its L queue
+        q.queues[4].vars.prob = 0.3; // L queue of bucket 1 (Classic p = 0)
+        assert!((q.applied_prob(0) - 0.01).abs() < 1e-12); // p²
+        assert!((q.applied_prob(3) - 0.2).abs() < 1e-12); // max(0.05, 2·0.1)
+        assert!((q.applied_prob(4) - 0.3).abs() < 1e-12); // max(0.3, 0)
+        q.queues[1].vars.prob = 0.7;
+        assert_eq!(q.applied_prob(4), 1.0); // 2·0.7 clamped
+    }
+
+    #[test]
+    fn drr_shares_a_pair_equally_and_classic_pie_controls() {
+        // One bucket with a Classic and an L flow, both overloading a 1-packet-per-ms
+        // link: DRR shares it 50/50, and the coupled L probability exceeds the Classic one.
+        let mut q = fq();
+        let f = 7;
+        let mut drops = Vec::new();
+        let mut uid = 0;
+        let mut served = [0u64; 2];
+        for t in 0..20_000u64 {
+            let now = t * MS;
+            for e in [Ecn::Ect1, Ecn::Ect0, Ecn::Ect1, Ecn::Ect0] {
+                if q.backlog_pkts() < 400 {
+                    q.enqueue(pkt(f, e, uid), now, &mut drops);
+                    uid += 1;
+                }
+            }
+            if let Some(p) = q.dequeue(now, &mut drops) {
+                served[p.class as usize] += 1;
+            }
+        }
+        let share = served[0] as f64 / (served[0] + served[1]) as f64;
+        assert!((share - 0.5).abs() < 0.01, "{served:?}");
+        let b = q.bucket_of(&pkt(f, Ecn::Ect0, 0));
+        assert!(q.pie_prob(b) > 0.0);
+        assert!(q.applied_prob(3 + b) >= 2.0 * q.pie_prob(b) - 1e-12);
+        assert!(q.stats().class_marks[0] > 0 && q.stats().class_marks[1] > 0);
+    }
+
+    #[test]
+    fn limit_drops_the_arrival() {
+        let mut q = FqL4s::new(
+            &FqL4sConfig {
+                limit_pkts: 3,
+                ..Default::default()
+            },
+            Rng::for_component(9, KEY_QDISC),
+        );
+        let mut drops = Vec::new();
+        for i in 0..4 {
+            q.enqueue(pkt(1, Ecn::Ect1, i), 0, &mut drops);
+        }
+        assert_eq!(drops.len(), 1);
+        assert_eq!(drops[0].pkt.uid, 3);
+        assert_eq!(q.stats().class_drops[0], 1);
+    }
+}
