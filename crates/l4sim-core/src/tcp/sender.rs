@@ -446,12 +446,6 @@ impl TcpSender {
             self.mark_lost_by_sack();
         }
 
-        // RFC 3168 §6.1.2 (and RFC 9768 §3.2.2.5 for CE counts): react at most once per
-        // window of data.
-        if ce_signal && matches!(self.state, CaState::Open | CaState::Disorder) {
-            self.enter_cwr(now);
-        }
-
         let mut fast_rexmit = false;
         match self.state {
             CaState::Recovery => {
@@ -508,6 +502,13 @@ impl TcpSender {
                     }
                 }
             }
+        }
+
+        // RFC 3168 §6.1.2 (and RFC 9768 §3.2.2.5 for CE counts): react at most once per
+        // window of data. As Linux (tcp_fastretrans_alert, then tcp_try_to_open), after the
+        // state updates, so an echo on the ACK that ends a reduction starts the next one.
+        if ce_signal && matches!(self.state, CaState::Open | CaState::Disorder) {
+            self.enter_cwr(now);
         }
 
         // Segments newly delivered by this ACK: those already counted out by duplicate ACKs
