@@ -77,6 +77,55 @@ L4SIM_TCP_DEFAULTS: dict[str, Any] = {
 }
 
 
+#: l4sim's qdisc defaults (each qdisc's `Default` impl in crates/l4sim-core/src/qdisc/, listed
+#: in docs/qdiscs.md), in core keys and units, for the AQMs ported to ns-3. A scenario's
+#: normalised configuration carries only the keys it sets.
+L4SIM_QDISC_DEFAULTS: dict[str, dict[str, Any]] = {
+    "red": {
+        "bytes": False,
+        "limit": 25,
+        "min_th": 5,
+        "max_th": 15,
+        "max_p": 0.02,
+        "w_q": 0.002,
+        "gentle": True,
+        "ecn": False,
+        "harddrop": True,
+        "avpkt": 1000,
+        "bandwidth_bps": None,
+    },
+    "codel": {
+        "limit_pkts": 1000,
+        "target_ns": 5_000_000,
+        "interval_ns": 100_000_000,
+        "mtu": 1514,
+        "ecn": False,
+    },
+    "pie": {
+        "limit_pkts": 1000,
+        "target_ns": 15_000_000,
+        "tupdate_ns": 15_000_000,
+        "alpha": 0.125,
+        "beta": 1.25,
+        "max_burst_ns": 150_000_000,
+        "max_ecnth": 0.1,
+        "ecn": False,
+        "bytemode": False,
+        "mtu": 1514,
+    },
+    "fq_codel": {
+        "limit_pkts": 10240,
+        "flows": 1024,
+        "quantum": 1514,
+        "target_ns": 5_000_000,
+        "interval_ns": 100_000_000,
+        "mtu": 1514,
+        "ecn": True,
+        "drop_batch": 64,
+    },
+}
+
+
 class Unsupported(ValueError):
     """The scenario uses something the ns-3 port of the dumbbell does not model."""
 
@@ -113,8 +162,22 @@ def _fifo_pkts(qdisc: dict[str, Any], where: str) -> int:
     return int(qdisc["limit_pkts"])
 
 
+def _bottleneck_qdisc(qdisc: dict[str, Any]) -> dict[str, Any] | None:
+    """The bottleneck AQM with every parameter (l4sim's defaults filled in); None: a FIFO."""
+    kind = qdisc.get("kind")
+    if kind == "fifo":
+        return None
+    if kind not in L4SIM_QDISC_DEFAULTS:
+        raise Unsupported(f"bottleneck qdisc {kind!r} is not ported to ns-3")
+    return {"kind": kind, **L4SIM_QDISC_DEFAULTS[kind], **qdisc}
+
+
 def ns3_spec_from_scenario(sc, **extra: Any) -> dict[str, Any]:
-    """The ns-3 spec (ns3_scenarios.DEFAULT_SPEC keys) of an l4sim dumbbell scenario."""
+    """The ns-3 spec (ns3_scenarios.DEFAULT_SPEC keys) of an l4sim dumbbell scenario.
+
+    A bottleneck AQM (RED, CoDel, PIE, FQ-CoDel) becomes ns-3's queue disc of the same
+    kind and parameters over a 1-packet device queue, so it forces ``buffer = "qdisc"``.
+    """
     cfg = sc.to_core_config()
     names = [n["name"] for n in cfg["nodes"]]
     idx = {name: i for i, name in enumerate(names)}
@@ -156,6 +219,12 @@ def ns3_spec_from_scenario(sc, **extra: Any) -> dict[str, Any]:
             f"{sc.name}: header_bytes {tcp['header_bytes']} != 52 (IP + TCP + timestamps), "
             "which is what ns-3 puts on the wire"
         )
+    aqm = _bottleneck_qdisc(bl["qdisc_ab"])
+    if aqm is None:
+        limit = _fifo_pkts(bl["qdisc_ab"], "bottleneck")
+    else:
+        limit = int(aqm.get("limit_pkts", aqm.get("limit", 0)))
+        extra = {**extra, "buffer": "qdisc"}
     spec = {
         "name": sc.name,
         "n_flows": len(flows),
@@ -164,7 +233,8 @@ def ns3_spec_from_scenario(sc, **extra: Any) -> dict[str, Any]:
         "start_s": [f.get("start_ns", 0) / 1e9 for f in flows],
         "bottleneck_rate_bps": bl["rate_bps"],
         "bottleneck_delay_s": bl["delay_ns"] / 1e9,
-        "bottleneck_limit_pkts": _fifo_pkts(bl["qdisc_ab"], "bottleneck"),
+        "bottleneck_limit_pkts": limit,
+        "bottleneck_qdisc": aqm,
         "bottleneck_reverse_limit_pkts": _fifo_pkts(bl["qdisc_ba"], "bottleneck (reverse)"),
         "access_rate_bps": acc["rate_bps"],
         "access_delay_s": acc["delay_ns"] / 1e9,

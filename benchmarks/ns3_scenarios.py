@@ -32,7 +32,12 @@ from typing import Any
 DEFAULT_SPEC: dict[str, Any] = {
     "name": "dumbbell",
     "n_flows": 1,
-    "cca": "newreno",  # "newreno" | "cubic"
+    # "newreno" (ns3::TcpNewReno), "cubic" (ns3::TcpCubic) or "linuxreno" (ns3::TcpLinuxReno:
+    # NewReno growing by segments acked, as Linux and l4sim; only for diagnosis).
+    "cca": "newreno",
+    # ns-3 CUBIC's HyStart (RFC 9406 style slow-start exit; ns-3's default is on). l4sim's
+    # CUBIC has none: the AQM cross-check turns it off.
+    "cubic_hystart": True,
     "duration_s": 60.0,
     "start_s": 0.0,  # one start time for all flows, or a list with one per flow
     "bottleneck_rate_bps": 10e6,
@@ -60,6 +65,11 @@ DEFAULT_SPEC: dict[str, Any] = {
     # "device": no queue disc, the PointToPointNetDevice's DropTailQueue of `limit` packets;
     # "qdisc": a FifoQueueDisc of `limit` packets over a 1-packet device queue.
     "buffer": "device",
+    # The bottleneck's (r0 -> r1) queue discipline in "qdisc" mode, as l4sim's core
+    # configuration with every key present (benchmarks/bench_vs_ns3.py fills in l4sim's
+    # defaults): {"kind": "red" | "codel" | "pie" | "fq_codel", ...}. None: a FIFO of
+    # `bottleneck_limit_pkts`. See `_aqm_attributes` for the mapping to ns-3 attributes.
+    "bottleneck_qdisc": None,
     # Scale every ns-3 link rate by (1500 + 2) / 1500 so that a 1500-byte IP packet takes as
     # long to serialise as in l4sim, which has no link-layer header (ns-3's PointToPoint
     # device adds a 2-byte PPP header to every packet).
@@ -78,7 +88,18 @@ PPP_HEADER_BYTES = 2
 #: IPv4 (20) + TCP (20) + timestamp option padded to 12: the l4sim default header_bytes.
 IP_TCP_TS_HEADER_BYTES = 52
 
-_CCA_TYPES = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}
+_CCA_TYPES = {
+    "newreno": "ns3::TcpNewReno",
+    "cubic": "ns3::TcpCubic",
+    "linuxreno": "ns3::TcpLinuxReno",
+}
+#: l4sim qdisc kind -> ns-3 queue disc type.
+_AQM_TYPES = {
+    "red": "ns3::RedQueueDisc",
+    "codel": "ns3::CoDelQueueDisc",
+    "pie": "ns3::PieQueueDisc",
+    "fq_codel": "ns3::FqCoDelQueueDisc",
+}
 _RECOVERY_TYPES = {"prr": "ns3::TcpPrrRecovery", "classic": "ns3::TcpClassicRecovery"}
 
 # Small C++ helpers, JIT-compiled by cppyy, that record the bottleneck queue's statistics
@@ -86,6 +107,7 @@ _RECOVERY_TYPES = {"prr": "ns3::TcpPrrRecovery", "classic": "ns3::TcpClassicReco
 # These are our own few lines against ns-3's public trace-source API, not ns-3 code.
 _PROBE_CPP = r"""
 #include <deque>
+#include <unordered_map>
 namespace l4bench {
 struct QueueProbe {
   std::deque<int64_t> enq_ns;       // enqueue times of the packets now queued (FIFO order)
@@ -94,6 +116,14 @@ struct QueueProbe {
   double backlog_area = 0.0;        // integral of backlog (packets) over time (s)
   int64_t last_change_ns = 0;
   int64_t backlog = 0;
+  // Queue disc mode: sojourn of the packets actually sent (the SojournTime trace also fires
+  // for packets an AQM dequeues and then drops), and time from queue-disc enqueue to leaving
+  // the 1-packet device queue for the wire ("to wire", l4sim's definition of sojourn).
+  double sent_sojourn_sum_s = 0.0, last_sojourn_s = 0.0;
+  uint64_t sent_sojourn_n = 0, drops_after_dequeue = 0, drops_before_enqueue = 0;
+  std::unordered_map<uint64_t, int64_t> qd_enq_ns;  // packet uid -> queue-disc enqueue time
+  double wire_sojourn_sum_s = 0.0;
+  uint64_t wire_n = 0;
 
   void Account() {
     int64_t now = ns3::Simulator::Now().GetNanoSeconds();
@@ -117,9 +147,32 @@ struct QueueProbe {
   void OnDrop(ns3::Ptr<const ns3::Packet>) { ++dropped; }
   void OnTcDrop(ns3::Ptr<const ns3::Packet>) { ++tc_dropped; }
   // Queue disc: ns-3 reports each dequeued packet's sojourn time itself.
-  void OnQdEnqueue(ns3::Ptr<const ns3::QueueDiscItem>) { Account(); ++backlog; ++enqueued; }
+  void OnQdEnqueue(ns3::Ptr<const ns3::QueueDiscItem> item) {
+    Account(); ++backlog; ++enqueued;
+    qd_enq_ns[item->GetPacket()->GetUid()] = ns3::Simulator::Now().GetNanoSeconds();
+  }
   void OnQdDequeue(ns3::Ptr<const ns3::QueueDiscItem>) { Account(); --backlog; ++dequeued; }
-  void OnQdSojourn(ns3::Time t) { Sojourn(t.GetSeconds()); }
+  void OnQdSojourn(ns3::Time t) {
+    Sojourn(t.GetSeconds());
+    last_sojourn_s = t.GetSeconds(); sent_sojourn_sum_s += last_sojourn_s; ++sent_sojourn_n;
+  }
+  // An AQM drop after dequeue follows that packet's Dequeue/SojournTime traces at once.
+  void OnQdDropAfterDequeue(ns3::Ptr<const ns3::QueueDiscItem> item, const char*) {
+    ++drops_after_dequeue;
+    sent_sojourn_sum_s -= last_sojourn_s; --sent_sojourn_n;
+    qd_enq_ns.erase(item->GetPacket()->GetUid());
+  }
+  void OnQdDropBeforeEnqueue(ns3::Ptr<const ns3::QueueDiscItem>, const char*) {
+    ++drops_before_enqueue;
+  }
+  // The device queue under the queue disc hands a packet to the wire.
+  void OnDevDequeue(ns3::Ptr<const ns3::Packet> p) {
+    auto it = qd_enq_ns.find(p->GetUid());
+    if (it == qd_enq_ns.end()) return;
+    wire_sojourn_sum_s += double(ns3::Simulator::Now().GetNanoSeconds() - it->second) * 1e-9;
+    ++wire_n;
+    qd_enq_ns.erase(it);
+  }
 };
 
 // Per-flow TCP sender statistics, from the sender socket's trace sources.
@@ -157,10 +210,16 @@ void AttachDeviceQueue(ns3::Ptr<ns3::Queue<ns3::Packet>> q, ns3::Ptr<ns3::Traffi
   q->TraceConnectWithoutContext("Drop", ns3::MakeCallback(&QueueProbe::OnDrop, p));
 }
 
-void AttachQueueDisc(ns3::Ptr<ns3::QueueDisc> q, QueueProbe* p) {
+void AttachQueueDisc(ns3::Ptr<ns3::QueueDisc> q, ns3::Ptr<ns3::Queue<ns3::Packet>> dev,
+                     QueueProbe* p) {
   q->TraceConnectWithoutContext("Enqueue", ns3::MakeCallback(&QueueProbe::OnQdEnqueue, p));
   q->TraceConnectWithoutContext("Dequeue", ns3::MakeCallback(&QueueProbe::OnQdDequeue, p));
   q->TraceConnectWithoutContext("SojournTime", ns3::MakeCallback(&QueueProbe::OnQdSojourn, p));
+  q->TraceConnectWithoutContext("DropAfterDequeue",
+                                ns3::MakeCallback(&QueueProbe::OnQdDropAfterDequeue, p));
+  q->TraceConnectWithoutContext("DropBeforeEnqueue",
+                                ns3::MakeCallback(&QueueProbe::OnQdDropBeforeEnqueue, p));
+  dev->TraceConnectWithoutContext("Dequeue", ns3::MakeCallback(&QueueProbe::OnDevDequeue, p));
 }
 }  // namespace l4bench
 """
@@ -201,6 +260,13 @@ def make_spec(**overrides: Any) -> dict[str, Any]:
         raise ValueError(f"recovery {spec['recovery']!r} is not one of {sorted(_RECOVERY_TYPES)}")
     if spec["buffer"] not in ("device", "qdisc"):
         raise ValueError(f"buffer {spec['buffer']!r} is not 'device' or 'qdisc'")
+    aqm = spec["bottleneck_qdisc"]
+    if aqm is not None:
+        if aqm.get("kind") not in _AQM_TYPES:
+            kinds = sorted(_AQM_TYPES)
+            raise ValueError(f"bottleneck_qdisc kind {aqm.get('kind')!r} is not one of {kinds}")
+        if spec["buffer"] != "qdisc":
+            raise ValueError("bottleneck_qdisc needs buffer = 'qdisc'")
     return spec
 
 
@@ -237,6 +303,8 @@ def _configure_tcp(ns, spec: dict[str, Any]) -> None:
     sd("ns3::TcpSocketBase::ReTxThreshold", ns.UintegerValue(spec["dupack_threshold"]))
     # No pacing (ns-3's default; l4sim sends on ACK clock).
     sd("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(False))
+    # CUBIC's HyStart (ns-3 default on; l4sim's CUBIC has none).
+    sd("ns3::TcpCubic::HyStart", ns.BooleanValue(bool(spec["cubic_hystart"])))
 
 
 def _rate(spec: dict[str, Any], bps: float) -> str:
@@ -253,7 +321,138 @@ def _p2p(ns, spec: dict[str, Any], rate_bps: float, delay_s: float):
     return helper
 
 
-def _install_buffers(ns, spec: dict[str, Any], devices, limits: tuple[int, int]) -> None:
+def _ns_time(ns_: int) -> str:
+    return f"{int(ns_)}ns"
+
+
+def _bool(v: Any) -> str:
+    return "true" if v else "false"
+
+
+def _aqm_attributes(spec: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """ns-3 attribute defaults (type, attribute, value) that give the bottleneck queue disc
+    l4sim's parameters (`spec["bottleneck_qdisc"]`, l4sim core keys and units).
+
+    Each entry is set with Config::SetDefault just before the queue disc is created; the
+    values actually in force are read back from the object into the result
+    (`queues[0]["ns3_attributes"]`). Everything not listed keeps ns-3's default; the
+    comments say why that is already l4sim's behaviour.
+    """
+    q = spec["bottleneck_qdisc"]
+    kind, t = q["kind"], _AQM_TYPES[q["kind"]]
+    a: list[tuple[str, str, str]] = []
+    if kind == "red":
+        if q["bytes"]:
+            raise ValueError("RED in byte mode is not ported to ns-3")
+        bw = q["bandwidth_bps"] or spec["bottleneck_rate_bps"]
+        a += [
+            (t, "MaxSize", f"{q['limit']}p"),  # ns-3 default 25p (= l4sim's)
+            (t, "MinTh", str(q["min_th"])),  # 5 (= l4sim's)
+            (t, "MaxTh", str(q["max_th"])),  # 15 (= l4sim's)
+            (t, "QW", repr(q["w_q"])),  # 0.002 (= l4sim's)
+            (t, "LInterm", repr(1.0 / q["max_p"])),  # max_p = 1/LInterm: 50 -> 0.02
+            (t, "Gentle", _bool(q["gentle"])),
+            (t, "UseEcn", _bool(q["ecn"])),
+            (t, "UseHardDrop", _bool(q["harddrop"])),
+            # Idle-time decay: m = idle / (MeanPktSize at LinkBandwidth), l4sim's avpkt and
+            # bandwidth (ns-3 defaults: 500 B at 1.5 Mbps, which decays far too slowly).
+            (t, "MeanPktSize", str(q["avpkt"])),
+            (t, "LinkBandwidth", f"{round(bw)}bps"),
+            (t, "LinkDelay", _ns_time(round(spec["bottleneck_delay_s"] * 1e9))),  # ARED only
+            # Floyd & Jacobson's p_a = p_b / (1 - count p_b), as l4sim. ns-3's default
+            # Wait = true uses p_b / (2 - count p_b) and no drop while count p_b < 1.
+            (t, "Wait", "false"),
+            # Plain RED: ns-3's defaults, listed to make them explicit.
+            (t, "ARED", "false"),
+            (t, "AdaptMaxP", "false"),
+            (t, "FengAdaptive", "false"),
+            (t, "NLRED", "false"),
+            (t, "Ns1Compat", "false"),
+        ]
+    elif kind == "codel":
+        a += [
+            (t, "MaxSize", f"{q['limit_pkts']}p"),  # ns-3 default 1500000B
+            (t, "Target", _ns_time(q["target_ns"])),
+            (t, "Interval", _ns_time(q["interval_ns"])),
+            # No drop while at most one MTU is left after the dequeue: l4sim/Linux
+            # `backlog <= mtu` (1514); ns-3 drops unless `bytes < MinBytes` (default 1500,
+            # which lets one 1500-byte packet left count as a standing queue).
+            (t, "MinBytes", str(q["mtu"])),
+            (t, "UseEcn", _bool(q["ecn"])),
+            (t, "UseL4s", "false"),
+        ]
+    elif kind == "pie":
+        if q["bytemode"]:
+            raise ValueError("PIE in byte mode is not ported to ns-3")
+        a += [
+            (t, "MaxSize", f"{q['limit_pkts']}p"),  # ns-3 default 25p
+            (t, "QueueDelayReference", _ns_time(q["target_ns"])),
+            (t, "Tupdate", _ns_time(q["tupdate_ns"])),
+            (t, "A", repr(q["alpha"])),
+            (t, "B", repr(q["beta"])),
+            (t, "MaxBurstAllowance", _ns_time(q["max_burst_ns"])),
+            (t, "UseEcn", _bool(q["ecn"])),
+            (t, "MarkEcnThreshold", repr(q["max_ecnth"])),
+            # l4sim (as Linux) measures the queue delay as the last dequeued packet's
+            # sojourn: ns-3's timestamp mode (its default), not the dequeue-rate estimator.
+            (t, "UseDequeueRateEstimator", "false"),
+            # l4sim (as Linux) derandomises drops (RFC 8033 5.1); ns-3's default is off.
+            (t, "UseDerandomization", "true"),
+            # Increase of p capped at 2 % per update once p >= 10 % (Linux, l4sim).
+            (t, "UseCapDropAdjustment", "true"),
+            # ActiveThreshold stays at ns-3's default, Time::Max(): PIE always active, as
+            # l4sim. (Not set here: its string form "+9.22337e+18ns" parses to a value just
+            # below Time::Max(), which would switch the threshold ON and PIE off.)
+            # Only used in byte mode (off here): l4sim's MTU.
+            (t, "MeanPktSize", str(q["mtu"])),
+            (t, "UseL4s", "false"),
+        ]
+    elif kind == "fq_codel":
+        a += [
+            (t, "MaxSize", f"{q['limit_pkts']}p"),  # 10240p (= l4sim's)
+            (t, "Flows", str(q["flows"])),  # 1024 (= l4sim's)
+            (t, "Target", _ns_time(q["target_ns"])),
+            (t, "Interval", _ns_time(q["interval_ns"])),
+            (t, "UseEcn", _bool(q["ecn"])),  # true (= l4sim's); the flows are not ECT
+            (t, "DropBatchSize", str(q["drop_batch"])),  # 64 (= l4sim's)
+            (t, "UseL4s", "false"),
+            (t, "EnableSetAssociativeHash", "false"),
+            # Each flow queue is a CoDelQueueDisc that takes MinBytes from its default (see
+            # "codel"). The quantum (ns-3: the device MTU, 1500, unless set) is set with
+            # FqCoDelQueueDisc::SetQuantum after installation: it is not an attribute.
+            ("ns3::CoDelQueueDisc", "MinBytes", str(q["mtu"])),
+        ]
+    return a
+
+
+def _install_aqm(ns, spec: dict[str, Any], device) -> None:
+    """The bottleneck's AQM as root queue disc of `device` (over a 1-packet device queue)."""
+    q = spec["bottleneck_qdisc"]
+    for type_name, attr, value in _aqm_attributes(spec):
+        ns.Config.SetDefault(f"{type_name}::{attr}", ns.StringValue(value))
+    tch = ns.TrafficControlHelper()
+    tch.SetRootQueueDisc(_AQM_TYPES[q["kind"]])
+    qdiscs = tch.Install(device)
+    if q["kind"] == "fq_codel":
+        ns.DynamicCast[ns.FqCoDelQueueDisc](qdiscs.Get(0)).SetQuantum(int(q["quantum"]))
+    p2p = ns.DynamicCast[ns.PointToPointNetDevice](device)
+    p2p.GetQueue().SetMaxSize(ns.QueueSize("1p"))
+
+
+def _attributes(ns, obj, names) -> dict[str, str]:
+    """The attributes `names` of `obj` as strings, read back from the object (to show what
+    is in force). Only attributes we set: reading some others aborts inside ns-3."""
+    out = {}
+    for name in names:
+        v = ns.StringValue()
+        obj.GetAttribute(name, v)
+        out[name] = str(v.Get())
+    return out
+
+
+def _install_buffers(
+    ns, spec: dict[str, Any], devices, limits: tuple[int, int], skip_first: bool = False
+) -> None:
     """Give each device of a link exactly one buffer: `limits[i]` packets on device i.
 
     ns-3 has two buffers per device: the traffic-control layer's root queue disc (by
@@ -268,9 +467,12 @@ def _install_buffers(ns, spec: dict[str, Any], devices, limits: tuple[int, int])
     queue then holds one more packet while another is on the wire: `limit` + 2 in all.
 
     Called after Ipv4AddressHelper::Assign in "device" mode (to undo its default qdisc)
-    and before it in "qdisc" mode (so that it installs none).
+    and before it in "qdisc" mode (so that it installs none). `skip_first`: the first
+    device already has its queue disc (the bottleneck's AQM, `_install_aqm`).
     """
     for i in range(devices.GetN()):
+        if skip_first and i == 0:
+            continue
         device = devices.Get(i)
         tch = ns.TrafficControlHelper()
         if spec["buffer"] == "device":
@@ -342,8 +544,12 @@ def run_ns3(spec: dict[str, Any] | None = None, **overrides: Any) -> dict[str, A
         links.append((access.Install(routers.Get(1), receivers.Get(i)), acc_limit, acc_limit))
 
     if spec["buffer"] == "qdisc":
+        aqm = spec["bottleneck_qdisc"] is not None
+        if aqm:
+            _install_aqm(ns, spec, bottleneck_devs.Get(0))
         for devs, limit_a, limit_b in links:
-            _install_buffers(ns, spec, devs, (limit_a, limit_b))
+            first = aqm and devs is bottleneck_devs
+            _install_buffers(ns, spec, devs, (limit_a, limit_b), skip_first=first)
     addr = ns.Ipv4AddressHelper()
     ifaces = []
     for k, (devs, _, _) in enumerate(links):
@@ -363,7 +569,8 @@ def run_ns3(spec: dict[str, Any] | None = None, **overrides: Any) -> dict[str, A
         queue = ns.DynamicCast[ns.PointToPointNetDevice](r0_dev).GetQueue()
         cppyy.gbl.l4bench.AttachDeviceQueue(queue, r0_tc, probe)
     elif spec["probe"]:
-        cppyy.gbl.l4bench.AttachQueueDisc(qdisc, probe)
+        dev_queue = ns.DynamicCast[ns.PointToPointNetDevice](r0_dev).GetQueue()
+        cppyy.gbl.l4bench.AttachQueueDisc(qdisc, dev_queue, probe)
 
     sinks, bulk_apps = [], []
     port = 5000
@@ -413,7 +620,11 @@ def run_ns3(spec: dict[str, Any] | None = None, **overrides: Any) -> dict[str, A
             series["rx_bytes"].append([int(sink.GetTotalRx()) for sink in sinks])
             series["cwnd_bytes"].append([int(fp.cwnd) for fp in flow_probes])
             series["backlog_pkts"].append(int(probe.backlog))
-            series["drops"].append(int(probe.dropped + probe.tc_dropped))
+            series["drops"].append(
+                int(probe.dropped + probe.tc_dropped)
+                if qdisc is None
+                else int(probe.drops_before_enqueue + probe.drops_after_dequeue)
+            )
 
     probe.Account()  # close the backlog integral at the end time
     sim_time = ns.Simulator.Now().GetSeconds()
@@ -444,6 +655,7 @@ def run_ns3(spec: dict[str, Any] | None = None, **overrides: Any) -> dict[str, A
     dq = int(probe.dequeued)
     queue_stats = {
         "link": "r0->r1",
+        "qdisc": (spec["bottleneck_qdisc"] or {"kind": "fifo"})["kind"],
         "drops": drops,
         "enqueued": int(probe.enqueued),
         "dequeued": dq,
@@ -451,6 +663,34 @@ def run_ns3(spec: dict[str, Any] | None = None, **overrides: Any) -> dict[str, A
         "sojourn_max_s": float(probe.sojourn_max_s),
         "backlog_mean_pkts": probe.backlog_area / sim_time if sim_time > 0 else math.nan,
     }
+    if qdisc is not None:
+        # The SojournTime trace also fires for packets an AQM drops right after dequeuing
+        # them (CoDel, FQ-CoDel); l4sim averages over the packets sent. Keep both, and the
+        # time to the wire (queue disc + the 1-packet device queue under it).
+        n_sent = int(probe.sent_sojourn_n)
+        queue_stats["sojourn_all_dequeued_mean_s"] = queue_stats["sojourn_mean_s"]
+        queue_stats["sojourn_mean_s"] = probe.sent_sojourn_sum_s / n_sent if n_sent else math.nan
+        n_wire = int(probe.wire_n)
+        queue_stats["sojourn_to_wire_mean_s"] = (
+            probe.wire_sojourn_sum_s / n_wire if n_wire else math.nan
+        )
+        queue_stats["sent"] = n_sent
+        queue_stats["drops_before_enqueue"] = int(probe.drops_before_enqueue)
+        queue_stats["drops_after_dequeue"] = int(probe.drops_after_dequeue)
+        queue_stats["marks"] = int(stats.nTotalMarkedPackets)
+        type_name = _AQM_TYPES.get(queue_stats["qdisc"], "ns3::FifoQueueDisc")
+        attrs = _aqm_attributes(spec) if spec["bottleneck_qdisc"] else []
+        mine = [a for t, a, _ in attrs if t == type_name] or ["MaxSize"]
+        queue_stats["ns3_attributes"] = _attributes(ns, qdisc, mine)
+        if queue_stats["qdisc"] == "fq_codel":
+            fq = ns.DynamicCast[ns.FqCoDelQueueDisc](qdisc)
+            queue_stats["ns3_attributes"]["(quantum)"] = str(fq.GetQuantum())
+            codel = fq.GetQueueDiscClass(0).GetQueueDisc() if fq.GetNQueueDiscClasses() else None
+            if codel is not None:
+                queue_stats["ns3_flow_codel_attributes"] = _attributes(
+                    ns, codel, ["MaxSize", "Target", "Interval", "MinBytes", "UseEcn"]
+                )
+            queue_stats["ns3_flow_queues_used"] = int(fq.GetNQueueDiscClasses())
     ns.Simulator.Destroy()
     return {
         "simulator": "ns-3 3.44",
