@@ -18,7 +18,18 @@ SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
 # Field names of the normalised config (crates/l4sim-core/src/config.rs, deny_unknown_fields).
 SIM_KEYS = {"seed", "duration_ns", "sample_interval_ns", "nodes", "links", "flows"}
 LINK_KEYS = {"a", "b", "rate_bps", "delay_ns", "loss", "qdisc_ab", "qdisc_ba"}
-QDISC_KINDS = {"fifo", "red", "codel", "pie", "fq_codel", "fq_pie", "fq", "dualpi2", "fq_l4s"}
+QDISC_KINDS = {
+    "fifo",
+    "red",
+    "codel",
+    "pie",
+    "fq_codel",
+    "fq_pie",
+    "fq",
+    "dualpi2",
+    "fq_l4s",
+    "agent",
+}
 FLOW_KEYS = {"kind", "src", "dst", "start_ns", "stop_ns", "size_bytes", "tcp", "udp"}
 TCP_KEYS = {
     "cca",

@@ -474,8 +474,19 @@ def _qdisc_shorthand(v: Any) -> Any:
     return {"kind": v} if isinstance(v, str) else v
 
 
+class AgentQdisc(_AqmBase):
+    """A FIFO whose drop (with ``ecn``: mark) probability an agent sets each step
+    (``kind = "agent"``; see ``l4sim.envs``): ``limit`` (packets), ``ecn``."""
+
+    kind: Literal["agent"] = "agent"
+    limit: PacketLimit | None = None
+    ecn: Flag | None = None
+
+    _core_keys: ClassVar[dict[str, str]] = {"limit": "limit_pkts", "ecn": "ecn"}
+
+
 Qdisc = Annotated[
-    Fifo | Red | Codel | Pie | FqCodel | FqPie | Fq | DualPi2 | FqL4s,
+    Fifo | Red | Codel | Pie | FqCodel | FqPie | Fq | DualPi2 | FqL4s | AgentQdisc,
     Field(discriminator="kind"),
     BeforeValidator(_qdisc_shorthand),
 ]
@@ -491,6 +502,7 @@ QDISC_KINDS: tuple[str, ...] = (
     "fq",
     "dualpi2",
     "fq_l4s",
+    "agent",
 )
 
 # --------------------------------------------------------------------------------------------
@@ -757,7 +769,9 @@ class TcpFlow(_FlowBase):
     ``init_cwnd`` / ``init_ssthresh`` are in segments."""
 
     kind: Literal["tcp"]
-    cca: Literal["newreno", "cubic", "bic", "bbr", "vegas", "dctcp", "prague"] = "newreno"
+    cca: Literal["newreno", "cubic", "bic", "bbr", "vegas", "dctcp", "prague", "external"] = (
+        "newreno"
+    )
     ecn: Annotated[bool, Field(strict=True)] = False
     mss: Size | None = None
     header_size: Size | None = None
@@ -824,12 +838,25 @@ def _flow_default_kind(v: Any) -> Any:
     return v
 
 
+class ControlFlow(_FlowBase):
+    """Carries agent actions as packets to its ``dst`` (``kind = "control"``): each action an
+    environment sends is one ``packet_size``-byte packet with the given ECN codepoint, so
+    queueing and L4S priority on the path decide when it lands (paper 000)."""
+
+    kind: Literal["control"]
+    packet_size: Size = "100B"  # type: ignore[assignment]
+    ecn: Literal["not_ect", "ect0", "ect1", "ce"] = "not_ect"
+
+    def core_params(self) -> dict[str, Any]:
+        return {"udp": {"packet_bytes": self.packet_size, "ecn": self.ecn}}
+
+
 Flow = Annotated[
-    TcpFlow | UdpFlow,
+    TcpFlow | UdpFlow | ControlFlow,
     Field(discriminator="kind"),
     BeforeValidator(_flow_default_kind),
 ]
-FLOW_KINDS: tuple[str, ...] = ("tcp", "udp")
+FLOW_KINDS: tuple[str, ...] = ("tcp", "udp", "control")
 
 # --------------------------------------------------------------------------------------------
 # The scenario.

@@ -87,6 +87,8 @@ pub enum QdiscConfig {
     DualPi2(crate::qdisc::dualpi2::DualPi2Config),
     /// FQ-L4S, FreeBSD `dn_sched_l4s` of the A3C-L4S paper (`qdisc/fq_l4s.rs`).
     FqL4s(crate::qdisc::fq_l4s::FqL4sConfig),
+    /// FIFO with a drop/mark probability set by an agent (`qdisc/agent.rs`).
+    Agent(crate::qdisc::agent::AgentConfig),
 }
 
 impl Default for QdiscConfig {
@@ -104,6 +106,8 @@ impl Default for QdiscConfig {
 pub enum FlowKind {
     Tcp,
     Udp,
+    /// Carries agent actions to the flow's destination node (`Simulation::send_control`).
+    Control,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -117,6 +121,8 @@ pub enum CcaKind {
     Vegas,
     Dctcp,
     Prague,
+    /// cwnd and ssthresh are set only by agent actions (RL-TCP's remote brain).
+    External,
 }
 
 /// ECN codepoint names as used in configuration (RFC 3168 §5).
@@ -328,6 +334,11 @@ impl SimConfig {
                         return err(format!("flow {i}: size must be positive"));
                     }
                 }
+                FlowKind::Control => {
+                    if f.udp.packet_bytes == 0 {
+                        return err(format!("flow {i}: control packet size must be positive"));
+                    }
+                }
                 FlowKind::Udp => {
                     if f.udp.rate_bps == 0 || f.udp.packet_bytes == 0 {
                         return err(format!(
@@ -430,6 +441,7 @@ impl QdiscConfig {
                 }
                 Ok(())
             }
+            QdiscConfig::Agent(c) => positive("agent", &[c.limit_pkts]),
         }
     }
 }

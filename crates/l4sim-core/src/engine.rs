@@ -9,6 +9,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::app::{UdpSink, UdpSource};
 use crate::config::{ConfigError, FlowConfig, FlowKind, SimConfig};
+use crate::control::{Action, ControlEndpoint, Observation};
 use crate::net::link::{Channel, ChannelStats, ClassStats};
 use crate::net::packet::{Dir, Ecn, Packet, PROTO_TCP, PROTO_UDP};
 use crate::net::routing::{next_hops, NO_ROUTE};
@@ -17,7 +18,7 @@ use crate::rng::{Rng, KEY_FLOW, KEY_LINK, KEY_QDISC};
 use crate::stats::{Histogram, Series};
 use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::TcpSender;
-use crate::time::{tx_time, Time};
+use crate::time::{secs, tx_time, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EvKind {
@@ -31,6 +32,8 @@ enum EvKind {
     ReceiverTimer(u32),
     UdpSend(u32),
     Sample,
+    /// A scheduled agent action (index into `pending`) takes effect.
+    Action(u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,11 +80,14 @@ impl EventQueue {
 pub enum Endpoints {
     Tcp { snd: TcpSender, rcv: TcpReceiver },
     Udp { src: UdpSource, sink: UdpSink },
+    Control(ControlEndpoint),
 }
 
 #[derive(Clone, Debug)]
 pub struct Flow {
     pub cfg: FlowConfig,
+    /// The addressing of its data packets (5-tuple, protocol).
+    pub tmpl: Packet,
     pub ep: Endpoints,
     /// Packets of this flow discarded by a qdisc or lost on a wire.
     pub drops: u64,
@@ -98,6 +104,7 @@ impl Flow {
         match &self.ep {
             Endpoints::Tcp { snd, .. } => snd.stats.bytes_acked,
             Endpoints::Udp { sink, .. } => sink.bytes_received,
+            Endpoints::Control(_) => 0,
         }
     }
 
@@ -106,6 +113,7 @@ impl Flow {
         match &self.ep {
             Endpoints::Tcp { snd, .. } => snd.stats.wire_bytes_sent,
             Endpoints::Udp { src, .. } => src.bytes_sent,
+            Endpoints::Control(_) => 0,
         }
     }
 
@@ -114,6 +122,7 @@ impl Flow {
         match &self.ep {
             Endpoints::Tcp { snd, .. } => snd.stats.bytes_sent,
             Endpoints::Udp { src, .. } => src.bytes_sent,
+            Endpoints::Control(_) => 0,
         }
     }
 
@@ -122,6 +131,7 @@ impl Flow {
         match &self.ep {
             Endpoints::Tcp { rcv, .. } => rcv.stats.ce_segments,
             Endpoints::Udp { sink, .. } => sink.ce_packets,
+            Endpoints::Control(_) => 0,
         }
     }
 }
@@ -150,6 +160,18 @@ pub struct Simulation {
     next_uid: u64,
     out: Vec<Packet>,
     drops: Vec<Dropped>,
+    /// Actions waiting for their time or their control packet (index = action id).
+    pending: Vec<Option<Action>>,
+    /// Stop `run_until_trigger` after every `every` packets sent on `channel`.
+    trigger: Option<Trigger>,
+    stop: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Trigger {
+    channel: usize,
+    every: u64,
+    next: u64,
 }
 
 impl Simulation {
@@ -219,13 +241,16 @@ impl Simulation {
             next_uid: 0,
             out: Vec::new(),
             drops: Vec::new(),
+            pending: Vec::new(),
+            trigger: None,
+            stop: false,
         })
     }
 
     fn build_flow(i: usize, f: &FlowConfig, seed: u64) -> Flow {
         let proto = match f.kind {
             FlowKind::Tcp => PROTO_TCP,
-            FlowKind::Udp => PROTO_UDP,
+            FlowKind::Udp | FlowKind::Control => PROTO_UDP,
         };
         let fwd = Packet {
             flow: i as u32,
@@ -254,9 +279,11 @@ impl Simulation {
                 src: UdpSource::new(&f.udp, fwd, f.start_ns, f.size_bytes),
                 sink: UdpSink::default(),
             },
+            FlowKind::Control => Endpoints::Control(ControlEndpoint::default()),
         };
         Flow {
             cfg: f.clone(),
+            tmpl: fwd,
             ep,
             drops: 0,
             owd: Histogram::default(),
@@ -279,23 +306,18 @@ impl Simulation {
     }
 
     /// Change the buffer limits of the qdisc on link `name` (`"a->b"`) at run time, as
-    /// `tc qdisc change` would: queued packets stay. The knob counterfactual (A/B) runs turn.
+    /// `tc qdisc change` would: queued packets stay.
     pub fn set_queue_limit(
         &mut self,
         name: &str,
         limit_pkts: Option<u64>,
         limit_bytes: Option<u64>,
     ) -> Result<(), ConfigError> {
-        if limit_pkts == Some(0) || limit_bytes == Some(0) {
-            return Err(ConfigError("a queue limit must be positive".into()));
-        }
-        let ch = self
-            .channels
-            .iter_mut()
-            .find(|c| c.name == name)
-            .ok_or_else(|| ConfigError(format!("no link named {name:?}")))?;
-        ch.qdisc.set_limits(limit_pkts, limit_bytes);
-        Ok(())
+        self.apply_action(&Action::SetQueueLimit {
+            link: name.to_string(),
+            packets: limit_pkts,
+            bytes: limit_bytes,
+        })
     }
 
     /// An independent copy that continues exactly as this one would.
@@ -338,6 +360,7 @@ impl Simulation {
             EvKind::FlowStop(f) => match &mut self.flows[f as usize].ep {
                 Endpoints::Tcp { snd, .. } => snd.stop_app(),
                 Endpoints::Udp { src, .. } => src.stopped = true,
+                Endpoints::Control(_) => {}
             },
             EvKind::SenderTimer(f) => {
                 let now = self.now;
@@ -370,6 +393,11 @@ impl Simulation {
                 }
                 self.flush(src_node);
             }
+            EvKind::Action(id) => {
+                if let Some(a) = self.pending[id as usize].take() {
+                    self.do_action(&a);
+                }
+            }
             EvKind::Sample => {
                 self.sample();
                 let next = self.now + self.cfg.sample_interval_ns;
@@ -387,6 +415,7 @@ impl Simulation {
         match &mut flow.ep {
             Endpoints::Tcp { snd, .. } => snd.start(now, &mut self.out),
             Endpoints::Udp { .. } => self.queue.push(now, EvKind::UdpSend(f as u32)),
+            Endpoints::Control(_) => {}
         }
         self.after_endpoint(f, src);
     }
@@ -475,6 +504,12 @@ impl Simulation {
             ch.stats.iv_busy_ns += tt;
             ch.stats.tx_pkts += 1;
             ch.stats.tx_bytes += p.size as u64;
+            if let Some(t) = self.trigger.as_mut().filter(|t| t.channel == c) {
+                if ch.stats.tx_pkts >= t.next {
+                    t.next += t.every;
+                    self.stop = true;
+                }
+            }
             ch.busy_until = now + tt;
             if ch.rng.bernoulli(ch.loss) {
                 ch.stats.lost += 1;
@@ -513,6 +548,7 @@ impl Simulation {
         if p.dir == Dir::Forward {
             flow.owd.record(now - p.created);
         }
+        let mut action = None;
         match (&mut flow.ep, p.dir) {
             (Endpoints::Tcp { rcv, .. }, Dir::Forward) => rcv.on_segment(&p, now, &mut self.out),
             (Endpoints::Tcp { snd, .. }, Dir::Reverse) => snd.on_ack(&p, now, &mut self.out),
@@ -523,6 +559,14 @@ impl Simulation {
                     sink.ce_packets += 1;
                 }
             }
+            (Endpoints::Control(c), _) => {
+                c.received += 1;
+                c.last_latency = Some(now - p.created);
+                action = self.pending[p.tcp.seq as usize].take();
+            }
+        }
+        if let Some(a) = action {
+            self.do_action(&a);
         }
         self.after_endpoint(f, p.dst);
     }
@@ -572,5 +616,289 @@ impl Flow {
             self.delivered_bytes() - self.prev_delivered,
             self.sent_bytes() - self.prev_sent,
         )
+    }
+}
+
+/// The agent interface: actions, control points and observations (see `control.rs`).
+impl Simulation {
+    fn channel_named(&self, name: &str) -> Result<usize, ConfigError> {
+        self.channels
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| ConfigError(format!("no link named {name:?}")))
+    }
+
+    /// Check an action against this simulation without applying it.
+    pub fn check_action(&self, a: &Action) -> Result<(), ConfigError> {
+        let bad = |m: String| Err(ConfigError(m));
+        match a {
+            Action::SetCwnd { flow, cwnd, .. } => {
+                match self.flows.get(*flow).map(|f| &f.ep) {
+                    Some(Endpoints::Tcp { .. }) => {}
+                    _ => return bad(format!("set_cwnd: flow {flow} is not a TCP flow")),
+                }
+                if *cwnd == 0 {
+                    return bad("set_cwnd: cwnd must be at least 1 segment".into());
+                }
+            }
+            Action::SetDropProb { link, prob } => {
+                let c = self.channel_named(link)?;
+                if !matches!(self.channels[c].qdisc, Qdisc::Agent(_)) {
+                    return bad(format!("set_drop_prob: link {link} has no 'agent' qdisc"));
+                }
+                if !(0.0..=1.0).contains(prob) {
+                    return bad(format!(
+                        "set_drop_prob: probability {prob} is outside [0, 1]"
+                    ));
+                }
+            }
+            Action::SetDualpi2 {
+                link,
+                base_prob,
+                coupling,
+            } => {
+                let c = self.channel_named(link)?;
+                if !matches!(self.channels[c].qdisc, Qdisc::DualPi2(_)) {
+                    return bad(format!("set_dualpi2: link {link} has no 'dualpi2' qdisc"));
+                }
+                if base_prob.is_some_and(|p| !(0.0..=1.0).contains(&p)) {
+                    return bad("set_dualpi2: base_prob must be in [0, 1]".into());
+                }
+                if coupling.is_some_and(|k| !(k.is_finite() && k > 0.0)) {
+                    return bad("set_dualpi2: coupling must be positive".into());
+                }
+            }
+            Action::SetFlowLimit { link, flow, limit } => {
+                let c = self.channel_named(link)?;
+                let Some(f) = self.flows.get(*flow) else {
+                    return bad(format!("set_flow_limit: no flow {flow}"));
+                };
+                if !matches!(self.channels[c].qdisc, Qdisc::Fq(_)) {
+                    return bad(format!("set_flow_limit: link {link} has no 'fq' qdisc"));
+                }
+                if *limit == 0 || self.channels[c].qdisc.flow_bucket(&f.tmpl).is_none() {
+                    return bad("set_flow_limit: the limit must be positive".into());
+                }
+            }
+            Action::SetQueueLimit {
+                link,
+                packets,
+                bytes,
+            } => {
+                self.channel_named(link)?;
+                if *packets == Some(0) || *bytes == Some(0) {
+                    return bad("set_queue_limit: a queue limit must be positive".into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Apply an action now.
+    pub fn apply_action(&mut self, a: &Action) -> Result<(), ConfigError> {
+        self.check_action(a)?;
+        self.do_action(a);
+        Ok(())
+    }
+
+    /// Apply an action after a fixed latency.
+    pub fn schedule_action(&mut self, a: Action, delay: Time) -> Result<(), ConfigError> {
+        self.check_action(&a)?;
+        let id = self.pending.len() as u32;
+        self.pending.push(Some(a));
+        self.queue.push(self.now + delay, EvKind::Action(id));
+        Ok(())
+    }
+
+    /// Send an action as one packet of control flow `flow`; it is applied when the packet
+    /// reaches the flow's destination (and never, if the packet is lost).
+    pub fn send_control(&mut self, flow: usize, a: Action) -> Result<(), ConfigError> {
+        self.check_action(&a)?;
+        let (tmpl, src) = match self.flows.get_mut(flow) {
+            Some(Flow {
+                ep: Endpoints::Control(c),
+                tmpl,
+                cfg,
+                ..
+            }) => {
+                c.sent += 1;
+                (*tmpl, cfg.src as u32)
+            }
+            _ => return Err(ConfigError(format!("flow {flow} is not a control flow"))),
+        };
+        let id = self.pending.len() as u64;
+        self.pending.push(Some(a));
+        let f = &self.flows[flow].cfg;
+        let mut p = tmpl;
+        p.size = f.udp.packet_bytes;
+        p.ecn = f.udp.ecn.into();
+        p.created = self.now;
+        p.tcp.seq = id;
+        self.out.push(p);
+        self.flush(src);
+        Ok(())
+    }
+
+    fn do_action(&mut self, a: &Action) {
+        let now = self.now;
+        match a {
+            Action::SetCwnd {
+                flow,
+                cwnd,
+                ssthresh,
+            } => {
+                let src = self.flows[*flow].cfg.src as u32;
+                if let Endpoints::Tcp { snd, .. } = &mut self.flows[*flow].ep {
+                    snd.set_window(*cwnd, *ssthresh);
+                    snd.try_send(now, &mut self.out);
+                }
+                self.after_endpoint(*flow, src);
+            }
+            Action::SetDropProb { link, prob } => {
+                if let Ok(c) = self.channel_named(link) {
+                    if let Qdisc::Agent(q) = &mut self.channels[c].qdisc {
+                        q.set_prob(*prob);
+                    }
+                }
+            }
+            Action::SetDualpi2 {
+                link,
+                base_prob,
+                coupling,
+            } => {
+                if let Ok(c) = self.channel_named(link) {
+                    if let Some(q) = self.channels[c].qdisc.as_dualpi2_mut() {
+                        q.set_base_prob(*base_prob);
+                        if let Some(k) = coupling {
+                            q.set_coupling(*k);
+                        }
+                    }
+                }
+            }
+            Action::SetFlowLimit { link, flow, limit } => {
+                if let Ok(c) = self.channel_named(link) {
+                    let tmpl = self.flows[*flow].tmpl;
+                    let q = &mut self.channels[c].qdisc;
+                    if let Some(b) = q.flow_bucket(&tmpl) {
+                        q.set_flow_limit(b, *limit);
+                    }
+                }
+            }
+            Action::SetQueueLimit {
+                link,
+                packets,
+                bytes,
+            } => {
+                if let Ok(c) = self.channel_named(link) {
+                    self.channels[c].qdisc.set_limits(*packets, *bytes);
+                }
+            }
+        }
+    }
+
+    /// Make `run_until_trigger` return after every `every` packets sent on `link`.
+    pub fn set_packet_trigger(
+        &mut self,
+        link: &str,
+        every: Option<u64>,
+    ) -> Result<(), ConfigError> {
+        let channel = self.channel_named(link)?;
+        self.trigger = match every {
+            Some(0) => return Err(ConfigError("a packet trigger needs every >= 1".into())),
+            Some(every) => Some(Trigger {
+                channel,
+                every,
+                next: self.channels[channel].stats.tx_pkts + every,
+            }),
+            None => None,
+        };
+        Ok(())
+    }
+
+    /// Run like [`Simulation::run_until`], but return early, with `true`, as soon as the
+    /// packet trigger fires (the clock then reads the trigger's time).
+    pub fn run_until_trigger(&mut self, t: Time) -> bool {
+        let end = t.min(self.cfg.duration_ns);
+        self.stop = false;
+        while let Some(ev) = self.queue.heap.peek() {
+            if ev.time > end {
+                break;
+            }
+            let ev = self.queue.heap.pop().unwrap();
+            self.now = ev.time;
+            self.events += 1;
+            self.dispatch(ev.kind);
+            if self.stop {
+                self.stop = false;
+                return true;
+            }
+        }
+        self.now = self.now.max(end);
+        false
+    }
+
+    /// Everything an agent may observe, as columns (cumulative counters).
+    pub fn observe(&self) -> Observation {
+        let mut o = Observation {
+            time_s: secs(self.now),
+            ..Observation::default()
+        };
+        let nan = f64::NAN;
+        for f in &self.flows {
+            let fo = &mut o.flows;
+            match &f.ep {
+                Endpoints::Tcp { snd, .. } => {
+                    fo.cwnd_pkts.push(snd.w.cwnd);
+                    fo.ssthresh_pkts.push(if snd.w.ssthresh == u32::MAX {
+                        nan
+                    } else {
+                        snd.w.ssthresh as f64
+                    });
+                    fo.bytes_in_flight.push(snd.bytes_in_flight());
+                    fo.srtt_s.push(snd.rtt.srtt.map_or(nan, secs));
+                    fo.min_rtt_s.push(snd.rtt.min_rtt.map_or(nan, secs));
+                    fo.latest_rtt_s.push(snd.rtt.latest.map_or(nan, secs));
+                    fo.delivery_rate_bps
+                        .push(snd.delivery_rate_bps.unwrap_or(nan));
+                    fo.segments_acked.push(snd.delivered);
+                    fo.bytes_acked.push(snd.stats.bytes_acked);
+                    fo.bytes_sent.push(snd.stats.bytes_sent);
+                    fo.retransmits.push(snd.stats.retransmits);
+                    fo.losses.push(snd.stats.losses);
+                    fo.ecn_ce.push(snd.delivered_ce);
+                    fo.ca_state.push(snd.state.name());
+                }
+                _ => {
+                    fo.cwnd_pkts.push(0);
+                    fo.ssthresh_pkts.push(nan);
+                    fo.bytes_in_flight.push(0);
+                    fo.srtt_s.push(nan);
+                    fo.min_rtt_s.push(nan);
+                    fo.latest_rtt_s.push(nan);
+                    fo.delivery_rate_bps.push(nan);
+                    fo.segments_acked.push(0);
+                    fo.bytes_acked.push(f.delivered_bytes());
+                    fo.bytes_sent.push(f.payload_sent());
+                    fo.retransmits.push(0);
+                    fo.losses.push(0);
+                    fo.ecn_ce.push(f.ce_received());
+                    fo.ca_state.push("");
+                }
+            }
+        }
+        for c in &self.channels {
+            let q = &mut o.queues;
+            let st = c.qdisc.stats();
+            q.link.push(c.name.clone());
+            q.backlog_pkts.push(c.qdisc.backlog_pkts());
+            q.backlog_bytes.push(c.qdisc.backlog_bytes());
+            q.dequeued_bytes.push(c.stats.tx_bytes);
+            q.drops.push(st.drops());
+            q.ecn_marks.push(st.ecn_marks);
+            q.head_sojourn_s
+                .push(c.qdisc.peek().map_or(0.0, |p| secs(self.now - p.enqueued)));
+            q.prob.push(c.qdisc.prob().unwrap_or(nan));
+        }
+        o
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod config;
+pub mod control;
 pub mod engine;
 pub mod net;
 pub mod qdisc;

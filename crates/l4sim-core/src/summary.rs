@@ -108,7 +108,7 @@ impl Simulation {
                     snd.stats.timeouts,
                     Some(snd.cc.name()),
                 ),
-                Endpoints::Udp { .. } => (None, None, 0, 0, None),
+                Endpoints::Udp { .. } | Endpoints::Control(_) => (None, None, 0, 0, None),
             };
             let end: Time = match (fct, f.cfg.stop_ns) {
                 (Some(d), _) => start + d,
@@ -128,6 +128,7 @@ impl Simulation {
                 kind: match f.cfg.kind {
                     FlowKind::Tcp => "tcp",
                     FlowKind::Udp => "udp",
+                    FlowKind::Control => "control",
                 },
                 cca,
                 src: self.node_names[f.cfg.src].clone(),

@@ -1,10 +1,59 @@
 //! PyO3 bindings: `l4sim._core`. Thin by design: every method forwards to l4sim-core.
 //! See API.md beside this crate for the contract with the Python package.
 
+use l4sim_core::control::{Action, Observation};
 use l4sim_core::{SimConfig, Simulation as CoreSim};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
+
+/// A Python dict → an [`Action`] (through JSON, so the core's serde form is the one schema).
+fn action(a: &Bound<'_, PyAny>) -> PyResult<Action> {
+    let text: String = a
+        .py()
+        .import("json")?
+        .call_method1("dumps", (a,))?
+        .extract()?;
+    serde_json::from_str(&text).map_err(|e| PyValueError::new_err(format!("invalid action: {e}")))
+}
+
+fn observation<'py>(py: Python<'py>, o: &Observation) -> PyResult<Bound<'py, PyDict>> {
+    let f = &o.flows;
+    let flows = PyDict::new(py);
+    flows.set_item("cwnd_pkts", &f.cwnd_pkts)?;
+    flows.set_item("ssthresh_pkts", &f.ssthresh_pkts)?;
+    flows.set_item("bytes_in_flight", &f.bytes_in_flight)?;
+    flows.set_item("srtt_s", &f.srtt_s)?;
+    flows.set_item("min_rtt_s", &f.min_rtt_s)?;
+    flows.set_item("latest_rtt_s", &f.latest_rtt_s)?;
+    flows.set_item("delivery_rate_bps", &f.delivery_rate_bps)?;
+    flows.set_item("segments_acked", &f.segments_acked)?;
+    flows.set_item("bytes_acked", &f.bytes_acked)?;
+    flows.set_item("bytes_sent", &f.bytes_sent)?;
+    flows.set_item("retransmits", &f.retransmits)?;
+    flows.set_item("losses", &f.losses)?;
+    flows.set_item("ecn_ce", &f.ecn_ce)?;
+    flows.set_item("ca_state", &f.ca_state)?;
+    let q = &o.queues;
+    let queues = PyDict::new(py);
+    queues.set_item("link", &q.link)?;
+    queues.set_item("backlog_pkts", &q.backlog_pkts)?;
+    queues.set_item("backlog_bytes", &q.backlog_bytes)?;
+    queues.set_item("dequeued_bytes", &q.dequeued_bytes)?;
+    queues.set_item("drops", &q.drops)?;
+    queues.set_item("ecn_marks", &q.ecn_marks)?;
+    queues.set_item("head_sojourn_s", &q.head_sojourn_s)?;
+    queues.set_item("prob", &q.prob)?;
+    let d = PyDict::new(py);
+    d.set_item("time_s", o.time_s)?;
+    d.set_item("flows", flows)?;
+    d.set_item("queues", queues)?;
+    Ok(d)
+}
+
+fn value_error(e: l4sim_core::ConfigError) -> PyErr {
+    PyValueError::new_err(e.0)
+}
 
 #[pyclass(module = "l4sim._core")]
 struct Simulation {
@@ -62,7 +111,43 @@ impl Simulation {
     ) -> PyResult<()> {
         self.inner
             .set_queue_limit(link, packets, bytes)
-            .map_err(|e| PyValueError::new_err(e.0))
+            .map_err(value_error)
+    }
+
+    /// Apply an agent action now (see API.md for the action dicts).
+    fn apply(&mut self, action_: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.inner
+            .apply_action(&action(action_)?)
+            .map_err(value_error)
+    }
+
+    /// Apply an action after a fixed latency.
+    fn schedule(&mut self, action_: &Bound<'_, PyAny>, delay_ns: u64) -> PyResult<()> {
+        self.inner
+            .schedule_action(action(action_)?, delay_ns)
+            .map_err(value_error)
+    }
+
+    /// Send an action as a packet on control flow `flow`.
+    fn send_control(&mut self, flow: usize, action_: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.inner
+            .send_control(flow, action(action_)?)
+            .map_err(value_error)
+    }
+
+    #[pyo3(signature = (link, every=None))]
+    fn set_packet_trigger(&mut self, link: &str, every: Option<u64>) -> PyResult<()> {
+        self.inner
+            .set_packet_trigger(link, every)
+            .map_err(value_error)
+    }
+
+    fn run_until_trigger(&mut self, py: Python<'_>, t_ns: u64) -> bool {
+        py.allow_threads(|| self.inner.run_until_trigger(t_ns))
+    }
+
+    fn observe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        observation(py, &self.inner.observe())
     }
 
     fn summary_json(&self) -> String {
@@ -118,9 +203,95 @@ impl Simulation {
     }
 }
 
+/// N independent simulations stepped together: one call into Rust per step, both cores used.
+#[pyclass(module = "l4sim._core")]
+struct SimBatch {
+    sims: Vec<CoreSim>,
+}
+
+impl SimBatch {
+    fn at(&mut self, i: usize) -> PyResult<&mut CoreSim> {
+        let n = self.sims.len();
+        self.sims
+            .get_mut(i)
+            .ok_or_else(|| PyIndexError::new_err(format!("batch index {i} is outside 0..{n}")))
+    }
+}
+
+#[pymethods]
+impl SimBatch {
+    #[new]
+    fn new(sims: Vec<PyRef<'_, Simulation>>) -> Self {
+        SimBatch {
+            sims: sims.iter().map(|s| s.inner.clone()).collect(),
+        }
+    }
+
+    fn __len__(&self) -> usize {
+        self.sims.len()
+    }
+
+    fn get(&mut self, i: usize) -> PyResult<Simulation> {
+        Ok(Simulation {
+            inner: self.at(i)?.clone(),
+        })
+    }
+
+    fn set(&mut self, i: usize, sim: PyRef<'_, Simulation>) -> PyResult<()> {
+        *self.at(i)? = sim.inner.clone();
+        Ok(())
+    }
+
+    fn apply(&mut self, i: usize, action_: &Bound<'_, PyAny>) -> PyResult<()> {
+        let a = action(action_)?;
+        self.at(i)?.apply_action(&a).map_err(value_error)
+    }
+
+    /// Run simulation i to `t_ns[i]`, all of them in parallel over the available cores.
+    fn run_until(&mut self, py: Python<'_>, t_ns: Vec<u64>) -> PyResult<()> {
+        if t_ns.len() != self.sims.len() {
+            return Err(PyValueError::new_err(format!(
+                "run_until needs {} times, got {}",
+                self.sims.len(),
+                t_ns.len()
+            )));
+        }
+        py.allow_threads(|| {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            // A thread per core pays off from a handful of simulations on.
+            if threads == 1 || self.sims.len() < 8 {
+                for (sim, &t) in self.sims.iter_mut().zip(&t_ns) {
+                    sim.run_until(t);
+                }
+                return;
+            }
+            let chunk = self.sims.len().div_ceil(threads).max(1);
+            std::thread::scope(|s| {
+                for (sims, ts) in self.sims.chunks_mut(chunk).zip(t_ns.chunks(chunk)) {
+                    s.spawn(move || {
+                        for (sim, &t) in sims.iter_mut().zip(ts) {
+                            sim.run_until(t);
+                        }
+                    });
+                }
+            });
+        });
+        Ok(())
+    }
+
+    fn observe_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for s in &self.sims {
+            out.append(observation(py, &s.observe())?)?;
+        }
+        Ok(out)
+    }
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
+    m.add_class::<SimBatch>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -591,6 +591,10 @@ impl QueueDisc for DualPi2 {
             _ => (0, 0),
         }
     }
+    /// The base probability p′.
+    fn prob(&self) -> Option<f64> {
+        Some(self.probabilities().0)
+    }
     fn kind(&self) -> &'static str {
         "dualpi2"
     }

@@ -4,6 +4,7 @@
 //! one file implementing [`QueueDisc`]; [`Qdisc`] is the enum the engine holds, so the
 //! simulation stays `Clone` and the hot path has no virtual calls.
 
+pub mod agent;
 pub mod codel;
 pub mod dualpi2;
 pub mod fifo;
@@ -19,6 +20,7 @@ use crate::net::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
 
+pub use agent::AgentAqm;
 pub use codel::Codel;
 pub use dualpi2::DualPi2;
 pub use fifo::Fifo;
@@ -143,6 +145,10 @@ pub trait QueueDisc {
     fn class_names(&self) -> &'static [&'static str] {
         &[]
     }
+    /// The AQM's current drop/mark probability (PIE p, DualPI2 p′, ...), if it has one.
+    fn prob(&self) -> Option<f64> {
+        None
+    }
     /// Packets and bytes queued in `class`.
     fn class_backlog(&self, _class: usize) -> (u32, u64) {
         (0, 0)
@@ -163,6 +169,7 @@ pub enum Qdisc {
     Fq(Fq),
     DualPi2(DualPi2),
     FqL4s(FqL4s),
+    Agent(AgentAqm),
 }
 
 macro_rules! dispatch {
@@ -177,6 +184,7 @@ macro_rules! dispatch {
             Qdisc::Fq($q) => $e,
             Qdisc::DualPi2($q) => $e,
             Qdisc::FqL4s($q) => $e,
+            Qdisc::Agent($q) => $e,
         }
     };
 }
@@ -198,6 +206,7 @@ impl Qdisc {
             QdiscConfig::Fq(c) => Qdisc::Fq(fq::fq_fixed(c, rng)),
             QdiscConfig::DualPi2(c) => Qdisc::DualPi2(DualPi2::new(c, rng)),
             QdiscConfig::FqL4s(c) => Qdisc::FqL4s(FqL4s::new(c, rng)),
+            QdiscConfig::Agent(c) => Qdisc::Agent(AgentAqm::new(c, rng)),
         }
     }
 }
@@ -217,6 +226,7 @@ impl Qdisc {
             Qdisc::Fq(q) => q.set_limit(limit_pkts),
             Qdisc::DualPi2(q) => q.set_limit(limit_pkts),
             Qdisc::FqL4s(q) => q.set_limit(limit_pkts),
+            Qdisc::Agent(q) => q.set_limit(limit_pkts),
         }
     }
 
@@ -276,6 +286,9 @@ impl QueueDisc for Qdisc {
     }
     fn class_names(&self) -> &'static [&'static str] {
         dispatch!(self, q => q.class_names())
+    }
+    fn prob(&self) -> Option<f64> {
+        dispatch!(self, q => q.prob())
     }
     #[inline]
     fn class_backlog(&self, class: usize) -> (u32, u64) {

@@ -363,6 +363,9 @@ impl QueueDisc for Pie {
     fn stats(&self) -> &QdiscStats {
         &self.stats
     }
+    fn prob(&self) -> Option<f64> {
+        Some(self.vars.prob)
+    }
     fn kind(&self) -> &'static str {
         "pie"
     }

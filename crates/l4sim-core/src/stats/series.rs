@@ -70,7 +70,7 @@ impl Series {
                 s.bytes_in_flight.push(snd.bytes_in_flight());
                 s.ca_state.push(snd.state.name());
             }
-            Endpoints::Udp { .. } => {
+            Endpoints::Udp { .. } | Endpoints::Control(_) => {
                 s.cwnd_pkts.push(0);
                 s.ssthresh_pkts.push(f64::NAN);
                 s.srtt_s.push(f64::NAN);

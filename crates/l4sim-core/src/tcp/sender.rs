@@ -80,6 +80,8 @@ pub struct SenderStats {
     /// Segments retransmitted.
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Segments marked lost (by SACK, duplicate ACKs or a timeout).
+    pub losses: u64,
     pub fast_recoveries: u64,
     pub ecn_reductions: u64,
     /// Sum and count of SRTT after each RTT sample (for the mean).
@@ -169,6 +171,8 @@ pub struct TcpSender {
     s_bytes: [u32; 3],
     /// Segments reported CE-marked so far (Linux `tp->delivered_ce`).
     pub delivered_ce: u64,
+    /// The latest valid delivery-rate sample, in bits per second.
+    pub delivery_rate_bps: Option<f64>,
     pub sack_ok: bool,
     cwr_pending: bool,
 
@@ -233,6 +237,7 @@ impl TcpSender {
             s_cep: 5,
             s_bytes: [1, 0, 1],
             delivered_ce: 0,
+            delivery_rate_bps: None,
             sack_ok: false,
             cwr_pending: false,
             stats: SenderStats::default(),
@@ -278,6 +283,15 @@ impl TcpSender {
         out.push(p);
         self.stats.wire_bytes_sent += self.header as u64;
         self.rto_timer.arm(now + self.rtt.rto());
+    }
+
+    /// An agent sets the window (and ssthresh): the knob of an `external` sender.
+    pub fn set_window(&mut self, cwnd: u32, ssthresh: Option<u32>) {
+        self.w.cwnd = cwnd.clamp(1, self.w.clamp);
+        if let Some(s) = ssthresh {
+            self.w.ssthresh = s.max(2);
+        }
+        self.w.cwnd_cnt = 0;
     }
 
     /// The application stops offering new data (end of a bulk flow's active period).
@@ -516,6 +530,9 @@ impl TcpSender {
         let acked_sacked = (popped + self.sacked_out).saturating_sub(prior_sacked);
         self.delivered += acked_sacked as u64;
         let rs = self.rate_sample(rate, acked_sacked, prior_in_flight, prior_lost, now);
+        if let Some(r) = rs.delivery_rate(self.mss) {
+            self.delivery_rate_bps = Some(r * 8.0);
+        }
         s.acked = acked_sacked;
         s.rtt = rtt_sample;
         s.srtt = self.rtt.srtt;
@@ -703,6 +720,7 @@ impl TcpSender {
         if !s.lost {
             s.lost = true;
             self.lost_out += 1;
+            self.stats.losses += 1;
         }
         if s.rtx_out {
             s.rtx_out = false;

@@ -6,6 +6,7 @@ pub mod bbr;
 pub mod bic;
 pub mod cubic;
 pub mod dctcp;
+pub mod external;
 pub mod prague;
 pub mod reno;
 pub mod vegas;
@@ -17,6 +18,7 @@ pub use bbr::Bbr;
 pub use bic::Bic;
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
+pub use external::External;
 pub use prague::Prague;
 pub use reno::NewReno;
 pub use vegas::Vegas;
@@ -236,6 +238,7 @@ pub enum Cc {
     Vegas(Vegas),
     Dctcp(Dctcp),
     Prague(Prague),
+    External(External),
 }
 
 macro_rules! dispatch {
@@ -248,6 +251,7 @@ macro_rules! dispatch {
             Cc::Vegas($c) => $e,
             Cc::Dctcp($c) => $e,
             Cc::Prague($c) => $e,
+            Cc::External($c) => $e,
         }
     };
 }
@@ -269,6 +273,7 @@ impl Cc {
             CcaKind::Vegas => Cc::Vegas(Vegas::default()),
             CcaKind::Dctcp => Cc::Dctcp(Dctcp::default()),
             CcaKind::Prague => Cc::Prague(Prague::default()),
+            CcaKind::External => Cc::External(External),
         }
     }
 

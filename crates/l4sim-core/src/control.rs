@@ -1,0 +1,276 @@
+//! Agents in the loop: the actions an agent can take and the observations it reads.
+//!
+//! The engine runs until a control point (a time, or a packet trigger at a link), Python
+//! reads one batched observation and answers with actions; nothing crosses into Python per
+//! packet. An action is applied at once, after a fixed latency (`schedule_action`), or when
+//! a control packet carrying it reaches the controlled node (`send_control`), so that
+//! queueing, L4S priority and loss on the path decide when it lands (paper 000).
+
+use serde::{Deserialize, Serialize};
+
+/// A knob an agent turns. Links are named `"a->b"` (node names); flows by index.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    /// Set a sender's window (segments), and its ssthresh if given (RL-TCP, MA-CC).
+    SetCwnd {
+        flow: usize,
+        cwnd: u32,
+        #[serde(default)]
+        ssthresh: Option<u32>,
+    },
+    /// Drop (or mark) probability of an `agent` qdisc for what follows (MA-CC's AQM agent).
+    SetDropProb { link: String, prob: f64 },
+    /// DualPI2's base probability p′ (`None`: back to the PI law) and coupling k (A3C-L4S).
+    SetDualpi2 {
+        link: String,
+        #[serde(default)]
+        base_prob: Option<f64>,
+        #[serde(default)]
+        coupling: Option<f64>,
+    },
+    /// The per-flow buffer of the `fq` bucket that holds `flow` (LFQ).
+    SetFlowLimit {
+        link: String,
+        flow: usize,
+        limit: u32,
+    },
+    /// A qdisc's overall limits.
+    SetQueueLimit {
+        link: String,
+        #[serde(default)]
+        packets: Option<u64>,
+        #[serde(default)]
+        bytes: Option<u64>,
+    },
+}
+
+/// Per-flow observation columns (cumulative counters; an environment takes differences).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowObs {
+    pub cwnd_pkts: Vec<u32>,
+    pub ssthresh_pkts: Vec<f64>,
+    pub bytes_in_flight: Vec<u64>,
+    pub srtt_s: Vec<f64>,
+    pub min_rtt_s: Vec<f64>,
+    pub latest_rtt_s: Vec<f64>,
+    pub delivery_rate_bps: Vec<f64>,
+    pub segments_acked: Vec<u64>,
+    pub bytes_acked: Vec<u64>,
+    pub bytes_sent: Vec<u64>,
+    pub retransmits: Vec<u64>,
+    pub losses: Vec<u64>,
+    pub ecn_ce: Vec<u64>,
+    pub ca_state: Vec<&'static str>,
+}
+
+/// Per-link-direction observation columns.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QueueObs {
+    pub link: Vec<String>,
+    pub backlog_pkts: Vec<u32>,
+    pub backlog_bytes: Vec<u64>,
+    pub dequeued_bytes: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub ecn_marks: Vec<u64>,
+    pub head_sojourn_s: Vec<f64>,
+    pub prob: Vec<f64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Observation {
+    pub time_s: f64,
+    pub flows: FlowObs,
+    pub queues: QueueObs,
+}
+
+/// Packets a control flow carried (its only state: it sends what it is given).
+#[derive(Clone, Debug, Default)]
+pub struct ControlEndpoint {
+    pub sent: u64,
+    pub received: u64,
+    /// Delivery latency of the last control packet.
+    pub last_latency: Option<crate::time::Time>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::*;
+    use crate::engine::{Endpoints, Simulation};
+    use crate::time::{MS, SEC};
+
+    /// h0 — r0 — h1: 100 Mbps / 1 ms access, 10 Mbps / 14 ms bottleneck r0→h1 with `q`;
+    /// flow 0 external TCP h0→h1, flow 1 a control flow h1→h0 (the agent sits at h1).
+    fn path(q: QdiscConfig) -> SimConfig {
+        let node = |n: &str| NodeConfig { name: n.into() };
+        let link = |a, b, rate_bps, delay_ns, qdisc_ab| LinkConfig {
+            a,
+            b,
+            rate_bps,
+            delay_ns,
+            loss: 0.0,
+            qdisc_ab,
+            qdisc_ba: QdiscConfig::default(),
+        };
+        let flow = |kind, src, dst, tcp| FlowConfig {
+            kind,
+            src,
+            dst,
+            start_ns: 0,
+            stop_ns: None,
+            size_bytes: None,
+            tcp,
+            udp: UdpConfig {
+                packet_bytes: 100,
+                ..UdpConfig::default()
+            },
+        };
+        SimConfig {
+            seed: 1,
+            duration_ns: 10 * SEC,
+            sample_interval_ns: 100 * MS,
+            nodes: vec![node("h0"), node("r0"), node("h1")],
+            links: vec![
+                link(0, 1, 100_000_000, MS, QdiscConfig::default()),
+                link(1, 2, 10_000_000, 14 * MS, q),
+            ],
+            flows: vec![
+                flow(
+                    FlowKind::Tcp,
+                    0,
+                    2,
+                    TcpConfig {
+                        cca: CcaKind::External,
+                        ..TcpConfig::default()
+                    },
+                ),
+                flow(FlowKind::Control, 2, 0, TcpConfig::default()),
+            ],
+        }
+    }
+
+    fn cwnd(sim: &Simulation) -> u32 {
+        match &sim.flows[0].ep {
+            Endpoints::Tcp { snd, .. } => snd.w.cwnd,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn an_external_window_changes_only_by_action() {
+        let mut sim = Simulation::new(path(QdiscConfig::default())).unwrap();
+        sim.run_until(2 * SEC);
+        assert_eq!(cwnd(&sim), 10, "no algorithm grows an external window");
+        let set = Action::SetCwnd {
+            flow: 0,
+            cwnd: 25,
+            ssthresh: Some(20),
+        };
+        sim.apply_action(&set).unwrap();
+        sim.run_until(3 * SEC);
+        assert_eq!(cwnd(&sim), 25);
+        let o = sim.observe();
+        assert_eq!(o.flows.cwnd_pkts[0], 25);
+        assert_eq!(o.flows.ssthresh_pkts[0], 20.0);
+        // 25 segments per ~32 ms RTT: the delivery rate follows the window, not the link.
+        let rate = o.flows.delivery_rate_bps[0];
+        let rtt = o.flows.srtt_s[0];
+        assert!(
+            (rate - 25.0 * 1448.0 * 8.0 / rtt).abs() < 0.15 * rate,
+            "{rate} {rtt}"
+        );
+    }
+
+    #[test]
+    fn scheduled_and_network_actions_land_when_they_should() {
+        let mut sim = Simulation::new(path(QdiscConfig::default())).unwrap();
+        sim.run_until(SEC);
+        let set = |c| Action::SetCwnd {
+            flow: 0,
+            cwnd: c,
+            ssthresh: None,
+        };
+        sim.schedule_action(set(30), 50 * MS).unwrap();
+        sim.run_until(SEC + 49 * MS);
+        assert_eq!(cwnd(&sim), 10);
+        sim.run_until(SEC + 50 * MS);
+        assert_eq!(cwnd(&sim), 30);
+        // Over the network: h1 → r0 → h0 is 14 + 1 ms of propagation plus serialisation.
+        sim.send_control(1, set(40)).unwrap();
+        sim.run_until(SEC + 64 * MS);
+        assert_eq!(cwnd(&sim), 30, "not before the packet arrives");
+        sim.run_until(SEC + 66 * MS);
+        assert_eq!(cwnd(&sim), 40);
+        assert!(
+            sim.send_control(0, set(5)).is_err(),
+            "flow 0 is not a control flow"
+        );
+    }
+
+    #[test]
+    fn bad_actions_are_refused_with_a_sentence() {
+        let mut sim = Simulation::new(path(QdiscConfig::default())).unwrap();
+        let e = sim
+            .apply_action(&Action::SetDropProb {
+                link: "r0->h1".into(),
+                prob: 0.5,
+            })
+            .unwrap_err();
+        assert!(e.0.contains("no 'agent' qdisc"), "{e}");
+        let e = sim
+            .apply_action(&Action::SetQueueLimit {
+                link: "x->y".into(),
+                packets: Some(5),
+                bytes: None,
+            })
+            .unwrap_err();
+        assert!(e.0.contains("no link named"), "{e}");
+        let e = sim
+            .apply_action(&Action::SetCwnd {
+                flow: 1,
+                cwnd: 5,
+                ssthresh: None,
+            })
+            .unwrap_err();
+        assert!(e.0.contains("not a TCP flow"), "{e}");
+        let parsed: Result<Action, _> = serde_json::from_str(r#"{"kind": "set_cwnd", "flow": 0}"#);
+        assert!(parsed.is_err(), "cwnd is required");
+    }
+
+    #[test]
+    fn agent_qdisc_and_packet_trigger() {
+        let q = QdiscConfig::Agent(crate::qdisc::agent::AgentConfig::default());
+        let mut sim = Simulation::new(path(q)).unwrap();
+        sim.apply_action(&Action::SetCwnd {
+            flow: 0,
+            cwnd: 40,
+            ssthresh: None,
+        })
+        .unwrap();
+        sim.set_packet_trigger("r0->h1", Some(50)).unwrap();
+        let mut stops = Vec::new();
+        while sim.run_until_trigger(2 * SEC) {
+            stops.push(sim.now());
+        }
+        // A 1500-byte packet every 1.2 ms at 10 Mbps once the link is busy: 50 packets apart.
+        assert!(stops.len() > 20);
+        for w in stops[5..].windows(2) {
+            assert!((w[1] - w[0]).abs_diff(60 * MS) < 2 * MS, "{stops:?}");
+        }
+        let drops = sim.observe().queues.drops[2];
+        sim.apply_action(&Action::SetDropProb {
+            link: "r0->h1".into(),
+            prob: 0.2,
+        })
+        .unwrap();
+        sim.run_until(4 * SEC);
+        let o = sim.observe();
+        assert!(
+            o.queues.drops[2] > drops,
+            "the agent's probability drops packets"
+        );
+        assert_eq!(o.queues.prob[2], 0.2);
+        assert_eq!(o.queues.link[2], "r0->h1");
+    }
+}
