@@ -117,7 +117,8 @@ def test_parameters_reach_the_core_in_core_units() -> None:
     [
         (
             {"kind": "blue"},
-            "'fifo', 'red', 'codel', 'pie', 'fq_codel', 'fq_pie', 'fq', 'dualpi2', 'fq_l4s' or 'agent'",
+            "'fifo', 'red', 'codel', 'pie', 'fq_codel', 'fq_pie', 'fq', 'dualpi2', 'fq_l4s' "
+            "or 'agent'",
         ),
         ({"kind": "codel", "limit": "10KB"}, "must be a number of packets"),
         ({"kind": "codel", "target": "5"}, "has no unit"),

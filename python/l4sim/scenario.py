@@ -784,6 +784,7 @@ class TcpFlow(_FlowBase):
     dupack_threshold: Count | None = None
     rwnd: Size | None = None
     ect1: Annotated[bool, Field(strict=True)] | None = None
+    prague_rtt_independence: Annotated[bool, Field(strict=True)] | None = None
     accecn: Annotated[bool, Field(strict=True)] | None = None
     sack: Annotated[bool, Field(strict=True)] | None = None
     timestamps: Annotated[bool, Field(strict=True)] | None = None
@@ -791,7 +792,7 @@ class TcpFlow(_FlowBase):
 
     def core_params(self) -> dict[str, Any]:
         tcp: dict[str, Any] = {"cca": self.cca, "ecn": self.ecn}
-        for key in ("ect1", "accecn", "sack", "timestamps", "pacing"):
+        for key in ("ect1", "accecn", "prague_rtt_independence", "sack", "timestamps", "pacing"):
             if getattr(self, key) is not None:
                 tcp[key] = getattr(self, key)
         if self.timestamps is False:

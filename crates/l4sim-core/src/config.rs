@@ -191,6 +191,11 @@ pub struct TcpConfig {
     /// Ask for Accurate ECN feedback (RFC 9768). `None`: as the algorithm needs (Linux
     /// `TCP_CONG_NEEDS_ACCECN`: Prague). Implies `ecn`.
     pub accecn: Option<bool>,
+    /// TCP Prague only: become RTT-independent 4 rounds after slow start (AI scaled to one
+    /// segment per 25 ms below a 25 ms RTT, reductions at most every 25 ms). Linux's module
+    /// default is on; off here, so that Prague adds one segment per RTT as RFC 9331 A.1 and
+    /// the L4S coupling (k = 2, RFC 9332 §2.1) assume.
+    pub prague_rtt_independence: bool,
     /// Selective acknowledgements (RFC 2018) with RFC 6675 loss recovery; on by default as
     /// in Linux (`net.ipv4.tcp_sack = 1`). Off: NewReno recovery (RFC 6582).
     pub sack: bool,
@@ -221,6 +226,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             ect1: None,
             accecn: None,
+            prague_rtt_independence: false,
             sack: true,
             timestamps: true,
             pacing: false,

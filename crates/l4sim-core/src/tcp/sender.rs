@@ -187,7 +187,7 @@ impl TcpSender {
         if let Some(s) = cfg.init_ssthresh {
             w.ssthresh = s;
         }
-        let cc = Cc::with_seed(cfg.cca, seed);
+        let cc = Cc::from_config(cfg, seed);
         let needs = cc.ecn_needs();
         let accecn = cfg.accecn.unwrap_or(needs.accecn);
         TcpSender {

@@ -264,6 +264,14 @@ impl Cc {
 
     /// The algorithm, with `seed` for its random choices (BBR's starting phase of the gain
     /// cycle): give each flow its own, derived from the scenario seed.
+    /// The algorithm a TCP configuration names, with its options.
+    pub fn from_config(cfg: &crate::config::TcpConfig, seed: u64) -> Cc {
+        match cfg.cca {
+            CcaKind::Prague => Cc::Prague(Prague::new(cfg.prague_rtt_independence)),
+            kind => Cc::with_seed(kind, seed),
+        }
+    }
+
     pub fn with_seed(kind: CcaKind, seed: u64) -> Cc {
         match kind {
             CcaKind::Newreno => Cc::NewReno(NewReno),

@@ -9,9 +9,10 @@
 //! - Additive increase of one segment per RTT, counting only segments delivered without a
 //!   CE mark, and continuing while in CWR (not after a loss until recovery ends).
 //! - A loss halves the window.
-//! - RTT independence (on by default as in Linux): 4 rounds after slow start, below the
-//!   25 ms target RTT the per-ACK increase is scaled by (RTT / target)², so short-RTT flows
-//!   grow as if their RTT were 25 ms.
+//! - RTT independence (an option, `prague_rtt_independence`; Linux's module default is on):
+//!   4 rounds after slow start, below the 25 ms target RTT the per-ACK increase is scaled by
+//!   (RTT / target)², so short-RTT flows grow as if their RTT were 25 ms, and reductions come
+//!   at most once per 25 ms.
 //!
 //! The window is kept as a fraction (`frac_cwnd`) and the integer cwnd follows it one
 //! segment per ACK, as in Linux. Not modelled: the rate-based mode for windows under 4
@@ -45,7 +46,7 @@ impl Default for Prague {
     fn default() -> Self {
         Prague {
             g: 1.0 / 16.0,
-            rtt_independence: true,
+            rtt_independence: false,
             rtt_target: 25 * MS,
             rtt_transition: 4,
             alpha: 0.0,
@@ -70,6 +71,13 @@ const MAX_SCALED_RTT: Time = 100 * MS;
 const MINIMUM_RATE: u64 = 12_500;
 
 impl Prague {
+    pub fn new(rtt_independence: bool) -> Prague {
+        Prague {
+            rtt_independence,
+            ..Prague::default()
+        }
+    }
+
     pub fn alpha(&self) -> f64 {
         self.alpha
     }
@@ -276,7 +284,7 @@ mod tests {
     #[test]
     fn additive_increase_counts_only_unmarked_segments() {
         let mut p = Prague {
-            rtt_independence: false,
+            rtt_independence: true,
             ..Prague::default()
         };
         let mut w = ca_window(20);
@@ -299,7 +307,7 @@ mod tests {
     #[test]
     fn alpha_ewma_once_per_round_and_cwr_cuts_by_half_alpha() {
         let mut p = Prague {
-            rtt_independence: false,
+            rtt_independence: true,
             ..Prague::default()
         };
         let mut w = ca_window(40);
@@ -320,6 +328,7 @@ mod tests {
     fn rtt_independence_scales_growth_below_the_target() {
         let mut p = Prague {
             round: 4,
+            rtt_independence: true,
             ..Prague::default()
         };
         p.update_ai(Some(10 * MS));
