@@ -62,6 +62,8 @@ pub struct FlowObs {
     pub losses: Vec<u64>,
     pub ecn_ce: Vec<u64>,
     pub ca_state: Vec<&'static str>,
+    /// Time a packet of the flow was last dropped or lost (NaN: never).
+    pub last_drop_s: Vec<f64>,
 }
 
 /// Per-link-direction observation columns.
@@ -272,5 +274,54 @@ mod tests {
         );
         assert_eq!(o.queues.prob[2], 0.2);
         assert_eq!(o.queues.link[2], "r0->h1");
+    }
+
+    #[test]
+    fn flow_queue_features_and_the_lfq_knob() {
+        let q = QdiscConfig::Fq(crate::qdisc::fq::FqConfig {
+            per_flow_limit: 20,
+            ..Default::default()
+        });
+        let mut sim = Simulation::new(path(q)).unwrap();
+        // An agent holding the window at 80 segments every 100 ms (a timeout resets an
+        // external window to 1 segment, as Linux's tcp_enter_loss does, until it acts again).
+        let hold = |sim: &mut Simulation, until: u64| {
+            while sim.now() < until {
+                sim.apply_action(&Action::SetCwnd {
+                    flow: 0,
+                    cwnd: 80,
+                    ssthresh: None,
+                })
+                .unwrap();
+                sim.run_until(sim.now() + 100 * MS);
+            }
+        };
+        hold(&mut sim, 2 * SEC);
+        let (backlog, limit) = sim.observe_flow_queues("r0->h1").unwrap();
+        assert_eq!(limit[0], 20.0);
+        assert!(
+            backlog[0] >= 15,
+            "80 segments in flight over a ~27-packet pipe fill 20"
+        );
+        let o = sim.observe();
+        assert!(o.flows.last_drop_s[0] > 0.0 && o.flows.last_drop_s[0] <= 2.0);
+        sim.apply_action(&Action::SetFlowLimit {
+            link: "r0->h1".into(),
+            flow: 0,
+            limit: 60,
+        })
+        .unwrap();
+        hold(&mut sim, 4 * SEC);
+        let (backlog, limit) = sim.observe_flow_queues("r0->h1").unwrap();
+        assert_eq!(limit[0], 60.0);
+        assert!(
+            backlog[0] > 40,
+            "the queue grows into the larger buffer: {}",
+            backlog[0]
+        );
+        assert!(
+            sim.observe_flow_queues("h0->r0").is_err(),
+            "a FIFO has no flow queues"
+        );
     }
 }

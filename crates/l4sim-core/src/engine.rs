@@ -91,6 +91,8 @@ pub struct Flow {
     pub ep: Endpoints,
     /// Packets of this flow discarded by a qdisc or lost on a wire.
     pub drops: u64,
+    /// When the last of them was discarded.
+    pub last_drop: Option<Time>,
     /// One-way delay (creation to delivery) of its data packets, queueing included.
     pub owd: Histogram,
     // Values at the previous sample, for per-interval rates.
@@ -286,6 +288,7 @@ impl Simulation {
             tmpl: fwd,
             ep,
             drops: 0,
+            last_drop: None,
             owd: Histogram::default(),
             prev_delivered: 0,
             prev_sent: 0,
@@ -514,7 +517,9 @@ impl Simulation {
             if ch.rng.bernoulli(ch.loss) {
                 ch.stats.lost += 1;
                 self.counters.dropped_loss += 1;
-                self.flows[p.flow as usize].drops += 1;
+                let f = &mut self.flows[p.flow as usize];
+                f.drops += 1;
+                f.last_drop = Some(now);
             } else {
                 ch.wire.push_back(p);
                 self.queue
@@ -536,7 +541,9 @@ impl Simulation {
     fn account_drops(&mut self) {
         for d in self.drops.drain(..) {
             self.counters.dropped_qdisc += 1;
-            self.flows[d.pkt.flow as usize].drops += 1;
+            let f = &mut self.flows[d.pkt.flow as usize];
+            f.drops += 1;
+            f.last_drop = Some(self.now);
         }
     }
 
@@ -837,6 +844,25 @@ impl Simulation {
         false
     }
 
+    /// Per flow (by index): packets in the flow queue holding it at `link`'s flow-queue
+    /// qdisc, and that queue's limit (`fq`; NaN otherwise). LFQ's per-flow features.
+    pub fn observe_flow_queues(&self, link: &str) -> Result<(Vec<u32>, Vec<f64>), ConfigError> {
+        let c = self.channel_named(link)?;
+        let q = &self.channels[c].qdisc;
+        let mut backlog = Vec::with_capacity(self.flows.len());
+        let mut limit = Vec::with_capacity(self.flows.len());
+        for f in &self.flows {
+            let (b, l) = q.flow_queue_state(&f.tmpl).ok_or_else(|| {
+                ConfigError(format!(
+                    "link {link} has no flow-queue qdisc (fq, fq_codel, fq_pie)"
+                ))
+            })?;
+            backlog.push(b);
+            limit.push(l.map_or(f64::NAN, |l| l as f64));
+        }
+        Ok((backlog, limit))
+    }
+
     /// Everything an agent may observe, as columns (cumulative counters).
     pub fn observe(&self) -> Observation {
         let mut o = Observation {
@@ -867,6 +893,7 @@ impl Simulation {
                     fo.losses.push(snd.stats.losses);
                     fo.ecn_ce.push(snd.delivered_ce);
                     fo.ca_state.push(snd.state.name());
+                    fo.last_drop_s.push(f.last_drop.map_or(nan, secs));
                 }
                 _ => {
                     fo.cwnd_pkts.push(0);
@@ -883,6 +910,7 @@ impl Simulation {
                     fo.losses.push(0);
                     fo.ecn_ce.push(f.ce_received());
                     fo.ca_state.push("");
+                    fo.last_drop_s.push(f.last_drop.map_or(nan, secs));
                 }
             }
         }

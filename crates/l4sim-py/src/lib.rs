@@ -34,6 +34,7 @@ fn observation<'py>(py: Python<'py>, o: &Observation) -> PyResult<Bound<'py, PyD
     flows.set_item("losses", &f.losses)?;
     flows.set_item("ecn_ce", &f.ecn_ce)?;
     flows.set_item("ca_state", &f.ca_state)?;
+    flows.set_item("last_drop_s", &f.last_drop_s)?;
     let q = &o.queues;
     let queues = PyDict::new(py);
     queues.set_item("link", &q.link)?;
@@ -148,6 +149,19 @@ impl Simulation {
 
     fn observe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         observation(py, &self.inner.observe())
+    }
+
+    /// Per flow: packets in its flow queue at `link` and that queue's limit (NaN: none).
+    fn observe_flow_queues<'py>(
+        &self,
+        py: Python<'py>,
+        link: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (backlog, limit) = self.inner.observe_flow_queues(link).map_err(value_error)?;
+        let d = PyDict::new(py);
+        d.set_item("backlog_pkts", backlog)?;
+        d.set_item("limit_pkts", limit)?;
+        Ok(d)
     }
 
     fn summary_json(&self) -> String {

@@ -257,6 +257,20 @@ impl Qdisc {
             _ => None,
         }
     }
+
+    /// Packets queued in the flow queue that holds `pkt`'s flow, and that queue's own limit
+    /// (`fq` only), for flow-queue schedulers (LFQ's per-flow features).
+    pub fn flow_queue_state(&self, pkt: &Packet) -> Option<(u32, Option<u32>)> {
+        match self {
+            Qdisc::FqCodel(q) => Some((q.flow_backlog_pkts(q.bucket_of(pkt)), None)),
+            Qdisc::FqPie(q) => Some((q.flow_backlog_pkts(q.bucket_of(pkt)), None)),
+            Qdisc::Fq(q) => {
+                let b = q.bucket_of(pkt);
+                Some((q.flow_backlog_pkts(b), q.flow_limit(b)))
+            }
+            _ => None,
+        }
+    }
 }
 
 impl QueueDisc for Qdisc {
