@@ -868,7 +868,7 @@ class ResolvedFlow(BaseModel):
 
     index: int
     source_index: int
-    spec: TcpFlow | UdpFlow
+    spec: TcpFlow | UdpFlow | ControlFlow
     src: str
     dst: str
 

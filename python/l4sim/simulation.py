@@ -17,11 +17,24 @@ import polars as pl
 from l4sim.scenario import L4simError, Scenario, ScenarioError, load
 from l4sim.units import UnitError, parse_queue_limit, parse_time
 
-__all__ = ["FLOW_SCHEMA", "QUEUE_SCHEMA", "CoreError", "Simulation", "to_ns"]
+__all__ = [
+    "FLOW_SCHEMA",
+    "QUEUE_SCHEMA",
+    "ActionError",
+    "CoreError",
+    "Simulation",
+    "SimulationBatch",
+    "to_ns",
+]
 
 
 class CoreError(L4simError):
     """The simulator core failed (a bug in l4sim, not in the user's input)."""
+
+
+class ActionError(L4simError):
+    """The core rejected an agent's action (unknown flow or link, wrong qdisc or cca, a value
+    out of range); the message is the core's one sentence."""
 
 
 FLOW_SCHEMA: dict[str, pl.DataType] = {
@@ -189,6 +202,55 @@ class Simulation:
         except ValueError as e:
             raise ScenarioError(str(e)) from None
 
+    # -- agents in the loop -----------------------------------------------------------------
+    # Actions are dicts as in crates/l4sim-py/API.md ("set_cwnd", "set_drop_prob",
+    # "set_dualpi2", "set_flow_limit", "set_queue_limit").
+
+    def apply(self, action: dict[str, Any]) -> None:
+        """Apply ``action`` now."""
+        try:
+            self._sim.apply(action)
+        except ValueError as e:
+            raise ActionError(str(e)) from None
+
+    def schedule(self, action: dict[str, Any], delay: float | int | str) -> None:
+        """Apply ``action`` after a fixed latency ``delay`` (seconds or ``"30ms"``)."""
+        self.schedule_ns(action, to_ns(delay))
+
+    def schedule_ns(self, action: dict[str, Any], delay_ns: int) -> None:
+        try:
+            self._sim.schedule(action, int(delay_ns))
+        except ValueError as e:
+            raise ActionError(str(e)) from None
+
+    def send_control(self, flow: int, action: dict[str, Any]) -> None:
+        """Send ``action`` as one packet on control flow ``flow`` (kind ``"control"``); it
+        takes effect when the packet reaches the flow's destination (never, if dropped)."""
+        try:
+            self._sim.send_control(int(flow), action)
+        except ValueError as e:
+            raise ActionError(str(e)) from None
+
+    def set_packet_trigger(self, link: str, every: int | None) -> None:
+        """Make :meth:`run_until_trigger` stop after every ``every`` packets dequeued at
+        ``link`` (``None``: no trigger)."""
+        try:
+            self._sim.set_packet_trigger(link, every)
+        except ValueError as e:
+            raise ActionError(str(e)) from None
+
+    def run_until_trigger(self, t: float | int | str) -> bool:
+        """Like :meth:`run_until`, but return early (``True``) when a packet trigger fires."""
+        return self._sim.run_until_trigger(to_ns(t))
+
+    def run_until_trigger_ns(self, t_ns: int) -> bool:
+        return self._sim.run_until_trigger(int(t_ns))
+
+    def observe(self) -> dict[str, Any]:
+        """A snapshot for agents: ``{"time_s", "flows": {column: list}, "queues": {...}}``
+        (columns in crates/l4sim-py/API.md; counters are cumulative)."""
+        return self._sim.observe()
+
     # -- results -------------------------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
@@ -212,3 +274,35 @@ class Simulation:
             f"Simulation({self.scenario.name!r}, now={self.now:.3f}s of "
             f"{self.duration:.3f}s, events={self.events})"
         )
+
+
+class SimulationBatch:
+    """N independent simulations stepped in one call into Rust (``_core.SimBatch``)."""
+
+    def __init__(self, sims: list[Simulation]):
+        self.scenarios = [s.scenario for s in sims]
+        self._batch = _core_module().SimBatch([s._sim for s in sims])
+
+    def __len__(self) -> int:
+        return len(self._batch)
+
+    def get(self, i: int) -> Simulation:
+        """A copy of simulation ``i``."""
+        return Simulation(self.scenarios[i], _core_sim=self._batch.get(i))
+
+    def set(self, i: int, sim: Simulation) -> None:
+        self.scenarios[i] = sim.scenario
+        self._batch.set(i, sim._sim)
+
+    def apply(self, i: int, action: dict[str, Any]) -> None:
+        try:
+            self._batch.apply(i, action)
+        except ValueError as e:
+            raise ActionError(str(e)) from None
+
+    def run_until_ns(self, t_ns: list[int]) -> None:
+        """Run simulation i to ``t_ns[i]`` (capped at its duration), all in one call."""
+        self._batch.run_until(t_ns)
+
+    def observe_all(self) -> list[dict[str, Any]]:
+        return self._batch.observe_all()

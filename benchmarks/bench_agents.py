@@ -1,0 +1,88 @@
+"""Agent steps per second: single env and vectorised (N = 1, 8, 32), 10 Mbps, 100 ms steps.
+
+    python benchmarks/bench_agents.py [--steps 4000] [--scenario FILE]
+
+Rows: the bare core (``run_until`` only: the simulation's own cost per step), the core plus
+``observe()``, the single Gymnasium env (``TcpCwndEnv.step``) and ``SimBatchVectorEnv`` with
+N simulations stepped in one call into Rust. "overhead" is the wall time per agent step
+beyond the bare core's (observation, features, reward, action decoding, Python). Actions
+alternate cwnd +1 / -1 segment, so every step applies an action. Resets are included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from l4sim.envs import SimBatchVectorEnv, TcpCwndEnv
+from l4sim.envs.defaults import TCP_SCENARIO
+from l4sim.simulation import _core_module
+
+
+def bench_core(env: TcpCwndEnv, steps: int, observe: bool) -> float:
+    core = _core_module()
+    cfg = env._core_cfg
+    per_ep = env.episode_steps
+    t0 = time.perf_counter()
+    done = 0
+    seed = 0
+    while done < steps:
+        sim = core.Simulation(json.dumps({**cfg, "seed": seed}))
+        seed += 1
+        for k in range(1, min(per_ep, steps - done) + 1):
+            sim.run_until(k * env.step_ns)
+            if observe:
+                sim.observe()
+            done += 1
+    return time.perf_counter() - t0
+
+
+def bench_env(env: TcpCwndEnv, steps: int) -> float:
+    t0 = time.perf_counter()
+    env.reset(seed=0)
+    for k in range(steps):
+        _, _, term, trunc, _ = env.step(1 + (k & 1))
+        if term or trunc:
+            env.reset()
+    return time.perf_counter() - t0
+
+
+def bench_vector(n: int, steps: int, kwargs: dict) -> float:
+    venv = SimBatchVectorEnv(TcpCwndEnv, n, **kwargs)
+    rounds = max(1, steps // n)
+    acts = [np.full(n, 1), np.full(n, 2)]
+    t0 = time.perf_counter()
+    venv.reset(seed=0)
+    for k in range(rounds):
+        venv.step(acts[k & 1])
+    return (time.perf_counter() - t0) / (rounds * n) * steps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=4000, help="agent steps per row")
+    ap.add_argument("--scenario", default=None, help="scenario TOML (default: 10 Mbps dumbbell)")
+    args = ap.parse_args()
+    kwargs = {"scenario": args.scenario or TCP_SCENARIO, "step_interval": "100ms"}
+    env = TcpCwndEnv(**kwargs)
+    steps = args.steps
+    rows = []
+    core_s = bench_core(env, steps, observe=False)
+    rows.append(("core run_until", core_s))
+    rows.append(("core run_until + observe", bench_core(env, steps, observe=True)))
+    rows.append(("TcpCwndEnv (single)", bench_env(env, steps)))
+    for n in (1, 8, 32):
+        rows.append((f"SimBatchVectorEnv N={n}", bench_vector(n, steps, kwargs)))
+    print(f"{steps} agent steps of 100 ms on {env.scenario.name} (10 Mbps), one process")
+    print(f"{'':28} {'steps/s':>10} {'us/step':>9} {'overhead us':>12}")
+    base = core_s / steps * 1e6
+    for name, secs in rows:
+        us = secs / steps * 1e6
+        print(f"{name:28} {steps / secs:10.0f} {us:9.1f} {us - base:12.1f}")
+
+
+if __name__ == "__main__":
+    main()

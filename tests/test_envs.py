@@ -1,0 +1,397 @@
+"""Agents in the loop: rewards, features, Gymnasium / PettingZoo environments, vectorised
+stepping, fork, control delay (paper 000's remote brain) and an SB3 smoke test."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from pettingzoo.test import parallel_api_test
+
+import l4sim.envs as envs
+from l4sim import rewards
+from l4sim.envs import (
+    AqmDropEnv,
+    DualPi2Env,
+    MultiCCEnv,
+    QueueStep,
+    SenderStep,
+    SimBatchVectorEnv,
+    TcpCwndEnv,
+    queue_vector,
+    sender_vector,
+)
+from l4sim.scenario import ScenarioError
+
+
+def sender_step(**kw) -> SenderStep:
+    base = dict(
+        interval_s=0.1,
+        mss=1000,
+        rate_ref_bps=8e6,
+        rtt_ref_s=0.05,
+        segments_acked=50,
+        bytes_acked=50_000,
+        bytes_in_flight=25_000,
+        cwnd_pkts=30,
+        ssthresh_pkts=math.nan,
+        srtt_s=0.075,
+        min_rtt_s=0.05,
+        latest_rtt_s=0.08,
+        delivery_rate_bps=4e6,
+        losses=2,
+        ecn_marks=5,
+        retransmits=2,
+    )
+    base.update(kw)
+    return SenderStep(**base)
+
+
+def queue_step(**kw) -> QueueStep:
+    base = dict(
+        interval_s=0.1,
+        rate_ref_bps=12e6,
+        rtt_ref_s=0.05,
+        backlog_pkts=20,
+        backlog_bytes=30_000,
+        dequeued_bytes=120_000,
+        sojourn_s=0.02,
+        drops=20,
+        marks=10,
+        prob=0.25,
+    )
+    base.update(kw)
+    return QueueStep(**base)
+
+
+# -- rewards (pure functions, hand-computed values) -------------------------------------------
+
+
+def test_ns3ai_reward_is_faithful_and_mixes_units():
+    s = sender_step()
+    # 50 segments - 25 000 bytes in flight - 30 segments x 1000 B
+    assert rewards.ns3ai(s) == 50 - 25_000 - 30_000
+    # it prefers the smallest window with nothing in flight, even at zero throughput
+    starving = sender_step(segments_acked=0, bytes_in_flight=0, cwnd_pkts=1)
+    assert rewards.ns3ai(starving) > rewards.ns3ai(s)
+
+
+def test_tcp_reward_utilisation_minus_relative_queueing_delay():
+    s = sender_step()  # goodput 4 Mbps of 8 -> 0.5; (75 - 50) / 50 = 0.5
+    assert rewards.tcp(s) == pytest.approx(0.5 - 0.5)
+    assert rewards.tcp(s, delta=0.5) == pytest.approx(0.25)
+    assert rewards.tcp(sender_step(srtt_s=0.04)) == pytest.approx(0.5)  # no negative penalty
+    assert rewards.tcp(sender_step(srtt_s=math.nan, min_rtt_s=math.nan)) == pytest.approx(0.5)
+
+
+def test_macc_r1_raw_and_normalised():
+    s = sender_step()
+    assert rewards.macc_r1(s, 2, 3, 4, normalise=False) == pytest.approx(
+        2 * 50 - 3 * 25_000 - 4 * 0.075
+    )
+    # capacity 100 segments/step, BDP 50 000 B, ref RTT 50 ms
+    assert rewards.macc_r1(s) == pytest.approx(0.5 - 0.5 - 1.5)
+
+
+def test_macc_r2_raw_and_normalised():
+    q = queue_step()
+    # dequeue 9.6 Mbps; loss rate 20 / (20 + 80) = 0.2
+    assert q.dequeue_rate_bps == pytest.approx(9.6e6)
+    assert q.loss_rate == pytest.approx(0.2)
+    assert rewards.macc_r2(q, normalise=False) == pytest.approx(9.6e6 - 0.02 - 20 - 0.2)
+    # 0.8 - 0.02/0.05 - 20 / 50 packets of BDP - 0.2
+    assert rewards.macc_r2(q) == pytest.approx(0.8 - 0.4 - 0.4 - 0.2)
+
+
+def test_a3c_and_lfq_rewards():
+    q = queue_step()
+    assert rewards.a3c_l4s(q) == pytest.approx(-20.0)
+    assert rewards.a3c_l4s(q, unit_s=1.0) == pytest.approx(-0.02)
+    assert rewards.lfq(q, alpha=0.1) == pytest.approx(9.6 - 2.0)
+    assert rewards.lfq(queue_step(backlog_pkts=0), alpha=0.1) > rewards.lfq(q, alpha=0.1)
+
+
+def test_reward_lookup_rejects_unknown_and_mismatched_names():
+    with pytest.raises(ScenarioError, match="not a sender reward"):
+        rewards.get("macc_r2", "sender")
+    with pytest.raises(ScenarioError, match="nope"):
+        TcpCwndEnv(reward="nope")
+    bound = rewards.get("tcp", "sender", {"delta": 0.5})
+    assert bound(sender_step()) == pytest.approx(0.25)
+
+
+def test_feature_vectors_normalise_and_clip():
+    v = sender_vector(sender_step())
+    assert v == pytest.approx([0.5, 0.5, 0.6, envs.features.OBS_HIGH, 1.5, 1.0, 0.5, 0.02, 0.05])
+    qv = queue_vector(queue_step(prob=math.nan))
+    assert qv == pytest.approx([0.4, 0.4, 0.8, 0.4, 0.2, 0.1, 0.0])
+    assert max(sender_vector(sender_step(losses=10**9))) == envs.features.OBS_HIGH
+
+
+# -- Gymnasium checks --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("env_id", list(envs.ENV_IDS))
+def test_check_env_passes_with_warnings_as_errors(env_id):
+    env = gym.make(env_id, episode_steps=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"action_set": "macc"},
+        {"action_set": "ns3ai", "reward": "ns3ai"},
+        {"action_set": "continuous", "reward": "macc_r1"},
+    ],
+)
+def test_check_env_tcp_action_sets(kwargs):
+    env = gym.make("l4sim/TcpCwnd-v0", episode_steps=20, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+
+
+def test_check_env_aqm_variants():
+    for env in (
+        gym.make("l4sim/AqmDrop-v0", action_set="macc", reward="lfq", episode_steps=20),
+        gym.make("l4sim/DualPi2-v0", coupling=(0.5, 4.0), episode_steps=20),
+    ):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(env.unwrapped)
+
+
+def test_parallel_api_test_passes():
+    env = MultiCCEnv(episode_steps=30)
+    assert env.possible_agents == ["tcp_0", "tcp_1", "aqm_r0->r1"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parallel_api_test(env, num_cycles=100)
+
+
+def test_multi_agent_shared_reward_is_the_sum():
+    own = MultiCCEnv(episode_steps=5)
+    shared = MultiCCEnv(episode_steps=5, shared_reward=True)
+    own.reset(seed=2)
+    shared.reset(seed=2)
+    actions = {"tcp_0": 0, "tcp_1": 2, "aqm_r0->r1": 0}
+    _, r_own, *_ = own.step(actions)
+    _, r_shared, *_ = shared.step(actions)
+    total = sum(r_own.values())
+    assert all(v == pytest.approx(total) for v in r_shared.values())
+    assert len(set(r_own.values())) > 1
+
+
+# -- determinism and fork -----------------------------------------------------------------------
+
+
+def rollout(env, actions):
+    obs, _ = env.reset(seed=7)
+    out = [obs]
+    rews = []
+    for a in actions:
+        obs, r, *_ = env.step(a)
+        out.append(obs)
+        rews.append(r)
+    return np.array(out), np.array(rews)
+
+
+def test_reset_with_the_same_seed_gives_identical_episodes():
+    env = TcpCwndEnv(episode_steps=60)
+    acts = np.random.default_rng(0).integers(0, 5, 60)
+    o1, r1 = rollout(env, acts)
+    o2, r2 = rollout(env, acts)
+    assert np.array_equal(o1, o2) and np.array_equal(r1, r2)
+    env2 = AqmDropEnv(episode_steps=40)
+    pacts = np.random.default_rng(1).uniform(0, 0.05, (40, 1)).astype(np.float32)
+    q1, s1 = rollout(env2, pacts)
+    q2, s2 = rollout(env2, pacts)
+    assert np.array_equal(q1, q2) and np.array_equal(s1, s2)
+    # and a different seed gives a different episode (the agent queue's drop draws differ)
+    env2.reset(seed=8)
+    other = [env2.step(a)[0] for a in pacts]
+    assert not np.array_equal(np.array(other), q1[1:])
+
+
+def test_fork_continues_identically_and_diverges_under_other_actions():
+    env = AqmDropEnv(episode_steps=100)
+    env.reset(seed=3)
+    for _ in range(20):
+        env.step(np.array([0.02], np.float32))
+    twin = env.fork()
+    assert twin.sim is not env.sim
+    same_a = [env.step(np.array([0.05], np.float32))[:2] for _ in range(20)]
+    same_b = [twin.step(np.array([0.05], np.float32))[:2] for _ in range(20)]
+    for (oa, ra), (ob, rb) in zip(same_a, same_b, strict=True):
+        assert np.array_equal(oa, ob) and ra == rb
+    # the Python-side RNG was copied too
+    assert env.np_random.integers(1 << 30) == twin.np_random.integers(1 << 30)
+    third = env.fork()
+    diff_a = [env.step(np.array([0.0], np.float32))[0] for _ in range(20)]
+    diff_c = [third.step(np.array([0.5], np.float32))[0] for _ in range(20)]
+    assert not np.array_equal(np.array(diff_a), np.array(diff_c))
+
+
+def test_fork_of_tcp_env_keeps_the_agent_window():
+    env = TcpCwndEnv(episode_steps=50)
+    env.reset(seed=1)
+    for _ in range(10):
+        env.step(1)
+    twin = env.fork()
+    a = [env.step(3)[:2] for _ in range(5)]
+    b = [twin.step(3)[:2] for _ in range(5)]
+    assert all(np.array_equal(x[0], y[0]) and x[1] == y[1] for x, y in zip(a, b, strict=True))
+
+
+# -- vectorised stepping -----------------------------------------------------------------------
+
+
+def test_vector_env_matches_single_envs_and_autoresets():
+    n, steps = 3, 12
+    venv = SimBatchVectorEnv("l4sim/TcpCwnd-v0", n, episode_steps=10)
+    assert isinstance(venv, gym.vector.VectorEnv)
+    acts = np.random.default_rng(5).integers(0, 5, (steps, n))
+    obs, _ = venv.reset(seed=100)
+    vobs, vrew, vtrunc = [obs], [], []
+    for a in acts:
+        o, r, _, tr, _ = venv.step(a)
+        vobs.append(o)
+        vrew.append(r)
+        vtrunc.append(tr)
+    for i in range(n):
+        single = TcpCwndEnv(episode_steps=10)
+        o, _ = single.reset(seed=100 + i)
+        assert np.array_equal(o, vobs[0][i])
+        for k in range(10):
+            o, r, _, tr, _ = single.step(acts[k, i])
+            assert np.array_equal(o, vobs[k + 1][i]) and r == vrew[k][i]
+            assert tr == vtrunc[k][i]
+    assert all(vtrunc[9]) and not any(vtrunc[10])  # step 11 is the autoreset step
+    assert np.all(np.array(vrew[10]) == 0.0)
+
+
+# -- control delay (paper 000: a remote brain, actions over the network) ------------------------
+
+
+def control_scenario(qdisc: dict, cross: bool) -> dict:
+    """brain -> r0 -> r1 -> iot: 10 + 10 + 10 ms one way; the controlled flow iot -> peer;
+    optional bulk CUBIC bc -> bd through the r0 -> r1 bottleneck (10 Mbps, ``qdisc``)."""
+    flows = [
+        {"kind": "tcp", "cca": "external", "src": "iot", "dst": "peer"},
+        {"kind": "control", "src": "brain", "dst": "iot", "ecn": "ect1"},
+    ]
+    if cross:
+        flows.append({"kind": "tcp", "cca": "cubic", "src": "bc", "dst": "bd"})
+    return {
+        "name": "remote_brain",
+        "duration": "20s",
+        "topology": {
+            "preset": "custom",
+            "nodes": ["brain", "bc", "r0", "r1", "iot", "bd", "peer"],
+            "links": [
+                {"a": "brain", "b": "r0", "rate": "100Mbps", "delay": "10ms"},
+                {"a": "bc", "b": "r0", "rate": "100Mbps", "delay": "1ms"},
+                {"a": "r0", "b": "r1", "rate": "10Mbps", "delay": "10ms", "qdisc": qdisc},
+                {"a": "r1", "b": "iot", "rate": "100Mbps", "delay": "10ms"},
+                {"a": "r1", "b": "bd", "rate": "100Mbps", "delay": "1ms"},
+                {"a": "iot", "b": "peer", "rate": "100Mbps", "delay": "5ms"},
+            ],
+        },
+        "flows": flows,
+    }
+
+
+def action_latencies(env: TcpCwndEnv, n: int) -> list[float]:
+    """Send n cwnd changes 100 ms apart; for each, the time until the sender's cwnd changes,
+    observed at the env's 1 ms steps (no-op actions send nothing)."""
+    out = []
+    for k in range(n):
+        t0 = env.sim.now
+        before = env.sim.observe()["flows"]["cwnd_pkts"][0]
+        env.step(1 if k % 2 == 0 else 2)  # +1 / -1 segment
+        steps = 1
+        while env.sim.observe()["flows"]["cwnd_pkts"][0] == before:
+            assert steps < 1000, "the action never landed"
+            env.step(0)
+            steps += 1
+        out.append(env.sim.now - t0)
+        for _ in range(100 - steps % 100):
+            env.step(0)
+    return out
+
+
+def test_action_delay_applies_after_a_fixed_latency():
+    env = TcpCwndEnv(action_delay="30ms", step_interval="1ms", episode_steps=2000)
+    env.reset(seed=1)
+    lat = action_latencies(env, 4)
+    assert all(0.030 <= x <= 0.031 + 1e-9 for x in lat), lat
+
+
+def test_control_flow_action_lands_after_the_one_way_delay():
+    scen = control_scenario({"kind": "fifo", "limit": "100p"}, cross=False)
+    env = TcpCwndEnv(scen, control_flow=1, step_interval="1ms", episode_steps=5000)
+    env.reset(seed=1)
+    lat = action_latencies(env, 4)
+    # never before t + 30 ms (propagation), and only serialisation later without cross traffic
+    assert all(0.030 <= x <= 0.033 for x in lat), lat
+
+
+def test_l4s_control_traffic_lands_sooner_than_over_fifo():
+    def mean_latency(qdisc: dict) -> float:
+        scen = control_scenario(qdisc, cross=True)
+        env = TcpCwndEnv(
+            scen, control_flow=1, step_interval="1ms", warmup="3s", episode_steps=10_000
+        )
+        env.reset(seed=1)
+        return float(np.mean(action_latencies(env, 8)))
+
+    fifo = mean_latency({"kind": "fifo", "limit": "100p"})
+    l4s = mean_latency({"kind": "dualpi2"})
+    # paper 000 measured 105 ms (FIFO) vs 65 ms (L4S) RTT for its control traffic
+    assert l4s >= 0.030
+    assert fifo > l4s + 0.030, (fifo, l4s)
+
+
+def test_packet_trigger_ends_steps_early():
+    env = TcpCwndEnv(trigger=("r0->r1", 5), step_interval="100ms", episode_steps=50)
+    env.reset(seed=1)
+    intervals = []
+    for _ in range(30):
+        env.step(3 if env.record is None or env.record.cwnd_pkts < 40 else 0)
+        intervals.append(env.record.interval_s)
+    assert min(intervals) < 0.01  # 5 packets at 10 Mbps take 6 ms
+    assert max(intervals) <= 0.1 + 1e-9
+
+
+def test_bad_env_options_are_clear_errors():
+    with pytest.raises(ScenarioError, match="control_flow"):
+        TcpCwndEnv(control_flow=0)
+    with pytest.raises(ScenarioError, match="episode_steps"):
+        TcpCwndEnv(episode_steps=10_000)
+    with pytest.raises(ScenarioError, match="no link with a qdisc of kind 'dualpi2'"):
+        DualPi2Env(envs.defaults.AQM_SCENARIO)
+    with pytest.raises(ScenarioError, match="action_set"):
+        TcpCwndEnv(action_set="bogus")
+
+
+# -- Stable-Baselines3 smoke test ---------------------------------------------------------------
+
+
+def test_sb3_ppo_runs_on_tcp_cwnd():
+    sb3 = pytest.importorskip("stable_baselines3")
+    env = gym.make("l4sim/TcpCwnd-v0", episode_steps=100)
+    model = sb3.PPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=2, seed=0, device="cpu")
+    model.learn(total_timesteps=256)
+    assert model.num_timesteps >= 256
+    obs, _ = env.reset(seed=0)
+    for _ in range(20):
+        action, _ = model.predict(obs, deterministic=True)
+        obs, r, _, _, _ = env.step(action)
+        assert env.observation_space.contains(obs) and np.isfinite(r)
