@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh
-python -m pip install -q -e ".[dev]"
+python -m pip install -q -e ".[dev,rl]"
 cargo fmt --all --check
 cargo clippy --all-targets -q -- -D warnings
 cargo test --release -q -p l4sim-core

@@ -1,0 +1,434 @@
+"""RL-TCP (ns3-ai's example, used by paper 000) on l4sim: a DQN sets one TCP flow's window.
+
+Topology (``scenarios/rl_tcp.toml``, :data:`SCENARIO`): h0 — 10 Mbps / 20 ms — r0 —
+2 Mbps / 0.01 ms — r1 — 10 Mbps / 20 ms — h1, 340-byte segments (392 B on the wire, ns3-ai's
+400-byte MTU), a 150-packet FIFO at the bottleneck (ns3-ai's 50-packet pfifo_fast plus
+ns-3's 100-packet device queue behind it). Base RTT 80 ms, BDP 20 kB = 51 packets.
+
+Agent: ``l4sim/TcpCwnd-v0`` with the ``"delta"`` actions (keep, +1 segment, -1 segment, x2,
+x1/2) every 100 ms and its normalised 9-feature observation (log-compressed,
+:func:`compress_observation`); :mod:`l4sim.agents.dqn` learns.
+
+Rewards (``--reward``):
+
+* ``default``: l4sim's ``tcp`` reward, goodput / 2 Mbps - (sRTT - minRTT) / minRTT: full pipe,
+  empty queue.
+* ``ns3ai``: ns3-ai's ``segmentsAcked - bytesInFlight - cWnd``, faithful, units mixed. Its
+  maximum is a window of one segment with nothing in flight, so the agent learns to starve
+  the flow. (For learning, it is scaled by 1e-4 — a positive constant changes no policy.)
+
+Evaluation: one greedy 20 s episode (seed :data:`EVAL_SEED`, unseen in training) measuring
+the bottleneck's utilisation (busy fraction of the whole episode), its mean backlog
+(packets and BDPs), the flow's mean sRTT and the episode's return under both rewards.
+
+``l4sim train rl-tcp`` runs one training; ``python -m l4sim.experiments.rl_tcp --out DIR``
+trains both rewards (the documented run) and writes ``DIR/results.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import gymnasium as gym
+import numpy as np
+
+from l4sim import rewards as _rewards
+from l4sim.scenario import Scenario, ScenarioError
+
+if TYPE_CHECKING:
+    from l4sim.agents.dqn import DQNConfig
+
+#: The scenario of ``scenarios/rl_tcp.toml`` (a test keeps the two equal).
+SCENARIO: dict[str, Any] = {
+    "name": "rl_tcp",
+    "seed": 1,
+    "duration": "20s",
+    "topology": {
+        "preset": "path",
+        "routers": 2,
+        "hops": [
+            {"rate": "10Mbps", "delay": "20ms"},
+            {"rate": "2Mbps", "delay": "0.01ms", "qdisc": {"kind": "fifo", "limit": "150p"}},
+            {"rate": "10Mbps", "delay": "20ms"},
+        ],
+    },
+    "flows": [{"kind": "tcp", "cca": "external", "mss": "340B"}],
+}
+
+BOTTLENECK = "r0->r1"
+RATE_BPS = 2e6
+WIRE_PACKET_BYTES = 392
+BASE_RTT_S = 0.08002
+BDP_PKTS = RATE_BPS * BASE_RTT_S / 8 / WIRE_PACKET_BYTES
+"""The path's bandwidth-delay product in wire packets (≈ 51)."""
+
+#: --reward name -> (l4sim.rewards name, reward_scale used for learning)
+REWARDS: dict[str, tuple[str, float]] = {"default": ("tcp", 1.0), "ns3ai": ("ns3ai", 1e-4)}
+ACTION_SET = "delta"
+STEP_INTERVAL = "100ms"
+TRAIN_EPISODE_STEPS = 100
+"""Training episodes are 10 s: more starts from the initial window per training step."""
+EVAL_EPISODE_STEPS = 200
+EVAL_SEED = 10_007
+DEFAULT_STEPS = 20_000
+
+
+def config(steps: int = DEFAULT_STEPS, seed: int = 1, reward: str = "default") -> DQNConfig:
+    """The DQN hyper-parameters used for RL-TCP."""
+    from l4sim.agents.dqn import DQNConfig
+
+    _check_reward(reward)
+    return DQNConfig(
+        total_steps=steps,
+        learning_rate=1e-3,
+        buffer_size=50_000,
+        batch_size=128,
+        gamma=0.95,
+        target_update=1,
+        tau=0.01,
+        start_epsilon=1.0,
+        end_epsilon=0.02,
+        exploration_fraction=0.4,
+        learning_starts=min(1_000, max(steps // 10, 1)),
+        train_frequency=1,
+        hidden=(64, 64),
+        seed=seed,
+        reward_scale=REWARDS[reward][1],
+    )
+
+
+def _check_reward(reward: str) -> None:
+    if reward not in REWARDS:
+        raise ScenarioError(f"reward {reward!r} is not known; allowed: {', '.join(REWARDS)}")
+
+
+def scenario() -> Scenario:
+    return Scenario.parse(SCENARIO, source="rl_tcp")
+
+
+def make_env(
+    reward: str = "default", episode_steps: int = TRAIN_EPISODE_STEPS, sc: Scenario | None = None
+) -> gym.Env:
+    """``l4sim/TcpCwnd-v0`` on the RL-TCP scenario with the given reward."""
+    _check_reward(reward)
+    kwargs = {
+        "action_set": ACTION_SET,
+        "reward": REWARDS[reward][0],
+        "step_interval": STEP_INTERVAL,
+        "episode_steps": episode_steps,
+    }
+    import l4sim.envs  # noqa: F401  (registers the l4sim/* ids)
+
+    if "l4sim/TcpCwnd-v0" in gym.registry:
+        env = gym.make("l4sim/TcpCwnd-v0", scenario=sc or scenario(), **kwargs)
+    else:
+        from l4sim.envs.tcp import TcpCwndEnv
+
+        env = TcpCwndEnv(sc or scenario(), **kwargs)
+    return compress_observation(env)
+
+
+def compress_observation(env: gym.Env) -> gym.Env:
+    """Feed the network ``log(1 + x)`` of the env's features: the features are ratios in
+    ``[0, 100]`` whose interesting range is around 1 (window / BDP, RTT / base RTT), and an
+    unset ssthresh is reported as 100 — a constant that large swamps a freshly initialised
+    first layer. The log keeps the order, compresses 100 to 4.6 and speeds learning up."""
+    box = env.observation_space
+    assert isinstance(box, gym.spaces.Box)
+    space = gym.spaces.Box(np.log1p(box.low), np.log1p(box.high), box.shape, np.float32)
+    return gym.wrappers.TransformObservation(env, lambda o: np.log1p(o).astype(np.float32), space)
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation.
+
+
+@dataclass
+class Evaluation:
+    reward: str
+    steps: int
+    utilization: float
+    """Busy fraction of the bottleneck over the episode."""
+    goodput_mbps: float
+    queue_mean_pkts: float
+    queue_mean_bdp: float
+    queue_max_pkts: int
+    sojourn_mean_ms: float
+    srtt_mean_ms: float
+    cwnd_mean_pkts: float
+    drops: int
+    return_: float
+    """The episode's return under the reward the agent was trained with."""
+    return_default: float
+    return_ns3ai: float
+    trace: dict[str, list[float]] = field(default_factory=dict, repr=False)
+
+    def to_dict(self, trace: bool = False) -> dict[str, Any]:
+        d = asdict(self)
+        d["return"] = d.pop("return_")
+        if not trace:
+            d.pop("trace")
+        return d
+
+
+def evaluate(
+    policy: Callable[[Any], int],
+    reward: str = "default",
+    *,
+    seed: int = EVAL_SEED,
+    episode_steps: int = EVAL_EPISODE_STEPS,
+    sc: Scenario | None = None,
+) -> Evaluation:
+    """Run ``policy`` for one episode and measure it (see the module doc)."""
+    env = make_env(reward, episode_steps, sc)
+    base = env.unwrapped
+    obs, _ = env.reset(seed=seed)
+    trace: dict[str, list[float]] = {
+        k: [] for k in ("time_s", "cwnd_pkts", "goodput_mbps", "srtt_ms", "backlog_pkts", "reward")
+    }
+    returns = {"default": 0.0, "ns3ai": 0.0}
+    total = 0.0
+    qi: int | None = None
+    for _ in range(episode_steps):
+        obs, r, terminated, truncated, info = env.step(policy(obs))
+        total += float(r)
+        rec = base.record  # type: ignore[attr-defined]
+        returns["default"] += _rewards.tcp(rec)
+        returns["ns3ai"] += _rewards.ns3ai(rec)
+        raw = base.sim.observe()  # type: ignore[attr-defined]
+        if qi is None:
+            qi = raw["queues"]["link"].index(BOTTLENECK)
+        trace["time_s"].append(float(info["time_s"]))
+        trace["cwnd_pkts"].append(float(rec.cwnd_pkts))
+        trace["goodput_mbps"].append(rec.goodput_bps / 1e6)
+        trace["srtt_ms"].append(rec.srtt_s * 1e3 if rec.srtt_s == rec.srtt_s else math.nan)
+        trace["backlog_pkts"].append(float(raw["queues"]["backlog_pkts"][qi]))
+        trace["reward"].append(float(r))
+        if terminated or truncated:
+            break
+    summary = base.sim.summary()  # type: ignore[attr-defined]
+    env.close()
+    q = next((q for q in summary["queues"] if q["link"] == BOTTLENECK), None)
+    flow = summary["flows"][0]
+    sim_t = summary["sim_time_s"] or 1.0
+    return Evaluation(
+        reward=reward,
+        steps=len(trace["time_s"]),
+        utilization=q["utilization"] if q else 0.0,
+        goodput_mbps=flow["bytes_acked"] * 8 / sim_t / 1e6,
+        queue_mean_pkts=q["backlog_mean_pkts"] if q else 0.0,
+        queue_mean_bdp=(q["backlog_mean_pkts"] if q else 0.0) / BDP_PKTS,
+        queue_max_pkts=int(max(trace["backlog_pkts"], default=0)),
+        sojourn_mean_ms=(q["sojourn_mean_s"] or 0.0) * 1e3 if q else 0.0,
+        srtt_mean_ms=(flow["srtt_mean_s"] or math.nan) * 1e3,
+        cwnd_mean_pkts=float(np.mean(trace["cwnd_pkts"])) if trace["cwnd_pkts"] else 0.0,
+        drops=q["drops"] if q else 0,
+        return_=total,
+        return_default=returns["default"],
+        return_ns3ai=returns["ns3ai"],
+        trace=trace,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Training, files and figures.
+
+
+def train(
+    out_dir: str | Path,
+    *,
+    steps: int = DEFAULT_STEPS,
+    reward: str = "default",
+    seed: int = 1,
+    progress: Callable[[int, int, dict[str, float]], None] | None = None,
+    figures: bool = True,
+) -> dict[str, Any]:
+    """Train a DQN on RL-TCP, evaluate it, and write ``out_dir``: ``dqn.pt``, ``tb/``
+    (TensorBoard), ``eval.json``, ``train.json`` and (``figures``) ``eval_episode.png``,
+    ``training_return.png``. Returns the contents of ``eval.json``."""
+    from l4sim.agents import dqn
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    cfg = config(steps, seed, reward)
+    q, stats = dqn.train(lambda: make_env(reward), cfg, progress=progress, log_dir=out / "tb")
+    extra = {"experiment": "rl-tcp", "reward": reward, "action_set": ACTION_SET}
+    dqn.save(out / "dqn.pt", q, cfg, extra)
+    ev = evaluate(dqn.greedy_policy(q), reward)
+    result = {
+        "reward": reward,
+        "seed": seed,
+        "train": {k: v for k, v in stats.to_dict().items() if not k.startswith("episode_")},
+        "eval": ev.to_dict(),
+    }
+    (out / "eval.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    (out / "train.json").write_text(
+        json.dumps({"config": cfg.to_dict(), "stats": stats.to_dict()}, indent=2) + "\n",
+        encoding="utf-8",
+    )
+    if figures:
+        plot_episode(ev, out / "eval_episode.png")
+        plot_training(stats.episode_end_steps, stats.episode_returns, out / "training_return.png")
+    return result
+
+
+def evaluate_checkpoint(
+    path: str | Path, reward: str | None = None
+) -> tuple[dict[str, Any], Evaluation]:
+    """Evaluate weights saved by :func:`train` (reward: the one they were trained with)."""
+    from l4sim.agents import dqn
+
+    q, _, extra = dqn.load(path)
+    reward = reward or extra.get("reward", "default")
+    if q.obs_dim != 9 or q.n_actions != 5:
+        raise ScenarioError(
+            f"{str(path)!r} holds a network for {q.obs_dim} features and {q.n_actions} actions; "
+            "RL-TCP needs 9 and 5"
+        )
+    ev = evaluate(dqn.greedy_policy(q), reward)
+    return {"reward": reward, "checkpoint": str(path), "eval": ev.to_dict()}, ev
+
+
+def plot_episode(ev: Evaluation, path: Path) -> Path:
+    """cwnd, goodput, sRTT and bottleneck backlog over the evaluation episode."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = ev.trace["time_s"]
+    fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True)
+    rows = [
+        ("cwnd_pkts", "cwnd (segments)", BDP_PKTS, "BDP"),
+        ("goodput_mbps", "goodput (Mbps)", RATE_BPS / 1e6, "link rate"),
+        ("srtt_ms", "sRTT (ms)", BASE_RTT_S * 1e3, "base RTT"),
+        ("backlog_pkts", "bottleneck queue (pkts)", 2 * BDP_PKTS, "2 BDP"),
+    ]
+    for ax, (key, label, ref, ref_label) in zip(axes, rows, strict=True):
+        ax.plot(t, ev.trace[key], lw=1.2)
+        ax.axhline(ref, color="grey", ls="--", lw=0.8, label=ref_label)
+        ax.set_ylabel(label)
+        ax.legend(loc="upper right", fontsize=8)
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel("time (s)")
+    fig.suptitle(
+        f"RL-TCP, DQN with the {ev.reward} reward: utilisation {ev.utilization:.1%}, "
+        f"queue {ev.queue_mean_pkts:.1f} pkts, sRTT {ev.srtt_mean_ms:.0f} ms",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_training(end_steps: list[int], returns: list[float], path: Path) -> Path:
+    """Episodic return over training steps, with a moving average."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.plot(end_steps, returns, lw=0.8, alpha=0.5, label="episode")
+    if len(returns) >= 5:
+        k = max(5, len(returns) // 20)
+        avg = np.convolve(returns, np.ones(k) / k, mode="valid")
+        ax.plot(end_steps[k - 1 :], avg, lw=1.8, label=f"mean of {k}")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("episodic return")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# The documented run: both rewards, plus NewReno on the same path for reference.
+
+
+def newreno_baseline(seed: int = EVAL_SEED) -> dict[str, Any]:
+    """NewReno (Linux-like defaults) alone on the RL-TCP path for the evaluation's 20 s."""
+    from l4sim.run import run
+
+    data = json.loads(json.dumps(SCENARIO))
+    data["flows"][0]["cca"] = "newreno"
+    data["seed"] = seed
+    data["duration"] = f"{EVAL_EPISODE_STEPS * 0.1:g}s"
+    summary = run(Scenario.parse(data, source="rl_tcp_newreno"), progress=False).summary
+    q = next(q for q in summary["queues"] if q["link"] == BOTTLENECK)
+    flow = summary["flows"][0]
+    return {
+        "utilization": q["utilization"],
+        "queue_mean_pkts": q["backlog_mean_pkts"],
+        "queue_mean_bdp": q["backlog_mean_pkts"] / BDP_PKTS,
+        "srtt_mean_ms": (flow["srtt_mean_s"] or math.nan) * 1e3,
+        "drops": q["drops"],
+    }
+
+
+def results_markdown(results: dict[str, dict[str, Any]], newreno: dict[str, Any]) -> str:
+    head = (
+        "| agent | train steps | train time s | steps/s | util % | queue pkts | queue BDP "
+        "| sRTT ms | cwnd pkts | drops | return (default) | return (ns3ai) |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    )
+    rows = []
+    for reward, r in results.items():
+        ev, tr = r["eval"], r["train"]
+        rows.append(
+            f"| DQN, {reward} reward | {tr['steps']} | {tr['wall_time_s']:.0f} "
+            f"| {tr['steps_per_s']:.0f} | {ev['utilization'] * 100:.1f} "
+            f"| {ev['queue_mean_pkts']:.1f} | {ev['queue_mean_bdp']:.2f} "
+            f"| {ev['srtt_mean_ms']:.1f} | {ev['cwnd_mean_pkts']:.1f} | {ev['drops']} "
+            f"| {ev['return_default']:.1f} "
+            f"| {ev['return_ns3ai']:.3g} |"
+        )
+    nr = newreno
+    rows.append(
+        f"| NewReno (no agent) | - | - | - | {nr['utilization'] * 100:.1f} "
+        f"| {nr['queue_mean_pkts']:.1f} | {nr['queue_mean_bdp']:.2f} | {nr['srtt_mean_ms']:.1f} "
+        f"| - | {nr['drops']} | - | - |"
+    )
+    return head + "\n".join(rows) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m l4sim.experiments.rl_tcp [--steps N] [--out DIR] [--seed S]``: train both
+    rewards, evaluate, and write ``DIR/<reward>/`` and ``DIR/results.md``."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m l4sim.experiments.rl_tcp")
+    p.add_argument("--steps", type=int, default=50_000)
+    p.add_argument("--out", type=Path, default=Path("out/rl-tcp-study"))
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rewards", default=",".join(REWARDS))
+    args = p.parse_args(argv)
+    results = {}
+    for reward in [r.strip() for r in args.rewards.split(",") if r.strip()]:
+
+        def show(done: int, total: int, info: dict[str, float], reward: str = reward) -> None:
+            if done % 5000 == 0 or done == total:
+                print(
+                    f"{reward}: {done}/{total} eps={info['epsilon']:.2f} "
+                    f"return={info['return']:.4g}",
+                    flush=True,
+                )
+
+        results[reward] = train(
+            args.out / reward, steps=args.steps, reward=reward, seed=args.seed, progress=show
+        )
+    table = results_markdown(results, newreno_baseline())
+    (args.out / "results.md").write_text(table, encoding="utf-8")
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
