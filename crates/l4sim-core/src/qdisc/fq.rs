@@ -21,11 +21,10 @@
 //! warm-up nothing is allocated per packet. Memory limits (Linux `memory_limit`) are not
 //! modelled.
 
-use std::collections::VecDeque;
-
 use serde::{Deserialize, Serialize};
 
 use super::codel::{CodelParams, CodelVars};
+use super::drr::Drr;
 use super::pie::{PieParams, PieVars};
 use super::{DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
 use crate::net::packet::Packet;
@@ -294,18 +293,9 @@ impl FlowAqm for TailDropAqm {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Listed {
-    No,
-    New,
-    Old,
-}
-
 #[derive(Clone, Debug)]
 struct Flow<V> {
     q: PktQueue,
-    deficit: i64,
-    listed: Listed,
     vars: V,
 }
 
@@ -314,9 +304,7 @@ struct Flow<V> {
 pub struct FlowQueues<A: FlowAqm> {
     aqm: A,
     flows: Vec<Flow<A::Vars>>,
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
-    quantum: i64,
+    drr: Drr,
     limit: u64,
     drop_batch: u32,
     perturb: u32,
@@ -383,17 +371,13 @@ impl<A: FlowAqm> FlowQueues<A> {
         let flows = (0..n)
             .map(|_| Flow {
                 q: PktQueue::default(),
-                deficit: 0,
-                listed: Listed::No,
                 vars: aqm.new_vars(),
             })
             .collect();
         FlowQueues {
             aqm,
             flows,
-            new_flows: VecDeque::with_capacity(n),
-            old_flows: VecDeque::with_capacity(n),
-            quantum: quantum as i64,
+            drr: Drr::new(n, quantum),
             limit,
             drop_batch: drop_batch.max(1),
             perturb,
@@ -496,12 +480,7 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
         self.qlen += 1;
         self.bytes += pkt.size as u64;
         f.q.push(pkt);
-        if f.listed == Listed::No {
-            // RFC 8290 §4.1: a newly active flow joins the new list with a full quantum.
-            f.listed = Listed::New;
-            f.deficit = self.quantum;
-            self.new_flows.push_back(b as u32);
-        }
+        self.drr.activate(b);
         if A::DROP_FATTEST && self.qlen > self.limit {
             self.drop_from_fattest(drops);
         }
@@ -509,25 +488,8 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
 
     fn dequeue(&mut self, now: Time, drops: &mut Vec<Dropped>) -> Option<Packet> {
         loop {
-            // RFC 8290 §4.2: serve the new list first, then the old list.
-            let (from_new, b) = match (self.new_flows.front(), self.old_flows.front()) {
-                (Some(&b), _) => (true, b as usize),
-                (None, Some(&b)) => (false, b as usize),
-                (None, None) => return None,
-            };
+            let b = self.drr.next_queue()?;
             let f = &mut self.flows[b];
-            if f.deficit <= 0 {
-                // Out of credit: another quantum and to the tail of the old list.
-                f.deficit += self.quantum;
-                f.listed = Listed::Old;
-                if from_new {
-                    self.new_flows.pop_front();
-                } else {
-                    self.old_flows.pop_front();
-                }
-                self.old_flows.push_back(b as u32);
-                continue;
-            }
             let (len0, bytes0) = (f.q.len(), f.q.bytes());
             let got = self
                 .aqm
@@ -536,34 +498,16 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
             self.bytes -= bytes0 - f.q.bytes();
             match got {
                 Some(p) => {
-                    f.deficit -= p.size as i64;
+                    self.drr.charge(b, p.size);
                     return Some(p);
                 }
-                None => {
-                    // Empty: a new flow goes to the old list (so it cannot starve the old
-                    // ones by re-entering as new), an old flow leaves the lists.
-                    if from_new {
-                        self.new_flows.pop_front();
-                        if !self.old_flows.is_empty() {
-                            f.listed = Listed::Old;
-                            self.old_flows.push_back(b as u32);
-                        } else {
-                            f.listed = Listed::No;
-                        }
-                    } else {
-                        self.old_flows.pop_front();
-                        f.listed = Listed::No;
-                    }
-                }
+                None => self.drr.empty(b),
             }
         }
     }
 
     fn peek(&self) -> Option<&Packet> {
-        self.new_flows
-            .iter()
-            .chain(self.old_flows.iter())
-            .find_map(|&b| self.flows[b as usize].q.front())
+        self.drr.order().find_map(|b| self.flows[b].q.front())
     }
     fn backlog_pkts(&self) -> u32 {
         self.qlen as u32

@@ -26,10 +26,9 @@
 //! Jenkins; PIE runs in timestamp mode (no departure-rate estimator); probabilities are
 //! `f64`.
 
-use std::collections::VecDeque;
-
 use serde::{Deserialize, Serialize};
 
+use super::drr::Drr;
 use super::dualpi2::EcnMask;
 use super::pie::{PieParams, PieVars};
 use super::{mark_ce, DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
@@ -81,19 +80,10 @@ impl Default for FqL4sConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Listed {
-    No,
-    New,
-    Old,
-}
-
 #[derive(Clone, Debug)]
 struct SubQueue {
     q: PktQueue,
     vars: PieVars,
-    deficit: i64,
-    listed: Listed,
 }
 
 /// The FQ-L4S qdisc.
@@ -103,9 +93,7 @@ pub struct FqL4s {
     /// Classic queues 0..pairs, then L queues pairs..2·pairs.
     queues: Vec<SubQueue>,
     pairs: usize,
-    new_list: VecDeque<u32>,
-    old_list: VecDeque<u32>,
-    quantum: i64,
+    drr: Drr,
     limit: u64,
     coupling: f64,
     ecn_mask: EcnMask,
@@ -137,17 +125,13 @@ impl FqL4s {
             .map(|_| SubQueue {
                 q: PktQueue::default(),
                 vars: PieVars::new(&params),
-                deficit: 0,
-                listed: Listed::No,
             })
             .collect();
         FqL4s {
             params,
             queues,
             pairs,
-            new_list: VecDeque::with_capacity(2 * pairs),
-            old_list: VecDeque::with_capacity(2 * pairs),
-            quantum: c.quantum as i64,
+            drr: Drr::new(2 * pairs, c.quantum),
             limit: c.limit_pkts,
             coupling: c.coupling,
             ecn_mask: c.ecn_mask,
@@ -245,65 +229,30 @@ impl QueueDisc for FqL4s {
         self.qlen += 1;
         self.bytes += pkt.size as u64;
         s.q.push(pkt);
-        if s.listed == Listed::No {
-            s.listed = Listed::New;
-            s.deficit = self.quantum;
-            self.new_list.push_back(i as u32);
-        }
+        self.drr.activate(i);
     }
 
     fn dequeue(&mut self, now: Time, _drops: &mut Vec<Dropped>) -> Option<Packet> {
         loop {
             // RFC 8290 §4.2 DRR: new list first, then old.
-            let (from_new, i) = match (self.new_list.front(), self.old_list.front()) {
-                (Some(&i), _) => (true, i as usize),
-                (None, Some(&i)) => (false, i as usize),
-                (None, None) => return None,
-            };
+            let i = self.drr.next_queue()?;
             let s = &mut self.queues[i];
-            if s.deficit <= 0 {
-                s.deficit += self.quantum;
-                s.listed = Listed::Old;
-                if from_new {
-                    self.new_list.pop_front();
-                } else {
-                    self.old_list.pop_front();
-                }
-                self.old_list.push_back(i as u32);
-                continue;
-            }
             s.vars.catch_up(&self.params, now, s.q.bytes());
             match s.q.pop() {
                 Some(p) => {
                     s.vars.on_dequeue(&p, now, s.q.bytes());
-                    s.deficit -= p.size as i64;
+                    self.drr.charge(i, p.size);
                     self.qlen -= 1;
                     self.bytes -= p.size as u64;
                     return Some(p);
                 }
-                None => {
-                    if from_new {
-                        self.new_list.pop_front();
-                        if self.old_list.is_empty() {
-                            s.listed = Listed::No;
-                        } else {
-                            s.listed = Listed::Old;
-                            self.old_list.push_back(i as u32);
-                        }
-                    } else {
-                        self.old_list.pop_front();
-                        s.listed = Listed::No;
-                    }
-                }
+                None => self.drr.empty(i),
             }
         }
     }
 
     fn peek(&self) -> Option<&Packet> {
-        self.new_list
-            .iter()
-            .chain(self.old_list.iter())
-            .find_map(|&i| self.queues[i as usize].q.front())
+        self.drr.order().find_map(|i| self.queues[i].q.front())
     }
     fn backlog_pkts(&self) -> u32 {
         self.qlen as u32

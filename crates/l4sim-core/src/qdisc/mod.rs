@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod codel;
+pub mod drr;
 pub mod dualpi2;
 pub mod fifo;
 pub mod fq;
