@@ -12,6 +12,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import parallel_api_test
 
+import l4sim
 import l4sim.envs as envs
 from l4sim import rewards
 from l4sim.envs import (
@@ -26,6 +27,7 @@ from l4sim.envs import (
     sender_vector,
 )
 from l4sim.scenario import ScenarioError
+from l4sim.simulation import ActionError
 
 
 def sender_step(**kw) -> SenderStep:
@@ -395,3 +397,33 @@ def test_sb3_ppo_runs_on_tcp_cwnd():
         action, _ = model.predict(obs, deterministic=True)
         obs, r, _, _, _ = env.step(action)
         assert env.observation_space.contains(obs) and np.isfinite(r)
+
+
+def test_lfq_features_from_python():
+    sc = l4sim.Scenario.parse(
+        {
+            "name": "lfq",
+            "duration": "5s",
+            "topology": {
+                "preset": "two_host",
+                "rate": "10Mbps",
+                "delay": "10ms",
+                "qdisc": {"kind": "fq", "per_flow_limit": "40p", "lfq_features": True},
+            },
+            "flows": [{"kind": "tcp", "cca": "newreno"}, {"kind": "tcp", "cca": "cubic"}],
+        }
+    )
+    sim = l4sim.Simulation(sc)
+    sim.run_until("5s")
+    lfq = sim.observe_lfq("h0->h1")
+    assert len(lfq["names"]) == 60 and lfq["names"][0] == "queue_pkts@0.5"
+    assert len(lfq["features"]) == 2
+    limit = lfq["names"].index("limit_pkts@0.5")
+    assert all(f[limit] == 40.0 for f in lfq["features"])
+    # Both bulk flows keep packets queued and send at about half the link each:
+    # 10 Mb/s / 1500 B / 2 = 417 packets per second out of each flow queue.
+    out = lfq["names"].index("out_rate_pps@0.0078125")
+    for f in lfq["features"]:
+        assert 0.6 * 417 <= f[out] <= 1.4 * 417, f[out]
+    with pytest.raises(ActionError):
+        l4sim.Simulation(sc.with_overrides(seed=2)).observe_lfq("h1->h0")

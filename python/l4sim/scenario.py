@@ -350,7 +350,7 @@ class FqPie(Pie):
 class Fq(_AqmBase):
     """Flow queues with a fixed drop-tail buffer per flow (``kind = "fq"``, the LFQ paper's
     "fq 100"): ``per_flow_limit`` (packets), ``limit`` (total), ``flows``, ``quantum``,
-    ``drop_batch``."""
+    ``drop_batch``, ``lfq_features`` (keep LFQ's per-flow features for agents)."""
 
     kind: Literal["fq"] = "fq"
     limit: PacketLimit | None = None
@@ -358,11 +358,13 @@ class Fq(_AqmBase):
     flows: Count | None = None
     quantum: Size | None = None
     drop_batch: Count | None = None
+    lfq_features: Flag | None = None
 
     _core_keys: ClassVar[dict[str, str]] = {
         **_FQ_KEYS,
         "per_flow_limit": "per_flow_limit",
         "drop_batch": "drop_batch",
+        "lfq_features": "lfq_features",
     }
 
 

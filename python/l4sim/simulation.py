@@ -251,6 +251,22 @@ class Simulation:
         (columns in crates/l4sim-py/API.md; counters are cumulative)."""
         return self._sim.observe()
 
+    def observe_flow_queues(self, link: str) -> dict[str, list[Any]]:
+        """Per flow: packets in its flow queue at ``link`` (fq, fq_codel, fq_pie) and that
+        queue's own limit (fq; NaN otherwise)."""
+        try:
+            return self._sim.observe_flow_queues(link)
+        except ValueError as e:
+            raise ActionError(str(e)) from None
+
+    def observe_lfq(self, link: str) -> dict[str, Any]:
+        """LFQ's 60 per-flow features at ``link``'s fq with ``lfq_features = true``:
+        ``{"names": [...], "features": [[60 floats] per flow]}`` (envs/README.md)."""
+        try:
+            return self._sim.observe_lfq(link)
+        except ValueError as e:
+            raise ActionError(str(e)) from None
+
     # -- results -------------------------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:

@@ -323,5 +323,40 @@ mod tests {
             sim.observe_flow_queues("h0->r0").is_err(),
             "a FIFO has no flow queues"
         );
+        assert!(
+            sim.observe_lfq("r0->h1").is_err(),
+            "features are kept only on request"
+        );
+    }
+
+    #[test]
+    fn lfq_features_follow_the_flow() {
+        use crate::qdisc::lfq_features::AVERAGES;
+        let q = QdiscConfig::Fq(crate::qdisc::fq::FqConfig {
+            per_flow_limit: 30,
+            lfq_features: true,
+            ..Default::default()
+        });
+        let mut sim = Simulation::new(path(q)).unwrap();
+        let mut t = 0;
+        while t < 3 * SEC {
+            sim.apply_action(&Action::SetCwnd {
+                flow: 0,
+                cwnd: 50,
+                ssthresh: None,
+            })
+            .unwrap();
+            t += 100 * MS;
+            sim.run_until(t);
+        }
+        let v = sim.observe_lfq("r0->h1").unwrap()[0];
+        // 50 segments over a ~27-packet pipe with a 30-packet buffer: a standing queue of
+        // about 20 packets, the limit is 30, and packets leave at the link's rate:
+        // 10 Mb/s / 1500 B = 833 packets per second.
+        let slow = AVERAGES - 1;
+        assert!((10.0..=30.0).contains(&v[slow]), "queue {}", v[slow]);
+        assert_eq!(v[2 * AVERAGES + slow], 30.0);
+        let out = v[4 * AVERAGES + 6];
+        assert!((out - 833.3).abs() < 0.05 * 833.3, "out rate {out}");
     }
 }

@@ -13,6 +13,7 @@ use crate::control::{Action, ControlEndpoint, Observation};
 use crate::net::link::{Channel, ChannelStats, ClassStats};
 use crate::net::packet::{Dir, Ecn, Packet, PROTO_TCP, PROTO_UDP};
 use crate::net::routing::{next_hops, NO_ROUTE};
+use crate::qdisc::lfq_features::LEN as LFQ_LEN;
 use crate::qdisc::{Dropped, Qdisc, QueueDisc};
 use crate::rng::{Rng, KEY_FLOW, KEY_LINK, KEY_QDISC};
 use crate::stats::{Histogram, Series};
@@ -861,6 +862,21 @@ impl Simulation {
             limit.push(l.map_or(f64::NAN, |l| l as f64));
         }
         Ok((backlog, limit))
+    }
+
+    /// LFQ's 60 per-flow features (paper 001) at `link`'s `fq` qdisc, per flow index, in
+    /// the order of `qdisc::lfq_features::NAMES` × `WEIGHTS`. Needs `lfq_features = true`.
+    pub fn observe_lfq(&self, link: &str) -> Result<Vec<[f64; LFQ_LEN]>, ConfigError> {
+        let c = self.channel_named(link)?;
+        let q = &self.channels[c].qdisc;
+        self.flows
+            .iter()
+            .map(|f| {
+                q.lfq_features(&f.tmpl).ok_or_else(|| {
+                    ConfigError(format!("link {link} has no fq qdisc with lfq_features on"))
+                })
+            })
+            .collect()
     }
 
     /// Everything an agent may observe, as columns (cumulative counters).

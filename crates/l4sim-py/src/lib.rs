@@ -151,6 +151,24 @@ impl Simulation {
         observation(py, &self.inner.observe())
     }
 
+    /// LFQ's per-flow features at `link` (an `fq` with lfq_features): {"names": [60 names],
+    /// "features": one list of 60 floats per flow index}.
+    fn observe_lfq<'py>(&self, py: Python<'py>, link: &str) -> PyResult<Bound<'py, PyDict>> {
+        use l4sim_core::qdisc::lfq_features::{NAMES, WEIGHTS};
+        let rows = self.inner.observe_lfq(link).map_err(value_error)?;
+        let names: Vec<String> = NAMES
+            .iter()
+            .flat_map(|n| WEIGHTS.iter().map(move |w| format!("{n}@{w}")))
+            .collect();
+        let d = PyDict::new(py);
+        d.set_item("names", names)?;
+        d.set_item(
+            "features",
+            rows.iter().map(|r| r.to_vec()).collect::<Vec<_>>(),
+        )?;
+        Ok(d)
+    }
+
     /// Per flow: packets in its flow queue at `link` and that queue's limit (NaN: none).
     fn observe_flow_queues<'py>(
         &self,

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codel::{CodelParams, CodelVars};
 use super::drr::Drr;
+use super::lfq_features::LfqFeatures;
 use super::pie::{PieParams, PieVars};
 use super::{DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
 use crate::net::packet::Packet;
@@ -126,6 +127,8 @@ pub struct FqConfig {
     pub quantum: u32,
     pub per_flow_limit: u32,
     pub drop_batch: u32,
+    /// Keep LFQ's per-flow features (paper 001) for agents to observe.
+    pub lfq_features: bool,
 }
 
 impl Default for FqConfig {
@@ -136,6 +139,7 @@ impl Default for FqConfig {
             quantum: d_quantum(),
             per_flow_limit: 100,
             drop_batch: d_batch(),
+            lfq_features: false,
         }
     }
 }
@@ -171,6 +175,10 @@ pub trait FlowAqm: Clone + std::fmt::Debug {
     ) -> Option<Packet>;
     /// The arrival was dropped for the overall limit.
     fn on_overflow(&self, _vars: &mut Self::Vars) {}
+    /// This flow queue's own buffer limit in packets, if it has one (`fq`).
+    fn flow_limit(_vars: &Self::Vars) -> Option<u32> {
+        None
+    }
 }
 
 /// CoDel per flow (FQ-CoDel).
@@ -265,6 +273,9 @@ impl FlowAqm for TailDropAqm {
     fn new_vars(&self) -> u32 {
         self.per_flow_limit
     }
+    fn flow_limit(limit: &u32) -> Option<u32> {
+        Some(*limit)
+    }
     fn admit(
         &self,
         limit: &mut u32,
@@ -305,6 +316,8 @@ pub struct FlowQueues<A: FlowAqm> {
     aqm: A,
     flows: Vec<Flow<A::Vars>>,
     drr: Drr,
+    /// LFQ's per-flow features, one per bucket (empty unless enabled).
+    lfq: Vec<LfqFeatures>,
     limit: u64,
     drop_batch: u32,
     perturb: u32,
@@ -351,6 +364,14 @@ pub fn fq_pie(c: &FqPieConfig, rng: Rng) -> FqPie {
 }
 
 pub fn fq_fixed(c: &FqConfig, rng: Rng) -> Fq {
+    let mut q = fq_fixed_queues(c, rng);
+    if c.lfq_features {
+        q.enable_lfq_features();
+    }
+    q
+}
+
+fn fq_fixed_queues(c: &FqConfig, rng: Rng) -> Fq {
     let aqm = TailDropAqm {
         per_flow_limit: c.per_flow_limit,
     };
@@ -378,6 +399,7 @@ impl<A: FlowAqm> FlowQueues<A> {
             aqm,
             flows,
             drr: Drr::new(n, quantum),
+            lfq: Vec::new(),
             limit,
             drop_batch: drop_batch.max(1),
             perturb,
@@ -438,6 +460,18 @@ impl<A: FlowAqm> FlowQueues<A> {
     }
 }
 
+impl<A: FlowAqm> FlowQueues<A> {
+    /// Keep LFQ's per-flow features from now on (paper 001; `qdisc/lfq_features.rs`).
+    pub fn enable_lfq_features(&mut self) {
+        self.lfq = vec![LfqFeatures::default(); self.flows.len()];
+    }
+
+    /// The LFQ features of bucket `b`, if they are kept.
+    pub fn lfq_features(&self, b: usize) -> Option<&LfqFeatures> {
+        self.lfq.get(b)
+    }
+}
+
 impl Fq {
     /// Set bucket `b`'s drop-tail limit (packets); queued packets stay. False if out of range.
     pub fn set_flow_limit(&mut self, b: usize, limit: u32) -> bool {
@@ -465,7 +499,7 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
             return;
         }
         let f = &mut self.flows[b];
-        let Some(mut pkt) = self.aqm.admit(
+        let admitted = self.aqm.admit(
             &mut f.vars,
             &f.q,
             pkt,
@@ -473,7 +507,13 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
             &mut self.rng,
             &mut self.stats,
             drops,
-        ) else {
+        );
+        if let Some(feat) = self.lfq.get_mut(b) {
+            let limit = A::flow_limit(&f.vars).unwrap_or(u32::MAX);
+            let backlog = f.q.len() as u32 + admitted.is_some() as u32;
+            feat.on_arrival(now, backlog, limit, admitted.is_none());
+        }
+        let Some(mut pkt) = admitted else {
             return;
         };
         pkt.enqueued = now;
@@ -482,7 +522,10 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
         f.q.push(pkt);
         self.drr.activate(b);
         if A::DROP_FATTEST && self.qlen > self.limit {
-            self.drop_from_fattest(drops);
+            let fat = self.drop_from_fattest(drops);
+            if let Some(feat) = self.lfq.get_mut(fat) {
+                feat.on_loss(now);
+            }
         }
     }
 
@@ -499,6 +542,10 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
             match got {
                 Some(p) => {
                     self.drr.charge(b, p.size);
+                    if let Some(feat) = self.lfq.get_mut(b) {
+                        let limit = A::flow_limit(&f.vars).unwrap_or(u32::MAX);
+                        feat.on_departure(now, f.q.len() as u32, limit);
+                    }
                     return Some(p);
                 }
                 None => self.drr.empty(b),

@@ -11,6 +11,7 @@ pub mod dualpi2;
 pub mod fifo;
 pub mod fq;
 pub mod fq_l4s;
+pub mod lfq_features;
 pub mod pie;
 pub mod red;
 
@@ -255,6 +256,15 @@ impl Qdisc {
             Qdisc::FqPie(q) => Some(q.bucket_of(pkt)),
             Qdisc::Fq(q) => Some(q.bucket_of(pkt)),
             Qdisc::FqL4s(q) => Some(q.bucket_of(pkt)),
+            _ => None,
+        }
+    }
+
+    /// LFQ's 60 features of the flow queue holding `pkt`'s flow (an `fq` with
+    /// `lfq_features` on), see `lfq_features.rs`.
+    pub fn lfq_features(&self, pkt: &Packet) -> Option<[f64; lfq_features::LEN]> {
+        match self {
+            Qdisc::Fq(q) => q.lfq_features(q.bucket_of(pkt)).map(|f| f.vector()),
             _ => None,
         }
     }
