@@ -236,14 +236,20 @@ def demo_cmd(
 
 @app.command("reproduce")
 def reproduce_cmd(
-    name: Annotated[str, typer.Argument(help="Experiment: aqm-004.", show_default=False)],
+    name: Annotated[
+        str,
+        typer.Argument(help="Experiment: aqm-004 or l4s-rtt-fairness.", show_default=False),
+    ],
     out: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="Output directory [default: out/<name>]."),
     ] = None,
     only: Annotated[
         str | None,
-        typer.Option(help="Comma-separated subset, e.g. codel,dualpi2 (aqm-004: AQM names)."),
+        typer.Option(
+            help="Comma-separated subset: AQM names (aqm-004, e.g. codel,dualpi2) or rates "
+            "(l4s-rtt-fairness, e.g. 10Mbps)."
+        ),
     ] = None,
     figures: Annotated[bool, typer.Option(help="Draw the per-case figures.")] = True,
 ) -> None:
@@ -262,16 +268,16 @@ def reproduce_cmd(
     subset = None
     if only is not None:
         subset = [a.strip() for a in only.split(",") if a.strip()]
-        unknown = [a for a in subset if a not in exp.AQMS]
+        unknown = [a for a in subset if a not in exp.GROUPS]
         if unknown or not subset:
             raise typer.BadParameter(
-                f"--only {only!r} names no known case set; known: {', '.join(exp.AQMS)}"
+                f"--only {only!r} names no known case set; known: {', '.join(exp.GROUPS)}"
             )
     out_dir = out if out is not None else Path("out") / name
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err_console
     ) as bar:
-        task = bar.add_task(name, total=len(exp.cases(subset or exp.AQMS)))
+        task = bar.add_task(name, total=len(exp.cases(subset or exp.GROUPS)))
 
         def step(case: Any, i: int, n: int) -> None:
             bar.update(task, completed=i, description=f"{name}: {case.name}")
@@ -280,8 +286,8 @@ def reproduce_cmd(
         bar.update(task, completed=len(rows), description=name)
     print(exp.markdown_table(rows))
     out_console.print(
-        f"Table in [bold]{escape(str(out_dir / 'table2.md'))}[/] (and table2.csv); "
-        f"one results directory per case under [bold]{escape(str(out_dir))}[/]."
+        f"Table in [bold]{escape(str(out_dir / exp.TABLE))}[/]; "
+        f"everything else under [bold]{escape(str(out_dir))}[/]."
     )
 
 

@@ -2,6 +2,15 @@
 
 - ``aqm-004``: paper 004's AQM comparison (Table 2 and per-case figures), see
   :mod:`l4sim.experiments.aqm_004`.
+- ``l4s-rtt-fairness``: two TCP Prague / CUBIC flows through DualPI2 beside a Linux L4S
+  testbed's measurements, see :mod:`l4sim.experiments.l4s_rtt_fairness`.
+
+Each module has ``GROUPS`` (what ``--only`` selects), ``TABLE`` (the file it writes),
+``cases(groups)``, ``reproduce(out_dir, only=, figures=, on_case=)`` and
+``markdown_table(rows)``.
 """
 
-EXPERIMENTS = {"aqm-004": "l4sim.experiments.aqm_004"}
+EXPERIMENTS = {
+    "aqm-004": "l4sim.experiments.aqm_004",
+    "l4s-rtt-fairness": "l4sim.experiments.l4s_rtt_fairness",
+}

@@ -16,12 +16,12 @@ quantum 1514 B.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from l4sim.experiments._tables import write_table
 from l4sim.results import write
 from l4sim.run import run
 from l4sim.scenario import Scenario
@@ -65,6 +65,10 @@ AQMS: dict[str, dict[str, Any]] = {
     "fq_l4s": {"kind": "fq_l4s", **_PIE, "quantum": "1514B", "limit": "10240p", "pairs": 3},
     "dualpi2": {"kind": "dualpi2"},
 }
+
+#: Subsets ``l4sim reproduce aqm-004 --only`` accepts, and the table it writes.
+GROUPS = tuple(AQMS)
+TABLE = "table2.md"
 
 #: The L4S AQMs, where the Prague variant is also run with ECN on.
 L4S_AQMS = ("fq_l4s", "dualpi2")
@@ -211,17 +215,8 @@ def reproduce(
         if figures:
             plot(case_dir)
         rows.append(_row(case, result.summary))
-    write_table(rows, out)
+    write_table(rows, out, TABLE, markdown_table(rows))
     return rows
-
-
-def write_table(rows: list[Row], out: Path) -> None:
-    with open(out / "table2.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(asdict(rows[0])))
-        w.writeheader()
-        for r in rows:
-            w.writerow(asdict(r))
-    (out / "table2.md").write_text(markdown_table(rows))
 
 
 def _fmt(x: float | None, spec: str = "{:.2f}") -> str:

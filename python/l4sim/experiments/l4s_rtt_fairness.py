@@ -1,0 +1,307 @@
+"""Two-flow fairness through DualPI2, against a Linux L4S testbed.
+
+The testbed: Heist & Morton, "L4S Tests" (github.com/heistp/l4s-tests, scenario 1 "RTT
+Fairness", November 2020). Two TCP flows (TCP Prague or CUBIC, each with its own path RTT of
+10, 20, 80 or 160 ms) share a 10 or 50 Mbit/s bottleneck (HTB shaping a DualPI2 qdisc) in
+network namespaces running the L4STeam kernel of August 2020; both hosts have
+``tcp_ecn = 3``, so CUBIC negotiates ECN and DualPI2 marks it with p'^2 instead of dropping.
+Both flows start together and run for 3 minutes; each flow's throughput is taken over the
+final minute. Their table of DualPI2 results is :data:`TESTBED` below.
+
+We run the same two flows on a dumbbell whose sender access links carry each flow's path
+RTT, with the DualPI2 of that kernel (:data:`DUALPI2_L4STEAM_2020`: the step applies only
+when the L queue already holds more than one packet, and its PI update divides by 127 where
+mainline divides by 64, so alpha and beta are 64/127 of the nominal 0.16 and 3.2 Hz), and again
+with mainline Linux's defaults (``min_qlen_step`` 0: every L packet above 1 ms of sojourn is
+marked, which at 10 Mbit/s, where one packet takes 1.2 ms to send, starves Prague).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from l4sim.experiments._tables import write_table
+from l4sim.scenario import Scenario
+from l4sim.simulation import Simulation
+
+#: The L4STeam DualPI2 of 2020 (``qlen(L) > 1`` step guard, PI gains divided by 127).
+DUALPI2_L4STEAM_2020: dict[str, Any] = {
+    "kind": "dualpi2",
+    "min_qlen_step": 2,
+    "alpha": 0.16 * 64 / 127,
+    "beta": 3.2 * 64 / 127,
+}
+#: Mainline Linux (6.17+) defaults.
+DUALPI2_MAINLINE: dict[str, Any] = {"kind": "dualpi2"}
+
+DURATION_S = 180
+MEASURE_FROM_S = 120
+
+#: The testbed's DualPI2 rows: (rate Mbit/s, CC 1, RTT 1 ms, Mbit/s 1, CC 2, RTT 2 ms,
+#: Mbit/s 2), in its order (each mixed pair appears twice, with the flows swapped).
+TESTBED: tuple[tuple[int, str, int, float, str, int, float], ...] = (
+    (50, "cubic", 10, 12.65, "prague", 10, 34.57),
+    (50, "prague", 10, 34.09, "cubic", 10, 13.04),
+    (50, "cubic", 10, 23.11, "cubic", 10, 24.18),
+    (50, "prague", 10, 23.51, "prague", 10, 22.75),
+    (50, "prague", 20, 28.40, "cubic", 10, 18.84),
+    (50, "cubic", 20, 9.21, "prague", 10, 37.86),
+    (50, "prague", 20, 15.84, "prague", 10, 30.77),
+    (50, "cubic", 20, 20.61, "cubic", 10, 26.76),
+    (50, "cubic", 20, 14.94, "prague", 20, 32.39),
+    (50, "prague", 20, 23.50, "prague", 20, 23.36),
+    (50, "prague", 20, 31.85, "cubic", 20, 15.51),
+    (50, "cubic", 20, 24.80, "cubic", 20, 22.67),
+    (50, "cubic", 80, 6.43, "prague", 20, 40.69),
+    (50, "prague", 80, 5.80, "prague", 20, 41.48),
+    (50, "prague", 80, 22.43, "cubic", 20, 24.89),
+    (50, "cubic", 80, 14.75, "cubic", 20, 32.73),
+    (50, "cubic", 80, 17.85, "prague", 80, 29.58),
+    (50, "prague", 80, 29.92, "cubic", 80, 17.48),
+    (50, "cubic", 80, 23.88, "cubic", 80, 23.47),
+    (50, "prague", 80, 23.45, "prague", 80, 23.60),
+    (50, "cubic", 160, 4.87, "prague", 10, 41.67),
+    (50, "prague", 160, 1.56, "prague", 10, 45.46),
+    (50, "prague", 160, 10.13, "cubic", 10, 37.28),
+    (50, "cubic", 160, 10.74, "cubic", 10, 36.50),
+    (10, "cubic", 10, 2.93, "prague", 10, 6.22),
+    (10, "prague", 10, 4.31, "prague", 10, 4.27),
+    (10, "prague", 10, 6.25, "cubic", 10, 2.93),
+    (10, "cubic", 10, 4.82, "cubic", 10, 4.47),
+    (10, "cubic", 20, 3.52, "cubic", 10, 5.75),
+    (10, "prague", 20, 2.48, "prague", 10, 6.17),
+    (10, "cubic", 20, 2.28, "prague", 10, 6.87),
+    (10, "prague", 20, 5.00, "cubic", 10, 4.22),
+    (10, "prague", 20, 4.33, "prague", 20, 4.43),
+    (10, "cubic", 20, 4.58, "cubic", 20, 4.75),
+    (10, "cubic", 20, 3.28, "prague", 20, 5.93),
+    (10, "prague", 20, 6.01, "cubic", 20, 3.23),
+    (10, "cubic", 80, 2.71, "cubic", 20, 6.56),
+    (10, "prague", 80, 3.64, "cubic", 20, 5.67),
+    (10, "cubic", 80, 1.22, "prague", 20, 7.88),
+    (10, "prague", 80, 1.61, "prague", 20, 7.36),
+    (10, "cubic", 80, 4.26, "cubic", 80, 4.97),
+    (10, "cubic", 80, 3.48, "prague", 80, 5.90),
+    (10, "prague", 80, 4.57, "prague", 80, 4.70),
+    (10, "prague", 80, 5.94, "cubic", 80, 3.42),
+    (10, "cubic", 160, 1.21, "cubic", 10, 8.04),
+    (10, "cubic", 160, 1.18, "prague", 10, 7.89),
+    (10, "prague", 160, 1.22, "cubic", 10, 8.10),
+    (10, "prague", 160, 0.20, "prague", 10, 8.66),
+)
+
+#: Subsets ``l4sim reproduce l4s-rtt-fairness --only`` accepts: the bottleneck rates.
+GROUPS = ("50Mbps", "10Mbps")
+TABLE = "table.md"
+
+
+@dataclass(frozen=True)
+class Case:
+    index: int
+    rate_mbps: int
+    cc1: str
+    rtt1_ms: int
+    cc2: str
+    rtt2_ms: int
+    testbed1_mbps: float
+    testbed2_mbps: float
+
+    @property
+    def name(self) -> str:
+        return (
+            f"{self.index:02d}-{self.rate_mbps}Mbps-{self.cc1}{self.rtt1_ms}"
+            f"-{self.cc2}{self.rtt2_ms}"
+        )
+
+
+def cases(groups: Iterable[str] = GROUPS) -> list[Case]:
+    """The testbed's rows whose rate is in ``groups`` (``"50Mbps"``, ``"10Mbps"``)."""
+    wanted = set(groups)
+    return [
+        Case(i, rate, cc1, rtt1, cc2, rtt2, d1, d2)
+        for i, (rate, cc1, rtt1, d1, cc2, rtt2, d2) in enumerate(TESTBED)
+        if f"{rate}Mbps" in wanted
+    ]
+
+
+def scenario(case: Case, qdisc: dict[str, Any], seed: int = 1) -> Scenario:
+    """Two flows on a dumbbell; flow i's whole path RTT sits on its sender's access link."""
+
+    def flow(cca: str) -> dict[str, Any]:
+        # The testbed's hosts run tcp_ecn = 3: CUBIC negotiates ECN too.
+        return {"kind": "tcp", "cca": cca, "ecn": True}
+
+    return Scenario.parse(
+        {
+            "name": case.name,
+            "seed": seed,
+            "duration": f"{DURATION_S}s",
+            "topology": {
+                "preset": "dumbbell",
+                "access": {"rate": "1Gbps", "delay": "0ms"},
+                "access_delays": [f"{case.rtt1_ms / 2:g}ms", f"{case.rtt2_ms / 2:g}ms"],
+                "bottleneck": {"rate": f"{case.rate_mbps}Mbps", "delay": "0ms", "qdisc": qdisc},
+            },
+            "flows": [flow(case.cc1), flow(case.cc2)],
+        }
+    )
+
+
+def final_minute_mbps(case: Case, qdisc: dict[str, Any], seed: int = 1) -> tuple[float, float]:
+    """Each flow's goodput over the final minute (the testbed's steady-state figure)."""
+    sim = Simulation(scenario(case, qdisc, seed))
+    sim.run_until(MEASURE_FROM_S)
+    before = [f["bytes_acked"] for f in sim.summary()["flows"]]
+    sim.run()
+    after = [f["bytes_acked"] for f in sim.summary()["flows"]]
+    window = DURATION_S - MEASURE_FROM_S
+    d1, d2 = ((b - a) * 8 / window / 1e6 for a, b in zip(before, after, strict=True))
+    return d1, d2
+
+
+def jain(a: float, b: float) -> float:
+    return (a + b) ** 2 / (2 * (a * a + b * b)) if a or b else 1.0
+
+
+@dataclass
+class Row:
+    case: str
+    rate_mbps: int
+    flow1: str
+    flow2: str
+    testbed1_mbps: float
+    testbed2_mbps: float
+    l4sim1_mbps: float
+    l4sim2_mbps: float
+    mainline1_mbps: float
+    mainline2_mbps: float
+
+    @property
+    def testbed_ratio(self) -> float:
+        return self.testbed1_mbps / self.testbed2_mbps
+
+    @property
+    def l4sim_ratio(self) -> float:
+        return self.l4sim1_mbps / self.l4sim2_mbps
+
+    @property
+    def mainline_ratio(self) -> float:
+        return self.mainline1_mbps / self.mainline2_mbps
+
+
+def run_case(case: Case, seed: int = 1) -> Row:
+    ours = final_minute_mbps(case, DUALPI2_L4STEAM_2020, seed)
+    mainline = final_minute_mbps(case, DUALPI2_MAINLINE, seed)
+    return Row(
+        case=case.name,
+        rate_mbps=case.rate_mbps,
+        flow1=f"{case.cc1}({case.rtt1_ms}ms)",
+        flow2=f"{case.cc2}({case.rtt2_ms}ms)",
+        testbed1_mbps=case.testbed1_mbps,
+        testbed2_mbps=case.testbed2_mbps,
+        l4sim1_mbps=ours[0],
+        l4sim2_mbps=ours[1],
+        mainline1_mbps=mainline[0],
+        mainline2_mbps=mainline[1],
+    )
+
+
+def reproduce(
+    out_dir: str | Path,
+    *,
+    only: Iterable[str] | None = None,
+    figures: bool = True,
+    seed: int = 1,
+    on_case: Callable[[Case, int, int], None] | None = None,
+) -> list[Row]:
+    """Run every row of the testbed's table (or the rates in ``only``), write ``table.csv``,
+    ``table.md`` and (with ``figures``) ``throughput.png``. Returns the rows."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    todo = cases(only if only is not None else GROUPS)
+    rows = []
+    for i, case in enumerate(todo):
+        if on_case is not None:
+            on_case(case, i, len(todo))
+        rows.append(run_case(case, seed))
+    write_table(rows, out, TABLE, markdown_table(rows))
+    if figures:
+        plot(rows, out / "throughput.png")
+    return rows
+
+
+def flow_errors(rows: list[Row]) -> list[float]:
+    """Every flow's relative throughput error against the testbed (l4sim / testbed - 1)."""
+    return [
+        ours / tb - 1.0
+        for r in rows
+        for tb, ours in ((r.testbed1_mbps, r.l4sim1_mbps), (r.testbed2_mbps, r.l4sim2_mbps))
+    ]
+
+
+def agreement(rows: list[Row]) -> str:
+    errs = [abs(e) for e in flow_errors(rows)]
+    within = sum(e <= 0.2 for e in errs)
+    return (
+        f"{within} of {len(errs)} flows within 20 % of the testbed's throughput; "
+        f"median error {100 * statistics.median(errs):.1f} %."
+    )
+
+
+def markdown_table(rows: list[Row]) -> str:
+    """Per row: the testbed's and our final-minute throughputs and their ratio, and Jain's
+    index; then the mainline-DualPI2 ratio; then how well the two agree."""
+    head = (
+        "| rate | flow 1 | flow 2 | testbed Mbit/s | l4sim Mbit/s | testbed ratio "
+        "| l4sim ratio | testbed Jain | l4sim Jain | mainline ratio |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    lines = [
+        f"| {r.rate_mbps} | {r.flow1} | {r.flow2} "
+        f"| {r.testbed1_mbps:.2f} / {r.testbed2_mbps:.2f} "
+        f"| {r.l4sim1_mbps:.2f} / {r.l4sim2_mbps:.2f} "
+        f"| {r.testbed_ratio:.2f} | {r.l4sim_ratio:.2f} "
+        f"| {jain(r.testbed1_mbps, r.testbed2_mbps):.3f} "
+        f"| {jain(r.l4sim1_mbps, r.l4sim2_mbps):.3f} | {r.mainline_ratio:.2f} |"
+        for r in rows
+    ]
+    return head + "\n".join(lines) + "\n\n" + agreement(rows) + "\n"
+
+
+def plot(rows: list[Row], path: Path) -> None:
+    """Every flow's final-minute throughput, l4sim against the testbed, one panel per rate."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rates = sorted({r.rate_mbps for r in rows}, reverse=True)
+    fig, axes = plt.subplots(1, len(rates), figsize=(5.5 * len(rates), 5), squeeze=False)
+    style = {"prague": ("tab:green", "o"), "cubic": ("tab:red", "s")}
+    for ax, rate in zip(axes[0], rates, strict=True):
+        mine = [r for r in rows if r.rate_mbps == rate]
+        for r in mine:
+            for flow, tb, ours in (
+                (r.flow1, r.testbed1_mbps, r.l4sim1_mbps),
+                (r.flow2, r.testbed2_mbps, r.l4sim2_mbps),
+            ):
+                color, marker = style[flow.split("(")[0]]
+                ax.scatter(tb, ours, c=color, marker=marker, s=28, alpha=0.8)
+        top = rate * 1.0
+        ax.plot([0, top], [0, top], "k-", lw=0.8)
+        ax.fill_between([0, top], [0, 0.8 * top], [0, 1.2 * top], color="0.85", zorder=0)
+        ax.set_xlim(0, top)
+        ax.set_ylim(0, top)
+        ax.set_xlabel("Linux testbed throughput (Mbit/s)")
+        ax.set_ylabel("l4sim throughput (Mbit/s)")
+        ax.set_title(f"DualPI2, {rate} Mbit/s: two flows, final minute")
+        for cc, (color, marker) in style.items():
+            ax.scatter([], [], c=color, marker=marker, label=cc)
+        ax.legend(title="shaded: within 20 %", loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
