@@ -787,6 +787,7 @@ class TcpFlow(_FlowBase):
     rwnd: Size | None = None
     ect1: Annotated[bool, Field(strict=True)] | None = None
     prague_rtt_independence: Annotated[bool, Field(strict=True)] | None = None
+    prague_alpha_mode: Literal[0, 1] | None = None
     accecn: Annotated[bool, Field(strict=True)] | None = None
     sack: Annotated[bool, Field(strict=True)] | None = None
     timestamps: Annotated[bool, Field(strict=True)] | None = None
@@ -794,7 +795,15 @@ class TcpFlow(_FlowBase):
 
     def core_params(self) -> dict[str, Any]:
         tcp: dict[str, Any] = {"cca": self.cca, "ecn": self.ecn}
-        for key in ("ect1", "accecn", "prague_rtt_independence", "sack", "timestamps", "pacing"):
+        for key in (
+            "ect1",
+            "accecn",
+            "prague_rtt_independence",
+            "prague_alpha_mode",
+            "sack",
+            "timestamps",
+            "pacing",
+        ):
             if getattr(self, key) is not None:
                 tcp[key] = getattr(self, key)
         if self.timestamps is False:

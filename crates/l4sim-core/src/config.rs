@@ -196,6 +196,11 @@ pub struct TcpConfig {
     /// default is on; off here, so that Prague adds one segment per RTT as RFC 9331 A.1 and
     /// the L4S coupling (k = 2, RFC 9332 §2.1) assume.
     pub prague_rtt_independence: bool,
+    /// TCP Prague only: how α starts (Linux module parameter `prague_alpha_mode`). 1: α
+    /// starts at 1, so the first reduction halves the window and later ones shrink as α
+    /// decays (Prague 0.6 and earlier; the L4S issue's specification). 0: α starts at 0 and
+    /// the first CE mark ever halves the window (Prague 0.7's default).
+    pub prague_alpha_mode: u8,
     /// Selective acknowledgements (RFC 2018) with RFC 6675 loss recovery; on by default as
     /// in Linux (`net.ipv4.tcp_sack = 1`). Off: NewReno recovery (RFC 6582).
     pub sack: bool,
@@ -227,6 +232,7 @@ impl Default for TcpConfig {
             ect1: None,
             accecn: None,
             prague_rtt_independence: false,
+            prague_alpha_mode: 1,
             sack: true,
             timestamps: true,
             pacing: false,
@@ -335,6 +341,9 @@ impl SimConfig {
                         return err(format!(
                             "flow {i}: min_rto must be positive and not above max_rto"
                         ));
+                    }
+                    if t.prague_alpha_mode > 1 {
+                        return err(format!("flow {i}: prague_alpha_mode must be 0 or 1"));
                     }
                     if f.size_bytes == Some(0) {
                         return err(format!("flow {i}: size must be positive"));
@@ -477,4 +486,24 @@ fn gains(what: &str, alpha: f64, beta: f64, max_ecnth: f64) -> Result<(), String
         ));
     }
     check_unit(&format!("{what} max_ecnth"), max_ecnth)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_NODES: &str = r#"{"seed": 1, "duration_ns": 1000000000,
+        "sample_interval_ns": 100000000, "nodes": [{"name": "a"}, {"name": "b"}],
+        "links": [{"a": 0, "b": 1, "rate_bps": 10000000, "delay_ns": 1000000}],
+        "flows": [{"kind": "tcp", "src": 0, "dst": 1, "tcp": TCP}]}"#;
+
+    #[test]
+    fn prague_alpha_mode_is_zero_or_one() {
+        let ok = TWO_NODES.replace("TCP", r#"{"cca": "prague", "prague_alpha_mode": 0}"#);
+        let cfg = SimConfig::from_json(&ok).expect("mode 0 is valid");
+        assert_eq!(cfg.flows.len(), 1);
+        let bad = TWO_NODES.replace("TCP", r#"{"cca": "prague", "prague_alpha_mode": 2}"#);
+        let e = SimConfig::from_json(&bad).unwrap_err().to_string();
+        assert!(e.contains("prague_alpha_mode must be 0 or 1"), "{e}");
+    }
 }

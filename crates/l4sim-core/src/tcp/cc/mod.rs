@@ -267,7 +267,10 @@ impl Cc {
     /// The algorithm a TCP configuration names, with its options.
     pub fn from_config(cfg: &crate::config::TcpConfig, seed: u64) -> Cc {
         match cfg.cca {
-            CcaKind::Prague => Cc::Prague(Prague::new(cfg.prague_rtt_independence)),
+            CcaKind::Prague => Cc::Prague(Prague::new(
+                cfg.prague_rtt_independence,
+                cfg.prague_alpha_mode == 1,
+            )),
             kind => Cc::with_seed(kind, seed),
         }
     }

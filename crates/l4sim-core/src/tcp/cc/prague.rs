@@ -3,8 +3,10 @@
 //!
 //! - ECT(1) and Accurate ECN feedback (RFC 9768) are required; pacing is always on.
 //! - α: EWMA with g = 1/16 of the fraction of CE-marked segments, updated once per round
-//!   (and, once RTT-independent, at most once per target RTT); it starts at 0 and the
-//!   first CE mark ever halves the window (Linux `prague_alpha_mode = 0`).
+//!   (and, once RTT-independent, at most once per target RTT), not before the first CE
+//!   mark. By default it starts at 1, so the first reduction halves the window (Prague 0.6,
+//!   Linux `prague_alpha_mode = 1`); with `alpha_starts_at_one` false it starts at 0 and the
+//!   first CE mark ever halves the window (`prague_alpha_mode = 0`, Prague 0.7's default).
 //! - On entering CWR (new CE feedback, at most once per RTT): cwnd · (1 − α/2).
 //! - Additive increase of one segment per RTT, counting only segments delivered without a
 //!   CE mark, and continuing while in CWR (not after a loss until recovery ends).
@@ -28,6 +30,8 @@ pub struct Prague {
     pub rtt_independence: bool,
     pub rtt_target: Time,
     pub rtt_transition: u32,
+    /// α starts at 1 (Linux `prague_alpha_mode = 1`); false: at 0, first mark halves.
+    pub alpha_starts_at_one: bool,
     alpha: f64,
     frac_cwnd: f64,
     saw_ce: bool,
@@ -49,7 +53,8 @@ impl Default for Prague {
             rtt_independence: false,
             rtt_target: 25 * MS,
             rtt_transition: 4,
-            alpha: 0.0,
+            alpha_starts_at_one: true,
+            alpha: 1.0,
             frac_cwnd: 0.0,
             saw_ce: false,
             in_loss: false,
@@ -71,9 +76,11 @@ const MAX_SCALED_RTT: Time = 100 * MS;
 const MINIMUM_RATE: u64 = 12_500;
 
 impl Prague {
-    pub fn new(rtt_independence: bool) -> Prague {
+    pub fn new(rtt_independence: bool, alpha_starts_at_one: bool) -> Prague {
         Prague {
             rtt_independence,
+            alpha_starts_at_one,
+            alpha: if alpha_starts_at_one { 1.0 } else { 0.0 },
             ..Prague::default()
         }
     }
@@ -130,8 +137,8 @@ impl Prague {
     fn update_cwnd(&mut self, w: &mut Window, s: &AckSample, rs: &RateSample) {
         let mut acked = rs.acked_sacked as i64;
         if s.delivered_ce > 0 {
-            if !self.saw_ce {
-                self.frac_cwnd /= 2.0; // first evidence of an L4S AQM
+            if !self.saw_ce && !self.alpha_starts_at_one {
+                self.frac_cwnd /= 2.0; // first evidence of an L4S AQM (alpha_mode 0)
             }
             self.saw_ce = true;
             acked -= s.delivered_ce as i64;
@@ -283,10 +290,7 @@ mod tests {
 
     #[test]
     fn additive_increase_counts_only_unmarked_segments() {
-        let mut p = Prague {
-            rtt_independence: true,
-            ..Prague::default()
-        };
+        let mut p = Prague::new(true, false);
         let mut w = ca_window(20);
         p.init(&mut w, 0, Some(20 * MS), None);
         // One window of ACKs, 2 segments each, none marked: +1 segment.
@@ -296,6 +300,7 @@ mod tests {
         assert!((p.frac_cwnd - 21.0).abs() < 0.05, "{}", p.frac_cwnd);
         // The same with every other segment CE-marked: half the increase (after the first
         // mark halves the window, as Linux's alpha_mode 0 does).
+        assert_eq!(p.alpha(), 0.0);
         let before = p.frac_cwnd / 2.0;
         for i in 0..10 {
             p.cong_control(&mut w, &ack(100 + i, 0, 1, 20 + 2 * i, i + 1, 1), &rs(2));
@@ -306,10 +311,7 @@ mod tests {
 
     #[test]
     fn alpha_ewma_once_per_round_and_cwr_cuts_by_half_alpha() {
-        let mut p = Prague {
-            rtt_independence: true,
-            ..Prague::default()
-        };
+        let mut p = Prague::new(true, false);
         let mut w = ca_window(40);
         p.init(&mut w, 0, Some(20 * MS), None);
         p.saw_ce = true;
@@ -322,6 +324,32 @@ mod tests {
         assert!((p.frac_cwnd - f * (1.0 - p.alpha() / 2.0)).abs() < 1e-9);
         p.set_state(&mut w, CaState::Recovery, 3);
         assert!((p.frac_cwnd - f * (1.0 - p.alpha() / 2.0) / 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn alpha_mode_one_halves_on_the_first_cwr_then_alpha_decays() {
+        let mut p = Prague::default();
+        let mut w = ca_window(40);
+        p.init(&mut w, 0, Some(20 * MS), None);
+        assert_eq!(p.alpha(), 1.0);
+        // A round without any CE mark seen yet leaves α alone (no AQM proven on the path).
+        p.next_seq = 100;
+        p.cong_control(&mut w, &ack(1, 100, 200, 40, 0, 0), &rs(0));
+        assert_eq!(p.alpha(), 1.0);
+        // The first mark does not cut by itself; entering CWR takes α/2 = half.
+        let f = p.frac_cwnd;
+        p.cong_control(&mut w, &ack(2, 150, 200, 50, 1, 1), &rs(1));
+        assert!((p.frac_cwnd - f).abs() < 0.1, "{} vs {f}", p.frac_cwnd);
+        let f = p.frac_cwnd;
+        p.set_state(&mut w, CaState::Cwr, 3);
+        assert!((p.frac_cwnd - f / 2.0).abs() < 1e-9);
+        // Next round (10 of the 50 delivered since it began marked): α = 15/16 · 1 + 1/16 · 0.2.
+        p.cong_control(&mut w, &ack(4, 200, 300, 90, 10, 9), &rs(40));
+        assert!(
+            (p.alpha() - (15.0 / 16.0 + 0.2 / 16.0)).abs() < 1e-12,
+            "{}",
+            p.alpha()
+        );
     }
 
     #[test]
