@@ -170,7 +170,7 @@ def run_cmd(
     scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.", show_default=False)],
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Output directory [default: out/<scenario name>]."),
+        typer.Option("--out", "-o", help="Output directory (default: out/SCENARIO-NAME)."),
     ] = None,
     seed: Annotated[
         int | None, typer.Option(help="Override the scenario's seed.", min=0, max=2**64 - 1)
@@ -196,7 +196,7 @@ def run_cmd(
 def plot_cmd(
     results: Annotated[Path, typer.Argument(help="Directory written by `l4sim run`.")],
     fig_dir: Annotated[
-        Path | None, typer.Option("--fig-dir", help="Where to put the PNGs [default: RESULTS].")
+        Path | None, typer.Option("--fig-dir", help="Where to put the PNGs (default: RESULTS).")
     ] = None,
 ) -> None:
     """Draw throughput, cwnd, RTT and queue-delay figures from a results directory."""
@@ -242,7 +242,7 @@ def reproduce_cmd(
     ],
     out: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Output directory [default: out/<name>]."),
+        typer.Option("--out", "-o", help="Output directory (default: out/NAME)."),
     ] = None,
     only: Annotated[
         str | None,
