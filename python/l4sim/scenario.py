@@ -184,14 +184,19 @@ Flag = Annotated[bool, Field(strict=True)]
 class _AqmBase(_Model):
     """An AQM model: every parameter is optional and an unset one takes the core's default
     (the ``Default`` impls in ``crates/l4sim-core/src/qdisc/``; listed in docs/qdiscs.md).
-    ``_core_keys`` maps each field to its key in config.rs."""
+    Every field goes to config.rs under its own name unless ``_core_keys`` renames it;
+    fields in ``_own_keys`` are written by the subclass's ``to_core``."""
 
     kind: str
-    _core_keys: ClassVar[dict[str, str]] = {}
+    _core_keys: ClassVar[dict[str, str]] = {"limit": "limit_pkts"}
+    _own_keys: ClassVar[frozenset[str]] = frozenset()
 
     def to_core(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
-        for name, key in self._core_keys.items():
+        for name in type(self).model_fields:
+            if name == "kind" or name in self._own_keys:
+                continue
+            key = self._core_keys.get(name, name)
             value = getattr(self, name)
             if isinstance(value, QueueLimit):
                 value = value.packets if value.packets is not None else value.bytes
@@ -217,18 +222,7 @@ class Red(_AqmBase):
     avpkt: Size | None = None
     bandwidth: Rate | None = None
 
-    _core_keys: ClassVar[dict[str, str]] = {
-        "limit": "limit",
-        "min_th": "min_th",
-        "max_th": "max_th",
-        "max_p": "max_p",
-        "w_q": "w_q",
-        "gentle": "gentle",
-        "ecn": "ecn",
-        "harddrop": "harddrop",
-        "avpkt": "avpkt",
-        "bandwidth": "bandwidth_bps",
-    }
+    _core_keys: ClassVar[dict[str, str]] = {"bandwidth": "bandwidth_bps"}
 
     def byte_mode(self) -> bool:
         return any(v is not None and v.bytes is not None for v in self._sizes().values())
@@ -278,8 +272,6 @@ class Codel(_AqmBase):
         "limit": "limit_pkts",
         "target": "target_ns",
         "interval": "interval_ns",
-        "mtu": "mtu",
-        "ecn": "ecn",
     }
 
 
@@ -287,13 +279,7 @@ _PIE_KEYS = {
     "limit": "limit_pkts",
     "target": "target_ns",
     "tupdate": "tupdate_ns",
-    "alpha": "alpha",
-    "beta": "beta",
     "max_burst": "max_burst_ns",
-    "max_ecnth": "max_ecnth",
-    "ecn": "ecn",
-    "bytemode": "bytemode",
-    "mtu": "mtu",
 }
 
 
@@ -317,9 +303,6 @@ class Pie(_AqmBase):
     _core_keys: ClassVar[dict[str, str]] = _PIE_KEYS
 
 
-_FQ_KEYS = {"limit": "limit_pkts", "flows": "flows", "quantum": "quantum"}
-
-
 class FqCodel(Codel):
     """FQ-CoDel, RFC 8290 (``kind = "fq_codel"``): CoDel per flow queue plus ``flows``
     (hash buckets), ``quantum`` (DRR bytes), ``drop_batch``; ``limit`` is the total."""
@@ -329,12 +312,6 @@ class FqCodel(Codel):
     quantum: Size | None = None
     drop_batch: Count | None = None
 
-    _core_keys: ClassVar[dict[str, str]] = {
-        **Codel._core_keys,
-        **_FQ_KEYS,
-        "drop_batch": "drop_batch",
-    }
-
 
 class FqPie(Pie):
     """FQ-PIE (``kind = "fq_pie"``): PIE per flow queue plus ``flows`` and ``quantum``;
@@ -343,8 +320,6 @@ class FqPie(Pie):
     kind: Literal["fq_pie"] = "fq_pie"  # type: ignore[assignment]
     flows: Count | None = None
     quantum: Size | None = None
-
-    _core_keys: ClassVar[dict[str, str]] = {**_PIE_KEYS, **_FQ_KEYS}
 
 
 class Fq(_AqmBase):
@@ -359,13 +334,6 @@ class Fq(_AqmBase):
     quantum: Size | None = None
     drop_batch: Count | None = None
     lfq_features: Flag | None = None
-
-    _core_keys: ClassVar[dict[str, str]] = {
-        **_FQ_KEYS,
-        "per_flow_limit": "per_flow_limit",
-        "drop_batch": "drop_batch",
-        "lfq_features": "lfq_features",
-    }
 
 
 EcnMask = Literal["l4s_ect", "any_ect"]
@@ -402,24 +370,14 @@ class DualPi2(_AqmBase):
     tshift: Time | None = None
 
     _core_keys: ClassVar[dict[str, str]] = {
-        "variant": "variant",
         "limit": "limit_pkts",
         "target": "target_ns",
         "tupdate": "tupdate_ns",
-        "alpha": "alpha",
-        "beta": "beta",
-        "coupling": "coupling",
-        "min_qlen_step": "min_qlen_step",
-        "c_protection": "c_protection",
-        "ecn_mask": "ecn_mask",
-        "drop_overload": "drop_overload",
-        "drop_early": "drop_early",
-        "mtu": "mtu",
         "l_min_thresh": "l_min_thresh_ns",
         "l_range": "l_range_ns",
-        "l_th_len": "l_th_len",
         "tshift": "tshift_ns",
     }
+    _own_keys: ClassVar[frozenset[str]] = frozenset({"step_thresh"})
 
     @model_validator(mode="after")
     def _step_unit(self) -> DualPi2:
@@ -462,13 +420,7 @@ class FqL4s(_AqmBase):
     coupling: Annotated[float, Field(gt=0.0, le=100.0)] | None = None
     ecn_mask: EcnMask | None = None
 
-    _core_keys: ClassVar[dict[str, str]] = {
-        **_PIE_KEYS,
-        "pairs": "pairs",
-        "quantum": "quantum",
-        "coupling": "coupling",
-        "ecn_mask": "ecn_mask",
-    }
+    _core_keys: ClassVar[dict[str, str]] = _PIE_KEYS
 
 
 def _qdisc_shorthand(v: Any) -> Any:
@@ -483,8 +435,6 @@ class AgentQdisc(_AqmBase):
     kind: Literal["agent"] = "agent"
     limit: PacketLimit | None = None
     ecn: Flag | None = None
-
-    _core_keys: ClassVar[dict[str, str]] = {"limit": "limit_pkts", "ecn": "ecn"}
 
 
 Qdisc = Annotated[
