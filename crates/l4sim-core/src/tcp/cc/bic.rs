@@ -204,17 +204,7 @@ mod tests {
     use crate::time::MS;
 
     fn ack(now: Time, acked: u32) -> AckSample {
-        AckSample {
-            now,
-            acked,
-            rtt: Some(40 * MS),
-            srtt: Some(40 * MS),
-            min_rtt: Some(40 * MS),
-            in_flight: 0,
-            delivered: 0,
-            state: CaState::Open,
-            ..AckSample::default()
-        }
+        AckSample::steady(now, acked, 40 * MS)
     }
 
     /// One RTT of delayed ACKs (two segments each) for the whole window.

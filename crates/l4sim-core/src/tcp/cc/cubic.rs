@@ -131,17 +131,7 @@ mod tests {
     use crate::time::{MS, SEC};
 
     fn ack(now: Time, acked: u32) -> AckSample {
-        AckSample {
-            now,
-            acked,
-            rtt: Some(100 * MS),
-            srtt: Some(100 * MS),
-            min_rtt: Some(100 * MS),
-            in_flight: 0,
-            delivered: 0,
-            state: CaState::Open,
-            ..AckSample::default()
-        }
+        AckSample::steady(now, acked, 100 * MS)
     }
 
     #[test]

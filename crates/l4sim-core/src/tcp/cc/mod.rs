@@ -119,6 +119,23 @@ pub struct AckSample {
     pub cwnd_limited: bool,
 }
 
+#[cfg(test)]
+impl AckSample {
+    /// For the algorithms' unit tests: an ACK in the Open state covering `acked` segments,
+    /// with every RTT estimate equal to `rtt`.
+    pub fn steady(now: Time, acked: u32, rtt: Time) -> AckSample {
+        AckSample {
+            now,
+            acked,
+            rtt: Some(rtt),
+            srtt: Some(rtt),
+            min_rtt: Some(rtt),
+            state: CaState::Open,
+            ..AckSample::default()
+        }
+    }
+}
+
 /// ECN an algorithm requires of the connection (Linux `TCP_CONG_NEEDS_ECN`,
 /// `TCP_CONG_NEEDS_ACCECN`, `TCP_CONG_WANTS_ECT_1`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
