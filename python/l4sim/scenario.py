@@ -275,13 +275,6 @@ class Codel(_AqmBase):
     }
 
 
-_PIE_KEYS = {
-    "limit": "limit_pkts",
-    "target": "target_ns",
-    "tupdate": "tupdate_ns",
-    "max_burst": "max_burst_ns",
-}
-
 
 class Pie(_AqmBase):
     """PIE, RFC 8033 (``kind = "pie"``): ``target``, ``tupdate``, gains ``alpha`` and
@@ -300,7 +293,12 @@ class Pie(_AqmBase):
     bytemode: Flag | None = None
     mtu: Size | None = None
 
-    _core_keys: ClassVar[dict[str, str]] = _PIE_KEYS
+    _core_keys: ClassVar[dict[str, str]] = {
+        "limit": "limit_pkts",
+        "target": "target_ns",
+        "tupdate": "tupdate_ns",
+        "max_burst": "max_burst_ns",
+    }
 
 
 class FqCodel(Codel):
@@ -396,7 +394,7 @@ class DualPi2(_AqmBase):
         return out
 
 
-class FqL4s(_AqmBase):
+class FqL4s(Pie):
     """FQ-L4S, the FreeBSD ``dn_sched_l4s`` scheduler of the A3C-L4S paper
     (``kind = "fq_l4s"``): ``pairs`` hash buckets of a Classic and an L queue, PIE on each
     (``target``, ``tupdate``, ``alpha``, ``beta``, ``max_burst``, ``max_ecnth``, ``ecn``,
@@ -404,23 +402,11 @@ class FqL4s(_AqmBase):
     own p and ``coupling`` times its paired Classic p; DRR with ``quantum``; ``limit`` is
     the total; ``ecn_mask`` picks the L codepoints."""
 
-    kind: Literal["fq_l4s"] = "fq_l4s"
-    limit: PacketLimit | None = None
+    kind: Literal["fq_l4s"] = "fq_l4s"  # type: ignore[assignment]
     pairs: Count | None = None
     quantum: Size | None = None
-    target: PositiveTime | None = None
-    tupdate: PositiveTime | None = None
-    alpha: Gain | None = None
-    beta: Gain | None = None
-    max_burst: Time | None = None
-    max_ecnth: Fraction | None = None
-    ecn: Flag | None = None
-    bytemode: Flag | None = None
-    mtu: Size | None = None
     coupling: Annotated[float, Field(gt=0.0, le=100.0)] | None = None
     ecn_mask: EcnMask | None = None
-
-    _core_keys: ClassVar[dict[str, str]] = _PIE_KEYS
 
 
 def _qdisc_shorthand(v: Any) -> Any:
