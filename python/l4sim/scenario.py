@@ -275,7 +275,6 @@ class Codel(_AqmBase):
     }
 
 
-
 class Pie(_AqmBase):
     """PIE, RFC 8033 (``kind = "pie"``): ``target``, ``tupdate``, gains ``alpha`` and
     ``beta`` (per second), ``max_burst``, ``ecn`` with ``max_ecnth``, ``bytemode``,
