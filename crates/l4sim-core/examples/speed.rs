@@ -18,10 +18,10 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
         rate_bps,
         delay_ns: 20_000_000,
         loss: 0.0,
-        qdisc_ab: QdiscConfig::Fifo {
+        qdisc_ab: QdiscConfig::Fifo(l4sim_core::qdisc::fifo::FifoConfig {
             limit_pkts: Some(100),
             limit_bytes: None,
-        },
+        }),
         qdisc_ba: big.clone(),
     });
     let mut fl = Vec::new();

@@ -6,10 +6,11 @@
 //! a control packet carrying it reaches the controlled node (`send_control`), so that
 //! queueing, L4S priority and loss on the path decide when it lands (paper 000).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A knob an agent turns. Links are named `"a->b"` (node names); flows by index.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Action {
     /// Set a sender's window (segments), and its ssthresh if given (RL-TCP, MA-CC).
@@ -45,46 +46,96 @@ pub enum Action {
     },
 }
 
-/// Per-flow observation columns (cumulative counters; an environment takes differences).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct FlowObs {
-    pub cwnd_pkts: Vec<u32>,
-    pub ssthresh_pkts: Vec<f64>,
-    pub bytes_in_flight: Vec<u64>,
-    pub srtt_s: Vec<f64>,
-    pub min_rtt_s: Vec<f64>,
-    pub latest_rtt_s: Vec<f64>,
-    pub delivery_rate_bps: Vec<f64>,
-    pub segments_acked: Vec<u64>,
-    pub bytes_acked: Vec<u64>,
-    pub bytes_sent: Vec<u64>,
-    pub retransmits: Vec<u64>,
-    pub losses: Vec<u64>,
-    pub ecn_ce: Vec<u64>,
-    pub ca_state: Vec<&'static str>,
-    /// Time a packet of the flow was last dropped or lost (NaN: never).
-    pub last_drop_s: Vec<f64>,
+/// Defines an observation row struct and its column form (one `Vec` per field) with
+/// `push(row)`: a new observation column is one line here plus where the row is filled.
+macro_rules! columns {
+    ($(#[$m:meta])* $Row:ident => $Cols:ident { $( $(#[$fm:meta])* $f:ident : $t:ty ),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, JsonSchema)]
+        pub struct $Row {
+            $( $(#[$fm])* pub $f: $t, )*
+        }
+
+        /// Columns of the rows: field `f` holds every row's `f`, in row order.
+        #[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+        pub struct $Cols {
+            $( $(#[$fm])* pub $f: Vec<$t>, )*
+        }
+
+        impl $Cols {
+            pub fn push(&mut self, r: $Row) {
+                $( self.$f.push(r.$f); )*
+            }
+        }
+    };
 }
 
-/// Per-link-direction observation columns.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct QueueObs {
-    pub link: Vec<String>,
-    pub backlog_pkts: Vec<u32>,
-    pub backlog_bytes: Vec<u64>,
-    pub dequeued_bytes: Vec<u64>,
-    pub drops: Vec<u64>,
-    pub ecn_marks: Vec<u64>,
-    pub head_sojourn_s: Vec<f64>,
-    pub prob: Vec<f64>,
+columns! {
+    /// What an agent may read of one flow (cumulative counters; an environment takes
+    /// differences). Non-TCP flows: zeros, NaN and "" where TCP state is meant.
+    FlowRow => FlowObs {
+        /// Congestion window (segments).
+        cwnd_pkts: u32,
+        /// Slow-start threshold (segments; NaN: unset).
+        ssthresh_pkts: f64,
+        bytes_in_flight: u64,
+        srtt_s: f64,
+        min_rtt_s: f64,
+        latest_rtt_s: f64,
+        /// Delivery rate of the latest ACK sample (bits/s; NaN: none yet).
+        delivery_rate_bps: f64,
+        segments_acked: u64,
+        /// Payload bytes cumulatively acked (TCP) or received (UDP).
+        bytes_acked: u64,
+        /// Payload bytes sent, retransmissions included.
+        bytes_sent: u64,
+        retransmits: u64,
+        losses: u64,
+        /// Segments delivered CE-marked (TCP: as the sender learned; UDP: received).
+        ecn_ce: u64,
+        /// Linux-style congestion-avoidance state ("open", "recovery", ...).
+        ca_state: &'static str,
+        /// Time a packet of the flow was last dropped or lost (NaN: never).
+        last_drop_s: f64,
+    }
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+columns! {
+    /// What an agent may read of one link direction (cumulative counters).
+    QueueRow => QueueObs {
+        /// `"a->b"` with node names.
+        link: String,
+        backlog_pkts: u32,
+        backlog_bytes: u64,
+        dequeued_bytes: u64,
+        drops: u64,
+        ecn_marks: u64,
+        /// How long the head packet has waited (0: empty queue).
+        head_sojourn_s: f64,
+        /// The AQM's drop/mark probability (NaN: it has none).
+        prob: f64,
+    }
+}
+
+/// One batched observation: every flow and every link direction, as columns.
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct Observation {
     pub time_s: f64,
     pub flows: FlowObs,
     pub queues: QueueObs,
 }
+
+/// An action, trigger or observation request the simulation refuses, as one sentence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActionError(pub String);
+
+impl std::fmt::Display for ActionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ActionError {}
 
 /// Packets a control flow carried (its only state: it sends what it is given).
 #[derive(Clone, Debug, Default)]
@@ -99,7 +150,8 @@ pub struct ControlEndpoint {
 mod tests {
     use super::*;
     use crate::config::*;
-    use crate::engine::{Endpoints, Simulation};
+    use crate::engine::Simulation;
+    use crate::flow::Endpoints;
     use crate::time::{MS, SEC};
 
     /// h0 — r0 — h1: 100 Mbps / 1 ms access, 10 Mbps / 14 ms bottleneck r0→h1 with `q`;

@@ -6,8 +6,10 @@
 
 pub mod app;
 pub mod config;
+pub mod contract;
 pub mod control;
 pub mod engine;
+pub mod flow;
 pub mod net;
 pub mod qdisc;
 pub mod rng;

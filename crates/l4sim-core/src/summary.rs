@@ -3,11 +3,10 @@
 
 use serde::Serialize;
 
-use crate::config::FlowKind;
-use crate::engine::{Endpoints, Simulation};
+use crate::flow::Flow;
+use crate::net::link::Channel;
 use crate::qdisc::QueueDisc;
 use crate::stats::{jain_index, Histogram};
-use crate::tcp::cc::CongestionOps;
 use crate::time::{secs, Time};
 
 #[derive(Clone, Debug, Serialize)]
@@ -94,22 +93,25 @@ fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
 
-impl Simulation {
-    pub fn summary(&self) -> Summary {
-        let now = self.now();
-        let mut flows = Vec::with_capacity(self.flows.len());
-        for (id, f) in self.flows.iter().enumerate() {
+/// What a summary reads of a simulation (`Simulation::view`).
+pub struct View<'a> {
+    pub now: Time,
+    pub events: u64,
+    pub seed: u64,
+    pub node_names: &'a [String],
+    pub flows: &'a [Flow],
+    pub channels: &'a [Channel],
+}
+
+impl Summary {
+    /// The summary of a simulation at `v.now`.
+    pub fn of(v: &View) -> Summary {
+        let now = v.now;
+        let mut flows = Vec::with_capacity(v.flows.len());
+        for (id, f) in v.flows.iter().enumerate() {
             let start = f.cfg.start_ns;
-            let (fct, srtt_mean, retransmits, timeouts, cca) = match &f.ep {
-                Endpoints::Tcp { snd, .. } => (
-                    snd.stats.done_at.map(|t| t - start),
-                    (snd.stats.srtt_n > 0).then(|| snd.stats.srtt_sum / snd.stats.srtt_n as f64),
-                    snd.stats.retransmits,
-                    snd.stats.timeouts,
-                    Some(snd.cc.name()),
-                ),
-                Endpoints::Udp { .. } | Endpoints::Control(_) => (None, None, 0, 0, None),
-            };
+            let tcp = f.tcp_totals();
+            let fct = tcp.and_then(|t| t.done_at).map(|t| t - start);
             let end: Time = match (fct, f.cfg.stop_ns) {
                 (Some(d), _) => start + d,
                 (None, Some(stop)) => stop.min(now),
@@ -125,22 +127,18 @@ impl Simulation {
             };
             flows.push(FlowSummary {
                 id,
-                kind: match f.cfg.kind {
-                    FlowKind::Tcp => "tcp",
-                    FlowKind::Udp => "udp",
-                    FlowKind::Control => "control",
-                },
-                cca,
-                src: self.node_names[f.cfg.src].clone(),
-                dst: self.node_names[f.cfg.dst].clone(),
+                kind: f.kind_name(),
+                cca: tcp.map(|t| t.cca),
+                src: v.node_names[f.cfg.src].clone(),
+                dst: v.node_names[f.cfg.dst].clone(),
                 start_s: secs(start),
                 goodput_bps: rate(f.delivered_bytes()),
                 throughput_bps: rate(f.sent_bytes()),
                 bytes_acked: f.delivered_bytes(),
                 bytes_sent: f.payload_sent(),
-                retransmits,
-                timeouts,
-                srtt_mean_s: srtt_mean,
+                retransmits: tcp.map_or(0, |t| t.retransmits),
+                timeouts: tcp.map_or(0, |t| t.timeouts),
+                srtt_mean_s: tcp.and_then(|t| t.srtt_mean_s),
                 fct_s: fct.map(secs),
                 drops: f.drops,
                 ecn_marks: f.ce_received(),
@@ -151,7 +149,7 @@ impl Simulation {
         }
         let started: Vec<f64> = flows
             .iter()
-            .zip(&self.flows)
+            .zip(v.flows)
             .filter(|(_, f)| f.cfg.start_ns < now)
             .map(|(s, _)| s.goodput_bps)
             .collect();
@@ -162,7 +160,7 @@ impl Simulation {
                 0.0
             }
         };
-        let queues = self
+        let queues = v
             .channels
             .iter()
             .filter(|c| c.used())
@@ -200,15 +198,11 @@ impl Simulation {
             .collect();
         Summary {
             sim_time_s: secs(now),
-            events: self.events(),
-            seed: self.cfg.seed,
+            events: v.events,
+            seed: v.seed,
             jain_fairness: jain_index(&started),
             flows,
             queues,
         }
-    }
-
-    pub fn summary_json(&self) -> String {
-        serde_json::to_string(&self.summary()).expect("summary serialises")
     }
 }

@@ -1,7 +1,7 @@
 //! PyO3 bindings: `l4sim._core`. Thin by design: every method forwards to l4sim-core.
 //! See API.md beside this crate for the contract with the Python package.
 
-use l4sim_core::control::{Action, Observation};
+use l4sim_core::control::{Action, ActionError};
 use l4sim_core::{SimConfig, Simulation as CoreSim};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
@@ -17,42 +17,17 @@ fn action(a: &Bound<'_, PyAny>) -> PyResult<Action> {
     serde_json::from_str(&text).map_err(|e| PyValueError::new_err(format!("invalid action: {e}")))
 }
 
-fn observation<'py>(py: Python<'py>, o: &Observation) -> PyResult<Bound<'py, PyDict>> {
-    let f = &o.flows;
-    let flows = PyDict::new(py);
-    flows.set_item("cwnd_pkts", &f.cwnd_pkts)?;
-    flows.set_item("ssthresh_pkts", &f.ssthresh_pkts)?;
-    flows.set_item("bytes_in_flight", &f.bytes_in_flight)?;
-    flows.set_item("srtt_s", &f.srtt_s)?;
-    flows.set_item("min_rtt_s", &f.min_rtt_s)?;
-    flows.set_item("latest_rtt_s", &f.latest_rtt_s)?;
-    flows.set_item("delivery_rate_bps", &f.delivery_rate_bps)?;
-    flows.set_item("segments_acked", &f.segments_acked)?;
-    flows.set_item("bytes_acked", &f.bytes_acked)?;
-    flows.set_item("bytes_sent", &f.bytes_sent)?;
-    flows.set_item("retransmits", &f.retransmits)?;
-    flows.set_item("losses", &f.losses)?;
-    flows.set_item("ecn_ce", &f.ecn_ce)?;
-    flows.set_item("ca_state", &f.ca_state)?;
-    flows.set_item("last_drop_s", &f.last_drop_s)?;
-    let q = &o.queues;
-    let queues = PyDict::new(py);
-    queues.set_item("link", &q.link)?;
-    queues.set_item("backlog_pkts", &q.backlog_pkts)?;
-    queues.set_item("backlog_bytes", &q.backlog_bytes)?;
-    queues.set_item("dequeued_bytes", &q.dequeued_bytes)?;
-    queues.set_item("drops", &q.drops)?;
-    queues.set_item("ecn_marks", &q.ecn_marks)?;
-    queues.set_item("head_sojourn_s", &q.head_sojourn_s)?;
-    queues.set_item("prob", &q.prob)?;
-    let d = PyDict::new(py);
-    d.set_item("time_s", o.time_s)?;
-    d.set_item("flows", flows)?;
-    d.set_item("queues", queues)?;
-    Ok(d)
+/// A Rust value → the Python objects of its serde form (dicts, lists, numbers, str).
+fn to_py<'py, T: serde::Serialize>(py: Python<'py>, x: &T) -> PyResult<Bound<'py, PyAny>> {
+    pythonize::pythonize(py, x).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-fn value_error(e: l4sim_core::ConfigError) -> PyErr {
+/// The one place where core errors become Python exceptions (see API.md).
+fn config_error(e: l4sim_core::ConfigError) -> PyErr {
+    PyValueError::new_err(e.0)
+}
+
+fn action_error(e: ActionError) -> PyErr {
     PyValueError::new_err(e.0)
 }
 
@@ -65,8 +40,8 @@ struct Simulation {
 impl Simulation {
     #[new]
     fn new(config_json: &str) -> PyResult<Self> {
-        let cfg = SimConfig::from_json(config_json).map_err(|e| PyValueError::new_err(e.0))?;
-        let inner = CoreSim::new(cfg).map_err(|e| PyValueError::new_err(e.0))?;
+        let cfg = SimConfig::from_json(config_json).map_err(config_error)?;
+        let inner = CoreSim::new(cfg).map_err(config_error)?;
         Ok(Simulation { inner })
     }
 
@@ -112,50 +87,57 @@ impl Simulation {
     ) -> PyResult<()> {
         self.inner
             .set_queue_limit(link, packets, bytes)
-            .map_err(value_error)
+            .map_err(action_error)
     }
 
     /// Apply an agent action now (see API.md for the action dicts).
     fn apply(&mut self, action_: &Bound<'_, PyAny>) -> PyResult<()> {
         self.inner
             .apply_action(&action(action_)?)
-            .map_err(value_error)
+            .map_err(action_error)
     }
 
     /// Apply an action after a fixed latency.
     fn schedule(&mut self, action_: &Bound<'_, PyAny>, delay_ns: u64) -> PyResult<()> {
         self.inner
             .schedule_action(action(action_)?, delay_ns)
-            .map_err(value_error)
+            .map_err(action_error)
     }
 
     /// Send an action as a packet on control flow `flow`.
     fn send_control(&mut self, flow: usize, action_: &Bound<'_, PyAny>) -> PyResult<()> {
         self.inner
             .send_control(flow, action(action_)?)
-            .map_err(value_error)
+            .map_err(action_error)
     }
 
     #[pyo3(signature = (link, every=None))]
     fn set_packet_trigger(&mut self, link: &str, every: Option<u64>) -> PyResult<()> {
         self.inner
             .set_packet_trigger(link, every)
-            .map_err(value_error)
+            .map_err(action_error)
     }
 
     fn run_until_trigger(&mut self, py: Python<'_>, t_ns: u64) -> bool {
         py.allow_threads(|| self.inner.run_until_trigger(t_ns))
     }
 
-    fn observe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        observation(py, &self.inner.observe())
+    /// One observation: {"time_s", "flows": {column: [per flow]}, "queues": {column: [...]}}.
+    fn observe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.observe())
+    }
+
+    /// Each flow's path as the engine routes it: [{"links", "reverse_links", "base_rtt_s",
+    /// "bottleneck_bps"}] by flow index.
+    fn paths<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.paths())
     }
 
     /// LFQ's per-flow features at `link` (an `fq` with lfq_features): {"names": [60 names],
     /// "features": one list of 60 floats per flow index}.
     fn observe_lfq<'py>(&self, py: Python<'py>, link: &str) -> PyResult<Bound<'py, PyDict>> {
         use l4sim_core::qdisc::lfq_features::{NAMES, WEIGHTS};
-        let rows = self.inner.observe_lfq(link).map_err(value_error)?;
+        let rows = self.inner.observe_lfq(link).map_err(action_error)?;
         let names: Vec<String> = NAMES
             .iter()
             .flat_map(|n| WEIGHTS.iter().map(move |w| format!("{n}@{w}")))
@@ -175,7 +157,7 @@ impl Simulation {
         py: Python<'py>,
         link: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (backlog, limit) = self.inner.observe_flow_queues(link).map_err(value_error)?;
+        let (backlog, limit) = self.inner.observe_flow_queues(link).map_err(action_error)?;
         let d = PyDict::new(py);
         d.set_item("backlog_pkts", backlog)?;
         d.set_item("limit_pkts", limit)?;
@@ -186,40 +168,21 @@ impl Simulation {
         self.inner.summary_json()
     }
 
-    fn flow_series<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = &self.inner.series.flows;
-        let d = PyDict::new(py);
-        d.set_item("time_s", &s.time_s)?;
-        d.set_item("flow", &s.flow)?;
-        d.set_item("cwnd_pkts", &s.cwnd_pkts)?;
-        d.set_item("ssthresh_pkts", &s.ssthresh_pkts)?;
-        d.set_item("srtt_s", &s.srtt_s)?;
-        d.set_item("delivered_bytes", &s.delivered_bytes)?;
-        d.set_item("goodput_bps", &s.goodput_bps)?;
-        d.set_item("throughput_bps", &s.throughput_bps)?;
-        d.set_item("retransmits", &s.retransmits)?;
-        d.set_item("bytes_in_flight", &s.bytes_in_flight)?;
-        d.set_item("ca_state", &s.ca_state)?;
-        Ok(d)
+    /// The per-flow time series as columns (`stats::series::FlowSeries`).
+    fn flow_series<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.series.flows)
     }
 
-    fn queue_series<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// The per-queue time series as columns, links by name (`stats::series::QueueSeries`).
+    fn queue_series<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let s = &self.inner.series.queues;
         let names: Vec<&str> = s
             .link
             .iter()
             .map(|&i| self.inner.channels[i as usize].name.as_str())
             .collect();
-        let d = PyDict::new(py);
-        d.set_item("time_s", &s.time_s)?;
+        let d = to_py(py, s)?;
         d.set_item("link", names)?;
-        d.set_item("class", &s.class)?;
-        d.set_item("backlog_pkts", &s.backlog_pkts)?;
-        d.set_item("backlog_bytes", &s.backlog_bytes)?;
-        d.set_item("drops", &s.drops)?;
-        d.set_item("ecn_marks", &s.ecn_marks)?;
-        d.set_item("sojourn_s", &s.sojourn_s)?;
-        d.set_item("utilization", &s.utilization)?;
         Ok(d)
     }
 
@@ -276,7 +239,7 @@ impl SimBatch {
 
     fn apply(&mut self, i: usize, action_: &Bound<'_, PyAny>) -> PyResult<()> {
         let a = action(action_)?;
-        self.at(i)?.apply_action(&a).map_err(value_error)
+        self.at(i)?.apply_action(&a).map_err(action_error)
     }
 
     /// Run simulation i to `t_ns[i]`.
@@ -301,14 +264,35 @@ impl SimBatch {
     fn observe_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         for s in &self.sims {
-            out.append(observation(py, &s.observe())?)?;
+            out.append(to_py(py, &s.observe())?)?;
         }
         Ok(out)
     }
 }
 
+/// The core's contract with the Python package (qdisc kinds and defaults, TCP options, CCA
+/// kinds, observation columns, JSON Schemas): see `l4sim_core::contract`.
+#[pyfunction]
+fn contract(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    to_py(py, &l4sim_core::contract::contract())
+}
+
+/// Each flow's path in a configuration (JSON as for `Simulation`), `None` where a flow has
+/// no route: what scenario validation asks before a simulation is built.
+#[pyfunction]
+fn flow_paths<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    let cfg: SimConfig = serde_json::from_str(config_json).map_err(|e| {
+        config_error(l4sim_core::ConfigError(format!(
+            "invalid configuration: {e}"
+        )))
+    })?;
+    to_py(py, &l4sim_core::net::routing::flow_paths(&cfg))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(contract, m)?)?;
+    m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<SimBatch>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

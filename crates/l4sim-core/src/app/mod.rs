@@ -1,8 +1,40 @@
 //! Traffic sources other than TCP's own: UDP constant bit rate.
 
-use crate::config::UdpConfig;
-use crate::net::packet::{Dir, Packet};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::net::packet::{Dir, EcnCodepoint, Packet};
 use crate::time::{Time, SEC};
+
+/// UDP constant-bit-rate source parameters.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct UdpConfig {
+    pub rate_bps: u64,
+    /// Bytes on the wire per packet (headers included).
+    pub packet_bytes: u32,
+    pub ecn: EcnCodepoint,
+}
+
+impl Default for UdpConfig {
+    fn default() -> Self {
+        UdpConfig {
+            rate_bps: 1_000_000,
+            packet_bytes: 1500,
+            ecn: EcnCodepoint::NotEct,
+        }
+    }
+}
+
+impl UdpConfig {
+    /// The invariants of a UDP source's parameters, as one sentence.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.rate_bps == 0 || self.packet_bytes == 0 {
+            return Err("UDP rate and packet size must be positive".into());
+        }
+        Ok(())
+    }
+}
 
 /// A UDP source sending fixed-size packets at a constant bit rate. Send times are computed
 /// from the packet index (no accumulated rounding drift).

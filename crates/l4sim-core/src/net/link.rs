@@ -6,11 +6,12 @@
 
 use std::collections::VecDeque;
 
+use crate::control::QueueRow;
 use crate::net::packet::Packet;
 use crate::qdisc::{Qdisc, QueueDisc};
 use crate::rng::Rng;
 use crate::stats::{Histogram, TimeAverage};
-use crate::time::Time;
+use crate::time::{secs, Time};
 
 /// Statistics of one traffic class of a multi-class qdisc (e.g. DualPI2's L4S queue).
 #[derive(Clone, Debug, Default)]
@@ -84,6 +85,21 @@ impl Channel {
     }
 
     /// Carried or holds anything: worth reporting.
+    /// What an agent may read of this link direction at `now`.
+    pub fn row(&self, now: Time) -> QueueRow {
+        let st = self.qdisc.stats();
+        QueueRow {
+            link: self.name.clone(),
+            backlog_pkts: self.qdisc.backlog_pkts(),
+            backlog_bytes: self.qdisc.backlog_bytes(),
+            dequeued_bytes: self.stats.tx_bytes,
+            drops: st.drops(),
+            ecn_marks: st.ecn_marks,
+            head_sojourn_s: self.qdisc.peek().map_or(0.0, |p| secs(now - p.enqueued)),
+            prob: self.qdisc.prob().unwrap_or(f64::NAN),
+        }
+    }
+
     pub fn used(&self) -> bool {
         self.stats.tx_pkts > 0 || self.qdisc.backlog_pkts() > 0
     }

@@ -1,5 +1,8 @@
 //! Packets: plain `Copy` data carried through queues and events without allocation.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use crate::time::Time;
 
 /// The two-bit IP ECN field (RFC 3168 §5).
@@ -20,9 +23,20 @@ impl Ecn {
     }
 }
 
-impl From<crate::config::EcnCodepoint> for Ecn {
-    fn from(c: crate::config::EcnCodepoint) -> Ecn {
-        use crate::config::EcnCodepoint as C;
+/// ECN codepoint names as used in configuration (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnCodepoint {
+    #[default]
+    NotEct,
+    Ect0,
+    Ect1,
+    Ce,
+}
+
+impl From<EcnCodepoint> for Ecn {
+    fn from(c: EcnCodepoint) -> Ecn {
+        use EcnCodepoint as C;
         match c {
             C::NotEct => Ecn::NotEct,
             C::Ect0 => Ecn::Ect0,

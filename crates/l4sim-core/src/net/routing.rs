@@ -5,6 +5,12 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::config::SimConfig;
+use crate::time::secs;
+
 /// `(from, to, delay)` of each channel.
 pub type Edge = (u32, u32, u64);
 
@@ -44,6 +50,76 @@ pub fn next_hops(n: usize, edges: &[Edge]) -> Vec<u32> {
     table
 }
 
+/// The channels (link directions) of a configuration, in the engine's order: link `i` is
+/// channel `2i` (a → b) and `2i + 1` (b → a).
+pub fn channel_edges(cfg: &SimConfig) -> Vec<Edge> {
+    cfg.links
+        .iter()
+        .flat_map(|l| {
+            [
+                (l.a as u32, l.b as u32, l.delay_ns),
+                (l.b as u32, l.a as u32, l.delay_ns),
+            ]
+        })
+        .collect()
+}
+
+/// A channel's name: `"a->b"` with node names.
+pub fn channel_name(cfg: &SimConfig, from: usize, to: usize) -> String {
+    format!("{}->{}", cfg.nodes[from].name, cfg.nodes[to].name)
+}
+
+/// The channels a packet crosses from `src` to `dst` under `table` (`None`: no route).
+pub fn walk(table: &[u32], edges: &[Edge], n: usize, src: usize, dst: usize) -> Option<Vec<usize>> {
+    let mut hops = Vec::new();
+    let mut node = src;
+    while node != dst {
+        let c = table[node * n + dst];
+        if c == NO_ROUTE || hops.len() > edges.len() {
+            return None;
+        }
+        hops.push(c as usize);
+        node = edges[c as usize].1 as usize;
+    }
+    Some(hops)
+}
+
+/// The route of a flow as the engine forwards it: what agents and environments use for
+/// their reference scales (the only routing computation in l4sim).
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct FlowPath {
+    /// Channels from the source to the destination (`"a->b"`).
+    pub links: Vec<String>,
+    /// Channels the ACKs take back.
+    pub reverse_links: Vec<String>,
+    /// Propagation delay there and back (seconds).
+    pub base_rtt_s: f64,
+    /// The slowest forward link's rate (bits/s).
+    pub bottleneck_bps: u64,
+}
+
+/// Every flow's path (`None` where there is no route either way).
+pub fn flow_paths(cfg: &SimConfig) -> Vec<Option<FlowPath>> {
+    let n = cfg.nodes.len();
+    let edges = channel_edges(cfg);
+    let table = next_hops(n, &edges);
+    let name = |c: usize| channel_name(cfg, edges[c].0 as usize, edges[c].1 as usize);
+    cfg.flows
+        .iter()
+        .map(|f| {
+            let fwd = walk(&table, &edges, n, f.src, f.dst)?;
+            let rev = walk(&table, &edges, n, f.dst, f.src)?;
+            let delay: u64 = fwd.iter().chain(&rev).map(|&c| edges[c].2).sum();
+            Some(FlowPath {
+                bottleneck_bps: fwd.iter().map(|&c| cfg.links[c / 2].rate_bps).min()?,
+                links: fwd.iter().map(|&c| name(c)).collect(),
+                reverse_links: rev.iter().map(|&c| name(c)).collect(),
+                base_rtt_s: secs(delay),
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,5 +146,25 @@ mod tests {
     fn disconnected_has_no_route() {
         let t = next_hops(3, &[(0, 1, 1), (1, 0, 1)]);
         assert_eq!(t[2], NO_ROUTE);
+    }
+
+    #[test]
+    fn flow_paths_follow_delay_not_hops() {
+        // a -50 ms- b directly, or a -5 ms- c -5 ms- b: the flow takes the two-hop path.
+        let json = r#"{"duration_ns": 1000000000,
+            "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}],
+            "links": [
+                {"a": 0, "b": 1, "rate_bps": 100000000, "delay_ns": 50000000},
+                {"a": 0, "b": 2, "rate_bps": 10000000, "delay_ns": 5000000},
+                {"a": 2, "b": 1, "rate_bps": 20000000, "delay_ns": 5000000}],
+            "flows": [{"kind": "tcp", "src": 0, "dst": 1}, {"kind": "tcp", "src": 0, "dst": 3}]}"#;
+        let cfg: SimConfig = serde_json::from_str(json).unwrap();
+        let paths = flow_paths(&cfg);
+        let p = paths[0].as_ref().unwrap();
+        assert_eq!(p.links, ["a->c", "c->b"]);
+        assert_eq!(p.reverse_links, ["b->c", "c->a"]);
+        assert!((p.base_rtt_s - 0.020).abs() < 1e-12);
+        assert_eq!(p.bottleneck_bps, 10_000_000);
+        assert_eq!(paths[1], None, "d is not connected");
     }
 }

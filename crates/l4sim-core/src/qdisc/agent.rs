@@ -2,14 +2,17 @@
 //! agent drives (MA-CC's AQM agents, RL-AQM baselines). Each arriving packet is dropped —
 //! or CE-marked if ECT and `ecn` — with the probability last set; 0 until an agent sets it.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{mark_ce, DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
+use super::{
+    check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
+};
 use crate::net::packet::Packet;
 use crate::rng::Rng;
 use crate::time::Time;
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AgentConfig {
     /// Tail-drop limit in packets (Linux `txqueuelen`).
@@ -37,6 +40,16 @@ pub struct AgentAqm {
     stats: QdiscStats,
 }
 
+impl QdiscParams for AgentConfig {
+    type Qdisc = AgentAqm;
+    fn validate(&self) -> Result<(), String> {
+        check_positive("agent", &[self.limit_pkts])
+    }
+    fn build(&self, rng: Rng) -> AgentAqm {
+        AgentAqm::new(self, rng)
+    }
+}
+
 impl AgentAqm {
     pub fn new(cfg: &AgentConfig, rng: Rng) -> AgentAqm {
         AgentAqm {
@@ -62,6 +75,9 @@ impl AgentAqm {
 }
 
 impl QueueDisc for AgentAqm {
+    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
+        self.set_limit(limit_pkts);
+    }
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         if self.q.len() as u64 >= self.limit {
             self.stats.drop(pkt, DropReason::Overflow, drops);

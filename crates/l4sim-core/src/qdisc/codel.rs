@@ -9,15 +9,19 @@
 //! kernel's value is within ~0.01 % of it once iterated; IEEE `sqrt` is exactly rounded,
 //! so runs stay deterministic).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{mark_ce, DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
+use super::{
+    check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
+};
 use crate::net::packet::Packet;
+use crate::rng::Rng;
 use crate::time::{Time, MS};
 
 /// `kind = "codel"`. Defaults: Linux `tc codel` (limit 1000 p, target 5 ms, interval 100 ms,
 /// ECN off) and RFC 8289 §4.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct CodelConfig {
     /// Hard limit in packets (tail drop above it).
@@ -187,6 +191,19 @@ impl CodelConfig {
     }
 }
 
+impl QdiscParams for CodelConfig {
+    type Qdisc = Codel;
+    fn validate(&self) -> Result<(), String> {
+        check_positive(
+            "CoDel",
+            &[self.limit_pkts, self.target_ns, self.interval_ns],
+        )
+    }
+    fn build(&self, _rng: Rng) -> Codel {
+        Codel::new(self)
+    }
+}
+
 impl Codel {
     pub fn new(cfg: &CodelConfig) -> Codel {
         Codel {
@@ -210,6 +227,9 @@ impl Codel {
 }
 
 impl QueueDisc for Codel {
+    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
+        self.set_limit(limit_pkts);
+    }
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         // Linux codel_qdisc_enqueue: tail drop at the packet limit.
         if self.q.len() as u64 >= self.limit {

@@ -57,9 +57,13 @@
 
 use std::collections::VecDeque;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{mark_ce, DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
+use super::{
+    check_gains, check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats,
+    QueueDisc,
+};
 use crate::net::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::{Time, MS, US};
@@ -69,7 +73,7 @@ pub const MAX_PROB: u32 = u32::MAX;
 const MAX_PROB_F: f64 = u32::MAX as f64;
 
 /// Which DualPI2 semantics to run (see the module comment).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DualPi2Variant {
     /// Linux `sch_dualpi2.c`.
@@ -80,7 +84,7 @@ pub enum DualPi2Variant {
 }
 
 /// Which ECN codepoints go to the L queue (Linux `ecn_mask`; also used by FQ-L4S).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnMask {
     /// ECT(1) and CE (RFC 9331 §5.1; Linux `l4s_ect`).
@@ -106,7 +110,7 @@ impl EcnMask {
 /// 15 ms, tupdate 16 ms, α 0.16 Hz, β 3.2 Hz, step 1 ms, classic protection 10 %,
 /// `l4s_ect`, `min_qlen_step` 0, k = 2, drop on overload, drop at dequeue) and RFC 9332
 /// Figure 2 for the Appendix A variant's ramp (800 µs + 400 µs, Th_len 1 packet).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct DualPi2Config {
     pub variant: DualPi2Variant,
@@ -256,6 +260,24 @@ pub struct DualPi2 {
 
 const L: u8 = 0;
 const C: u8 = 1;
+
+impl QdiscParams for DualPi2Config {
+    type Qdisc = DualPi2;
+    fn validate(&self) -> Result<(), String> {
+        check_positive(
+            "DualPI2",
+            &[self.limit_pkts, self.tupdate_ns, self.mtu as u64],
+        )?;
+        check_gains("DualPI2", self.alpha, self.beta, 0.0)?;
+        if !(self.coupling.is_finite() && self.coupling > 0.0) || self.c_protection > 100 {
+            return Err("DualPI2 needs a positive coupling and c_protection in 0..=100".into());
+        }
+        Ok(())
+    }
+    fn build(&self, rng: Rng) -> DualPi2 {
+        DualPi2::new(self, rng)
+    }
+}
 
 impl DualPi2 {
     pub fn new(cfg: &DualPi2Config, rng: Rng) -> DualPi2 {
@@ -501,6 +523,9 @@ impl DualPi2 {
 }
 
 impl QueueDisc for DualPi2 {
+    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
+        self.set_limit(limit_pkts);
+    }
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         self.catch_up(now);
         // `dualpi2_skb_classify`.

@@ -2,9 +2,36 @@
 
 use std::collections::VecDeque;
 
-use super::{DropReason, Dropped, QdiscStats, QueueDisc};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{DropReason, Dropped, QdiscParams, QdiscStats, QueueDisc};
 use crate::net::packet::Packet;
+use crate::rng::Rng;
 use crate::time::Time;
+
+/// `kind = "fifo"`. At most one of the limits is usually set; both may be; neither is an
+/// unbounded queue. (The default qdisc of a link is a FIFO of 1000 packets, Linux
+/// `txqueuelen`: see `QdiscConfig::default`.)
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FifoConfig {
+    pub limit_pkts: Option<u64>,
+    pub limit_bytes: Option<u64>,
+}
+
+impl QdiscParams for FifoConfig {
+    type Qdisc = Fifo;
+    fn validate(&self) -> Result<(), String> {
+        if self.limit_pkts == Some(0) || self.limit_bytes == Some(0) {
+            return Err("a FIFO limit must be positive".into());
+        }
+        Ok(())
+    }
+    fn build(&self, _rng: Rng) -> Fifo {
+        Fifo::new(self.limit_pkts, self.limit_bytes)
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Fifo {
@@ -25,15 +52,14 @@ impl Fifo {
             stats: QdiscStats::default(),
         }
     }
-
-    /// Change the limits at run time; packets already queued stay (as `tc qdisc change`).
-    pub fn set_limits(&mut self, limit_pkts: Option<u64>, limit_bytes: Option<u64>) {
-        self.limit_pkts = limit_pkts;
-        self.limit_bytes = limit_bytes;
-    }
 }
 
 impl QueueDisc for Fifo {
+    /// Both limits are replaced (an unset one is removed); packets already queued stay.
+    fn set_limits(&mut self, limit_pkts: Option<u64>, limit_bytes: Option<u64>) {
+        self.limit_pkts = limit_pkts;
+        self.limit_bytes = limit_bytes;
+    }
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         // pfifo: drop when the queue already holds `limit` packets; bfifo: when the arrival
         // would take the backlog over `limit` bytes (Linux sch_fifo.c).

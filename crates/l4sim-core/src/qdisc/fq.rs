@@ -21,13 +21,16 @@
 //! warm-up nothing is allocated per packet. Memory limits (Linux `memory_limit`) are not
 //! modelled.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::codel::{CodelParams, CodelVars};
 use super::drr::Drr;
 use super::lfq_features::LfqFeatures;
 use super::pie::{PieParams, PieVars};
-use super::{DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
+use super::{
+    check_gains, check_positive, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
+};
 use crate::net::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{Time, MS};
@@ -47,7 +50,7 @@ fn d_batch() -> u32 {
 
 /// `kind = "fq_codel"`. Defaults: Linux `tc fq_codel` / RFC 8290 §5 (limit 10240 p,
 /// flows 1024, quantum 1514 B, target 5 ms, interval 100 ms, ECN on, drop batch 64).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FqCodelConfig {
     pub limit_pkts: u64,
@@ -78,7 +81,7 @@ impl Default for FqCodelConfig {
 /// `kind = "fq_pie"`. Defaults: Linux `tc fq_pie` (limit 10240 p, flows 1024, quantum
 /// 1514 B, PIE defaults per flow: target 15 ms, tupdate 15 ms, α 2/16, β 20/16, ECN off,
 /// `ecn_prob` 10 %, max_burst 150 ms).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FqPieConfig {
     pub limit_pkts: u64,
@@ -119,7 +122,7 @@ impl Default for FqPieConfig {
 /// `kind = "fq"`: flow queues with a fixed drop-tail buffer per flow (LFQ paper's "fq").
 /// Defaults: per-flow limit 100 p (Linux `sch_fq` `flow_limit`), overall limit 10240 p,
 /// flows 1024, quantum 1514 B, drop batch 64 (the FQ-CoDel scheduler's).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FqConfig {
     pub limit_pkts: u64,
@@ -178,6 +181,10 @@ pub trait FlowAqm: Clone + std::fmt::Debug {
     /// This flow queue's own buffer limit in packets, if it has one (`fq`).
     fn flow_limit(_vars: &Self::Vars) -> Option<u32> {
         None
+    }
+    /// Set this flow queue's own buffer limit; false if it has none.
+    fn set_flow_limit(_vars: &mut Self::Vars, _limit: u32) -> bool {
+        false
     }
 }
 
@@ -276,6 +283,10 @@ impl FlowAqm for TailDropAqm {
     fn flow_limit(limit: &u32) -> Option<u32> {
         Some(*limit)
     }
+    fn set_flow_limit(limit: &mut u32, new: u32) -> bool {
+        *limit = new;
+        true
+    }
     fn admit(
         &self,
         limit: &mut u32,
@@ -330,6 +341,65 @@ pub struct FlowQueues<A: FlowAqm> {
 pub type FqCodel = FlowQueues<CodelAqm>;
 pub type FqPie = FlowQueues<PieAqm>;
 pub type Fq = FlowQueues<TailDropAqm>;
+
+impl QdiscParams for FqCodelConfig {
+    type Qdisc = FqCodel;
+    fn validate(&self) -> Result<(), String> {
+        check_positive(
+            "FQ-CoDel",
+            &[
+                self.limit_pkts,
+                self.flows as u64,
+                self.quantum as u64,
+                self.target_ns,
+                self.interval_ns,
+                self.drop_batch as u64,
+            ],
+        )
+    }
+    fn build(&self, rng: Rng) -> FqCodel {
+        fq_codel(self, rng)
+    }
+}
+
+impl QdiscParams for FqPieConfig {
+    type Qdisc = FqPie;
+    fn validate(&self) -> Result<(), String> {
+        check_positive(
+            "FQ-PIE",
+            &[
+                self.limit_pkts,
+                self.flows as u64,
+                self.quantum as u64,
+                self.target_ns,
+                self.tupdate_ns,
+            ],
+        )?;
+        check_gains("FQ-PIE", self.alpha, self.beta, self.max_ecnth)
+    }
+    fn build(&self, rng: Rng) -> FqPie {
+        fq_pie(self, rng)
+    }
+}
+
+impl QdiscParams for FqConfig {
+    type Qdisc = Fq;
+    fn validate(&self) -> Result<(), String> {
+        check_positive(
+            "fq",
+            &[
+                self.limit_pkts,
+                self.flows as u64,
+                self.quantum as u64,
+                self.per_flow_limit as u64,
+                self.drop_batch as u64,
+            ],
+        )
+    }
+    fn build(&self, rng: Rng) -> Fq {
+        fq_fixed(self, rng)
+    }
+}
 
 pub fn fq_codel(c: &FqCodelConfig, rng: Rng) -> FqCodel {
     let p = CodelParams {
@@ -467,29 +537,35 @@ impl<A: FlowAqm> FlowQueues<A> {
     }
 
     /// The LFQ features of bucket `b`, if they are kept.
-    pub fn lfq_features(&self, b: usize) -> Option<&LfqFeatures> {
+    pub fn lfq_features_of(&self, b: usize) -> Option<&LfqFeatures> {
         self.lfq.get(b)
     }
 }
 
-impl Fq {
-    /// Set bucket `b`'s drop-tail limit (packets); queued packets stay. False if out of range.
-    pub fn set_flow_limit(&mut self, b: usize, limit: u32) -> bool {
-        match self.flows.get_mut(b) {
-            Some(f) => {
-                f.vars = limit;
-                true
-            }
-            None => false,
-        }
-    }
-
-    pub fn flow_limit(&self, b: usize) -> Option<u32> {
-        self.flows.get(b).map(|f| f.vars)
-    }
-}
-
 impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
+    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
+        self.set_limit(limit_pkts);
+    }
+    fn flow_bucket(&self, pkt: &Packet) -> Option<usize> {
+        Some(self.bucket_of(pkt))
+    }
+    fn flow_queue_state(&self, pkt: &Packet) -> Option<(u32, Option<u32>)> {
+        let b = self.bucket_of(pkt);
+        Some((
+            self.flow_backlog_pkts(b),
+            A::flow_limit(&self.flows[b].vars),
+        ))
+    }
+    /// Set bucket `b`'s drop-tail limit (`fq`); queued packets stay.
+    fn set_flow_limit(&mut self, b: usize, limit: u32) -> bool {
+        self.flows
+            .get_mut(b)
+            .is_some_and(|f| A::set_flow_limit(&mut f.vars, limit))
+    }
+    fn lfq_features(&self, pkt: &Packet) -> Option<[f64; super::lfq_features::LEN]> {
+        self.lfq_features_of(self.bucket_of(pkt))
+            .map(|f| f.vector())
+    }
     fn enqueue(&mut self, pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         let b = self.bucket_of(&pkt);
         if !A::DROP_FATTEST && self.qlen >= self.limit {

@@ -26,18 +26,22 @@
 //! Jenkins; PIE runs in timestamp mode (no departure-rate estimator); probabilities are
 //! `f64`.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::drr::Drr;
 use super::dualpi2::EcnMask;
 use super::pie::{PieParams, PieVars};
-use super::{mark_ce, DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
+use super::{
+    check_gains, check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats,
+    QueueDisc,
+};
 use crate::net::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{Time, MS};
 
 /// `kind = "fq_l4s"` (defaults: the paper's §5.1 and Algorithm 7; see the module comment).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FqL4sConfig {
     /// Overall limit in packets.
@@ -106,6 +110,30 @@ pub struct FqL4s {
 
 const L4S: u8 = 0;
 const CLASSIC: u8 = 1;
+
+impl QdiscParams for FqL4sConfig {
+    type Qdisc = FqL4s;
+    fn validate(&self) -> Result<(), String> {
+        check_positive(
+            "FQ-L4S",
+            &[
+                self.limit_pkts,
+                self.pairs as u64,
+                self.quantum as u64,
+                self.target_ns,
+                self.tupdate_ns,
+            ],
+        )?;
+        check_gains("FQ-L4S", self.alpha, self.beta, self.max_ecnth)?;
+        if !(self.coupling.is_finite() && self.coupling > 0.0) {
+            return Err("FQ-L4S needs a positive coupling".into());
+        }
+        Ok(())
+    }
+    fn build(&self, rng: Rng) -> FqL4s {
+        FqL4s::new(self, rng)
+    }
+}
 
 impl FqL4s {
     pub fn new(c: &FqL4sConfig, mut rng: Rng) -> FqL4s {
@@ -195,6 +223,12 @@ impl FqL4s {
 }
 
 impl QueueDisc for FqL4s {
+    fn flow_bucket(&self, pkt: &Packet) -> Option<usize> {
+        Some(self.bucket_of(pkt))
+    }
+    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
+        self.set_limit(limit_pkts);
+    }
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         let i = self.queue_of(&pkt);
         pkt.class = if i >= self.pairs { L4S } else { CLASSIC };

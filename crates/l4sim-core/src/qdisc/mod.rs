@@ -17,7 +17,9 @@ pub mod red;
 
 use std::collections::VecDeque;
 
-use crate::config::QdiscConfig;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use crate::net::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::Time;
@@ -157,90 +159,170 @@ pub trait QueueDisc {
     }
     /// Short name as in configuration (`"fifo"`, ...).
     fn kind(&self) -> &'static str;
+    /// Set the buffer limits at run time, as `tc qdisc change` would (queued packets stay).
+    /// For the AQMs this is their hard (overall) limit; a limit in a unit the qdisc does not
+    /// use is ignored (CoDel, PIE and the flow queues count packets).
+    fn set_limits(&mut self, limit_pkts: Option<u64>, limit_bytes: Option<u64>);
+    /// The flow bucket a packet maps to, for the flow-queue qdiscs.
+    fn flow_bucket(&self, _pkt: &Packet) -> Option<usize> {
+        None
+    }
+    /// Packets queued in the flow queue that holds `pkt`'s flow, and that queue's own limit
+    /// (`fq` only), for the flow-queue qdiscs (LFQ's per-flow features).
+    fn flow_queue_state(&self, _pkt: &Packet) -> Option<(u32, Option<u32>)> {
+        None
+    }
+    /// Set the per-flow buffer (packets) of flow bucket `bucket` (`fq`: the LFQ agent's
+    /// knob). False if this qdisc has none or the bucket is out of range.
+    fn set_flow_limit(&mut self, _bucket: usize, _limit_pkts: u32) -> bool {
+        false
+    }
+    /// LFQ's 60 features of the flow queue holding `pkt`'s flow (an `fq` with
+    /// `lfq_features` on), see `lfq_features.rs`.
+    fn lfq_features(&self, _pkt: &Packet) -> Option<[f64; lfq_features::LEN]> {
+        None
+    }
 }
 
-/// The qdiscs the engine can hold.
-#[derive(Clone, Debug)]
-pub enum Qdisc {
-    Fifo(Fifo),
-    Red(Red),
-    Codel(Codel),
-    Pie(Pie),
-    FqCodel(FqCodel),
-    FqPie(FqPie),
-    Fq(Fq),
-    DualPi2(DualPi2),
-    FqL4s(FqL4s),
-    Agent(AgentAqm),
+/// A qdisc's parameters: the `kind = "..."` table of a scenario, with its defaults
+/// (`Default`), its invariants (`validate`) and the qdisc it builds. Each qdisc file
+/// implements it for its own config, next to the defaults.
+pub trait QdiscParams: Default {
+    type Qdisc: QueueDisc;
+    /// Check the parameters; the error is one sentence naming the qdisc.
+    fn validate(&self) -> Result<(), String>;
+    /// Build the qdisc; `rng` is its own random stream (RED and PIE draw from it, the flow
+    /// queues take their hash perturbation from it; FIFO ignores it).
+    fn build(&self, rng: Rng) -> Self::Qdisc;
 }
 
-macro_rules! dispatch {
-    ($self:ident, $q:ident => $e:expr) => {
-        match $self {
-            Qdisc::Fifo($q) => $e,
-            Qdisc::Red($q) => $e,
-            Qdisc::Codel($q) => $e,
-            Qdisc::Pie($q) => $e,
-            Qdisc::FqCodel($q) => $e,
-            Qdisc::FqPie($q) => $e,
-            Qdisc::Fq($q) => $e,
-            Qdisc::DualPi2($q) => $e,
-            Qdisc::FqL4s($q) => $e,
-            Qdisc::Agent($q) => $e,
+/// The registry: one line per qdisc kind generates the configuration enum (serde tag
+/// `kind`), the engine's [`Qdisc`] enum and the dispatch of [`QueueDisc`] over it.
+macro_rules! qdiscs {
+    ($( $(#[$attr:meta])* $V:ident($C:ty) ),* $(,)?) => {
+        /// Queue discipline configuration: one variant per qdisc file in `qdisc/`.
+        #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+        #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+        pub enum QdiscConfig {
+            $( $(#[$attr])* $V($C), )*
+        }
+
+        /// The qdiscs the engine can hold (an enum: `Clone`, no virtual calls).
+        #[derive(Clone, Debug)]
+        pub enum Qdisc {
+            $( $V(<$C as QdiscParams>::Qdisc), )*
+        }
+
+        impl QdiscConfig {
+            /// Check the parameters (see [`QdiscParams::validate`]).
+            pub fn validate(&self) -> Result<(), String> {
+                match self { $( QdiscConfig::$V(c) => c.validate(), )* }
+            }
+            /// Every kind with its default parameters (the contract exported to Python).
+            pub fn all_defaults() -> Vec<QdiscConfig> {
+                vec![$( QdiscConfig::$V(<$C>::default()), )*]
+            }
+        }
+
+        impl Qdisc {
+            /// Build a qdisc; `rng` is its own random stream.
+            pub fn from_config(cfg: &QdiscConfig, rng: Rng) -> Qdisc {
+                match cfg { $( QdiscConfig::$V(c) => Qdisc::$V(c.build(rng)), )* }
+            }
+        }
+
+        impl QueueDisc for Qdisc {
+            #[inline]
+            fn enqueue(&mut self, pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
+                match self { $( Qdisc::$V(q) => q.enqueue(pkt, now, drops), )* }
+            }
+            #[inline]
+            fn dequeue(&mut self, now: Time, drops: &mut Vec<Dropped>) -> Option<Packet> {
+                match self { $( Qdisc::$V(q) => q.dequeue(now, drops), )* }
+            }
+            #[inline]
+            fn peek(&self) -> Option<&Packet> {
+                match self { $( Qdisc::$V(q) => q.peek(), )* }
+            }
+            #[inline]
+            fn backlog_pkts(&self) -> u32 {
+                match self { $( Qdisc::$V(q) => q.backlog_pkts(), )* }
+            }
+            #[inline]
+            fn backlog_bytes(&self) -> u64 {
+                match self { $( Qdisc::$V(q) => q.backlog_bytes(), )* }
+            }
+            #[inline]
+            fn stats(&self) -> &QdiscStats {
+                match self { $( Qdisc::$V(q) => q.stats(), )* }
+            }
+            fn class_names(&self) -> &'static [&'static str] {
+                match self { $( Qdisc::$V(q) => q.class_names(), )* }
+            }
+            fn prob(&self) -> Option<f64> {
+                match self { $( Qdisc::$V(q) => q.prob(), )* }
+            }
+            #[inline]
+            fn class_backlog(&self, class: usize) -> (u32, u64) {
+                match self { $( Qdisc::$V(q) => q.class_backlog(class), )* }
+            }
+            fn kind(&self) -> &'static str {
+                match self { $( Qdisc::$V(q) => q.kind(), )* }
+            }
+            fn set_limits(&mut self, limit_pkts: Option<u64>, limit_bytes: Option<u64>) {
+                match self { $( Qdisc::$V(q) => q.set_limits(limit_pkts, limit_bytes), )* }
+            }
+            fn flow_bucket(&self, pkt: &Packet) -> Option<usize> {
+                match self { $( Qdisc::$V(q) => q.flow_bucket(pkt), )* }
+            }
+            fn flow_queue_state(&self, pkt: &Packet) -> Option<(u32, Option<u32>)> {
+                match self { $( Qdisc::$V(q) => q.flow_queue_state(pkt), )* }
+            }
+            fn set_flow_limit(&mut self, bucket: usize, limit_pkts: u32) -> bool {
+                match self { $( Qdisc::$V(q) => q.set_flow_limit(bucket, limit_pkts), )* }
+            }
+            fn lfq_features(&self, pkt: &Packet) -> Option<[f64; lfq_features::LEN]> {
+                match self { $( Qdisc::$V(q) => q.lfq_features(pkt), )* }
+            }
         }
     };
 }
 
-impl Qdisc {
-    /// Build a qdisc; `rng` is its own random stream (RED and PIE draw from it, the flow
-    /// queues take their hash perturbation from it; FIFO ignores it).
-    pub fn from_config(cfg: &QdiscConfig, rng: Rng) -> Qdisc {
-        match cfg {
-            QdiscConfig::Fifo {
-                limit_pkts,
-                limit_bytes,
-            } => Qdisc::Fifo(Fifo::new(*limit_pkts, *limit_bytes)),
-            QdiscConfig::Red(c) => Qdisc::Red(Red::new(c, rng)),
-            QdiscConfig::Codel(c) => Qdisc::Codel(Codel::new(c)),
-            QdiscConfig::Pie(c) => Qdisc::Pie(Pie::new(c, rng)),
-            QdiscConfig::FqCodel(c) => Qdisc::FqCodel(fq::fq_codel(c, rng)),
-            QdiscConfig::FqPie(c) => Qdisc::FqPie(fq::fq_pie(c, rng)),
-            QdiscConfig::Fq(c) => Qdisc::Fq(fq::fq_fixed(c, rng)),
-            QdiscConfig::DualPi2(c) => Qdisc::DualPi2(DualPi2::new(c, rng)),
-            QdiscConfig::FqL4s(c) => Qdisc::FqL4s(FqL4s::new(c, rng)),
-            QdiscConfig::Agent(c) => Qdisc::Agent(AgentAqm::new(c, rng)),
-        }
+qdiscs! {
+    /// Drop-tail FIFO (`qdisc/fifo.rs`).
+    Fifo(fifo::FifoConfig),
+    /// RED (`qdisc/red.rs`).
+    Red(red::RedConfig),
+    /// CoDel, RFC 8289 (`qdisc/codel.rs`).
+    Codel(codel::CodelConfig),
+    /// PIE, RFC 8033 (`qdisc/pie.rs`).
+    Pie(pie::PieConfig),
+    /// FQ-CoDel, RFC 8290 (`qdisc/fq.rs`).
+    FqCodel(fq::FqCodelConfig),
+    /// FQ-PIE (`qdisc/fq.rs`).
+    FqPie(fq::FqPieConfig),
+    /// Flow queues with a fixed drop-tail buffer per flow (`qdisc/fq.rs`).
+    Fq(fq::FqConfig),
+    /// DualPI2, RFC 9332 / Linux `sch_dualpi2` (`qdisc/dualpi2.rs`).
+    #[serde(rename = "dualpi2")]
+    DualPi2(dualpi2::DualPi2Config),
+    /// FQ-L4S, FreeBSD `dn_sched_l4s` of the A3C-L4S paper (`qdisc/fq_l4s.rs`).
+    FqL4s(fq_l4s::FqL4sConfig),
+    /// FIFO with a drop/mark probability set by an agent (`qdisc/agent.rs`).
+    Agent(agent::AgentConfig),
+}
+
+impl Default for QdiscConfig {
+    /// Linux `pfifo_fast` / `txqueuelen` default: 1000 packets.
+    fn default() -> Self {
+        QdiscConfig::Fifo(fifo::FifoConfig {
+            limit_pkts: Some(1000),
+            limit_bytes: None,
+        })
     }
 }
 
 impl Qdisc {
-    /// Set the buffer limits (packets and/or bytes) of qdiscs that have one. For the AQMs
-    /// this is their hard (overall) limit; a limit in a unit the qdisc does not use is
-    /// ignored (CoDel, PIE and the flow queues count packets; RED counts in its mode's unit).
-    pub fn set_limits(&mut self, limit_pkts: Option<u64>, limit_bytes: Option<u64>) {
-        match self {
-            Qdisc::Fifo(q) => q.set_limits(limit_pkts, limit_bytes),
-            Qdisc::Red(q) => q.set_limits(limit_pkts, limit_bytes),
-            Qdisc::Codel(q) => q.set_limit(limit_pkts),
-            Qdisc::Pie(q) => q.set_limit(limit_pkts),
-            Qdisc::FqCodel(q) => q.set_limit(limit_pkts),
-            Qdisc::FqPie(q) => q.set_limit(limit_pkts),
-            Qdisc::Fq(q) => q.set_limit(limit_pkts),
-            Qdisc::DualPi2(q) => q.set_limit(limit_pkts),
-            Qdisc::FqL4s(q) => q.set_limit(limit_pkts),
-            Qdisc::Agent(q) => q.set_limit(limit_pkts),
-        }
-    }
-
-    /// Set the per-flow buffer (packets) of flow bucket `bucket` of an `fq` qdisc (the LFQ
-    /// agent's knob). Returns false if this qdisc is not `fq` or the bucket is out of range.
-    pub fn set_flow_limit(&mut self, bucket: usize, limit_pkts: u32) -> bool {
-        match self {
-            Qdisc::Fq(q) => q.set_flow_limit(bucket, limit_pkts),
-            _ => false,
-        }
-    }
-
     /// The DualPI2 qdisc, if this is one (an agent reads p′, p_C, p_CL and sets p′ and k).
     pub fn as_dualpi2_mut(&mut self) -> Option<&mut DualPi2> {
         match self {
@@ -248,78 +330,32 @@ impl Qdisc {
             _ => None,
         }
     }
-
-    /// The flow bucket a packet maps to, for the flow-queue qdiscs.
-    pub fn flow_bucket(&self, pkt: &Packet) -> Option<usize> {
-        match self {
-            Qdisc::FqCodel(q) => Some(q.bucket_of(pkt)),
-            Qdisc::FqPie(q) => Some(q.bucket_of(pkt)),
-            Qdisc::Fq(q) => Some(q.bucket_of(pkt)),
-            Qdisc::FqL4s(q) => Some(q.bucket_of(pkt)),
-            _ => None,
-        }
-    }
-
-    /// LFQ's 60 features of the flow queue holding `pkt`'s flow (an `fq` with
-    /// `lfq_features` on), see `lfq_features.rs`.
-    pub fn lfq_features(&self, pkt: &Packet) -> Option<[f64; lfq_features::LEN]> {
-        match self {
-            Qdisc::Fq(q) => q.lfq_features(q.bucket_of(pkt)).map(|f| f.vector()),
-            _ => None,
-        }
-    }
-
-    /// Packets queued in the flow queue that holds `pkt`'s flow, and that queue's own limit
-    /// (`fq` only), for flow-queue schedulers (LFQ's per-flow features).
-    pub fn flow_queue_state(&self, pkt: &Packet) -> Option<(u32, Option<u32>)> {
-        match self {
-            Qdisc::FqCodel(q) => Some((q.flow_backlog_pkts(q.bucket_of(pkt)), None)),
-            Qdisc::FqPie(q) => Some((q.flow_backlog_pkts(q.bucket_of(pkt)), None)),
-            Qdisc::Fq(q) => {
-                let b = q.bucket_of(pkt);
-                Some((q.flow_backlog_pkts(b), q.flow_limit(b)))
-            }
-            _ => None,
-        }
-    }
 }
 
-impl QueueDisc for Qdisc {
-    #[inline]
-    fn enqueue(&mut self, pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
-        dispatch!(self, q => q.enqueue(pkt, now, drops))
+/// Shared by the qdiscs' `validate`: every listed limit, count and duration is positive.
+pub(crate) fn check_positive(what: &str, xs: &[u64]) -> Result<(), String> {
+    if xs.contains(&0) {
+        return Err(format!(
+            "{what} limits, counts, quantum and times must be positive"
+        ));
     }
-    #[inline]
-    fn dequeue(&mut self, now: Time, drops: &mut Vec<Dropped>) -> Option<Packet> {
-        dispatch!(self, q => q.dequeue(now, drops))
+    Ok(())
+}
+
+/// A probability or weight in [0, 1].
+pub(crate) fn check_unit(what: &str, x: f64) -> Result<(), String> {
+    if !(0.0..=1.0).contains(&x) {
+        return Err(format!("{what} {x} is outside [0, 1]"));
     }
-    #[inline]
-    fn peek(&self) -> Option<&Packet> {
-        dispatch!(self, q => q.peek())
+    Ok(())
+}
+
+/// PI gains finite and not negative; the mark threshold a probability.
+pub(crate) fn check_gains(what: &str, alpha: f64, beta: f64, max_ecnth: f64) -> Result<(), String> {
+    if !(alpha.is_finite() && alpha >= 0.0 && beta.is_finite() && beta >= 0.0) {
+        return Err(format!(
+            "{what} alpha and beta must be finite and not negative"
+        ));
     }
-    #[inline]
-    fn backlog_pkts(&self) -> u32 {
-        dispatch!(self, q => q.backlog_pkts())
-    }
-    #[inline]
-    fn backlog_bytes(&self) -> u64 {
-        dispatch!(self, q => q.backlog_bytes())
-    }
-    #[inline]
-    fn stats(&self) -> &QdiscStats {
-        dispatch!(self, q => q.stats())
-    }
-    fn class_names(&self) -> &'static [&'static str] {
-        dispatch!(self, q => q.class_names())
-    }
-    fn prob(&self) -> Option<f64> {
-        dispatch!(self, q => q.prob())
-    }
-    #[inline]
-    fn class_backlog(&self, class: usize) -> (u32, u64) {
-        dispatch!(self, q => q.class_backlog(class))
-    }
-    fn kind(&self) -> &'static str {
-        dispatch!(self, q => q.kind())
-    }
+    check_unit(&format!("{what} max_ecnth"), max_ecnth)
 }

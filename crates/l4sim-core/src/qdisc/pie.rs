@@ -19,16 +19,20 @@
 //! first update is at `tupdate` (Linux arms the timer 500 ms after creation); the
 //! dequeue-rate estimator is not implemented.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{mark_ce, DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
+use super::{
+    check_gains, check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats,
+    QueueDisc,
+};
 use crate::net::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{secs, Time, MS};
 
 /// `kind = "pie"`. Defaults: Linux `tc pie` / RFC 8033 §5 (limit 1000 p, target 15 ms,
 /// tupdate 15 ms, α 0.125, β 1.25, max_burst 150 ms, ECN off, mark up to p = 10 %).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct PieConfig {
     /// Hard limit in packets (tail drop).
@@ -299,6 +303,17 @@ pub struct Pie {
     stats: QdiscStats,
 }
 
+impl QdiscParams for PieConfig {
+    type Qdisc = Pie;
+    fn validate(&self) -> Result<(), String> {
+        check_positive("PIE", &[self.limit_pkts, self.target_ns, self.tupdate_ns])?;
+        check_gains("PIE", self.alpha, self.beta, self.max_ecnth)
+    }
+    fn build(&self, rng: Rng) -> Pie {
+        Pie::new(self, rng)
+    }
+}
+
 impl Pie {
     pub fn new(cfg: &PieConfig, rng: Rng) -> Pie {
         let params = cfg.params();
@@ -324,6 +339,9 @@ impl Pie {
 }
 
 impl QueueDisc for Pie {
+    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
+        self.set_limit(limit_pkts);
+    }
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         self.vars.catch_up(&self.params, now, self.q.bytes());
         if self.q.len() as u64 >= self.limit {

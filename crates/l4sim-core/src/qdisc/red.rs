@@ -23,9 +23,12 @@
 //! one has been serialised, so the spacing is the previous packet's transmission time).
 //! Before the first such measurement there is no decay.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{mark_ce, DropReason, Dropped, PktQueue, QdiscStats, QueueDisc};
+use super::{
+    check_unit, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
+};
 use crate::net::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{Time, SEC};
@@ -33,7 +36,7 @@ use crate::time::{Time, SEC};
 /// `kind = "red"`. Defaults: ns-3 `RedQueueDisc` (MinTh 5, MaxTh 15, MaxSize 25 p,
 /// QW 0.002, LInterm 50 → max_p 0.02, Gentle, UseHardDrop) with `avpkt` 1000 B
 /// (the `tc red` man page's typical value).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RedConfig {
     /// Thresholds, limit and average are in bytes (true) or packets (false).
@@ -76,6 +79,24 @@ impl Default for RedConfig {
     }
 }
 
+impl QdiscParams for RedConfig {
+    type Qdisc = Red;
+    fn validate(&self) -> Result<(), String> {
+        if self.limit == 0 || self.min_th == 0 || self.max_th <= self.min_th {
+            return Err("RED needs 0 < min_th < max_th and a positive limit".into());
+        }
+        check_unit("RED max_p", self.max_p)?;
+        check_unit("RED w_q", self.w_q)?;
+        if self.w_q == 0.0 || self.avpkt == 0 || self.bandwidth_bps == Some(0) {
+            return Err("RED w_q, avpkt and bandwidth must be positive".into());
+        }
+        Ok(())
+    }
+    fn build(&self, rng: Rng) -> Red {
+        Red::new(self, rng)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Red {
     q: PktQueue,
@@ -109,18 +130,6 @@ impl Red {
             last_busy_deq: None,
             rng,
             stats: QdiscStats::default(),
-        }
-    }
-
-    /// Change the hard limit (in the qdisc's unit) at run time.
-    pub fn set_limits(&mut self, limit_pkts: Option<u64>, limit_bytes: Option<u64>) {
-        let l = if self.cfg.bytes {
-            limit_bytes
-        } else {
-            limit_pkts
-        };
-        if let Some(l) = l {
-            self.cfg.limit = l;
         }
     }
 
@@ -176,6 +185,17 @@ impl Red {
 }
 
 impl QueueDisc for Red {
+    /// The hard limit, in the qdisc's unit (packets, or bytes in byte mode).
+    fn set_limits(&mut self, limit_pkts: Option<u64>, limit_bytes: Option<u64>) {
+        let l = if self.cfg.bytes {
+            limit_bytes
+        } else {
+            limit_pkts
+        };
+        if let Some(l) = l {
+            self.cfg.limit = l;
+        }
+    }
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         self.update_avg(now);
         match self.p_b() {

@@ -1,12 +1,14 @@
 //! Columnar time series sampled at a fixed interval (one row per flow or queue per sample).
 
-use crate::engine::{Endpoints, Flow};
+use serde::Serialize;
+
+use crate::flow::Flow;
 use crate::net::link::Channel;
 use crate::qdisc::QueueDisc;
 use crate::time::{secs, Time};
 
 /// Per-flow columns.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct FlowSeries {
     pub time_s: Vec<f64>,
     pub flow: Vec<u32>,
@@ -25,7 +27,7 @@ pub struct FlowSeries {
 }
 
 /// Per-queue columns.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct QueueSeries {
     pub time_s: Vec<f64>,
     /// Channel index.
@@ -57,28 +59,13 @@ impl Series {
         s.delivered_bytes.push(f.delivered_bytes());
         s.goodput_bps.push(d_delivered as f64 * per_s);
         s.throughput_bps.push(d_sent as f64 * per_s);
-        match &f.ep {
-            Endpoints::Tcp { snd, .. } => {
-                s.cwnd_pkts.push(snd.w.cwnd);
-                s.ssthresh_pkts.push(if snd.w.ssthresh == u32::MAX {
-                    f64::NAN
-                } else {
-                    snd.w.ssthresh as f64
-                });
-                s.srtt_s.push(snd.rtt.srtt.map_or(f64::NAN, secs));
-                s.retransmits.push(snd.stats.retransmits);
-                s.bytes_in_flight.push(snd.bytes_in_flight());
-                s.ca_state.push(snd.state.name());
-            }
-            Endpoints::Udp { .. } | Endpoints::Control(_) => {
-                s.cwnd_pkts.push(0);
-                s.ssthresh_pkts.push(f64::NAN);
-                s.srtt_s.push(f64::NAN);
-                s.retransmits.push(0);
-                s.bytes_in_flight.push(0);
-                s.ca_state.push("");
-            }
-        }
+        let r = f.row();
+        s.cwnd_pkts.push(r.cwnd_pkts);
+        s.ssthresh_pkts.push(r.ssthresh_pkts);
+        s.srtt_s.push(r.srtt_s);
+        s.retransmits.push(r.retransmits);
+        s.bytes_in_flight.push(r.bytes_in_flight);
+        s.ca_state.push(r.ca_state);
     }
 
     pub(crate) fn push_queue(&mut self, now: Time, idx: usize, ch: &Channel, utilization: f64) {

@@ -5,6 +5,7 @@
 //! references (`tcp_cong.c`, `tcp_cubic.c`, ...).
 
 pub mod cc;
+pub mod config;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;

@@ -18,8 +18,8 @@
 //!     ACK (§3.2.2.5.1).
 
 use super::Timer;
-use crate::config::{CcaKind, TcpConfig};
 use crate::net::packet::{flags, Dir, Ecn, Packet, TcpHeader};
+use crate::tcp::config::{CcaKind, TcpConfig};
 use crate::time::Time;
 
 /// How the receiver feeds ECN back (negotiated on the SYN).

@@ -29,8 +29,8 @@ use std::collections::VecDeque;
 use super::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, RateSample, Window};
 use super::rtt::RttEstimator;
 use super::Timer;
-use crate::config::TcpConfig;
 use crate::net::packet::{flags, Dir, Ecn, Packet, TcpHeader};
+use crate::tcp::config::TcpConfig;
 use crate::time::{secs, Time, SEC};
 
 /// A transmitted, not yet cumulatively acknowledged segment (Linux: an skb in the
@@ -1095,7 +1095,7 @@ mod tests {
     #[test]
     fn prague_negotiates_accurate_ecn_and_sends_ect1() {
         let cfg = TcpConfig {
-            cca: crate::config::CcaKind::Prague,
+            cca: crate::tcp::config::CcaKind::Prague,
             ..TcpConfig::default()
         };
         let mut snd = TcpSender::new(&cfg, Packet::default(), None, 1);

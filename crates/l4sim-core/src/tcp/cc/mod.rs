@@ -11,7 +11,7 @@ pub mod prague;
 pub mod reno;
 pub mod vegas;
 
-use crate::config::CcaKind;
+use crate::tcp::config::CcaKind;
 use crate::time::Time;
 
 pub use bbr::Bbr;
@@ -282,7 +282,7 @@ impl Cc {
     /// The algorithm, with `seed` for its random choices (BBR's starting phase of the gain
     /// cycle): give each flow its own, derived from the scenario seed.
     /// The algorithm a TCP configuration names, with its options.
-    pub fn from_config(cfg: &crate::config::TcpConfig, seed: u64) -> Cc {
+    pub fn from_config(cfg: &crate::tcp::config::TcpConfig, seed: u64) -> Cc {
         match cfg.cca {
             CcaKind::Prague => Cc::Prague(Prague::new(
                 cfg.prague_rtt_independence,

@@ -1,0 +1,109 @@
+//! The contract between the core and the Python package, generated from the Rust types:
+//! the configuration's JSON Schema, every qdisc kind with its parameters and defaults, the
+//! TCP and UDP options, the CCA kinds, the observation columns and the actions. Python reads
+//! it (`l4sim._core.contract()`) and a test fails when the two sides drift apart.
+
+use schemars::{schema_for, JsonSchema};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::config::{CcaKind, QdiscConfig, SimConfig, TcpConfig, UdpConfig};
+use crate::control::{Action, FlowRow, Observation, QueueRow};
+use crate::net::routing::FlowPath;
+
+/// Bumped when a key is renamed or removed (adding one is compatible).
+pub const VERSION: u32 = 1;
+
+fn value<T: Serialize>(x: &T) -> Value {
+    serde_json::to_value(x).expect("configuration types serialise")
+}
+
+/// Field names of a struct's schema, in declaration order.
+fn fields<T: JsonSchema>() -> Vec<String> {
+    let s = value(&schema_for!(T));
+    s["properties"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The string values of a unit-variant enum's schema (`enum`, or `oneOf` of `const`s when
+/// variants carry doc comments).
+fn variants<T: JsonSchema>() -> Vec<String> {
+    let s = value(&schema_for!(T));
+    let mut out = Vec::new();
+    let mut take = |v: &Value| {
+        for x in v["enum"].as_array().into_iter().flatten() {
+            out.extend(x.as_str().map(str::to_owned));
+        }
+        out.extend(v["const"].as_str().map(str::to_owned));
+    };
+    take(&s);
+    for alt in s["oneOf"].as_array().into_iter().flatten() {
+        take(alt);
+    }
+    out
+}
+
+/// Every qdisc kind's parameters with their defaults (`kind` itself left out).
+fn qdisc_defaults() -> Map<String, Value> {
+    QdiscConfig::all_defaults()
+        .iter()
+        .map(|q| {
+            let mut m = value(q).as_object().cloned().unwrap_or_default();
+            let kind = m.remove("kind").and_then(|k| k.as_str().map(str::to_owned));
+            (kind.unwrap_or_default(), Value::Object(m))
+        })
+        .collect()
+}
+
+/// The whole contract as JSON.
+pub fn contract() -> Value {
+    json!({
+        "version": VERSION,
+        "qdiscs": qdisc_defaults(),
+        "cca_kinds": variants::<CcaKind>(),
+        "tcp": value(&TcpConfig::default()),
+        "udp": value(&UdpConfig::default()),
+        "observation": {
+            "flows": fields::<FlowRow>(),
+            "queues": fields::<QueueRow>(),
+        },
+        "flow_path": fields::<FlowPath>(),
+        "schemas": {
+            "config": value(&schema_for!(SimConfig)),
+            "observation": value(&schema_for!(Observation)),
+            "action": value(&schema_for!(Action)),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contract_lists_every_kind_and_column() {
+        let c = contract();
+        let q = c["qdiscs"].as_object().unwrap();
+        assert_eq!(q.len(), QdiscConfig::all_defaults().len());
+        assert_eq!(q["red"]["max_p"], json!(0.02));
+        assert_eq!(q["fifo"]["limit_pkts"], Value::Null);
+        let cca: Vec<&str> = c["cca_kinds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        assert_eq!(cca.first(), Some(&"newreno"));
+        assert!(
+            cca.contains(&"prague") && cca.contains(&"external"),
+            "{cca:?}"
+        );
+        assert_eq!(c["tcp"]["mss"], json!(1448));
+        let flows = c["observation"]["flows"].as_array().unwrap();
+        assert_eq!(flows[0], json!("cwnd_pkts"));
+        assert_eq!(flows.len(), 15);
+        assert_eq!(c["observation"]["queues"].as_array().unwrap().len(), 8);
+    }
+}

@@ -1,0 +1,260 @@
+//! The agent interface of the engine: actions, control points (packet triggers) and
+//! observations (see `control.rs` for the types). The event loop itself is in `mod.rs`.
+
+use super::{EvKind, Simulation, Trigger};
+use crate::control::{Action, ActionError, Observation};
+use crate::flow::{Endpoints, Flow};
+use crate::qdisc::lfq_features::LEN as LFQ_LEN;
+use crate::qdisc::{Qdisc, QueueDisc};
+use crate::time::{secs, Time};
+
+impl Simulation {
+    fn channel_named(&self, name: &str) -> Result<usize, ActionError> {
+        self.channels
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| ActionError(format!("no link named {name:?}")))
+    }
+
+    /// Check an action against this simulation without applying it.
+    pub fn check_action(&self, a: &Action) -> Result<(), ActionError> {
+        let bad = |m: String| Err(ActionError(m));
+        match a {
+            Action::SetCwnd { flow, cwnd, .. } => {
+                match self.flows.get(*flow).map(|f| &f.ep) {
+                    Some(Endpoints::Tcp { .. }) => {}
+                    _ => return bad(format!("set_cwnd: flow {flow} is not a TCP flow")),
+                }
+                if *cwnd == 0 {
+                    return bad("set_cwnd: cwnd must be at least 1 segment".into());
+                }
+            }
+            Action::SetDropProb { link, prob } => {
+                let c = self.channel_named(link)?;
+                if !matches!(self.channels[c].qdisc, Qdisc::Agent(_)) {
+                    return bad(format!("set_drop_prob: link {link} has no 'agent' qdisc"));
+                }
+                if !(0.0..=1.0).contains(prob) {
+                    return bad(format!(
+                        "set_drop_prob: probability {prob} is outside [0, 1]"
+                    ));
+                }
+            }
+            Action::SetDualpi2 {
+                link,
+                base_prob,
+                coupling,
+            } => {
+                let c = self.channel_named(link)?;
+                if !matches!(self.channels[c].qdisc, Qdisc::DualPi2(_)) {
+                    return bad(format!("set_dualpi2: link {link} has no 'dualpi2' qdisc"));
+                }
+                if base_prob.is_some_and(|p| !(0.0..=1.0).contains(&p)) {
+                    return bad("set_dualpi2: base_prob must be in [0, 1]".into());
+                }
+                if coupling.is_some_and(|k| !(k.is_finite() && k > 0.0)) {
+                    return bad("set_dualpi2: coupling must be positive".into());
+                }
+            }
+            Action::SetFlowLimit { link, flow, limit } => {
+                let c = self.channel_named(link)?;
+                let Some(f) = self.flows.get(*flow) else {
+                    return bad(format!("set_flow_limit: no flow {flow}"));
+                };
+                if !matches!(self.channels[c].qdisc, Qdisc::Fq(_)) {
+                    return bad(format!("set_flow_limit: link {link} has no 'fq' qdisc"));
+                }
+                if *limit == 0 || self.channels[c].qdisc.flow_bucket(&f.tmpl).is_none() {
+                    return bad("set_flow_limit: the limit must be positive".into());
+                }
+            }
+            Action::SetQueueLimit {
+                link,
+                packets,
+                bytes,
+            } => {
+                self.channel_named(link)?;
+                if *packets == Some(0) || *bytes == Some(0) {
+                    return bad("set_queue_limit: a queue limit must be positive".into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Apply an action now.
+    pub fn apply_action(&mut self, a: &Action) -> Result<(), ActionError> {
+        self.check_action(a)?;
+        self.do_action(a);
+        Ok(())
+    }
+
+    /// Apply an action after a fixed latency.
+    pub fn schedule_action(&mut self, a: Action, delay: Time) -> Result<(), ActionError> {
+        self.check_action(&a)?;
+        let id = self.pending.len() as u32;
+        self.pending.push(Some(a));
+        self.queue.push(self.now + delay, EvKind::Action(id));
+        Ok(())
+    }
+
+    /// Send an action as one packet of control flow `flow`; it is applied when the packet
+    /// reaches the flow's destination (and never, if the packet is lost).
+    pub fn send_control(&mut self, flow: usize, a: Action) -> Result<(), ActionError> {
+        self.check_action(&a)?;
+        let (tmpl, src) = match self.flows.get_mut(flow) {
+            Some(Flow {
+                ep: Endpoints::Control(c),
+                tmpl,
+                cfg,
+                ..
+            }) => {
+                c.sent += 1;
+                (*tmpl, cfg.src as u32)
+            }
+            _ => return Err(ActionError(format!("flow {flow} is not a control flow"))),
+        };
+        let id = self.pending.len() as u64;
+        self.pending.push(Some(a));
+        let f = &self.flows[flow].cfg;
+        let mut p = tmpl;
+        p.size = f.udp.packet_bytes;
+        p.ecn = f.udp.ecn.into();
+        p.created = self.now;
+        p.tcp.seq = id;
+        self.out.push(p);
+        self.flush(src);
+        Ok(())
+    }
+
+    pub(super) fn do_action(&mut self, a: &Action) {
+        let now = self.now;
+        match a {
+            Action::SetCwnd {
+                flow,
+                cwnd,
+                ssthresh,
+            } => {
+                let src = self.flows[*flow].cfg.src as u32;
+                if let Endpoints::Tcp { snd, .. } = &mut self.flows[*flow].ep {
+                    snd.set_window(*cwnd, *ssthresh);
+                    snd.try_send(now, &mut self.out);
+                }
+                self.after_endpoint(*flow, src);
+            }
+            Action::SetDropProb { link, prob } => {
+                if let Ok(c) = self.channel_named(link) {
+                    if let Qdisc::Agent(q) = &mut self.channels[c].qdisc {
+                        q.set_prob(*prob);
+                    }
+                }
+            }
+            Action::SetDualpi2 {
+                link,
+                base_prob,
+                coupling,
+            } => {
+                if let Ok(c) = self.channel_named(link) {
+                    if let Some(q) = self.channels[c].qdisc.as_dualpi2_mut() {
+                        q.set_base_prob(*base_prob);
+                        if let Some(k) = coupling {
+                            q.set_coupling(*k);
+                        }
+                    }
+                }
+            }
+            Action::SetFlowLimit { link, flow, limit } => {
+                if let Ok(c) = self.channel_named(link) {
+                    let tmpl = self.flows[*flow].tmpl;
+                    let q = &mut self.channels[c].qdisc;
+                    if let Some(b) = q.flow_bucket(&tmpl) {
+                        q.set_flow_limit(b, *limit);
+                    }
+                }
+            }
+            Action::SetQueueLimit {
+                link,
+                packets,
+                bytes,
+            } => {
+                if let Ok(c) = self.channel_named(link) {
+                    self.channels[c].qdisc.set_limits(*packets, *bytes);
+                }
+            }
+        }
+    }
+
+    /// Make `run_until_trigger` return after every `every` packets sent on `link`.
+    pub fn set_packet_trigger(
+        &mut self,
+        link: &str,
+        every: Option<u64>,
+    ) -> Result<(), ActionError> {
+        let channel = self.channel_named(link)?;
+        self.trigger = match every {
+            Some(0) => return Err(ActionError("a packet trigger needs every >= 1".into())),
+            Some(every) => Some(Trigger {
+                channel,
+                every,
+                next: self.channels[channel].stats.tx_pkts + every,
+            }),
+            None => None,
+        };
+        Ok(())
+    }
+
+    /// Run like [`Simulation::run_until`], but return early, with `true`, as soon as the
+    /// packet trigger fires (the clock then reads the trigger's time).
+    pub fn run_until_trigger(&mut self, t: Time) -> bool {
+        self.run_loop(t, true)
+    }
+
+    /// Per flow (by index): packets in the flow queue holding it at `link`'s flow-queue
+    /// qdisc, and that queue's limit (`fq`; NaN otherwise). LFQ's per-flow features.
+    pub fn observe_flow_queues(&self, link: &str) -> Result<(Vec<u32>, Vec<f64>), ActionError> {
+        let c = self.channel_named(link)?;
+        let q = &self.channels[c].qdisc;
+        let mut backlog = Vec::with_capacity(self.flows.len());
+        let mut limit = Vec::with_capacity(self.flows.len());
+        for f in &self.flows {
+            let (b, l) = q.flow_queue_state(&f.tmpl).ok_or_else(|| {
+                ActionError(format!(
+                    "link {link} has no flow-queue qdisc (fq, fq_codel, fq_pie)"
+                ))
+            })?;
+            backlog.push(b);
+            limit.push(l.map_or(f64::NAN, |l| l as f64));
+        }
+        Ok((backlog, limit))
+    }
+
+    /// LFQ's 60 per-flow features (paper 001) at `link`'s `fq` qdisc, per flow index, in
+    /// the order of `qdisc::lfq_features::NAMES` × `WEIGHTS`. Needs `lfq_features = true`.
+    pub fn observe_lfq(&self, link: &str) -> Result<Vec<[f64; LFQ_LEN]>, ActionError> {
+        let c = self.channel_named(link)?;
+        let q = &self.channels[c].qdisc;
+        self.flows
+            .iter()
+            .map(|f| {
+                q.lfq_features(&f.tmpl).ok_or_else(|| {
+                    ActionError(format!("link {link} has no fq qdisc with lfq_features on"))
+                })
+            })
+            .collect()
+    }
+
+    /// Everything an agent may observe, as columns (cumulative counters).
+    pub fn observe(&self) -> Observation {
+        let mut o = Observation {
+            time_s: secs(self.now),
+            ..Observation::default()
+        };
+        for f in &self.flows {
+            o.flows.push(f.row());
+        }
+        for c in &self.channels {
+            o.queues.push(c.row(self.now));
+        }
+        o
+    }
+}

@@ -1,0 +1,550 @@
+//! The discrete-event engine: event queue, run loop, packet forwarding.
+//!
+//! Events are ordered by (time, insertion sequence), so equal-time events run in the order
+//! they were scheduled and a run is a pure function of the configuration. The whole
+//! [`Simulation`] is plain data: `fork()` is `clone()`.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+mod agent;
+
+use crate::config::{ConfigError, SimConfig};
+use crate::control::{Action, ActionError};
+use crate::flow::{Endpoints, Flow};
+use crate::net::link::{Channel, ChannelStats, ClassStats};
+use crate::net::packet::{Dir, Ecn, Packet};
+use crate::net::routing::{channel_edges, channel_name, flow_paths, next_hops, FlowPath, NO_ROUTE};
+use crate::qdisc::{Dropped, Qdisc, QueueDisc};
+use crate::rng::{Rng, KEY_FLOW, KEY_LINK, KEY_QDISC};
+use crate::stats::Series;
+use crate::summary::{Summary, View};
+use crate::time::{tx_time, Time};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EvKind {
+    /// A channel finished serialising a packet and packets are waiting in its qdisc.
+    TxDone(u32),
+    /// The oldest packet on a channel's wire reaches the far end.
+    Arrive(u32),
+    FlowStart(u32),
+    FlowStop(u32),
+    SenderTimer(u32),
+    ReceiverTimer(u32),
+    UdpSend(u32),
+    Sample,
+    /// A scheduled agent action (index into `pending`) takes effect.
+    Action(u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Ev {
+    time: Time,
+    seq: u64,
+    kind: EvKind,
+}
+
+impl Ord for Ev {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: reverse so the earliest (time, seq) pops first.
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+impl PartialOrd for Ev {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct EventQueue {
+    heap: BinaryHeap<Ev>,
+    seq: u64,
+}
+
+impl EventQueue {
+    #[inline]
+    fn push(&mut self, time: Time, kind: EvKind) {
+        self.seq += 1;
+        self.heap.push(Ev {
+            time,
+            seq: self.seq,
+            kind,
+        });
+    }
+}
+
+/// Packet accounting for the conservation check.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub sent: u64,
+    pub delivered: u64,
+    pub dropped_qdisc: u64,
+    pub dropped_loss: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Simulation {
+    pub cfg: SimConfig,
+    now: Time,
+    events: u64,
+    queue: EventQueue,
+    pub node_names: Vec<String>,
+    pub channels: Vec<Channel>,
+    routes: Vec<u32>,
+    pub flows: Vec<Flow>,
+    pub counters: Counters,
+    pub series: Series,
+    next_uid: u64,
+    out: Vec<Packet>,
+    drops: Vec<Dropped>,
+    /// Actions waiting for their time or their control packet (index = action id).
+    pending: Vec<Option<Action>>,
+    /// Stop `run_until_trigger` after every `every` packets sent on `channel`.
+    trigger: Option<Trigger>,
+    stop: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Trigger {
+    channel: usize,
+    every: u64,
+    next: u64,
+}
+
+impl Simulation {
+    pub fn new(cfg: SimConfig) -> Result<Simulation, ConfigError> {
+        cfg.validate()?;
+        let n = cfg.nodes.len();
+        let node_names: Vec<String> = cfg.nodes.iter().map(|x| x.name.clone()).collect();
+        let edges = channel_edges(&cfg);
+        let mut channels = Vec::with_capacity(edges.len());
+        for l in &cfg.links {
+            // In `channel_edges` order: a → b, then b → a.
+            for (from, to, q) in [(l.a, l.b, &l.qdisc_ab), (l.b, l.a, &l.qdisc_ba)] {
+                let idx = channels.len() as u64;
+                let qdisc = Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx));
+                let stats = ChannelStats {
+                    classes: vec![ClassStats::default(); qdisc.class_names().len()],
+                    ..ChannelStats::default()
+                };
+                channels.push(Channel {
+                    name: channel_name(&cfg, from, to),
+                    from: from as u32,
+                    to: to as u32,
+                    rate_bps: l.rate_bps,
+                    delay: l.delay_ns,
+                    loss: l.loss,
+                    qdisc,
+                    busy_until: 0,
+                    txdone_pending: false,
+                    wire: VecDeque::new(),
+                    rng: Rng::for_component(cfg.seed, KEY_LINK | idx),
+                    stats,
+                });
+            }
+        }
+        let routes = next_hops(n, &edges);
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        for (i, f) in cfg.flows.iter().enumerate() {
+            for (a, b) in [(f.src, f.dst), (f.dst, f.src)] {
+                if routes[a * n + b] == NO_ROUTE {
+                    return Err(ConfigError(format!(
+                        "flow {i}: no route from {} to {}",
+                        node_names[a], node_names[b]
+                    )));
+                }
+            }
+            let seed = Rng::for_component(cfg.seed, KEY_FLOW | i as u64).next_u64();
+            flows.push(Flow::new(i, f, seed));
+        }
+        let mut queue = EventQueue::default();
+        for (i, f) in cfg.flows.iter().enumerate() {
+            queue.push(f.start_ns, EvKind::FlowStart(i as u32));
+            if let Some(stop) = f.stop_ns {
+                queue.push(stop, EvKind::FlowStop(i as u32));
+            }
+        }
+        queue.push(cfg.sample_interval_ns, EvKind::Sample);
+        Ok(Simulation {
+            cfg,
+            now: 0,
+            events: 0,
+            queue,
+            node_names,
+            channels,
+            routes,
+            flows,
+            counters: Counters::default(),
+            series: Series::default(),
+            next_uid: 0,
+            out: Vec::new(),
+            drops: Vec::new(),
+            pending: Vec::new(),
+            trigger: None,
+            stop: false,
+        })
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    pub fn duration(&self) -> Time {
+        self.cfg.duration_ns
+    }
+    pub fn finished(&self) -> bool {
+        self.now >= self.cfg.duration_ns
+    }
+
+    /// Change the buffer limits of the qdisc on link `name` (`"a->b"`) at run time, as
+    /// `tc qdisc change` would: queued packets stay.
+    pub fn set_queue_limit(
+        &mut self,
+        name: &str,
+        limit_pkts: Option<u64>,
+        limit_bytes: Option<u64>,
+    ) -> Result<(), ActionError> {
+        self.apply_action(&Action::SetQueueLimit {
+            link: name.to_string(),
+            packets: limit_pkts,
+            bytes: limit_bytes,
+        })
+    }
+
+    /// An independent copy that continues exactly as this one would.
+    pub fn fork(&self) -> Simulation {
+        self.clone()
+    }
+
+    /// Process every event at or before `min(t, duration)`; the clock then reads that time.
+    pub fn run_until(&mut self, t: Time) {
+        self.run_loop(t, false);
+    }
+
+    /// The run loop: process events in (time, sequence) order up to `min(t, duration)`.
+    /// With `stop_on_trigger`, return `true` as soon as the packet trigger fires (the clock
+    /// then reads the trigger's time); otherwise run to the end and return `false`.
+    #[inline(always)]
+    pub(crate) fn run_loop(&mut self, t: Time, stop_on_trigger: bool) -> bool {
+        let end = t.min(self.cfg.duration_ns);
+        self.stop = false;
+        while let Some(ev) = self.queue.heap.peek() {
+            if ev.time > end {
+                break;
+            }
+            let ev = self.queue.heap.pop().unwrap();
+            self.now = ev.time;
+            self.events += 1;
+            self.dispatch(ev.kind);
+            if stop_on_trigger && self.stop {
+                self.stop = false;
+                return true;
+            }
+        }
+        self.now = self.now.max(end);
+        false
+    }
+
+    pub fn run(&mut self) {
+        self.run_until(self.cfg.duration_ns);
+    }
+
+    fn dispatch(&mut self, kind: EvKind) {
+        match kind {
+            EvKind::TxDone(c) => self.on_tx_done(c as usize),
+            EvKind::Arrive(c) => {
+                let ch = &mut self.channels[c as usize];
+                let p = ch
+                    .wire
+                    .pop_front()
+                    .expect("arrival without a packet on the wire");
+                let to = ch.to;
+                self.forward(to, p);
+            }
+            EvKind::FlowStart(f) => self.on_flow_start(f as usize),
+            EvKind::FlowStop(f) => match &mut self.flows[f as usize].ep {
+                Endpoints::Tcp { snd, .. } => snd.stop_app(),
+                Endpoints::Udp { src, .. } => src.stopped = true,
+                Endpoints::Control(_) => {}
+            },
+            EvKind::SenderTimer(f) => {
+                let now = self.now;
+                let flow = &mut self.flows[f as usize];
+                let src = flow.cfg.src;
+                if let Endpoints::Tcp { snd, .. } = &mut flow.ep {
+                    snd.rto_timer.fired(now);
+                    snd.pace_timer.fired(now);
+                    snd.on_timer(now, &mut self.out);
+                }
+                self.after_endpoint(f as usize, src as u32);
+            }
+            EvKind::ReceiverTimer(f) => {
+                let now = self.now;
+                let flow = &mut self.flows[f as usize];
+                let dst = flow.cfg.dst;
+                if let Endpoints::Tcp { rcv, .. } = &mut flow.ep {
+                    rcv.delack_timer.fired(now);
+                    rcv.on_timer(now, &mut self.out);
+                }
+                self.after_endpoint(f as usize, dst as u32);
+            }
+            EvKind::UdpSend(f) => {
+                let flow = &mut self.flows[f as usize];
+                let src_node = flow.cfg.src as u32;
+                if let Endpoints::Udp { src, .. } = &mut flow.ep {
+                    if let Some(next) = src.send(self.now, &mut self.out) {
+                        self.queue.push(next, EvKind::UdpSend(f));
+                    }
+                }
+                self.flush(src_node);
+            }
+            EvKind::Action(id) => {
+                if let Some(a) = self.pending[id as usize].take() {
+                    self.do_action(&a);
+                }
+            }
+            EvKind::Sample => {
+                self.sample();
+                let next = self.now + self.cfg.sample_interval_ns;
+                if next <= self.cfg.duration_ns {
+                    self.queue.push(next, EvKind::Sample);
+                }
+            }
+        }
+    }
+
+    fn on_flow_start(&mut self, f: usize) {
+        let now = self.now;
+        let flow = &mut self.flows[f];
+        let src = flow.cfg.src as u32;
+        match &mut flow.ep {
+            Endpoints::Tcp { snd, .. } => snd.start(now, &mut self.out),
+            Endpoints::Udp { .. } => self.queue.push(now, EvKind::UdpSend(f as u32)),
+            Endpoints::Control(_) => {}
+        }
+        self.after_endpoint(f, src);
+    }
+
+    /// Send what an endpoint at `node` produced and keep its timers' events queued.
+    fn after_endpoint(&mut self, f: usize, node: u32) {
+        self.flush(node);
+        if let Endpoints::Tcp { snd, rcv } = &mut self.flows[f].ep {
+            if let Some(t) = snd.rto_timer.needs_event() {
+                self.queue.push(t, EvKind::SenderTimer(f as u32));
+            }
+            if let Some(t) = snd.pace_timer.needs_event() {
+                self.queue.push(t, EvKind::SenderTimer(f as u32));
+            }
+            if let Some(t) = rcv.delack_timer.needs_event() {
+                self.queue.push(t, EvKind::ReceiverTimer(f as u32));
+            }
+        }
+    }
+
+    /// Inject the packets an endpoint at `node` produced into the network.
+    fn flush(&mut self, node: u32) {
+        let mut out = std::mem::take(&mut self.out);
+        for mut p in out.drain(..) {
+            p.uid = self.next_uid;
+            self.next_uid += 1;
+            self.counters.sent += 1;
+            self.forward(node, p);
+        }
+        self.out = out;
+    }
+
+    /// A packet is at `node`: deliver it or send it on towards its destination.
+    fn forward(&mut self, node: u32, p: Packet) {
+        if p.dst == node {
+            self.deliver(p);
+        } else {
+            let n = self.node_names.len();
+            let c = self.routes[node as usize * n + p.dst as usize];
+            self.enqueue(c as usize, p);
+        }
+    }
+
+    fn enqueue(&mut self, c: usize, p: Packet) {
+        let now = self.now;
+        let ch = &mut self.channels[c];
+        ch.qdisc.enqueue(p, now, &mut self.drops);
+        let backlog = ch.qdisc.backlog_pkts();
+        ch.stats.backlog.set(now, backlog as f64);
+        ch.stats.backlog_max = ch.stats.backlog_max.max(backlog);
+        ch.update_class_backlogs(now);
+        if ch.txdone_pending {
+            // The link is busy and will pull from the qdisc when it frees.
+        } else if now >= ch.busy_until {
+            self.start_tx(c);
+        } else {
+            ch.txdone_pending = true;
+            let at = ch.busy_until;
+            self.queue.push(at, EvKind::TxDone(c as u32));
+        }
+        self.account_drops();
+    }
+
+    /// The link is free: take the next packet from the qdisc and put it on the wire. A
+    /// "transmission done" event is needed only if more packets wait behind it.
+    fn start_tx(&mut self, c: usize) {
+        let now = self.now;
+        let ch = &mut self.channels[c];
+        let next = ch.qdisc.dequeue(now, &mut self.drops);
+        let backlog = ch.qdisc.backlog_pkts();
+        ch.stats.backlog.set(now, backlog as f64);
+        ch.update_class_backlogs(now);
+        if let Some(p) = next {
+            let soj = now - p.enqueued;
+            ch.stats.sojourn.record(soj);
+            ch.stats.iv_sojourn_sum += soj;
+            ch.stats.iv_sojourn_n += 1;
+            let tt = tx_time(p.size, ch.rate_bps);
+            if let Some(cs) = ch.stats.classes.get_mut(p.class as usize) {
+                cs.sojourn.record(soj);
+                cs.iv_sojourn_sum += soj;
+                cs.iv_sojourn_n += 1;
+                cs.busy_ns += tt;
+            }
+            ch.stats.busy_ns += tt;
+            ch.stats.iv_busy_ns += tt;
+            ch.stats.tx_pkts += 1;
+            ch.stats.tx_bytes += p.size as u64;
+            if let Some(t) = self.trigger.as_mut().filter(|t| t.channel == c) {
+                if ch.stats.tx_pkts >= t.next {
+                    t.next += t.every;
+                    self.stop = true;
+                }
+            }
+            ch.busy_until = now + tt;
+            if ch.rng.bernoulli(ch.loss) {
+                ch.stats.lost += 1;
+                self.counters.dropped_loss += 1;
+                let f = &mut self.flows[p.flow as usize];
+                f.drops += 1;
+                f.last_drop = Some(now);
+            } else {
+                ch.wire.push_back(p);
+                self.queue
+                    .push(now + tt + ch.delay, EvKind::Arrive(c as u32));
+            }
+            if backlog > 0 {
+                ch.txdone_pending = true;
+                self.queue.push(now + tt, EvKind::TxDone(c as u32));
+            }
+        }
+        self.account_drops();
+    }
+
+    fn on_tx_done(&mut self, c: usize) {
+        self.channels[c].txdone_pending = false;
+        self.start_tx(c);
+    }
+
+    fn account_drops(&mut self) {
+        for d in self.drops.drain(..) {
+            self.counters.dropped_qdisc += 1;
+            let f = &mut self.flows[d.pkt.flow as usize];
+            f.drops += 1;
+            f.last_drop = Some(self.now);
+        }
+    }
+
+    fn deliver(&mut self, p: Packet) {
+        self.counters.delivered += 1;
+        let now = self.now;
+        let f = p.flow as usize;
+        let flow = &mut self.flows[f];
+        if p.dir == Dir::Forward {
+            flow.owd.record(now - p.created);
+        }
+        let mut action = None;
+        match (&mut flow.ep, p.dir) {
+            (Endpoints::Tcp { rcv, .. }, Dir::Forward) => rcv.on_segment(&p, now, &mut self.out),
+            (Endpoints::Tcp { snd, .. }, Dir::Reverse) => snd.on_ack(&p, now, &mut self.out),
+            (Endpoints::Udp { sink, .. }, _) => {
+                sink.packets += 1;
+                sink.bytes_received += p.size as u64;
+                if p.ecn == Ecn::Ce {
+                    sink.ce_packets += 1;
+                }
+            }
+            (Endpoints::Control(c), _) => {
+                c.received += 1;
+                c.last_latency = Some(now - p.created);
+                action = self.pending[p.tcp.seq as usize].take();
+            }
+        }
+        if let Some(a) = action {
+            self.do_action(&a);
+        }
+        self.after_endpoint(f, p.dst);
+    }
+
+    /// Packets inside the network: queued, being serialised, or propagating.
+    pub fn in_flight(&self) -> u64 {
+        self.channels
+            .iter()
+            .map(|c| c.qdisc.backlog_pkts() as u64 + c.wire.len() as u64)
+            .sum()
+    }
+
+    fn sample(&mut self) {
+        let iv = self.cfg.sample_interval_ns;
+        let now = self.now;
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            if f.cfg.start_ns > now {
+                continue; // no rows before a flow starts
+            }
+            self.series.push_flow(now, i, f, iv);
+            f.prev_delivered = f.delivered_bytes();
+            f.prev_sent = f.sent_bytes();
+        }
+        for (i, ch) in self.channels.iter_mut().enumerate() {
+            if !ch.used() {
+                continue;
+            }
+            // Busy time of a transmission that runs past `now` belongs to the next interval.
+            let ahead = ch.busy_until.saturating_sub(now);
+            let busy = ch.stats.iv_busy_ns - ahead;
+            self.series.push_queue(now, i, ch, busy as f64 / iv as f64);
+            ch.stats.iv_busy_ns = ahead;
+            ch.stats.iv_sojourn_sum = 0;
+            ch.stats.iv_sojourn_n = 0;
+            for cs in ch.stats.classes.iter_mut() {
+                cs.iv_sojourn_sum = 0;
+                cs.iv_sojourn_n = 0;
+            }
+        }
+    }
+}
+
+/// Results: the narrow view that summaries read, and the summary itself.
+impl Simulation {
+    /// Each flow's path as the engine forwards it (every flow has one: `new` refuses a
+    /// configuration where a flow has no route).
+    pub fn paths(&self) -> Vec<FlowPath> {
+        flow_paths(&self.cfg).into_iter().flatten().collect()
+    }
+
+    pub fn view(&self) -> View<'_> {
+        View {
+            now: self.now,
+            events: self.events,
+            seed: self.cfg.seed,
+            node_names: &self.node_names,
+            flows: &self.flows,
+            channels: &self.channels,
+        }
+    }
+
+    pub fn summary(&self) -> Summary {
+        Summary::of(&self.view())
+    }
+
+    pub fn summary_json(&self) -> String {
+        serde_json::to_string(&self.summary()).expect("summary serialises")
+    }
+}

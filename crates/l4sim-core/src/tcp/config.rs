@@ -1,0 +1,129 @@
+//! TCP endpoint configuration: the algorithm and the Linux-default knobs of a TCP flow.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CcaKind {
+    #[default]
+    Newreno,
+    Cubic,
+    Bic,
+    Bbr,
+    Vegas,
+    Dctcp,
+    Prague,
+    /// cwnd and ssthresh are set only by agent actions (RL-TCP's remote brain).
+    External,
+}
+
+/// TCP endpoint parameters. Defaults follow Linux.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpConfig {
+    pub cca: CcaKind,
+    /// Request ECN on the SYN (RFC 3168 §6.1.1). The receiver always accepts it, as Linux
+    /// does with `net.ipv4.tcp_ecn = 2`.
+    pub ecn: bool,
+    /// Maximum segment size (payload bytes). Linux over a 1500-byte MTU with timestamps: 1448.
+    pub mss: u32,
+    /// IP + TCP header bytes added to every segment on the wire (20 + 20 + 12 timestamps).
+    pub header_bytes: u32,
+    /// Initial congestion window in segments (RFC 6928, Linux `TCP_INIT_CWND`).
+    pub init_cwnd: u32,
+    /// Initial slow-start threshold in segments (Linux route metric `ssthresh`); `None`:
+    /// unset ("infinite"), as Linux by default.
+    pub init_ssthresh: Option<u32>,
+    /// Minimum retransmission timeout (Linux `TCP_RTO_MIN`, 200 ms; RFC 6298 says 1 s).
+    pub min_rto_ns: u64,
+    /// Maximum retransmission timeout (Linux `TCP_RTO_MAX`, 120 s).
+    pub max_rto_ns: u64,
+    /// Initial RTO before any RTT sample (RFC 6298 §2.1: 1 s).
+    pub init_rto_ns: u64,
+    /// Delayed ACKs: acknowledge every `delack_count`-th full segment or after
+    /// `delack_timeout_ns` (Linux `TCP_DELACK_MIN`, 40 ms). `delack_count = 1` turns them off.
+    pub delack_count: u32,
+    pub delack_timeout_ns: u64,
+    /// Duplicate-ACK threshold for fast retransmit (RFC 5681 §3.2).
+    pub dupack_threshold: u32,
+    /// Send data as ECT(1) (the L4S identifier, RFC 9331) instead of ECT(0). `None`: as the
+    /// algorithm wants (Linux `TCP_CONG_WANTS_ECT_1`: Prague yes, DCTCP no).
+    pub ect1: Option<bool>,
+    /// Ask for Accurate ECN feedback (RFC 9768). `None`: as the algorithm needs (Linux
+    /// `TCP_CONG_NEEDS_ACCECN`: Prague). Implies `ecn`.
+    pub accecn: Option<bool>,
+    /// TCP Prague only: become RTT-independent 4 rounds after slow start (AI scaled to one
+    /// segment per 25 ms below a 25 ms RTT, reductions at most every 25 ms). Linux's module
+    /// default is on; off here, so that Prague adds one segment per RTT as RFC 9331 A.1 and
+    /// the L4S coupling (k = 2, RFC 9332 §2.1) assume.
+    pub prague_rtt_independence: bool,
+    /// TCP Prague only: how α starts (Linux module parameter `prague_alpha_mode`). 1: α
+    /// starts at 1, so the first reduction halves the window and later ones shrink as α
+    /// decays (Prague 0.6 and earlier; the L4S issue's specification). 0: α starts at 0 and
+    /// the first CE mark ever halves the window (Prague 0.7's default).
+    pub prague_alpha_mode: u8,
+    /// Selective acknowledgements (RFC 2018) with RFC 6675 loss recovery; on by default as
+    /// in Linux (`net.ipv4.tcp_sack = 1`). Off: NewReno recovery (RFC 6582).
+    pub sack: bool,
+    /// RTT samples from the timestamp option (RFC 7323), as Linux by default. Off: Karn's
+    /// algorithm on never-retransmitted segments. (Header bytes and MSS are set separately.)
+    pub timestamps: bool,
+    /// Pace transmissions at 120 % (200 % in slow start) of cwnd/SRTT, as Linux does
+    /// under the `fq` qdisc. Algorithms that need pacing (BBR) turn it on themselves.
+    pub pacing: bool,
+    /// Receiver window in bytes (a cap on flight size; large by default as Linux autotuning).
+    pub rwnd_bytes: u64,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            cca: CcaKind::Newreno,
+            ecn: false,
+            mss: 1448,
+            header_bytes: 52,
+            init_cwnd: 10,
+            init_ssthresh: None,
+            min_rto_ns: 200_000_000,
+            max_rto_ns: 120_000_000_000,
+            init_rto_ns: 1_000_000_000,
+            delack_count: 2,
+            delack_timeout_ns: 40_000_000,
+            dupack_threshold: 3,
+            ect1: None,
+            accecn: None,
+            prague_rtt_independence: false,
+            prague_alpha_mode: 1,
+            sack: true,
+            timestamps: true,
+            pacing: false,
+            rwnd_bytes: 64 << 20,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The invariants of a TCP flow's parameters, as one sentence.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.mss == 0
+            || self.init_cwnd == 0
+            || self.delack_count == 0
+            || self.dupack_threshold == 0
+        {
+            return Err(
+                "mss, init_cwnd, delack_count and dupack_threshold must be positive".into(),
+            );
+        }
+        if self.init_ssthresh.is_some_and(|s| s < 2) {
+            return Err("init_ssthresh must be at least 2 segments".into());
+        }
+        if self.min_rto_ns == 0 || self.min_rto_ns > self.max_rto_ns {
+            return Err("min_rto must be positive and not above max_rto".into());
+        }
+        if self.prague_alpha_mode > 1 {
+            return Err("prague_alpha_mode must be 0 or 1".into());
+        }
+        Ok(())
+    }
+}
