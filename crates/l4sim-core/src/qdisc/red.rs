@@ -22,6 +22,12 @@
 //! back-to-back dequeues (the engine dequeues the next packet exactly when the previous
 //! one has been serialised, so the spacing is the previous packet's transmission time).
 //! Before the first such measurement there is no decay.
+//!
+//! Adaptive RED (`adaptive = true`, Linux `tc red ... adaptive`; Floyd, Gummadi & Shenker
+//! 2001, "Adaptive RED", Fig. 2): every 500 ms `max_p` moves to keep `avg` between
+//! `min_th + 0.4 (max_th − min_th)` and `min_th + 0.6 (max_th − min_th)`: up by
+//! `min(0.01, max_p / 4)` above the band, times 0.9 below it, within [0.01, 0.5] (Linux
+//! `red_adaptative_algo`: the bound is checked before the step, as there).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -59,6 +65,8 @@ pub struct RedConfig {
     pub avpkt: u32,
     /// Link rate for the idle decay; unset: measured from back-to-back dequeues.
     pub bandwidth_bps: Option<u64>,
+    /// Adaptive RED: adapt `max_p` every 500 ms (Linux `tc red adaptive`; off by default).
+    pub adaptive: bool,
 }
 
 impl Default for RedConfig {
@@ -75,6 +83,7 @@ impl Default for RedConfig {
             harddrop: true,
             avpkt: 1000,
             bandwidth_bps: None,
+            adaptive: false,
         }
     }
 }
@@ -111,9 +120,20 @@ pub struct Red {
     pkt_time: Option<f64>,
     /// Last dequeue (time, size) if the queue was non-empty after it (link kept busy).
     last_busy_deq: Option<(Time, u32)>,
+    /// The marking probability at `max_th` now (`cfg.max_p` unless adaptive).
+    max_p: f64,
+    /// The next run of the adaptive algorithm.
+    next_adapt: Time,
     rng: Rng,
     stats: QdiscStats,
 }
+
+/// Adaptive RED's period, step bounds and decrease factor (Linux `red_adaptative_timer`
+/// runs every HZ/2; `MAX_P_MIN`, `MAX_P_MAX`, `MAX_P_ALPHA`; Floyd et al. 2001 Fig. 2).
+const ADAPT_INTERVAL: Time = SEC / 2;
+const MAX_P_MIN: f64 = 0.01;
+const MAX_P_MAX: f64 = 0.5;
+const MAX_P_BETA: f64 = 0.9;
 
 impl Red {
     pub fn new(cfg: &RedConfig, rng: Rng) -> Red {
@@ -128,6 +148,8 @@ impl Red {
             idle_since: Some(0),
             pkt_time,
             last_busy_deq: None,
+            max_p: cfg.max_p,
+            next_adapt: ADAPT_INTERVAL,
             rng,
             stats: QdiscStats::default(),
         }
@@ -161,15 +183,42 @@ impl Red {
         }
     }
 
+    /// The marking probability at `max_th` now (adapted with `adaptive`).
+    pub fn max_p(&self) -> f64 {
+        self.max_p
+    }
+
+    /// Run the adaptive algorithm for every 500 ms period that ended by `now`, on the
+    /// average as the timer saw it (decayed over an idle period, Linux `red_is_idling`).
+    fn adapt(&mut self, now: Time) {
+        while now >= self.next_adapt {
+            let t = self.next_adapt;
+            self.next_adapt += ADAPT_INTERVAL;
+            let avg = match (self.idle_since, self.pkt_time) {
+                (Some(t0), Some(pt)) if t > t0 => {
+                    self.avg * (1.0 - self.cfg.w_q).powf((t - t0) as f64 / pt)
+                }
+                _ => self.avg,
+            };
+            let (min, max) = (self.cfg.min_th as f64, self.cfg.max_th as f64);
+            let delta = (max - min) / 5.0;
+            if avg > min + 3.0 * delta && self.max_p <= MAX_P_MAX {
+                self.max_p += MAX_P_MIN.min(self.max_p / 4.0);
+            } else if avg < min + 2.0 * delta && self.max_p >= MAX_P_MIN {
+                self.max_p *= MAX_P_BETA;
+            }
+        }
+    }
+
     /// The drop/mark probability p_b for the current average (before uniformisation).
     pub fn p_b(&self) -> Option<f64> {
         let (min, max, avg) = (self.cfg.min_th as f64, self.cfg.max_th as f64, self.avg);
         if avg < min {
             Some(0.0)
         } else if avg < max {
-            Some(self.cfg.max_p * (avg - min) / (max - min))
+            Some(self.max_p * (avg - min) / (max - min))
         } else if self.cfg.gentle && avg < 2.0 * max {
-            Some(self.cfg.max_p + (1.0 - self.cfg.max_p) * (avg - max) / max)
+            Some(self.max_p + (1.0 - self.max_p) * (avg - max) / max)
         } else {
             None // hard region
         }
@@ -197,6 +246,9 @@ impl QueueDisc for Red {
         }
     }
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
+        if self.cfg.adaptive {
+            self.adapt(now);
+        }
         self.update_avg(now);
         match self.p_b() {
             Some(_) if self.avg < self.cfg.min_th as f64 => self.count = -1,
@@ -441,5 +493,66 @@ mod tests {
         assert_eq!(drops.len(), 1);
         assert_eq!(drops[0].reason, DropReason::Overflow);
         assert_eq!(q.backlog_bytes(), 2000);
+    }
+
+    #[test]
+    fn adaptive_red_steers_max_p_into_its_band() {
+        // Thresholds 10/30 packets: the target band for avg is [18, 22].
+        let cfg = RedConfig {
+            min_th: 10,
+            max_th: 30,
+            limit: 1000,
+            w_q: 1.0, // avg = the instantaneous queue, to set it exactly
+            max_p: 0.1,
+            adaptive: true,
+            ..Default::default()
+        };
+        let mut q = red(cfg.clone());
+        let mut drops = Vec::new();
+        // Hold the queue at 25 packets (above the band) and arrive every 10 ms for 3 s.
+        let mut expect = 0.1f64;
+        for k in 0..300u64 {
+            let now = k * 10 * MS;
+            while q.backlog_pkts() > 24 {
+                q.dequeue(now, &mut drops);
+            }
+            q.enqueue(pkt(k, Ecn::Ect0), now, &mut drops);
+            while q.backlog_pkts() < 25 {
+                q.enqueue(pkt(k, Ecn::Ect0), now, &mut drops);
+            }
+        }
+        // Six periods ended (0.5 ... 3.0 s, the last at the final arrival 2.99 s: five).
+        for _ in 0..5 {
+            expect += 0.01f64.min(expect / 4.0);
+        }
+        assert!(
+            (q.max_p() - expect).abs() < 1e-12,
+            "{} vs {expect}",
+            q.max_p()
+        );
+        // Below the band (queue of 12): max_p decays by 0.9 per period, to no less than
+        // 0.9 * 0.01 (the bound is checked before the step, as in Linux).
+        let mut low = red(RedConfig { max_p: 0.02, ..cfg });
+        for k in 0..2000u64 {
+            let now = k * 10 * MS;
+            while low.backlog_pkts() > 11 {
+                low.dequeue(now, &mut drops);
+            }
+            while low.backlog_pkts() < 12 {
+                low.enqueue(pkt(k, Ecn::Ect0), now, &mut drops);
+            }
+        }
+        assert!(
+            (low.max_p() - 0.02 * 0.9f64.powi(7)).abs() < 1e-12,
+            "{}",
+            low.max_p()
+        );
+        assert!(low.max_p() < MAX_P_MIN && low.max_p() >= MAX_P_MIN * MAX_P_BETA);
+        // Not adaptive: max_p stays.
+        let fixed = red(RedConfig {
+            adaptive: false,
+            ..RedConfig::default()
+        });
+        assert_eq!(fixed.max_p(), 0.02);
     }
 }
