@@ -427,3 +427,35 @@ def test_lfq_features_from_python():
         assert 0.6 * 417 <= f[out] <= 1.4 * 417, f[out]
     with pytest.raises(ActionError):
         l4sim.Simulation(sc.with_overrides(seed=2)).observe_lfq("h1->h0")
+
+
+def test_reference_scales_follow_the_cores_route_not_the_fewest_hops():
+    # a -> b directly takes 50 ms; a -> c -> b takes 5 + 5 ms: the core routes by delay,
+    # so the env's reference RTT is 20 ms and its rate the slower link of a -> c -> b.
+    scen = l4sim.scenario.loads(
+        """
+        duration = "2s"
+        [topology]
+        preset = "custom"
+        nodes = ["a", "b", "c"]
+        links = [
+          { a = "a", b = "b", rate = "100Mbps", delay = "50ms" },
+          { a = "a", b = "c", rate = "10Mbps", delay = "5ms" },
+          { a = "c", b = "b", rate = "20Mbps", delay = "5ms" },
+        ]
+        [[flows]]
+        src = "a"
+        dst = "b"
+        """
+    )
+    env = TcpCwndEnv(scen)
+    assert env.rtt_ref_s == pytest.approx(0.020)
+    assert env.rate_ref_bps == 10e6
+    env.reset(seed=1)
+    for _ in range(5):
+        env.step(0)
+    sim = env.unwrapped.sim
+    # The packets do take that path: the direct link carries nothing.
+    q = sim.observe()["queues"]
+    sent = dict(zip(q["link"], q["dequeued_bytes"], strict=True))
+    assert sent["a->b"] == 0 and sent["a->c"] > 0 and sent["c->b"] > 0

@@ -16,7 +16,6 @@ functions of these records. The feature tables (name, unit, normalisation) are i
 from __future__ import annotations
 
 import math
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -294,69 +293,42 @@ class QueueTracker:
 
 
 class Topology:
-    """Link rates and delays of a scenario and the path of each flow, for the reference
-    scales: a flow's reference rate is the slowest link on its path, its reference RTT twice
-    the path's propagation delay (fewest hops, as the core routes)."""
+    """Link rates of a scenario and the path of each flow as the core routes it, for the
+    reference scales: a flow's reference rate is the slowest link on its path, its reference
+    RTT the path's propagation delay there and back (``_core.flow_paths``: the core is the
+    only router)."""
 
     def __init__(self, scenario: Scenario):
+        from l4sim.simulation import _core_module
+
         self.scenario = scenario
-        self.links: dict[tuple[str, str], tuple[int, int]] = {}  # (a, b) -> (rate, delay_ns)
+        self.rates: dict[str, int] = {}  # "a->b" -> rate
         self.qdisc_kind: dict[str, str] = {}  # "a->b" -> kind
-        self.adj: dict[str, list[str]] = {n: [] for n in scenario.node_names()}
         for a, b, spec in scenario.topology.links():
-            self.links[(a, b)] = self.links[(b, a)] = (spec.rate, spec.delay)
+            self.rates[f"{a}->{b}"] = self.rates[f"{b}->{a}"] = spec.rate
             self.qdisc_kind[f"{a}->{b}"] = spec.qdisc.kind
             self.qdisc_kind[f"{b}->{a}"] = spec.qdisc_reverse.kind
-            self.adj[a].append(b)
-            self.adj[b].append(a)
         self.flows = scenario.resolved_flows()
+        self.paths: list[dict[str, Any]] = _core_module().flow_paths(scenario.to_core_json())
 
-    def path(self, src: str, dst: str) -> list[tuple[str, str]]:
-        prev: dict[str, str | None] = {src: None}
-        todo = deque([src])
-        while todo:
-            n = todo.popleft()
-            if n == dst:
-                break
-            for m in self.adj[n]:
-                if m not in prev:
-                    prev[m] = n
-                    todo.append(m)
-        if dst not in prev:
-            raise ScenarioError(f"there is no path from {src!r} to {dst!r}")
-        hops: list[tuple[str, str]] = []
-        n = dst
-        while prev[n] is not None:
-            p = prev[n]
-            assert p is not None
-            hops.append((p, n))
-            n = p
-        return hops[::-1]
-
-    def flow_path(self, flow: int) -> list[tuple[str, str]]:
-        rf = self.flows[flow]
-        return self.path(rf.src, rf.dst)
+    def flow_path(self, flow: int) -> list[str]:
+        """The links (``"a->b"``) flow ``flow``'s packets cross, in order."""
+        return list(self.paths[flow]["links"])
 
     def flow_refs(self, flow: int) -> tuple[float, float]:
         """(reference rate bps, reference RTT s) of flow ``flow``."""
-        hops = self.flow_path(flow)
-        rate = min(self.links[h][0] for h in hops)
-        rtt = 2.0 * sum(self.links[h][1] for h in hops) / 1e9
-        return float(rate), max(rtt, 1e-3)
+        p = self.paths[flow]
+        return float(p["bottleneck_bps"]), max(float(p["base_rtt_s"]), 1e-3)
 
     def link_rate(self, link: str) -> float:
-        a, _, b = link.partition("->")
-        if (a, b) not in self.links:
-            raise ScenarioError(
-                f"link {link!r} is not in the topology; links: "
-                + ", ".join(sorted(self.qdisc_kind))
-            )
-        return float(self.links[(a, b)][0])
+        if link not in self.rates:
+            known = ", ".join(sorted(self.qdisc_kind))
+            raise ScenarioError(f"link {link!r} is not in the topology; links: {known}")
+        return float(self.rates[link])
 
     def link_rtt(self, link: str, default_s: float = 0.1) -> float:
         """The largest reference RTT of the flows crossing ``link`` (else ``default_s``)."""
-        a, _, b = link.partition("->")
-        rtts = [self.flow_refs(i)[1] for i in range(len(self.flows)) if (a, b) in self.flow_path(i)]
+        rtts = [self.flow_refs(i)[1] for i in range(len(self.flows)) if link in self.flow_path(i)]
         return max(rtts) if rtts else default_s
 
     def links_of_kind(self, kind: str) -> list[str]:
