@@ -1,5 +1,5 @@
-//! The run summary (`summary.json` contract in DESIGN.md), computed from the simulation
-//! state at any time.
+//! The run summary (the `summary.json` contract in `crates/l4sim-py/API.md`), computed
+//! from the simulation state at any time.
 
 use serde::Serialize;
 

@@ -3,20 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum CcaKind {
-    #[default]
-    Newreno,
-    Cubic,
-    Bic,
-    Bbr,
-    Vegas,
-    Dctcp,
-    Prague,
-    /// cwnd and ssthresh are set only by agent actions (RL-TCP's remote brain).
-    External,
-}
+pub use crate::tcp::cc::CcaKind;
 
 /// TCP endpoint parameters. Defaults follow Linux.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]

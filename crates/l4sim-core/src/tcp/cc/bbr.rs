@@ -658,6 +658,13 @@ impl CongestionOps for Bbr {
     }
 }
 
+impl super::FromTcpConfig for Box<Bbr> {
+    /// BBR makes random choices (its gain cycle's starting phase): from the flow's seed.
+    fn from_config(_: &crate::tcp::config::TcpConfig, seed: u64) -> Self {
+        Box::new(Bbr::new(seed))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

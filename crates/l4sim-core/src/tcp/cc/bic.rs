@@ -198,6 +198,12 @@ impl CongestionOps for Bic {
     }
 }
 
+impl super::FromTcpConfig for Bic {
+    fn from_config(_: &crate::tcp::config::TcpConfig, _: u64) -> Self {
+        Self::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -125,6 +125,12 @@ impl CongestionOps for Cubic {
     }
 }
 
+impl super::FromTcpConfig for Cubic {
+    fn from_config(_: &crate::tcp::config::TcpConfig, _: u64) -> Self {
+        Self::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -90,6 +90,12 @@ impl CongestionOps for Dctcp {
     }
 }
 
+impl super::FromTcpConfig for Dctcp {
+    fn from_config(_: &crate::tcp::config::TcpConfig, _: u64) -> Self {
+        Self::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,3 +25,9 @@ impl CongestionOps for External {
 
     fn cong_control(&mut self, _w: &mut Window, _s: &AckSample, _rs: &RateSample) {}
 }
+
+impl super::FromTcpConfig for External {
+    fn from_config(_: &crate::tcp::config::TcpConfig, _: u64) -> Self {
+        Self
+    }
+}

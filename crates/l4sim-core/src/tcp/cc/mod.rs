@@ -11,7 +11,10 @@ pub mod prague;
 pub mod reno;
 pub mod vegas;
 
-use crate::tcp::config::CcaKind;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::tcp::config::TcpConfig;
 use crate::time::Time;
 
 pub use bbr::Bbr;
@@ -245,64 +248,121 @@ pub trait CongestionOps {
     }
 }
 
-/// The algorithms a sender can hold (enum dispatch: `Clone`, no virtual calls).
-#[derive(Clone, Debug)]
-pub enum Cc {
-    NewReno(NewReno),
-    Cubic(Cubic),
-    Bic(Bic),
-    Bbr(Box<Bbr>),
-    Vegas(Vegas),
-    Dctcp(Dctcp),
-    Prague(Prague),
-    External(External),
+/// How an algorithm is built for a flow: from the flow's TCP options (per-algorithm options
+/// such as Prague's live there) and a seed for its random choices (only BBR makes any:
+/// the starting phase of its gain cycle; each flow gets its own, derived from the scenario
+/// seed). Each algorithm's file implements it.
+pub trait FromTcpConfig {
+    fn from_config(cfg: &TcpConfig, seed: u64) -> Self;
 }
 
-macro_rules! dispatch {
-    ($self:ident, $c:ident => $e:expr) => {
-        match $self {
-            Cc::NewReno($c) => $e,
-            Cc::Cubic($c) => $e,
-            Cc::Bic($c) => $e,
-            Cc::Bbr($c) => $e,
-            Cc::Vegas($c) => $e,
-            Cc::Dctcp($c) => $e,
-            Cc::Prague($c) => $e,
-            Cc::External($c) => $e,
+/// The registry: one line per algorithm generates the configuration enum [`CcaKind`]
+/// (`cca = "..."`), the sender's [`Cc`] enum and the dispatch of [`CongestionOps`].
+macro_rules! ccas {
+    ($( $(#[$attr:meta])* $Kind:ident => $V:ident($T:ty) ),* $(,)?) => {
+        /// Congestion-control algorithm names as in configuration.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+        #[serde(rename_all = "snake_case")]
+        pub enum CcaKind {
+            $( $(#[$attr])* $Kind, )*
+        }
+
+        /// The algorithms a sender can hold (enum dispatch: `Clone`, no virtual calls).
+        #[derive(Clone, Debug)]
+        pub enum Cc {
+            $( $V($T), )*
+        }
+
+        impl Cc {
+            /// The algorithm a TCP configuration names, with its options and `seed`.
+            pub fn from_config(cfg: &TcpConfig, seed: u64) -> Cc {
+                match cfg.cca {
+                    $( CcaKind::$Kind => Cc::$V(<$T as FromTcpConfig>::from_config(cfg, seed)), )*
+                }
+            }
+        }
+
+        impl CongestionOps for Cc {
+            fn name(&self) -> &'static str {
+                match self { $( Cc::$V(c) => c.name(), )* }
+            }
+            #[inline]
+            fn init(&mut self, w: &mut Window, now: Time, srtt: Option<Time>, min_rtt: Option<Time>) {
+                match self { $( Cc::$V(c) => c.init(w, now, srtt, min_rtt), )* }
+            }
+            #[inline]
+            fn ssthresh(&mut self, w: &Window, now: Time) -> u32 {
+                match self { $( Cc::$V(c) => c.ssthresh(w, now), )* }
+            }
+            #[inline]
+            fn cong_avoid(&mut self, w: &mut Window, s: &AckSample) {
+                match self { $( Cc::$V(c) => c.cong_avoid(w, s), )* }
+            }
+            #[inline]
+            fn in_ack_event(&mut self, s: &AckSample) {
+                match self { $( Cc::$V(c) => c.in_ack_event(s), )* }
+            }
+            #[inline]
+            fn pkts_acked(&mut self, w: &Window, s: &AckSample) {
+                match self { $( Cc::$V(c) => c.pkts_acked(w, s), )* }
+            }
+            #[inline]
+            fn set_state(&mut self, w: &mut Window, state: CaState, now: Time) {
+                match self { $( Cc::$V(c) => c.set_state(w, state, now), )* }
+            }
+            #[inline]
+            fn cwnd_event(&mut self, w: &Window, ev: CaEvent, now: Time) {
+                match self { $( Cc::$V(c) => c.cwnd_event(w, ev, now), )* }
+            }
+            #[inline]
+            fn has_cong_control(&self) -> bool {
+                match self { $( Cc::$V(c) => c.has_cong_control(), )* }
+            }
+            #[inline]
+            fn cong_control(&mut self, w: &mut Window, s: &AckSample, rs: &RateSample) {
+                match self { $( Cc::$V(c) => c.cong_control(w, s, rs), )* }
+            }
+            #[inline]
+            fn wants_pacing(&self) -> bool {
+                match self { $( Cc::$V(c) => c.wants_pacing(), )* }
+            }
+            fn ecn_needs(&self) -> EcnNeeds {
+                match self { $( Cc::$V(c) => c.ecn_needs(), )* }
+            }
         }
     };
 }
 
+ccas! {
+    /// NewReno (RFC 5681 / 6582; Linux `reno`).
+    #[default]
+    Newreno => NewReno(NewReno),
+    /// CUBIC (RFC 9438; Linux `tcp_cubic.c`).
+    Cubic => Cubic(Cubic),
+    /// BIC (Linux `tcp_bic.c`).
+    Bic => Bic(Bic),
+    /// BBR v1 (Linux `tcp_bbr.c`).
+    Bbr => Bbr(Box<Bbr>),
+    /// Vegas (Linux `tcp_vegas.c`).
+    Vegas => Vegas(Vegas),
+    /// DCTCP (RFC 8257; Linux `tcp_dctcp.c`).
+    Dctcp => Dctcp(Dctcp),
+    /// TCP Prague (L4STeam `tcp_prague.c`).
+    Prague => Prague(Prague),
+    /// cwnd and ssthresh are set only by agent actions (RL-TCP's remote brain).
+    External => External(External),
+}
+
 impl Cc {
-    /// The algorithm with a fixed seed for its random choices (only BBR makes any).
-    pub fn new(kind: CcaKind) -> Cc {
-        Cc::with_seed(kind, 0)
-    }
-
-    /// The algorithm, with `seed` for its random choices (BBR's starting phase of the gain
-    /// cycle): give each flow its own, derived from the scenario seed.
-    /// The algorithm a TCP configuration names, with its options.
-    pub fn from_config(cfg: &crate::tcp::config::TcpConfig, seed: u64) -> Cc {
-        match cfg.cca {
-            CcaKind::Prague => Cc::Prague(Prague::new(
-                cfg.prague_rtt_independence,
-                cfg.prague_alpha_mode == 1,
-            )),
-            kind => Cc::with_seed(kind, seed),
-        }
-    }
-
+    /// The algorithm `kind` with the default TCP options and `seed`.
     pub fn with_seed(kind: CcaKind, seed: u64) -> Cc {
-        match kind {
-            CcaKind::Newreno => Cc::NewReno(NewReno),
-            CcaKind::Cubic => Cc::Cubic(Cubic::default()),
-            CcaKind::Bic => Cc::Bic(Bic::default()),
-            CcaKind::Bbr => Cc::Bbr(Box::new(Bbr::new(seed))),
-            CcaKind::Vegas => Cc::Vegas(Vegas::default()),
-            CcaKind::Dctcp => Cc::Dctcp(Dctcp::default()),
-            CcaKind::Prague => Cc::Prague(Prague::default()),
-            CcaKind::External => Cc::External(External),
-        }
+        Cc::from_config(
+            &TcpConfig {
+                cca: kind,
+                ..TcpConfig::default()
+            },
+            seed,
+        )
     }
 
     /// BBR's state-machine mode (`"startup"`, `"drain"`, `"probe_bw"`, `"probe_rtt"`);
@@ -312,55 +372,6 @@ impl Cc {
             Cc::Bbr(b) => Some(b.mode()),
             _ => None,
         }
-    }
-}
-
-impl CongestionOps for Cc {
-    fn name(&self) -> &'static str {
-        dispatch!(self, c => c.name())
-    }
-    #[inline]
-    fn init(&mut self, w: &mut Window, now: Time, srtt: Option<Time>, min_rtt: Option<Time>) {
-        dispatch!(self, c => c.init(w, now, srtt, min_rtt))
-    }
-    #[inline]
-    fn ssthresh(&mut self, w: &Window, now: Time) -> u32 {
-        dispatch!(self, c => c.ssthresh(w, now))
-    }
-    #[inline]
-    fn cong_avoid(&mut self, w: &mut Window, s: &AckSample) {
-        dispatch!(self, c => c.cong_avoid(w, s))
-    }
-    #[inline]
-    fn in_ack_event(&mut self, s: &AckSample) {
-        dispatch!(self, c => c.in_ack_event(s))
-    }
-    #[inline]
-    fn pkts_acked(&mut self, w: &Window, s: &AckSample) {
-        dispatch!(self, c => c.pkts_acked(w, s))
-    }
-    #[inline]
-    fn set_state(&mut self, w: &mut Window, state: CaState, now: Time) {
-        dispatch!(self, c => c.set_state(w, state, now))
-    }
-    #[inline]
-    fn cwnd_event(&mut self, w: &Window, ev: CaEvent, now: Time) {
-        dispatch!(self, c => c.cwnd_event(w, ev, now))
-    }
-    #[inline]
-    fn has_cong_control(&self) -> bool {
-        dispatch!(self, c => c.has_cong_control())
-    }
-    #[inline]
-    fn cong_control(&mut self, w: &mut Window, s: &AckSample, rs: &RateSample) {
-        dispatch!(self, c => c.cong_control(w, s, rs))
-    }
-    #[inline]
-    fn wants_pacing(&self) -> bool {
-        dispatch!(self, c => c.wants_pacing())
-    }
-    fn ecn_needs(&self) -> EcnNeeds {
-        dispatch!(self, c => c.ecn_needs())
     }
 }
 

@@ -257,6 +257,14 @@ impl CongestionOps for Prague {
     }
 }
 
+impl super::FromTcpConfig for Prague {
+    /// Prague's options: `prague_rtt_independence`, `prague_alpha_mode` (Linux module
+    /// parameters of the same names).
+    fn from_config(cfg: &crate::tcp::config::TcpConfig, _: u64) -> Self {
+        Prague::new(cfg.prague_rtt_independence, cfg.prague_alpha_mode == 1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,3 +31,9 @@ impl CongestionOps for NewReno {
         w.cong_avoid_ai(cwnd, acked);
     }
 }
+
+impl super::FromTcpConfig for NewReno {
+    fn from_config(_: &crate::tcp::config::TcpConfig, _: u64) -> Self {
+        Self
+    }
+}

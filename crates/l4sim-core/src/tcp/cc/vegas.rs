@@ -167,6 +167,12 @@ impl CongestionOps for Vegas {
     }
 }
 
+impl super::FromTcpConfig for Vegas {
+    fn from_config(_: &crate::tcp::config::TcpConfig, _: u64) -> Self {
+        Self::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
