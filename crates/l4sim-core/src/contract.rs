@@ -1,6 +1,7 @@
 //! The contract between the core and the Python package, generated from the Rust types:
 //! the configuration's JSON Schema, every qdisc kind with its parameters and defaults, the
-//! TCP and UDP options, the CCA kinds, the observation columns and the actions. Python reads
+//! TCP and UDP options, the CCA kinds, the observation and time-series columns and the
+//! actions. Python reads
 //! it (`l4sim._core.contract()`) and a test fails when the two sides drift apart.
 
 use schemars::{schema_for, JsonSchema};
@@ -10,6 +11,7 @@ use serde_json::{json, Map, Value};
 use crate::config::{CcaKind, QdiscConfig, SimConfig, TcpConfig, UdpConfig};
 use crate::control::{Action, FlowRow, Observation, QueueRow};
 use crate::net::routing::FlowPath;
+use crate::stats::series::{FlowSeries, QueueSeries};
 
 /// Bumped when a key is renamed or removed (adding one is compatible).
 pub const VERSION: u32 = 1;
@@ -68,6 +70,10 @@ pub fn contract() -> Value {
         "observation": {
             "flows": fields::<FlowRow>(),
             "queues": fields::<QueueRow>(),
+        },
+        "series": {
+            "flows": fields::<FlowSeries>(),
+            "queues": fields::<QueueSeries>(),
         },
         "flow_path": fields::<FlowPath>(),
         "schemas": {

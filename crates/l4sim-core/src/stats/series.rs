@@ -1,5 +1,6 @@
 //! Columnar time series sampled at a fixed interval (one row per flow or queue per sample).
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::flow::Flow;
@@ -8,7 +9,7 @@ use crate::qdisc::QueueDisc;
 use crate::time::{secs, Time};
 
 /// Per-flow columns.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct FlowSeries {
     pub time_s: Vec<f64>,
     pub flow: Vec<u32>,
@@ -27,7 +28,7 @@ pub struct FlowSeries {
 }
 
 /// Per-queue columns.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
 pub struct QueueSeries {
     pub time_s: Vec<f64>,
     /// Channel index.
