@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 gym = pytest.importorskip("gymnasium")
 
 from l4sim.agents import dqn  # noqa: E402
+from l4sim.errors import EnvConfigError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,7 +107,7 @@ def test_dqn_is_deterministic_and_seed_matters():
 
 
 def test_dqn_rejects_continuous_actions():
-    with pytest.raises(ValueError, match="Discrete"):
+    with pytest.raises(EnvConfigError, match="Discrete"):
         dqn.train(lambda: gym.make("Pendulum-v1"), small_cfg(total_steps=10))
 
 
@@ -122,7 +123,7 @@ def test_save_load_round_trip(tmp_path):
     # A file that is not a checkpoint: one clear error.
     bad = tmp_path / "bad.pt"
     torch.save({"hello": 1}, bad)
-    with pytest.raises(ValueError, match="not a DQN checkpoint"):
+    with pytest.raises(EnvConfigError, match="not a DQN checkpoint"):
         dqn.load(bad)
 
 

@@ -20,8 +20,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from l4sim._version import __version__
-from l4sim.scenario import L4simError, Scenario, load, loads
-from l4sim.simulation import CoreError
+from l4sim.errors import CoreError, L4simError
+from l4sim.scenario import Scenario, load, loads
 
 
 def _exception_types(name: str) -> tuple[type[BaseException], ...]:

@@ -37,6 +37,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from l4sim.errors import L4simError, ScenarioError
 from l4sim.units import (
     QueueLimit,
     UnitError,
@@ -78,14 +79,6 @@ __all__ = [
     "load",
     "loads",
 ]
-
-
-class L4simError(Exception):
-    """A user-facing error whose message is one sentence (the CLI prints it, exit code 2)."""
-
-
-class ScenarioError(L4simError):
-    """Invalid scenario input: names the file, the key path, the value and what is allowed."""
 
 
 # --------------------------------------------------------------------------------------------

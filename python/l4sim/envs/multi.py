@@ -25,7 +25,7 @@ from l4sim.envs.base import L4simEnv, ScenarioLike, as_scenario
 from l4sim.envs.defaults import MULTI_SCENARIO
 from l4sim.envs.features import Topology
 from l4sim.envs.tcp import TcpCwndEnv, with_external_cca
-from l4sim.scenario import ScenarioError
+from l4sim.errors import EnvConfigError
 
 __all__ = ["MultiCCEnv"]
 
@@ -98,7 +98,7 @@ class MultiCCEnv(ParallelEnv):
         if aqm_links is None:
             aqm_links = Topology(scen).links_of_kind("agent")
         if not tcp_flows and not aqm_links:
-            raise ScenarioError(
+            raise EnvConfigError(
                 "the scenario has no agent: give tcp_flows (or flows with cca 'external') "
                 "or aqm_links (or links with an 'agent' qdisc)"
             )

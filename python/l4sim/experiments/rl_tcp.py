@@ -38,7 +38,8 @@ import gymnasium as gym
 import numpy as np
 
 from l4sim import rewards as _rewards
-from l4sim.scenario import Scenario, ScenarioError
+from l4sim.errors import EnvConfigError
+from l4sim.scenario import Scenario
 
 if TYPE_CHECKING:
     from l4sim.agents.dqn import DQNConfig
@@ -104,7 +105,7 @@ def config(steps: int = DEFAULT_STEPS, seed: int = 1, reward: str = "default") -
 
 def _check_reward(reward: str) -> None:
     if reward not in REWARDS:
-        raise ScenarioError(f"reward {reward!r} is not known; allowed: {', '.join(REWARDS)}")
+        raise EnvConfigError(f"reward {reward!r} is not known; allowed: {', '.join(REWARDS)}")
 
 
 def scenario() -> Scenario:
@@ -286,7 +287,7 @@ def evaluate_checkpoint(
     q, _, extra = dqn.load(path)
     reward = reward or extra.get("reward", "default")
     if q.obs_dim != 9 or q.n_actions != 5:
-        raise ScenarioError(
+        raise EnvConfigError(
             f"{str(path)!r} holds a network for {q.obs_dim} features and {q.n_actions} actions; "
             "RL-TCP needs 9 and 5"
         )
