@@ -26,6 +26,7 @@ from l4sim.envs.defaults import MULTI_SCENARIO
 from l4sim.envs.features import Topology
 from l4sim.envs.tcp import TcpCwndEnv, with_external_cca
 from l4sim.errors import EnvConfigError
+from l4sim.scenario import TcpFlow
 
 __all__ = ["MultiCCEnv"]
 
@@ -92,7 +93,7 @@ class MultiCCEnv(ParallelEnv):
             tcp_flows = [
                 rf.index
                 for rf in scen.resolved_flows()
-                if getattr(rf.spec, "cca", None) == "external"
+                if isinstance(rf.spec, TcpFlow) and rf.spec.cca.kind == "external"
             ]
         scen = with_external_cca(scen, list(tcp_flows))
         if aqm_links is None:

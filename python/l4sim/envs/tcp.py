@@ -60,7 +60,7 @@ from l4sim.envs.features import (
     sender_vector,
 )
 from l4sim.errors import EnvConfigError
-from l4sim.scenario import Scenario
+from l4sim.scenario import Scenario, TcpFlow
 
 __all__ = ["ACTION_SETS", "TcpCwndEnv", "with_external_cca"]
 
@@ -76,7 +76,7 @@ def with_external_cca(scenario: Scenario, flows: list[int]) -> Scenario:
         if not 0 <= i < len(resolved) or resolved[i].spec.kind != "tcp":
             raise EnvConfigError(f"flow {i} must be the index of a TCP flow of the scenario")
         rf = resolved[i]
-        if getattr(rf.spec, "cca", None) == "external":
+        if isinstance(rf.spec, TcpFlow) and rf.spec.cca.kind == "external":
             continue
         if rf.spec.count > 1:
             raise EnvConfigError(

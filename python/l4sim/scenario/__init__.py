@@ -9,12 +9,24 @@ Every problem is reported as a :class:`ScenarioError` whose message is one sente
 the file, the key path (``flows[2].cca``), the bad value and what is allowed.
 
 Modules: :mod:`.fields` (unit field types, the base model and its core key mapping),
-:mod:`.qdiscs`, :mod:`.topology` (links, presets, reachability), :mod:`.flows`,
-:mod:`.model` (``Scenario``, ``load``, ``loads``) and :mod:`.messages` (errors as one
-sentence).
+:mod:`.qdiscs`, :mod:`.topology` (links, presets, reachability), :mod:`.flows`, :mod:`.ccas`
+(a TCP flow's congestion control and its options), :mod:`.model` (``Scenario``, ``load``,
+``loads``) and :mod:`.messages` (errors as one sentence).
 """
 
 from l4sim.errors import L4simError, ScenarioError
+from l4sim.scenario.ccas import (
+    CCA_KINDS,
+    Bbr,
+    Bic,
+    Cca,
+    Cubic,
+    Dctcp,
+    External,
+    NewReno,
+    Prague,
+    Vegas,
+)
 from l4sim.scenario.fields import (
     Count,
     Flag,
@@ -58,20 +70,27 @@ from l4sim.scenario.topology import (
 )
 
 __all__ = [
+    "CCA_KINDS",
     "FLOW_KINDS",
     "QDISC_KINDS",
     "TOPOLOGY_PRESETS",
     "AccessSpec",
     "AgentQdisc",
+    "Bbr",
+    "Bic",
+    "Cca",
     "Codel",
     "ControlFlow",
     "Count",
+    "Cubic",
     "Custom",
     "CustomLink",
+    "Dctcp",
     "Delack",
     "DualPi2",
     "Dumbbell",
     "EcnMask",
+    "External",
     "Fifo",
     "Flag",
     "Flow",
@@ -84,10 +103,12 @@ __all__ = [
     "L4simError",
     "Limit",
     "LinkSpec",
+    "NewReno",
     "PacketLimit",
     "PathTopology",
     "Pie",
     "PositiveTime",
+    "Prague",
     "Probability",
     "Qdisc",
     "Rate",
@@ -101,6 +122,7 @@ __all__ = [
     "Topology",
     "TwoHost",
     "UdpFlow",
+    "Vegas",
     "load",
     "loads",
 ]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, model_validator
 
+from l4sim.scenario.ccas import Cca
 from l4sim.scenario.fields import CoreKey, Count, PositiveTime, Rate, Size, Time, _Model
 
 
@@ -68,12 +69,12 @@ class TcpFlow(_FlowBase):
     """A TCP flow: bulk unless ``size`` is given. Unset options take the core's Linux
     defaults (mss 1448 B, initial window 10 segments, no initial ssthresh, min RTO 200 ms,
     delayed ACK every 2 segments / 40 ms, SACK and timestamps on, no pacing, …).
-    ``init_cwnd`` / ``init_ssthresh`` are in segments."""
+    ``init_cwnd`` / ``init_ssthresh`` are in segments. ``cca`` is a kind or a table of the
+    algorithm's options (:mod:`l4sim.scenario.ccas`); ``prague_rtt_independence`` and
+    ``prague_alpha_mode`` are the old spelling of Prague's options."""
 
     kind: Literal["tcp"]
-    cca: Literal["newreno", "cubic", "bic", "bbr", "vegas", "dctcp", "prague", "external"] = (
-        "newreno"
-    )
+    cca: Cca = "newreno"  # type: ignore[assignment]
     ecn: Annotated[bool, Field(strict=True)] = False
     mss: Size | None = None
     header_size: Size | None = None
@@ -94,6 +95,7 @@ class TcpFlow(_FlowBase):
     pacing: Annotated[bool, Field(strict=True)] | None = None
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "cca": lambda c: c.to_core(),
         "header_size": "header_bytes",
         "min_rto": "min_rto_ns",
         "max_rto": "max_rto_ns",
@@ -101,6 +103,18 @@ class TcpFlow(_FlowBase):
         "rwnd": "rwnd_bytes",
         "delack": lambda d: d.core_fields(),
     }
+
+    @model_validator(mode="after")
+    def _one_spelling(self) -> TcpFlow:
+        """An option in the ``cca`` table and under its old flat name is an error."""
+        for option, key in type(self.cca)._core_keys.items():
+            old = getattr(self, key, None) if isinstance(key, str) else None
+            if old is not None and getattr(self.cca, option) is not None:
+                raise ValueError(
+                    f"cca.{option} and {key} are the same option; give it once, as "
+                    f"cca.{option} ({key} is its old spelling)"
+                )
+        return self
 
     def core_params(self) -> dict[str, Any]:
         tcp = self.core_fields()
