@@ -193,6 +193,26 @@ def test_rl_tcp_dqn_learns_to_fill_the_pipe_without_a_queue():
     assert np.mean(stats.episode_returns[-5:]) > np.mean(stats.episode_returns[:5]) + 10
 
 
+def test_rl_tcp_reproduce_writes_the_table(tmp_path):
+    seen: list[tuple[str, int, int]] = []
+    rows = rl_tcp.reproduce(
+        tmp_path,
+        only=["default"],
+        steps=300,
+        figures=False,
+        on_case=lambda case, i, n: seen.append((case.name, i, n)),
+    )
+    assert seen == [("dqn-default", 0, 2), ("newreno", 1, 2)]
+    assert [r.agent for r in rows] == ["DQN, default reward", "NewReno (no agent)"]
+    assert rows[0].train_steps == 300
+    md = (tmp_path / "results.md").read_text()
+    assert md == rl_tcp.markdown_table(rows)
+    assert md.splitlines()[-1].startswith("| NewReno (no agent) | - | - | - |")
+    assert (tmp_path / "results.csv").is_file() and (tmp_path / "default" / "dqn.pt").is_file()
+    # NewReno fills the 150-packet buffer: a standing queue of more than a BDP, and drops.
+    assert rows[1].queue_mean_bdp > 1 and rows[1].drops > 0
+
+
 def l4sim(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.pop("L4SIM_DEBUG", None)

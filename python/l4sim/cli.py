@@ -238,7 +238,7 @@ def demo_cmd(
 def reproduce_cmd(
     name: Annotated[
         str,
-        typer.Argument(help="Experiment: aqm-004 or l4s-rtt-fairness.", show_default=False),
+        typer.Argument(help="Experiment: aqm-004, l4s-rtt-fairness or rl-tcp.", show_default=False),
     ],
     out: Annotated[
         Path | None,
@@ -247,8 +247,8 @@ def reproduce_cmd(
     only: Annotated[
         str | None,
         typer.Option(
-            help="Comma-separated subset: AQM names (aqm-004, e.g. codel,dualpi2) or rates "
-            "(l4s-rtt-fairness, e.g. 10Mbps)."
+            help="Comma-separated subset: AQM names (aqm-004, e.g. codel,dualpi2), rates "
+            "(l4s-rtt-fairness, e.g. 10Mbps) or rewards (rl-tcp, e.g. default)."
         ),
     ] = None,
     figures: Annotated[bool, typer.Option(help="Draw the per-case figures.")] = True,
