@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 gym = pytest.importorskip("gymnasium")
 
 from l4sim.agents import dqn  # noqa: E402
+from l4sim.errors import EnvConfigError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,7 +107,7 @@ def test_dqn_is_deterministic_and_seed_matters():
 
 
 def test_dqn_rejects_continuous_actions():
-    with pytest.raises(ValueError, match="Discrete"):
+    with pytest.raises(EnvConfigError, match="Discrete"):
         dqn.train(lambda: gym.make("Pendulum-v1"), small_cfg(total_steps=10))
 
 
@@ -122,7 +123,7 @@ def test_save_load_round_trip(tmp_path):
     # A file that is not a checkpoint: one clear error.
     bad = tmp_path / "bad.pt"
     torch.save({"hello": 1}, bad)
-    with pytest.raises(ValueError, match="not a DQN checkpoint"):
+    with pytest.raises(EnvConfigError, match="not a DQN checkpoint"):
         dqn.load(bad)
 
 
@@ -190,6 +191,26 @@ def test_rl_tcp_dqn_learns_to_fill_the_pipe_without_a_queue():
     assert ev.queue_max_pkts <= 2 * rl_tcp.BDP_PKTS, ev
     # Learning, not luck: the last episodes pay far more than the random first ones.
     assert np.mean(stats.episode_returns[-5:]) > np.mean(stats.episode_returns[:5]) + 10
+
+
+def test_rl_tcp_reproduce_writes_the_table(tmp_path):
+    seen: list[tuple[str, int, int]] = []
+    rows = rl_tcp.reproduce(
+        tmp_path,
+        only=["default"],
+        steps=300,
+        figures=False,
+        on_case=lambda case, i, n: seen.append((case.name, i, n)),
+    )
+    assert seen == [("dqn-default", 0, 2), ("newreno", 1, 2)]
+    assert [r.agent for r in rows] == ["DQN, default reward", "NewReno (no agent)"]
+    assert rows[0].train_steps == 300
+    md = (tmp_path / "results.md").read_text()
+    assert md == rl_tcp.markdown_table(rows)
+    assert md.splitlines()[-1].startswith("| NewReno (no agent) | - | - | - |")
+    assert (tmp_path / "results.csv").is_file() and (tmp_path / "default" / "dqn.pt").is_file()
+    # NewReno fills the 150-packet buffer: a standing queue of more than a BDP, and drops.
+    assert rows[1].queue_mean_bdp > 1 and rows[1].drops > 0
 
 
 def l4sim(*args: str) -> subprocess.CompletedProcess[str]:

@@ -7,6 +7,13 @@ from pathlib import Path
 import pytest
 
 from l4sim import cli
+from l4sim.errors import (
+    ActionError,
+    CoreError,
+    EnvConfigError,
+    L4simError,
+    ScenarioError,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,6 +74,23 @@ def test_unexpected_failure_exits_1(tmp_path, capsys, monkeypatch):
     assert code == 1
     line = one_line(err)
     assert "internal error" in line and "boom" in line
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [(ScenarioError, 2), (EnvConfigError, 2), (ActionError, 2), (CoreError, 1), (L4simError, 2)],
+)
+def test_every_error_class_is_one_sentence(error, code, tmp_path, capsys, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise error(f"{error.__name__} says no")
+
+    monkeypatch.setattr(cli, "_run_and_write", refuse)
+    monkeypatch.delenv("L4SIM_DEBUG", raising=False)
+    got, _, err = run_main(
+        ["run", str(ROOT / "scenarios" / "demo.toml"), "--out", str(tmp_path / "o")], capsys
+    )
+    assert got == code
+    assert one_line(err) == f"error: {error.__name__} says no"
 
 
 def test_help_and_version(capsys):

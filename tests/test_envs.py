@@ -26,8 +26,7 @@ from l4sim.envs import (
     queue_vector,
     sender_vector,
 )
-from l4sim.scenario import ScenarioError
-from l4sim.simulation import ActionError
+from l4sim.errors import ActionError, EnvConfigError
 
 
 def sender_step(**kw) -> SenderStep:
@@ -118,9 +117,9 @@ def test_a3c_and_lfq_rewards():
 
 
 def test_reward_lookup_rejects_unknown_and_mismatched_names():
-    with pytest.raises(ScenarioError, match="not a sender reward"):
+    with pytest.raises(EnvConfigError, match="not a sender reward"):
         rewards.get("macc_r2", "sender")
-    with pytest.raises(ScenarioError, match="nope"):
+    with pytest.raises(EnvConfigError, match="nope"):
         TcpCwndEnv(reward="nope")
     bound = rewards.get("tcp", "sender", {"delta": 0.5})
     assert bound(sender_step()) == pytest.approx(0.25)
@@ -373,13 +372,13 @@ def test_packet_trigger_ends_steps_early():
 
 
 def test_bad_env_options_are_clear_errors():
-    with pytest.raises(ScenarioError, match="control_flow"):
+    with pytest.raises(EnvConfigError, match="control_flow"):
         TcpCwndEnv(control_flow=0)
-    with pytest.raises(ScenarioError, match="episode_steps"):
+    with pytest.raises(EnvConfigError, match="episode_steps"):
         TcpCwndEnv(episode_steps=10_000)
-    with pytest.raises(ScenarioError, match="no link with a qdisc of kind 'dualpi2'"):
+    with pytest.raises(EnvConfigError, match="no link with a qdisc of kind 'dualpi2'"):
         DualPi2Env(envs.defaults.AQM_SCENARIO)
-    with pytest.raises(ScenarioError, match="action_set"):
+    with pytest.raises(EnvConfigError, match="action_set"):
         TcpCwndEnv(action_set="bogus")
 
 

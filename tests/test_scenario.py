@@ -381,6 +381,83 @@ def test_delack_table():
     assert (tcp["delack_count"], tcp["delack_timeout_ns"]) == (3, 10_000_000)
 
 
+PRAGUE_FLOW = """\
+duration = "5s"
+[topology]
+preset = "two_host"
+rate = "10Mbps"
+delay = "10ms"
+[[flows]]
+ecn = true
+"""
+
+
+def test_cca_table_with_options():
+    new = scenario(
+        PRAGUE_FLOW + 'cca = { kind = "prague", rtt_independence = true, alpha_mode = 0 }'
+    )
+    old = scenario(
+        PRAGUE_FLOW + 'cca = "prague"\nprague_rtt_independence = true\nprague_alpha_mode = 0'
+    )
+    tcp = new.to_core_config()["flows"][0]["tcp"]
+    assert tcp == {
+        "cca": "prague",
+        "ecn": True,
+        "prague_rtt_independence": True,
+        "prague_alpha_mode": 0,
+    }
+    assert old.to_core_config() == new.to_core_config()
+    # Written back as a table only when an option is set; reads back equal.
+    assert new.to_dict()["flows"][0]["cca"] == {
+        "kind": "prague",
+        "rtt_independence": True,
+        "alpha_mode": 0,
+    }
+    assert old.to_dict()["flows"][0]["cca"] == "prague"
+    assert Scenario.parse(tomllib.loads(new.to_toml())) == new
+    plain = scenario(PRAGUE_FLOW + 'cca = { kind = "cubic" }')
+    assert plain.to_core_config()["flows"][0]["tcp"] == {"cca": "cubic", "ecn": True}
+    assert plain.to_dict()["flows"][0]["cca"] == "cubic"
+
+
+def test_the_core_accepts_a_cca_table():
+    core = pytest.importorskip("l4sim._core")
+    sc = scenario(PRAGUE_FLOW + 'cca = { kind = "prague", rtt_independence = true }')
+    core.Simulation(sc.to_core_json())
+
+
+@pytest.mark.parametrize(
+    ("cca", "fragment"),
+    [
+        (
+            '{ kind = "cubic", rtt_independence = true }',
+            "flows[0].cca.rtt_independence is not a known key; allowed keys in flows[0].cca: kind",
+        ),
+        ('{ kind = "prague", alpha_mode = 2 }', "flows[0].cca.alpha_mode 2 is not allowed"),
+        ('{ kind = "prague", rtt_independence = 1 }', "must be true or false"),
+        ('{ kind = "copa" }', "flows[0].cca.kind 'copa' is not known; allowed kinds: 'newreno'"),
+        ("{ rtt_independence = true }", "flows[0].cca needs a kind key"),
+        ("3", "flows[0].cca 3 is not allowed; allowed values: 'newreno'"),
+    ],
+)
+def test_bad_cca_table(cca, fragment):
+    msg = error(PRAGUE_FLOW + f"cca = {cca}")
+    assert fragment in msg, msg
+    assert "\n" not in msg
+
+
+@pytest.mark.parametrize("option", ["rtt_independence", "alpha_mode"])
+def test_cca_option_in_both_spellings(option):
+    value = "true" if option == "rtt_independence" else "1"
+    msg = error(
+        PRAGUE_FLOW + f'cca = {{ kind = "prague", {option} = {value} }}\nprague_{option} = {value}'
+    )
+    assert msg == (
+        f"test.toml: flows[0]: cca.{option} and prague_{option} are the same option; give it "
+        f"once, as cca.{option} (prague_{option} is its old spelling)"
+    )
+
+
 def test_overrides():
     sc = scenario(DUMBBELL).with_overrides(seed=42, duration="2s")
     assert sc.seed == 42 and sc.duration == 2 * 10**9

@@ -8,6 +8,7 @@
 """
 
 from l4sim._version import __version__
+from l4sim.errors import ActionError, CoreError, EnvConfigError, L4simError, ScenarioError
 from l4sim.results import Result, read, write
 from l4sim.run import run
 from l4sim.scenario import (
@@ -18,27 +19,27 @@ from l4sim.scenario import (
     Dumbbell,
     Fifo,
     Flow,
-    L4simError,
     LinkSpec,
     PathTopology,
     Qdisc,
     Scenario,
-    ScenarioError,
     TcpFlow,
     Topology,
     TwoHost,
     UdpFlow,
     load,
 )
-from l4sim.simulation import CoreError, Simulation
+from l4sim.simulation import Simulation
 
 __all__ = [
     "AccessSpec",
+    "ActionError",
     "CoreError",
     "Custom",
     "CustomLink",
     "Delack",
     "Dumbbell",
+    "EnvConfigError",
     "Fifo",
     "Flow",
     "L4simError",

@@ -20,8 +20,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from l4sim._version import __version__
-from l4sim.scenario import L4simError, Scenario, load, loads
-from l4sim.simulation import CoreError
+from l4sim.errors import CoreError, L4simError
+from l4sim.scenario import Scenario, load, loads
 
 
 def _exception_types(name: str) -> tuple[type[BaseException], ...]:
@@ -238,7 +238,7 @@ def demo_cmd(
 def reproduce_cmd(
     name: Annotated[
         str,
-        typer.Argument(help="Experiment: aqm-004 or l4s-rtt-fairness.", show_default=False),
+        typer.Argument(help="Experiment: aqm-004, l4s-rtt-fairness or rl-tcp.", show_default=False),
     ],
     out: Annotated[
         Path | None,
@@ -247,8 +247,8 @@ def reproduce_cmd(
     only: Annotated[
         str | None,
         typer.Option(
-            help="Comma-separated subset: AQM names (aqm-004, e.g. codel,dualpi2) or rates "
-            "(l4s-rtt-fairness, e.g. 10Mbps)."
+            help="Comma-separated subset: AQM names (aqm-004, e.g. codel,dualpi2), rates "
+            "(l4s-rtt-fairness, e.g. 10Mbps) or rewards (rl-tcp, e.g. default)."
         ),
     ] = None,
     figures: Annotated[bool, typer.Option(help="Draw the per-case figures.")] = True,

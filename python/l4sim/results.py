@@ -17,7 +17,8 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from l4sim.scenario import L4simError, Scenario, ScenarioError, load
+from l4sim.errors import L4simError, ScenarioError
+from l4sim.scenario import Scenario, load
 from l4sim.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 
 __all__ = ["FILES", "Result", "read", "write"]

@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from l4sim.errors import EnvConfigError
+
 if TYPE_CHECKING:
     from l4sim.envs.features import QueueStep, SenderStep
 
@@ -154,9 +156,7 @@ def get(
     table = SENDER_REWARDS if kind == "sender" else QUEUE_REWARDS
     if isinstance(reward, str):
         if reward not in table:
-            from l4sim.scenario import ScenarioError
-
-            raise ScenarioError(
+            raise EnvConfigError(
                 f"reward {reward!r} is not a {kind} reward; allowed: {', '.join(table)}"
             )
         fn = table[reward]

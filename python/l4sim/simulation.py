@@ -14,7 +14,8 @@ from typing import Any
 
 import polars as pl
 
-from l4sim.scenario import L4simError, Scenario, ScenarioError, load
+from l4sim.errors import ActionError, CoreError, ScenarioError
+from l4sim.scenario import Scenario, load
 from l4sim.units import UnitError, parse_queue_limit, parse_time
 
 __all__ = [
@@ -26,15 +27,6 @@ __all__ = [
     "SimulationBatch",
     "to_ns",
 ]
-
-
-class CoreError(L4simError):
-    """The simulator core failed (a bug in l4sim, not in the user's input)."""
-
-
-class ActionError(L4simError):
-    """The core rejected an agent's action (unknown flow or link, wrong qdisc or cca, a value
-    out of range); the message is the core's one sentence."""
 
 
 FLOW_SCHEMA: dict[str, pl.DataType] = {

@@ -35,6 +35,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from l4sim.errors import EnvConfigError
+
 __all__ = [
     "DQNConfig",
     "QNetwork",
@@ -186,9 +188,9 @@ def linear_schedule(start: float, end: float, duration: int, t: int) -> float:
 
 def _check_spaces(env: gym.Env) -> tuple[int, int]:
     if not isinstance(env.action_space, gym.spaces.Discrete):
-        raise ValueError(f"DQN needs a Discrete action space, not {env.action_space}")
+        raise EnvConfigError(f"DQN needs a Discrete action space, not {env.action_space}")
     if not isinstance(env.observation_space, gym.spaces.Box):
-        raise ValueError(f"DQN needs a Box observation space, not {env.observation_space}")
+        raise EnvConfigError(f"DQN needs a Box observation space, not {env.observation_space}")
     return int(np.prod(env.observation_space.shape)), int(env.action_space.n)
 
 
@@ -364,15 +366,16 @@ def save(
 
 def load(path: str | Path) -> tuple[QNetwork, DQNConfig, dict[str, Any]]:
     """Read a file written by :func:`save`: (Q-network in eval mode, config, extra).
-    Raises ``ValueError`` (one sentence) on a file that is not such a checkpoint."""
+    Raises :class:`~l4sim.errors.EnvConfigError` (one sentence, also a ``ValueError``) on a
+    file that is not such a checkpoint."""
     try:
         ckpt = torch.load(Path(path), map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise
     except Exception:
-        raise ValueError(f"{str(path)!r} is not a DQN checkpoint written by l4sim") from None
+        raise EnvConfigError(f"{str(path)!r} is not a DQN checkpoint written by l4sim") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != "l4sim-dqn-1":
-        raise ValueError(f"{str(path)!r} is not a DQN checkpoint written by l4sim")
+        raise EnvConfigError(f"{str(path)!r} is not a DQN checkpoint written by l4sim")
     cfg = DQNConfig.from_dict(ckpt["config"])
     q_network = QNetwork(ckpt["obs_dim"], ckpt["n_actions"], cfg.hidden)
     q_network.load_state_dict(ckpt["state_dict"])

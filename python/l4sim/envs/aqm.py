@@ -29,7 +29,7 @@ from l4sim import rewards as _rewards
 from l4sim.envs.base import L4simEnv, ScenarioLike, as_scenario
 from l4sim.envs.defaults import AQM_SCENARIO, DUALPI2_SCENARIO
 from l4sim.envs.features import OBS_HIGH, QUEUE_FEATURES, QueueTracker, Topology, queue_vector
-from l4sim.scenario import ScenarioError
+from l4sim.errors import EnvConfigError
 
 __all__ = ["AqmDropEnv", "DualPi2Env", "pick_link"]
 
@@ -39,10 +39,10 @@ def pick_link(topo: Topology, link: str | None, kind: str) -> str:
     links = topo.links_of_kind(kind)
     if link is None:
         if not links:
-            raise ScenarioError(f"the scenario has no link with a qdisc of kind {kind!r}")
+            raise EnvConfigError(f"the scenario has no link with a qdisc of kind {kind!r}")
         return links[0]
     if link not in links:
-        raise ScenarioError(
+        raise EnvConfigError(
             f"link {link!r} has no qdisc of kind {kind!r}; such links: {', '.join(links) or 'none'}"
         )
     return link
@@ -124,11 +124,11 @@ class AqmDropEnv(_QueueEnv):
             **options,
         )
         if action_set not in ("continuous", "macc"):
-            raise ScenarioError(
+            raise EnvConfigError(
                 f"action_set {action_set!r} is not known; allowed: continuous, macc"
             )
         if not 0.0 < max_prob <= 1.0:
-            raise ScenarioError(f"max_prob {max_prob} must be in (0, 1]")
+            raise EnvConfigError(f"max_prob {max_prob} must be in (0, 1]")
         self.action_set = action_set
         self.max_prob = float(max_prob)
         if action_set == "continuous":
@@ -188,7 +188,7 @@ class DualPi2Env(_QueueEnv):
             **options,
         )
         if not 0.0 < max_prob <= 1.0:
-            raise ScenarioError(f"max_prob {max_prob} must be in (0, 1]")
+            raise EnvConfigError(f"max_prob {max_prob} must be in (0, 1]")
         self.max_prob = float(max_prob)
         self.coupling = coupling
         if coupling is None:
@@ -196,7 +196,7 @@ class DualPi2Env(_QueueEnv):
         else:
             lo, hi = float(coupling[0]), float(coupling[1])
             if not 0.0 < lo < hi <= 100.0:
-                raise ScenarioError(
+                raise EnvConfigError(
                     f"coupling {coupling!r} must be a pair (k_min, k_max), 0 < k_min < k_max"
                 )
             self.action_space = spaces.Box(0.0, 1.0, (2,), np.float32)

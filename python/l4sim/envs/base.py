@@ -17,7 +17,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from l4sim.scenario import Scenario, ScenarioError, load
+from l4sim.errors import EnvConfigError, ScenarioError
+from l4sim.scenario import Scenario, load
 from l4sim.simulation import Simulation, _core_module, to_ns
 
 ScenarioLike = Scenario | dict[str, Any] | str | Path
@@ -77,31 +78,31 @@ class L4simEnv(gym.Env):
         self.scenario = scenario
         self.step_ns = to_ns(step_interval)
         if self.step_ns <= 0:
-            raise ScenarioError(f"step_interval {step_interval!r} must be positive")
+            raise EnvConfigError(f"step_interval {step_interval!r} must be positive")
         self.warmup_ns = to_ns(warmup)
         available = scenario.duration - self.warmup_ns
         fit = available // self.step_ns
         if episode_steps is None:
             if fit < 1:
-                raise ScenarioError(
+                raise EnvConfigError(
                     f"scenario {scenario.name!r} (duration {scenario.duration / 1e9:g}s) has "
                     f"no room for one step of {self.step_ns / 1e9:g}s after the warm-up"
                 )
             episode_steps = int(fit)
         elif episode_steps < 1 or (trigger is None and episode_steps > fit):
-            raise ScenarioError(
+            raise EnvConfigError(
                 f"episode_steps {episode_steps} must be at least 1 and fit in the scenario's "
                 f"duration ({fit} steps of {self.step_ns / 1e9:g}s after the warm-up)"
             )
         self.episode_steps = int(episode_steps)
         if action_delay is not None and control_flow is not None:
-            raise ScenarioError("give either action_delay or control_flow, not both")
+            raise EnvConfigError("give either action_delay or control_flow, not both")
         self.action_delay_ns = None if action_delay is None else to_ns(action_delay)
         self.control_flow = control_flow
         if control_flow is not None:
             flows = scenario.resolved_flows()
             if not 0 <= control_flow < len(flows) or flows[control_flow].spec.kind != "control":
-                raise ScenarioError(
+                raise EnvConfigError(
                     f"control_flow {control_flow} must be the index of a flow of kind "
                     "'control' in the scenario"
                 )

@@ -25,7 +25,8 @@ from l4sim.envs.base import L4simEnv, ScenarioLike, as_scenario
 from l4sim.envs.defaults import MULTI_SCENARIO
 from l4sim.envs.features import Topology
 from l4sim.envs.tcp import TcpCwndEnv, with_external_cca
-from l4sim.scenario import ScenarioError
+from l4sim.errors import EnvConfigError
+from l4sim.scenario import TcpFlow
 
 __all__ = ["MultiCCEnv"]
 
@@ -92,13 +93,13 @@ class MultiCCEnv(ParallelEnv):
             tcp_flows = [
                 rf.index
                 for rf in scen.resolved_flows()
-                if getattr(rf.spec, "cca", None) == "external"
+                if isinstance(rf.spec, TcpFlow) and rf.spec.cca.kind == "external"
             ]
         scen = with_external_cca(scen, list(tcp_flows))
         if aqm_links is None:
             aqm_links = Topology(scen).links_of_kind("agent")
         if not tcp_flows and not aqm_links:
-            raise ScenarioError(
+            raise EnvConfigError(
                 "the scenario has no agent: give tcp_flows (or flows with cca 'external') "
                 "or aqm_links (or links with an 'agent' qdisc)"
             )

@@ -59,7 +59,8 @@ from l4sim.envs.features import (
     Topology,
     sender_vector,
 )
-from l4sim.scenario import Scenario, ScenarioError
+from l4sim.errors import EnvConfigError
+from l4sim.scenario import Scenario, TcpFlow
 
 __all__ = ["ACTION_SETS", "TcpCwndEnv", "with_external_cca"]
 
@@ -73,12 +74,12 @@ def with_external_cca(scenario: Scenario, flows: list[int]) -> Scenario:
     changed = False
     for i in flows:
         if not 0 <= i < len(resolved) or resolved[i].spec.kind != "tcp":
-            raise ScenarioError(f"flow {i} must be the index of a TCP flow of the scenario")
+            raise EnvConfigError(f"flow {i} must be the index of a TCP flow of the scenario")
         rf = resolved[i]
-        if getattr(rf.spec, "cca", None) == "external":
+        if isinstance(rf.spec, TcpFlow) and rf.spec.cca.kind == "external":
             continue
         if rf.spec.count > 1:
-            raise ScenarioError(
+            raise EnvConfigError(
                 f"flow {i} comes from flows[{rf.source_index}] with count {rf.spec.count}; "
                 "give the agent's flow its own [[flows]] entry with cca = 'external'"
             )
@@ -108,7 +109,7 @@ class TcpCwndEnv(L4simEnv):
         scen = with_external_cca(base, [flow])
         super().__init__(scen, **options)
         if action_set not in ACTION_SETS:
-            raise ScenarioError(
+            raise EnvConfigError(
                 f"action_set {action_set!r} is not known; allowed: {', '.join(ACTION_SETS)}"
             )
         self.flow = flow

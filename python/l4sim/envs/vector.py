@@ -20,7 +20,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from l4sim.envs.base import L4simEnv
-from l4sim.scenario import ScenarioError
+from l4sim.errors import EnvConfigError
 from l4sim.simulation import SimulationBatch
 
 __all__ = ["SimBatchVectorEnv"]
@@ -49,14 +49,14 @@ class SimBatchVectorEnv(VectorEnv):
 
     def __init__(self, env: Any, num_envs: int, **env_kwargs: Any):
         if num_envs < 1:
-            raise ScenarioError(f"num_envs {num_envs} must be at least 1")
+            raise EnvConfigError(f"num_envs {num_envs} must be at least 1")
         make = _env_class(env)
         self.envs: list[L4simEnv] = [make(**env_kwargs) for _ in range(num_envs)]
         head = self.envs[0]
         if not isinstance(head, L4simEnv):
-            raise ScenarioError(f"{env!r} is not an l4sim environment")
+            raise EnvConfigError(f"{env!r} is not an l4sim environment")
         if head.action_delay_ns or head.control_flow is not None or head.trigger is not None:
-            raise ScenarioError(
+            raise EnvConfigError(
                 "the vectorised env applies actions immediately; action_delay, control_flow "
                 "and trigger need the single env"
             )
@@ -77,7 +77,7 @@ class SimBatchVectorEnv(VectorEnv):
         else:
             seeds = list(seed)
             if len(seeds) != self.num_envs:
-                raise ScenarioError(f"reset got {len(seeds)} seeds for {self.num_envs} envs")
+                raise EnvConfigError(f"reset got {len(seeds)} seeds for {self.num_envs} envs")
         if seed is not None:
             self.action_space.seed(seeds[0])
         sims = [e._prepare(s) for e, s in zip(self.envs, seeds, strict=True)]

@@ -4,6 +4,8 @@
   :mod:`l4sim.experiments.aqm_004`.
 - ``l4s-rtt-fairness``: two TCP Prague / CUBIC flows through DualPI2 beside a Linux L4S
   testbed's measurements, see :mod:`l4sim.experiments.l4s_rtt_fairness`.
+- ``rl-tcp``: ns3-ai's RL-TCP example (paper 000), a DQN per reward beside NewReno, see
+  :mod:`l4sim.experiments.rl_tcp` (needs PyTorch).
 
 Each module has ``GROUPS`` (what ``--only`` selects), ``TABLE`` (the file it writes),
 ``cases(groups)``, ``reproduce(out_dir, only=, figures=, on_case=)`` and
@@ -13,4 +15,5 @@ Each module has ``GROUPS`` (what ``--only`` selects), ``TABLE`` (the file it wri
 EXPERIMENTS = {
     "aqm-004": "l4sim.experiments.aqm_004",
     "l4s-rtt-fairness": "l4sim.experiments.l4s_rtt_fairness",
+    "rl-tcp": "l4sim.experiments.rl_tcp",
 }

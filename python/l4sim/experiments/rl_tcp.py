@@ -21,15 +21,16 @@ Evaluation: one greedy 20 s episode (seed :data:`EVAL_SEED`, unseen in training)
 the bottleneck's utilisation (busy fraction of the whole episode), its mean backlog
 (packets and BDPs), the flow's mean sRTT and the episode's return under both rewards.
 
-``l4sim train rl-tcp`` runs one training; ``python -m l4sim.experiments.rl_tcp --out DIR``
-trains both rewards (the documented run) and writes ``DIR/results.md``.
+``l4sim train rl-tcp`` runs one training; ``l4sim reproduce rl-tcp`` (:func:`reproduce`)
+trains both rewards (the documented run) and writes ``results.md`` beside NewReno's row.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,9 @@ import gymnasium as gym
 import numpy as np
 
 from l4sim import rewards as _rewards
-from l4sim.scenario import Scenario, ScenarioError
+from l4sim.errors import EnvConfigError, L4simError
+from l4sim.experiments._tables import write_table
+from l4sim.scenario import Scenario
 
 if TYPE_CHECKING:
     from l4sim.agents.dqn import DQNConfig
@@ -76,6 +79,12 @@ TRAIN_EPISODE_STEPS = 100
 EVAL_EPISODE_STEPS = 200
 EVAL_SEED = 10_007
 DEFAULT_STEPS = 20_000
+STUDY_STEPS = 50_000
+"""Training steps per reward in the documented run (:func:`reproduce`)."""
+
+#: Subsets ``l4sim reproduce rl-tcp --only`` accepts (rewards), and the table it writes.
+GROUPS = tuple(REWARDS)
+TABLE = "results.md"
 
 
 def config(steps: int = DEFAULT_STEPS, seed: int = 1, reward: str = "default") -> DQNConfig:
@@ -104,7 +113,7 @@ def config(steps: int = DEFAULT_STEPS, seed: int = 1, reward: str = "default") -
 
 def _check_reward(reward: str) -> None:
     if reward not in REWARDS:
-        raise ScenarioError(f"reward {reward!r} is not known; allowed: {', '.join(REWARDS)}")
+        raise EnvConfigError(f"reward {reward!r} is not known; allowed: {', '.join(REWARDS)}")
 
 
 def scenario() -> Scenario:
@@ -286,7 +295,7 @@ def evaluate_checkpoint(
     q, _, extra = dqn.load(path)
     reward = reward or extra.get("reward", "default")
     if q.obs_dim != 9 or q.n_actions != 5:
-        raise ScenarioError(
+        raise EnvConfigError(
             f"{str(path)!r} holds a network for {q.obs_dim} features and {q.n_actions} actions; "
             "RL-TCP needs 9 and 5"
         )
@@ -354,6 +363,38 @@ def plot_training(end_steps: list[int], returns: list[float], path: Path) -> Pat
 # The documented run: both rewards, plus NewReno on the same path for reference.
 
 
+@dataclass(frozen=True)
+class Case:
+    """One row of the table: a DQN trained with ``reward``, or ``"newreno"`` (no agent)."""
+
+    reward: str
+
+    @property
+    def name(self) -> str:
+        return self.reward if self.reward == "newreno" else f"dqn-{self.reward}"
+
+
+def cases(groups: Iterable[str] = GROUPS) -> list[Case]:
+    """A DQN per reward in ``groups``, then NewReno for reference."""
+    return [Case(r) for r in groups] + [Case("newreno")]
+
+
+@dataclass
+class Row:
+    agent: str
+    train_steps: int | None
+    train_time_s: float | None
+    steps_per_s: float | None
+    utilization: float
+    queue_mean_pkts: float
+    queue_mean_bdp: float
+    srtt_mean_ms: float
+    cwnd_mean_pkts: float | None
+    drops: int
+    return_default: float | None
+    return_ns3ai: float | None
+
+
 def newreno_baseline(seed: int = EVAL_SEED) -> dict[str, Any]:
     """NewReno (Linux-like defaults) alone on the RL-TCP path for the evaluation's 20 s."""
     from l4sim.run import run
@@ -374,61 +415,92 @@ def newreno_baseline(seed: int = EVAL_SEED) -> dict[str, Any]:
     }
 
 
-def results_markdown(results: dict[str, dict[str, Any]], newreno: dict[str, Any]) -> str:
+def _dqn_row(result: dict[str, Any]) -> Row:
+    ev, tr = result["eval"], result["train"]
+    return Row(
+        agent=f"DQN, {result['reward']} reward",
+        train_steps=tr["steps"],
+        train_time_s=tr["wall_time_s"],
+        steps_per_s=tr["steps_per_s"],
+        utilization=ev["utilization"],
+        queue_mean_pkts=ev["queue_mean_pkts"],
+        queue_mean_bdp=ev["queue_mean_bdp"],
+        srtt_mean_ms=ev["srtt_mean_ms"],
+        cwnd_mean_pkts=ev["cwnd_mean_pkts"],
+        drops=ev["drops"],
+        return_default=ev["return_default"],
+        return_ns3ai=ev["return_ns3ai"],
+    )
+
+
+def _newreno_row(nr: dict[str, Any]) -> Row:
+    return Row(
+        agent="NewReno (no agent)",
+        train_steps=None,
+        train_time_s=None,
+        steps_per_s=None,
+        utilization=nr["utilization"],
+        queue_mean_pkts=nr["queue_mean_pkts"],
+        queue_mean_bdp=nr["queue_mean_bdp"],
+        srtt_mean_ms=nr["srtt_mean_ms"],
+        cwnd_mean_pkts=None,
+        drops=nr["drops"],
+        return_default=None,
+        return_ns3ai=None,
+    )
+
+
+def reproduce(
+    out_dir: str | Path,
+    *,
+    only: Iterable[str] | None = None,
+    figures: bool = True,
+    on_case: Callable[[Case, int, int], None] | None = None,
+    steps: int = STUDY_STEPS,
+    seed: int = 1,
+) -> list[Row]:
+    """Train a DQN per reward (``steps`` each) into ``out_dir/<reward>/`` (see :func:`train`),
+    run NewReno on the same path, and write ``results.csv`` and ``results.md``. Returns the
+    table rows."""
+    if importlib.util.find_spec("torch") is None:
+        raise L4simError("RL-TCP needs PyTorch: pip install 'l4sim[rl]' (torch, tensorboard)")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    todo = cases(only if only is not None else GROUPS)
+    rows = []
+    for i, case in enumerate(todo):
+        if on_case is not None:
+            on_case(case, i, len(todo))
+        if case.reward == "newreno":
+            rows.append(_newreno_row(newreno_baseline()))
+        else:
+            result = train(
+                out / case.reward, steps=steps, reward=case.reward, seed=seed, figures=figures
+            )
+            rows.append(_dqn_row(result))
+    write_table(rows, out, TABLE, markdown_table(rows))
+    return rows
+
+
+def _fmt(x: float | int | None, spec: str) -> str:
+    return "-" if x is None else spec.format(x)
+
+
+def markdown_table(rows: list[Row]) -> str:
+    """The agents side by side: training cost, then the evaluation episode's utilisation,
+    queue, sRTT, window, drops and return under both rewards."""
     head = (
         "| agent | train steps | train time s | steps/s | util % | queue pkts | queue BDP "
         "| sRTT ms | cwnd pkts | drops | return (default) | return (ns3ai) |\n"
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
-    rows = []
-    for reward, r in results.items():
-        ev, tr = r["eval"], r["train"]
-        rows.append(
-            f"| DQN, {reward} reward | {tr['steps']} | {tr['wall_time_s']:.0f} "
-            f"| {tr['steps_per_s']:.0f} | {ev['utilization'] * 100:.1f} "
-            f"| {ev['queue_mean_pkts']:.1f} | {ev['queue_mean_bdp']:.2f} "
-            f"| {ev['srtt_mean_ms']:.1f} | {ev['cwnd_mean_pkts']:.1f} | {ev['drops']} "
-            f"| {ev['return_default']:.1f} "
-            f"| {ev['return_ns3ai']:.3g} |"
-        )
-    nr = newreno
-    rows.append(
-        f"| NewReno (no agent) | - | - | - | {nr['utilization'] * 100:.1f} "
-        f"| {nr['queue_mean_pkts']:.1f} | {nr['queue_mean_bdp']:.2f} | {nr['srtt_mean_ms']:.1f} "
-        f"| - | {nr['drops']} | - | - |"
-    )
-    return head + "\n".join(rows) + "\n"
-
-
-def main(argv: list[str] | None = None) -> None:
-    """``python -m l4sim.experiments.rl_tcp [--steps N] [--out DIR] [--seed S]``: train both
-    rewards, evaluate, and write ``DIR/<reward>/`` and ``DIR/results.md``."""
-    import argparse
-
-    p = argparse.ArgumentParser(prog="python -m l4sim.experiments.rl_tcp")
-    p.add_argument("--steps", type=int, default=50_000)
-    p.add_argument("--out", type=Path, default=Path("out/rl-tcp-study"))
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--rewards", default=",".join(REWARDS))
-    args = p.parse_args(argv)
-    results = {}
-    for reward in [r.strip() for r in args.rewards.split(",") if r.strip()]:
-
-        def show(done: int, total: int, info: dict[str, float], reward: str = reward) -> None:
-            if done % 5000 == 0 or done == total:
-                print(
-                    f"{reward}: {done}/{total} eps={info['epsilon']:.2f} "
-                    f"return={info['return']:.4g}",
-                    flush=True,
-                )
-
-        results[reward] = train(
-            args.out / reward, steps=args.steps, reward=reward, seed=args.seed, progress=show
-        )
-    table = results_markdown(results, newreno_baseline())
-    (args.out / "results.md").write_text(table, encoding="utf-8")
-    print(table)
-
-
-if __name__ == "__main__":
-    main()
+    lines = [
+        f"| {r.agent} | {_fmt(r.train_steps, '{}')} | {_fmt(r.train_time_s, '{:.0f}')} "
+        f"| {_fmt(r.steps_per_s, '{:.0f}')} | {r.utilization * 100:.1f} "
+        f"| {r.queue_mean_pkts:.1f} | {r.queue_mean_bdp:.2f} "
+        f"| {r.srtt_mean_ms:.1f} | {_fmt(r.cwnd_mean_pkts, '{:.1f}')} | {r.drops} "
+        f"| {_fmt(r.return_default, '{:.1f}')} "
+        f"| {_fmt(r.return_ns3ai, '{:.3g}')} |"
+        for r in rows
+    ]
+    return head + "\n".join(lines) + "\n"

@@ -1,0 +1,38 @@
+"""The errors l4sim raises for bad input; each message is one sentence.
+
+``L4simError`` is the base the CLI catches (one red sentence, exit code 2; ``CoreError``
+exit code 1):
+
+* :class:`ScenarioError`: invalid scenario input (file, key path, value, what is allowed).
+* :class:`EnvConfigError`: bad environment, agent or trainer options (step interval,
+  action delay, seed counts, rewards, checkpoint shapes), not the scenario itself.
+* :class:`ActionError`: the core refused an agent's action.
+* :class:`CoreError`: the core refused a configuration it was handed, or is not built.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ActionError", "CoreError", "EnvConfigError", "L4simError", "ScenarioError"]
+
+
+class L4simError(Exception):
+    """A user-facing error whose message is one sentence (the CLI prints it, exit code 2)."""
+
+
+class ScenarioError(L4simError):
+    """Invalid scenario input: names the file, the key path, the value and what is allowed."""
+
+
+class EnvConfigError(L4simError, ValueError):
+    """A bad environment, agent or trainer option (not the scenario itself); also a
+    ``ValueError``, which the agents' checks raised before."""
+
+
+class ActionError(L4simError):
+    """The core rejected an agent's action (unknown flow or link, wrong qdisc or cca, a value
+    out of range); the message is the core's one sentence."""
+
+
+class CoreError(L4simError):
+    """The simulator core failed or refused a configuration l4sim handed it (a bug in l4sim,
+    not in the user's input)."""

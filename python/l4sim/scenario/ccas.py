@@ -1,0 +1,128 @@
+"""Congestion controls of a TCP flow: one model per ``kind`` with that algorithm's options.
+
+``cca = "cubic"`` is short for ``cca = { kind = "cubic" }``; options go in the table,
+``cca = { kind = "prague", rtt_independence = true }``. ``to_core`` gives the config.rs
+``TcpConfig`` keys (``cca`` and the algorithm's own, e.g. ``prague_rtt_independence``).
+
+Adding a congestion control is adding one model class with a ``kind`` literal and listing
+it in the ``Cca`` union.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+from pydantic_core import PydanticCustomError
+
+from l4sim.scenario.fields import CoreKey, Flag, _Model
+
+
+class _CcaBase(_Model):
+    """A congestion control: its ``kind`` and options; unset options take the core's
+    defaults. Written back as just the kind when no option is set."""
+
+    kind: str
+
+    def to_core(self) -> dict[str, Any]:
+        return {"cca": self.kind, **self.core_fields()}
+
+    @model_serializer(mode="wrap")
+    def _kind_alone(self, handler: SerializerFunctionWrapHandler) -> Any:
+        if all(getattr(self, f) is None for f in type(self).model_fields if f != "kind"):
+            return self.kind
+        return handler(self)
+
+
+class NewReno(_CcaBase):
+    """NewReno (Linux's Reno window rules; RFC 6582 loss recovery)."""
+
+    kind: Literal["newreno"] = "newreno"
+
+
+class Cubic(_CcaBase):
+    """CUBIC (RFC 9438, Linux ``tcp_cubic``)."""
+
+    kind: Literal["cubic"] = "cubic"
+
+
+class Bic(_CcaBase):
+    """BIC (Linux ``tcp_bic``)."""
+
+    kind: Literal["bic"] = "bic"
+
+
+class Bbr(_CcaBase):
+    """BBR v1 (Linux ``tcp_bbr``)."""
+
+    kind: Literal["bbr"] = "bbr"
+
+
+class Vegas(_CcaBase):
+    """Vegas (Linux ``tcp_vegas``)."""
+
+    kind: Literal["vegas"] = "vegas"
+
+
+class Dctcp(_CcaBase):
+    """DCTCP (RFC 8257)."""
+
+    kind: Literal["dctcp"] = "dctcp"
+
+
+class Prague(_CcaBase):
+    """TCP Prague (L4S): ``rtt_independence`` (L4STeam's RTT independence, 25 ms target;
+    default off) and ``alpha_mode`` (1: alpha starts at 1, the default; 0: it starts at 0
+    and the first CE mark halves the window)."""
+
+    kind: Literal["prague"] = "prague"
+    rtt_independence: Flag | None = None
+    alpha_mode: Literal[0, 1] | None = None
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "rtt_independence": "prague_rtt_independence",
+        "alpha_mode": "prague_alpha_mode",
+    }
+
+
+class External(_CcaBase):
+    """No algorithm: an agent sets the window (see ``l4sim.envs``)."""
+
+    kind: Literal["external"] = "external"
+
+
+CCA_KINDS: tuple[str, ...] = (
+    "newreno",
+    "cubic",
+    "bic",
+    "bbr",
+    "vegas",
+    "dctcp",
+    "prague",
+    "external",
+)
+
+
+def _cca_shorthand(v: Any) -> Any:
+    """``cca = "cubic"`` means ``cca = { kind = "cubic" }``; any other value that is not a
+    table is refused with the kinds allowed."""
+    if isinstance(v, str) and v in CCA_KINDS:
+        return {"kind": v}
+    if isinstance(v, dict | BaseModel):
+        return v
+    allowed = ", ".join(f"'{k}'" for k in CCA_KINDS[:-1]) + f" or '{CCA_KINDS[-1]}'"
+    raise PydanticCustomError("literal_error", "must be one of {expected}", {"expected": allowed})
+
+
+Cca = Annotated[
+    NewReno | Cubic | Bic | Bbr | Vegas | Dctcp | Prague | External,
+    Field(discriminator="kind"),
+    BeforeValidator(_cca_shorthand),
+]
+"""Any congestion control; add new kinds here."""

@@ -1,0 +1,126 @@
+"""Shared field types (unit strings parsed to integers, written back exactly), and the
+strict base model with the one way fields go to the core's names (``core_fields``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+)
+from pydantic_core import PydanticCustomError
+
+from l4sim.units import (
+    QueueLimit,
+    format_rate,
+    format_size,
+    format_time,
+    parse_queue_limit,
+    parse_rate,
+    parse_size,
+    parse_time,
+)
+
+
+def _positive(what: str) -> AfterValidator:
+    def check(v: int) -> int:
+        if v <= 0:
+            raise PydanticCustomError("not_positive", "must be a positive {what}", {"what": what})
+        return v
+
+    return AfterValidator(check)
+
+
+Rate = Annotated[
+    int,
+    BeforeValidator(parse_rate),
+    _positive("rate"),
+    PlainSerializer(format_rate, return_type=str, when_used="json"),
+]
+"""Bits per second, written ``"10Mbps"``; must be positive."""
+
+Time = Annotated[
+    int,
+    BeforeValidator(parse_time),
+    PlainSerializer(format_time, return_type=str, when_used="json"),
+]
+"""Nanoseconds, written ``"20ms"``; zero allowed."""
+
+PositiveTime = Annotated[Time, _positive("time")]
+
+Size = Annotated[
+    int,
+    BeforeValidator(parse_size),
+    _positive("size"),
+    PlainSerializer(format_size, return_type=str, when_used="json"),
+]
+"""Bytes, written ``"1500B"`` / ``"150KB"`` / ``"1.5MiB"``; must be positive."""
+
+
+def _positive_limit(v: QueueLimit) -> QueueLimit:
+    if (v.packets if v.packets is not None else v.bytes) == 0:
+        raise PydanticCustomError("not_positive", "must be a positive queue limit")
+    return v
+
+
+Limit = Annotated[
+    QueueLimit,
+    BeforeValidator(parse_queue_limit),
+    AfterValidator(_positive_limit),
+    PlainSerializer(str, return_type=str, when_used="json"),
+]
+"""Queue limit, written ``"100p"`` (packets) or a size (bytes)."""
+
+
+def _in_packets(v: QueueLimit) -> QueueLimit:
+    if v.packets is None:
+        raise PydanticCustomError(
+            "not_packets", "must be a number of packets such as '100p', not a size"
+        )
+    return v
+
+
+PacketLimit = Annotated[Limit, AfterValidator(_in_packets)]
+"""A queue limit in packets only (``"1000p"``)."""
+
+Count = Annotated[int, Field(gt=0)]
+Probability = Annotated[float, Field(ge=0.0, lt=1.0)]
+Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
+Gain = Annotated[float, Field(ge=0.0, le=100.0)]
+Flag = Annotated[bool, Field(strict=True)]
+
+CoreKey = str | Callable[[Any], dict[str, Any]]
+"""Where a field goes in config.rs: a key name, or a function of the value giving the core
+keys and values (one field that becomes another key depending on its unit, say)."""
+
+
+class _Model(BaseModel):
+    """Strict (unknown keys are errors). ``core_fields`` writes every set field under its
+    own name unless ``_core_keys`` maps it; fields in ``_core_skip`` are not written."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {}
+    _core_skip: ClassVar[frozenset[str]] = frozenset({"kind"})
+
+    def core_fields(self) -> dict[str, Any]:
+        """The set fields under their config.rs names; a queue limit is its number."""
+        out: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if name in self._core_skip or value is None:
+                continue
+            key = self._core_keys.get(name, name)
+            if callable(key):
+                out.update(key(value))
+                continue
+            if isinstance(value, QueueLimit):
+                value = value.packets if value.packets is not None else value.bytes
+            out[key] = value
+        return out

@@ -1,0 +1,168 @@
+"""Flows: TCP (bulk or sized), UDP constant bit rate, and control flows carrying agent
+actions; ``to_core`` gives config.rs's ``FlowConfig``.
+
+Adding a flow kind is adding one model class with a ``kind`` literal and listing it in the
+``Flow`` union and ``FLOW_KINDS``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+
+from pydantic import BeforeValidator, Field, model_validator
+
+from l4sim.scenario.ccas import Cca
+from l4sim.scenario.fields import CoreKey, Count, PositiveTime, Rate, Size, Time, _Model
+
+
+def _delack_shorthand(v: Any) -> Any:
+    """``delack = false`` disables delayed ACKs (ACK every segment); ``true`` keeps defaults."""
+    if v is False:
+        return {"count": 1}
+    if v is True:
+        return {}
+    return v
+
+
+class Delack(_Model):
+    """Delayed ACKs: ACK every ``count``-th full segment or after ``timeout``."""
+
+    count: Count | None = None
+    timeout: PositiveTime | None = None
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "count": "delack_count",
+        "timeout": "delack_timeout_ns",
+    }
+
+
+class _FlowBase(_Model):
+    if TYPE_CHECKING:
+        kind: str  # each flow model's literal
+
+    src: str | None = None
+    dst: str | None = None
+    start: Time = "0s"  # type: ignore[assignment]
+    stop: Time | None = None
+    size: Size | None = None
+    count: Count = 1
+
+    _core_skip: ClassVar[frozenset[str]] = frozenset(
+        {"kind", "src", "dst", "start", "stop", "size", "count"}
+    )
+
+    def to_core(self, src: int, dst: int) -> dict[str, Any]:
+        """config.rs's ``FlowConfig`` from node index ``src`` to ``dst``."""
+        flow: dict[str, Any] = {"kind": self.kind, "src": src, "dst": dst, "start_ns": self.start}
+        if self.stop is not None:
+            flow["stop_ns"] = self.stop
+        if self.size is not None:
+            flow["size_bytes"] = self.size
+        return flow | self.core_params()
+
+    def core_params(self) -> dict[str, Any]:
+        """The kind's own table: ``{"tcp": ...}`` or ``{"udp": ...}``."""
+        raise NotImplementedError
+
+
+class TcpFlow(_FlowBase):
+    """A TCP flow: bulk unless ``size`` is given. Unset options take the core's Linux
+    defaults (mss 1448 B, initial window 10 segments, no initial ssthresh, min RTO 200 ms,
+    delayed ACK every 2 segments / 40 ms, SACK and timestamps on, no pacing, …).
+    ``init_cwnd`` / ``init_ssthresh`` are in segments. ``cca`` is a kind or a table of the
+    algorithm's options (:mod:`l4sim.scenario.ccas`); ``prague_rtt_independence`` and
+    ``prague_alpha_mode`` are the old spelling of Prague's options."""
+
+    kind: Literal["tcp"]
+    cca: Cca = "newreno"  # type: ignore[assignment]
+    ecn: Annotated[bool, Field(strict=True)] = False
+    mss: Size | None = None
+    header_size: Size | None = None
+    init_cwnd: Count | None = None
+    init_ssthresh: Annotated[int, Field(ge=2)] | None = None
+    min_rto: PositiveTime | None = None
+    max_rto: PositiveTime | None = None
+    init_rto: PositiveTime | None = None
+    delack: Annotated[Delack, BeforeValidator(_delack_shorthand)] | None = None
+    dupack_threshold: Count | None = None
+    rwnd: Size | None = None
+    ect1: Annotated[bool, Field(strict=True)] | None = None
+    prague_rtt_independence: Annotated[bool, Field(strict=True)] | None = None
+    prague_alpha_mode: Literal[0, 1] | None = None
+    accecn: Annotated[bool, Field(strict=True)] | None = None
+    sack: Annotated[bool, Field(strict=True)] | None = None
+    timestamps: Annotated[bool, Field(strict=True)] | None = None
+    pacing: Annotated[bool, Field(strict=True)] | None = None
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "cca": lambda c: c.to_core(),
+        "header_size": "header_bytes",
+        "min_rto": "min_rto_ns",
+        "max_rto": "max_rto_ns",
+        "init_rto": "init_rto_ns",
+        "rwnd": "rwnd_bytes",
+        "delack": lambda d: d.core_fields(),
+    }
+
+    @model_validator(mode="after")
+    def _one_spelling(self) -> TcpFlow:
+        """An option in the ``cca`` table and under its old flat name is an error."""
+        for option, key in type(self.cca)._core_keys.items():
+            old = getattr(self, key, None) if isinstance(key, str) else None
+            if old is not None and getattr(self.cca, option) is not None:
+                raise ValueError(
+                    f"cca.{option} and {key} are the same option; give it once, as "
+                    f"cca.{option} ({key} is its old spelling)"
+                )
+        return self
+
+    def core_params(self) -> dict[str, Any]:
+        tcp = self.core_fields()
+        if self.timestamps is False:
+            # Without the 12-byte timestamp option Linux's MSS on a 1500-byte MTU is 1460.
+            tcp = {"mss": 1460, "header_bytes": 40} | tcp
+        return {"tcp": tcp}
+
+
+class UdpFlow(_FlowBase):
+    """A UDP constant-bit-rate flow of ``packet_size``-byte packets (headers included)."""
+
+    kind: Literal["udp"]
+    rate: Rate
+    packet_size: Size = "1500B"  # type: ignore[assignment]
+    ecn: Literal["not_ect", "ect0", "ect1", "ce"] = "not_ect"
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {"rate": "rate_bps", "packet_size": "packet_bytes"}
+
+    def core_params(self) -> dict[str, Any]:
+        return {"udp": self.core_fields()}
+
+
+def _flow_default_kind(v: Any) -> Any:
+    """A flow without ``kind`` is TCP."""
+    if isinstance(v, dict) and "kind" not in v:
+        return {"kind": "tcp", **v}
+    return v
+
+
+class ControlFlow(_FlowBase):
+    """Carries agent actions as packets to its ``dst`` (``kind = "control"``): each action an
+    environment sends is one ``packet_size``-byte packet with the given ECN codepoint, so
+    queueing and L4S priority on the path decide when it lands (paper 000)."""
+
+    kind: Literal["control"]
+    packet_size: Size = "100B"  # type: ignore[assignment]
+    ecn: Literal["not_ect", "ect0", "ect1", "ce"] = "not_ect"
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {"packet_size": "packet_bytes"}
+
+    def core_params(self) -> dict[str, Any]:
+        return {"udp": self.core_fields()}
+
+
+Flow = Annotated[
+    TcpFlow | UdpFlow | ControlFlow,
+    Field(discriminator="kind"),
+    BeforeValidator(_flow_default_kind),
+]
+FLOW_KINDS: tuple[str, ...] = ("tcp", "udp", "control")

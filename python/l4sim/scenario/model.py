@@ -1,0 +1,197 @@
+"""The scenario: topology, flows and run parameters; cross-checks between them; reading
+TOML or JSON (:func:`load`, :func:`loads`); writing TOML back; and the expansion into
+config.rs's ``SimConfig`` (:meth:`Scenario.to_core_config`)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+
+import tomli_w
+from pydantic import BaseModel, Field, ValidationError, model_validator
+
+from l4sim.errors import ScenarioError
+from l4sim.scenario.fields import PositiveTime, _Model
+from l4sim.scenario.flows import ControlFlow, Flow, TcpFlow, UdpFlow
+from l4sim.scenario.messages import _describe, _prefix
+from l4sim.scenario.topology import Dumbbell, Topology, _adjacency, _connected
+from l4sim.units import format_time
+
+
+class ResolvedFlow(BaseModel):
+    """One flow after ``count`` expansion and endpoint defaults (index = core flow id)."""
+
+    index: int
+    source_index: int
+    spec: TcpFlow | UdpFlow | ControlFlow
+    src: str
+    dst: str
+
+
+class Scenario(_Model):
+    """A complete simulation: topology, flows and run parameters."""
+
+    name: str = "scenario"
+    description: str = ""
+    seed: Annotated[int, Field(ge=0, lt=2**64)] = 1
+    duration: PositiveTime
+    sample_interval: PositiveTime = "100ms"  # type: ignore[assignment]
+    topology: Topology
+    flows: list[Flow] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> Scenario:
+        topo = self.topology
+        if isinstance(topo, Dumbbell) and topo.pairs is None:
+            topo.pairs = max(1, sum(f.count for f in self.flows))
+        names = topo.node_names()
+        known = set(names)
+        adjacency = _adjacency(topo)
+        for rf in self.resolved_flows():
+            where = f"flows[{rf.source_index}]"
+            spec = rf.spec
+            for end, node in (("src", rf.src), ("dst", rf.dst)):
+                if node not in known:
+                    raise ValueError(
+                        f"{where}.{end} names node {node!r}, which is not in the topology; "
+                        f"known nodes: {', '.join(names)}"
+                    )
+            if rf.src == rf.dst:
+                raise ValueError(f"{where} has the same src and dst {rf.src!r}")
+            if not _connected(adjacency, rf.src, rf.dst):
+                raise ValueError(f"{where}: there is no path from {rf.src!r} to {rf.dst!r}")
+            if spec.start >= self.duration:
+                raise ValueError(
+                    f"{where}.start {format_time(spec.start)!r} is not before the end of the "
+                    f"run (duration {format_time(self.duration)!r})"
+                )
+            if spec.stop is not None and spec.stop <= spec.start:
+                raise ValueError(
+                    f"{where}.stop {format_time(spec.stop)!r} must be after its start "
+                    f"{format_time(spec.start)!r}"
+                )
+        return self
+
+    # -- derived views -----------------------------------------------------------------------
+
+    def node_names(self) -> list[str]:
+        return self.topology.node_names()
+
+    def resolved_flows(self) -> list[ResolvedFlow]:
+        """Flows after ``count`` replication, with default endpoints filled in."""
+        out: list[ResolvedFlow] = []
+        for j, spec in enumerate(self.flows):
+            for _ in range(spec.count):
+                i = len(out)
+                default = self.topology.default_endpoints(i)
+                src = spec.src if spec.src is not None else (default[0] if default else None)
+                dst = spec.dst if spec.dst is not None else (default[1] if default else None)
+                if src is None or dst is None:
+                    missing = "src" if src is None else "dst"
+                    raise ValueError(
+                        f"flows[{j}].{missing} is required with a custom topology; "
+                        f"known nodes: {', '.join(self.node_names())}"
+                    )
+                out.append(ResolvedFlow(index=i, source_index=j, spec=spec, src=src, dst=dst))
+        return out
+
+    def to_core_config(self) -> dict[str, Any]:
+        """The normalised configuration of ``config.rs`` (``SimConfig``) as a JSON-able dict."""
+        names = self.node_names()
+        index = {n: i for i, n in enumerate(names)}
+        links = [spec.to_core(index[a], index[b]) for a, b, spec in self.topology.links()]
+        flows = [rf.spec.to_core(index[rf.src], index[rf.dst]) for rf in self.resolved_flows()]
+        return {
+            "seed": self.seed,
+            "duration_ns": self.duration,
+            "sample_interval_ns": self.sample_interval,
+            "nodes": [{"name": n} for n in names],
+            "links": links,
+            "flows": flows,
+        }
+
+    def to_core_json(self) -> str:
+        return json.dumps(self.to_core_config())
+
+    # -- construction and round trips --------------------------------------------------------
+
+    @classmethod
+    def parse(cls, data: Any, *, source: str | None = None) -> Scenario:
+        """Validate ``data`` (a dict as read from TOML); errors become :class:`ScenarioError`."""
+        if not isinstance(data, dict):
+            raise ScenarioError(_prefix(source) + "a scenario must be a table of keys")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as e:
+            raise ScenarioError(_prefix(source) + _describe(e, cls)) from None
+
+    def with_overrides(self, **changes: Any) -> Scenario:
+        """A validated copy with top-level keys replaced, e.g. ``seed=3, duration="5s"``."""
+        data = self.to_dict()
+        data.update({k: v for k, v in changes.items() if v is not None})
+        return Scenario.parse(data, source="override")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data with unit strings; ``Scenario.parse(s.to_dict())`` gives ``s`` back."""
+        return _tags_first(self.model_dump(mode="json", exclude_none=True, by_alias=True))
+
+    def to_toml(self) -> str:
+        """The scenario as TOML text that :func:`load` reads back to an equal scenario."""
+        return tomli_w.dumps(self.to_dict())
+
+
+def _tags_first(data: Any) -> Any:
+    """Put ``preset`` / ``kind`` first in every table, for readable copies."""
+    if isinstance(data, list):
+        return [_tags_first(x) for x in data]
+    if isinstance(data, dict):
+        head = {k: data[k] for k in ("preset", "kind") if k in data}
+        return head | {k: _tags_first(v) for k, v in data.items() if k not in head}
+    return data
+
+
+def load(path: str | Path) -> Scenario:
+    """Read a scenario from a TOML (or JSON) file; every problem is a :class:`ScenarioError`."""
+    path = Path(path)
+    name = path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"scenario file {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{str(path)!r} is a directory, not a scenario file") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{name}: the file is not UTF-8 text") from None
+    except OSError as e:
+        raise ScenarioError(f"scenario file {str(path)!r} cannot be read ({e.strerror})") from None
+    return loads(text, source=name, json_format=path.suffix == ".json", default_name=path.stem)
+
+
+def loads(
+    text: str,
+    *,
+    source: str | None = None,
+    json_format: bool = False,
+    default_name: str | None = None,
+) -> Scenario:
+    """Parse scenario text (TOML, or JSON with ``json_format``); errors name ``source``."""
+    name = source or "scenario"
+    if not text.strip():
+        raise ScenarioError(
+            f"{name}: the file is empty; a scenario needs at least duration, topology and flows"
+        )
+    if json_format:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ScenarioError(f"{name}: not valid JSON ({e.msg} at line {e.lineno})") from None
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ScenarioError(f"{name}: not valid TOML ({e})") from None
+    if isinstance(data, dict) and default_name:
+        data.setdefault("name", default_name)
+    return Scenario.parse(data, source=source)

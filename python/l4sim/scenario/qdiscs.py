@@ -1,0 +1,294 @@
+"""Queue disciplines: one model per ``kind``; ``to_core`` gives config.rs's ``QdiscConfig``.
+
+Adding a queue discipline is adding one model class with a ``kind`` literal and listing it
+in the ``Qdisc`` union and ``QDISC_KINDS``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BeforeValidator, Field, model_validator
+
+from l4sim.scenario.fields import (
+    CoreKey,
+    Count,
+    Flag,
+    Fraction,
+    Gain,
+    Limit,
+    PacketLimit,
+    PositiveTime,
+    Rate,
+    Size,
+    Time,
+    _Model,
+)
+from l4sim.units import QueueLimit
+
+
+class _QdiscBase(_Model):
+    """A queue discipline: its ``kind`` and its fields under their config.rs names."""
+
+    kind: str
+
+    def to_core(self) -> dict[str, Any]:
+        return {"kind": self.kind, **self.core_fields()}
+
+
+def _fifo_limit(limit: QueueLimit) -> dict[str, Any]:
+    if limit.packets is not None:
+        return {"limit_pkts": limit.packets}
+    return {"limit_bytes": limit.bytes}
+
+
+class Fifo(_QdiscBase):
+    """Drop-tail FIFO (``kind = "fifo"``), limited in packets (``"100p"``) or bytes."""
+
+    kind: Literal["fifo"] = "fifo"
+    limit: Limit = "1000p"  # type: ignore[assignment]
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {"limit": _fifo_limit}
+
+
+class _AqmBase(_QdiscBase):
+    """An AQM model: every parameter is optional and an unset one takes the core's default
+    (the ``Default`` impls in ``crates/l4sim-core/src/qdisc/``; listed in docs/qdiscs.md)."""
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {"limit": "limit_pkts"}
+
+
+class Red(_AqmBase):
+    """RED (``kind = "red"``): thresholds and limit all in packets (``"5p"``) or all in bytes
+    (byte mode, then all three are required); ``max_p``, ``w_q``, ``gentle``, ``ecn``,
+    ``harddrop``, ``avpkt`` and the link ``bandwidth`` for the idle-time decay."""
+
+    kind: Literal["red"] = "red"
+    limit: Limit | None = None
+    min_th: Limit | None = None
+    max_th: Limit | None = None
+    max_p: Annotated[float, Field(gt=0.0, le=1.0)] | None = None
+    w_q: Annotated[float, Field(gt=0.0, le=1.0)] | None = None
+    gentle: Flag | None = None
+    ecn: Flag | None = None
+    harddrop: Flag | None = None
+    avpkt: Size | None = None
+    bandwidth: Rate | None = None
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {"bandwidth": "bandwidth_bps"}
+
+    def byte_mode(self) -> bool:
+        return any(v is not None and v.bytes is not None for v in self._sizes().values())
+
+    def _sizes(self) -> dict[str, QueueLimit | None]:
+        return {"limit": self.limit, "min_th": self.min_th, "max_th": self.max_th}
+
+    @model_validator(mode="after")
+    def _units(self) -> Red:
+        sizes = self._sizes()
+        if self.byte_mode():
+            for name, v in sizes.items():
+                if v is None or v.bytes is None:
+                    raise ValueError(
+                        "limit, min_th and max_th must all be sizes in byte mode "
+                        f"(one of them is a size); {name} is "
+                        + ("missing" if v is None else f"{v} packets")
+                    )
+        if self.min_th is not None and self.max_th is not None:
+            lo = self.min_th.packets or self.min_th.bytes or 0
+            hi = self.max_th.packets or self.max_th.bytes or 0
+            if lo >= hi:
+                raise ValueError(
+                    f"min_th {str(self.min_th)!r} must be below max_th {str(self.max_th)!r}"
+                )
+        return self
+
+    def to_core(self) -> dict[str, Any]:
+        out = super().to_core()
+        if self.byte_mode():
+            out["bytes"] = True
+        return out
+
+
+class Codel(_AqmBase):
+    """CoDel, RFC 8289 (``kind = "codel"``): ``target``, ``interval``, ``limit`` (packets),
+    ``mtu`` (no drop at or below one MTU of backlog) and ``ecn``."""
+
+    kind: Literal["codel"] = "codel"
+    limit: PacketLimit | None = None
+    target: PositiveTime | None = None
+    interval: PositiveTime | None = None
+    mtu: Size | None = None
+    ecn: Flag | None = None
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "limit": "limit_pkts",
+        "target": "target_ns",
+        "interval": "interval_ns",
+    }
+
+
+class Pie(_AqmBase):
+    """PIE, RFC 8033 (``kind = "pie"``): ``target``, ``tupdate``, gains ``alpha`` and
+    ``beta`` (per second), ``max_burst``, ``ecn`` with ``max_ecnth``, ``bytemode``,
+    ``limit`` (packets)."""
+
+    kind: Literal["pie"] = "pie"
+    limit: PacketLimit | None = None
+    target: PositiveTime | None = None
+    tupdate: PositiveTime | None = None
+    alpha: Gain | None = None
+    beta: Gain | None = None
+    max_burst: Time | None = None
+    max_ecnth: Fraction | None = None
+    ecn: Flag | None = None
+    bytemode: Flag | None = None
+    mtu: Size | None = None
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "limit": "limit_pkts",
+        "target": "target_ns",
+        "tupdate": "tupdate_ns",
+        "max_burst": "max_burst_ns",
+    }
+
+
+class FqCodel(Codel):
+    """FQ-CoDel, RFC 8290 (``kind = "fq_codel"``): CoDel per flow queue plus ``flows``
+    (hash buckets), ``quantum`` (DRR bytes), ``drop_batch``; ``limit`` is the total."""
+
+    kind: Literal["fq_codel"] = "fq_codel"  # type: ignore[assignment]
+    flows: Count | None = None
+    quantum: Size | None = None
+    drop_batch: Count | None = None
+
+
+class FqPie(Pie):
+    """FQ-PIE (``kind = "fq_pie"``): PIE per flow queue plus ``flows`` and ``quantum``;
+    ``limit`` is the total."""
+
+    kind: Literal["fq_pie"] = "fq_pie"  # type: ignore[assignment]
+    flows: Count | None = None
+    quantum: Size | None = None
+
+
+class Fq(_AqmBase):
+    """Flow queues with a fixed drop-tail buffer per flow (``kind = "fq"``, the LFQ paper's
+    "fq 100"): ``per_flow_limit`` (packets), ``limit`` (total), ``flows``, ``quantum``,
+    ``drop_batch``, ``lfq_features`` (keep LFQ's per-flow features for agents)."""
+
+    kind: Literal["fq"] = "fq"
+    limit: PacketLimit | None = None
+    per_flow_limit: PacketLimit | None = None
+    flows: Count | None = None
+    quantum: Size | None = None
+    drop_batch: Count | None = None
+    lfq_features: Flag | None = None
+
+
+EcnMask = Literal["l4s_ect", "any_ect"]
+"""Which ECN codepoints go to the L queue: ECT(1) and CE, or any ECT."""
+
+
+def _step_thresh(st: int | QueueLimit) -> dict[str, Any]:
+    """A time goes to ``step_thresh_ns``, packets to ``step_thresh_pkts``."""
+    if isinstance(st, QueueLimit):
+        return {"step_thresh_pkts": st.packets}
+    return {"step_thresh_ns": st}
+
+
+class DualPi2(_AqmBase):
+    """DualPI2, RFC 9332 with Linux ``sch_dualpi2`` semantics (``kind = "dualpi2"``):
+    ``variant`` (``"linux"`` or ``"rfc9332"`` for the Appendix A pseudocode), ``limit``
+    (packets, both queues), PI2 ``target``, ``tupdate``, ``alpha`` and ``beta`` (Hz, per
+    update), ``coupling`` (k), L-queue ``step_thresh`` (a time, or packets ``"5p"``),
+    ``min_qlen_step``, ``c_protection`` (Classic WRR share, percent), ``ecn_mask``,
+    ``drop_overload``, ``drop_early``, ``mtu``; for the RFC variant the ramp ``l_min_thresh``,
+    ``l_range``, ``l_th_len`` and the scheduler's ``tshift``."""
+
+    kind: Literal["dualpi2"] = "dualpi2"
+    variant: Literal["linux", "rfc9332"] | None = None
+    limit: PacketLimit | None = None
+    target: Time | None = None
+    tupdate: PositiveTime | None = None
+    alpha: Gain | None = None
+    beta: Gain | None = None
+    coupling: Annotated[float, Field(gt=0.0, le=100.0)] | None = None
+    step_thresh: Time | Limit | None = None
+    min_qlen_step: Annotated[int, Field(ge=0)] | None = None
+    c_protection: Annotated[int, Field(ge=0, le=100)] | None = None
+    ecn_mask: EcnMask | None = None
+    drop_overload: Flag | None = None
+    drop_early: Flag | None = None
+    mtu: Size | None = None
+    l_min_thresh: Time | None = None
+    l_range: PositiveTime | None = None
+    l_th_len: Annotated[int, Field(ge=0)] | None = None
+    tshift: Time | None = None
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "limit": "limit_pkts",
+        "target": "target_ns",
+        "tupdate": "tupdate_ns",
+        "l_min_thresh": "l_min_thresh_ns",
+        "l_range": "l_range_ns",
+        "tshift": "tshift_ns",
+        "step_thresh": _step_thresh,
+    }
+
+    @model_validator(mode="after")
+    def _step_unit(self) -> DualPi2:
+        st = self.step_thresh
+        if isinstance(st, QueueLimit) and st.packets is None:
+            raise ValueError("step_thresh must be a time such as '1ms' or packets such as '5p'")
+        return self
+
+
+class FqL4s(Pie):
+    """FQ-L4S, the FreeBSD ``dn_sched_l4s`` scheduler of the A3C-L4S paper
+    (``kind = "fq_l4s"``): ``pairs`` hash buckets of a Classic and an L queue, PIE on each
+    (``target``, ``tupdate``, ``alpha``, ``beta``, ``max_burst``, ``max_ecnth``, ``ecn``,
+    ``bytemode``, ``mtu``); a Classic queue applies p squared, an L queue the larger of its
+    own p and ``coupling`` times its paired Classic p; DRR with ``quantum``; ``limit`` is
+    the total; ``ecn_mask`` picks the L codepoints."""
+
+    kind: Literal["fq_l4s"] = "fq_l4s"  # type: ignore[assignment]
+    pairs: Count | None = None
+    quantum: Size | None = None
+    coupling: Annotated[float, Field(gt=0.0, le=100.0)] | None = None
+    ecn_mask: EcnMask | None = None
+
+
+def _qdisc_shorthand(v: Any) -> Any:
+    """``qdisc = "fifo"`` means ``qdisc = { kind = "fifo" }`` with default parameters."""
+    return {"kind": v} if isinstance(v, str) else v
+
+
+class AgentQdisc(_AqmBase):
+    """A FIFO whose drop (with ``ecn``: mark) probability an agent sets each step
+    (``kind = "agent"``; see ``l4sim.envs``): ``limit`` (packets), ``ecn``."""
+
+    kind: Literal["agent"] = "agent"
+    limit: PacketLimit | None = None
+    ecn: Flag | None = None
+
+
+Qdisc = Annotated[
+    Fifo | Red | Codel | Pie | FqCodel | FqPie | Fq | DualPi2 | FqL4s | AgentQdisc,
+    Field(discriminator="kind"),
+    BeforeValidator(_qdisc_shorthand),
+]
+"""Any queue discipline; add new kinds here."""
+
+QDISC_KINDS: tuple[str, ...] = (
+    "fifo",
+    "red",
+    "codel",
+    "pie",
+    "fq_codel",
+    "fq_pie",
+    "fq",
+    "dualpi2",
+    "fq_l4s",
+    "agent",
+)

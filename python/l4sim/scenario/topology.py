@@ -1,0 +1,263 @@
+"""Links and topology presets (``dumbbell``, ``path``, ``two_host``, ``custom``), and the
+reachability check flows are validated with (:func:`_adjacency`, :func:`_connected`).
+
+Adding a preset is adding one model class with a ``preset`` literal and listing it in the
+``Topology`` union and ``TOPOLOGY_PRESETS``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import ConfigDict, Field, model_validator
+
+from l4sim.scenario.fields import CoreKey, Count, Probability, Rate, Time, _Model
+from l4sim.scenario.qdiscs import Fifo, Qdisc
+
+
+class LinkSpec(_Model):
+    """A bidirectional link: ``qdisc`` on the forward egress, ``qdisc_reverse`` on the other."""
+
+    rate: Rate
+    delay: Time
+    loss: Probability = 0.0
+    qdisc: Qdisc = Field(default_factory=Fifo)
+    qdisc_reverse: Qdisc = Field(default_factory=Fifo)
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "rate": "rate_bps",
+        "delay": "delay_ns",
+        "qdisc": lambda q: {"qdisc_ab": q.to_core()},
+        "qdisc_reverse": lambda q: {"qdisc_ba": q.to_core()},
+    }
+    _core_skip: ClassVar[frozenset[str]] = frozenset({"a", "b", "preset"})
+
+    def to_core(self, a: int, b: int) -> dict[str, Any]:
+        """config.rs's ``LinkConfig`` between the nodes of indices ``a`` and ``b``."""
+        return {"a": a, "b": b, **self.core_fields()}
+
+
+class AccessSpec(_Model):
+    """Access links of a dumbbell (default FIFO 1000p both ways)."""
+
+    rate: Rate = "1Gbps"  # type: ignore[assignment]
+    delay: Time = "1ms"  # type: ignore[assignment]
+
+
+class _Topology(_Model):
+    def node_names(self) -> list[str]:
+        raise NotImplementedError
+
+    def links(self) -> list[tuple[str, str, LinkSpec]]:
+        """Links as (a, b, spec): the spec's ``qdisc`` sits on a's egress (a → b)."""
+        raise NotImplementedError
+
+    def default_endpoints(self, i: int) -> tuple[str, str] | None:
+        """Source and destination of the i-th flow when the flow names none."""
+        return None
+
+
+class Dumbbell(_Topology):
+    """``s_i — r0 — r1 — d_i``; the bottleneck r0—r1 has its qdisc on r0's egress."""
+
+    preset: Literal["dumbbell"]
+    pairs: Count | None = None
+    bottleneck: LinkSpec
+    access: AccessSpec = Field(default_factory=AccessSpec)
+    access_delays: list[Time] | None = None
+
+    @model_validator(mode="after")
+    def _pairs(self) -> Dumbbell:
+        if self.access_delays is not None:
+            if self.pairs is None:
+                self.pairs = len(self.access_delays)
+            if len(self.access_delays) != self.pairs or not self.access_delays:
+                raise ValueError(
+                    f"access_delays has {len(self.access_delays)} entries but there are "
+                    f"{self.pairs} sender/receiver pairs; give one delay per pair"
+                )
+        return self
+
+    def _n(self) -> int:
+        return self.pairs or 1
+
+    def node_names(self) -> list[str]:
+        n = self._n()
+        return [f"s{i}" for i in range(n)] + ["r0", "r1"] + [f"d{i}" for i in range(n)]
+
+    def _access_link(self, delay: int) -> LinkSpec:
+        return LinkSpec.model_construct(
+            rate=self.access.rate, delay=delay, loss=0.0, qdisc=Fifo(), qdisc_reverse=Fifo()
+        )
+
+    def links(self) -> list[tuple[str, str, LinkSpec]]:
+        out: list[tuple[str, str, LinkSpec]] = [("r0", "r1", self.bottleneck)]
+        for i in range(self._n()):
+            delay = self.access_delays[i] if self.access_delays else self.access.delay
+            out.append((f"s{i}", "r0", self._access_link(delay)))
+        for i in range(self._n()):
+            out.append(("r1", f"d{i}", self._access_link(self.access.delay)))
+        return out
+
+    def default_endpoints(self, i: int) -> tuple[str, str]:
+        k = i % self._n()
+        return f"s{k}", f"d{k}"
+
+
+class PathTopology(_Topology):
+    """``h0 — r0 — … — r{K-1} — h1``: either ``hops`` (K+1 links, from h0 towards h1) or a
+    uniform ``link`` with an optional ``bottleneck`` at hop ``bottleneck_index``."""
+
+    preset: Literal["path"]
+    routers: Count | None = None
+    hops: list[LinkSpec] | None = None
+    link: LinkSpec | None = None
+    bottleneck: LinkSpec | None = None
+    bottleneck_index: Annotated[int, Field(ge=0)] | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> PathTopology:
+        if (self.hops is None) == (self.link is None):
+            raise ValueError("give either hops (one link per hop) or link (the same for every hop)")
+        if self.hops is not None:
+            if self.bottleneck is not None or self.bottleneck_index is not None:
+                raise ValueError("bottleneck and bottleneck_index go with link, not with hops")
+            if self.routers is None:
+                self.routers = len(self.hops) - 1
+            if self.routers < 1 or len(self.hops) != self.routers + 1:
+                raise ValueError(
+                    f"hops has {len(self.hops)} entries but a path through {self.routers} "
+                    f"router(s) has {self.routers + 1} hops"
+                )
+        else:
+            if self.routers is None:
+                raise ValueError("routers (the number of routers) is required with link")
+            if self.bottleneck_index is not None and self.bottleneck is None:
+                raise ValueError("bottleneck_index needs a bottleneck link spec")
+            if self.bottleneck is not None:
+                if self.bottleneck_index is None:
+                    self.bottleneck_index = (self.routers + 1) // 2
+                if self.bottleneck_index > self.routers:
+                    raise ValueError(
+                        f"bottleneck_index {self.bottleneck_index} is outside the hops "
+                        f"0..{self.routers}"
+                    )
+        return self
+
+    def node_names(self) -> list[str]:
+        return ["h0"] + [f"r{i}" for i in range(self.routers or 0)] + ["h1"]
+
+    def hop_specs(self) -> list[LinkSpec]:
+        if self.hops is not None:
+            return list(self.hops)
+        assert self.link is not None and self.routers is not None
+        specs = [self.link] * (self.routers + 1)
+        if self.bottleneck is not None and self.bottleneck_index is not None:
+            specs[self.bottleneck_index] = self.bottleneck
+        return specs
+
+    def links(self) -> list[tuple[str, str, LinkSpec]]:
+        names = self.node_names()
+        return [(names[i], names[i + 1], s) for i, s in enumerate(self.hop_specs())]
+
+    def default_endpoints(self, i: int) -> tuple[str, str]:
+        return "h0", "h1"
+
+
+class TwoHost(LinkSpec, _Topology):
+    """``h0 — h1``: one direct link; ``qdisc`` on h0's egress."""
+
+    preset: Literal["two_host"]
+
+    def node_names(self) -> list[str]:
+        return ["h0", "h1"]
+
+    def links(self) -> list[tuple[str, str, LinkSpec]]:
+        return [("h0", "h1", self)]
+
+    def default_endpoints(self, i: int) -> tuple[str, str]:
+        return "h0", "h1"
+
+
+_NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+
+
+class CustomLink(LinkSpec):
+    """A link of a custom topology between nodes ``a`` and ``b`` (``qdisc`` on a → b)."""
+
+    a: str
+    b: str
+
+
+class Custom(_Topology):
+    """Any topology: node names and links between them."""
+
+    preset: Literal["custom"]
+    nodes: list[str]
+    links_: list[CustomLink] = Field(alias="links")
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    @model_validator(mode="after")
+    def _names(self) -> Custom:
+        if len(self.nodes) < 2:
+            raise ValueError("nodes must list at least two node names")
+        seen: set[str] = set()
+        for i, name in enumerate(self.nodes):
+            if not _NODE_NAME.match(name):
+                raise ValueError(
+                    f"nodes[{i}] {name!r} is not a valid node name (letters, digits, _ . -, "
+                    "not starting with a digit)"
+                )
+            if name in seen:
+                raise ValueError(f"nodes[{i}] {name!r} appears twice; node names must be unique")
+            seen.add(name)
+        for i, link in enumerate(self.links_):
+            for end in ("a", "b"):
+                node = getattr(link, end)
+                if node not in seen:
+                    raise ValueError(
+                        f"links[{i}].{end} names node {node!r}, which is not in nodes; "
+                        f"known nodes: {', '.join(self.nodes)}"
+                    )
+            if link.a == link.b:
+                raise ValueError(f"links[{i}] joins node {link.a!r} to itself")
+        return self
+
+    def node_names(self) -> list[str]:
+        return list(self.nodes)
+
+    def links(self) -> list[tuple[str, str, LinkSpec]]:
+        return [(lk.a, lk.b, lk) for lk in self.links_]
+
+
+Topology = Annotated[
+    Dumbbell | PathTopology | TwoHost | Custom,
+    Field(discriminator="preset"),
+]
+TOPOLOGY_PRESETS: tuple[str, ...] = ("dumbbell", "path", "two_host", "custom")
+
+
+def _adjacency(topology: _Topology) -> dict[str, set[str]]:
+    """Each node's neighbours over the topology's links (both ways), for :func:`_connected`."""
+    adjacency: dict[str, set[str]] = {n: set() for n in topology.node_names()}
+    for x, y, _ in topology.links():
+        adjacency[x].add(y)
+        adjacency[y].add(x)
+    return adjacency
+
+
+def _connected(adjacency: dict[str, set[str]], a: str, b: str) -> bool:
+    """Whether a path joins nodes ``a`` and ``b`` (breadth-first search); a flow whose
+    endpoints have none is rejected."""
+    seen, todo = {a}, deque([a])
+    while todo:
+        n = todo.popleft()
+        if n == b:
+            return True
+        for m in adjacency[n] - seen:
+            seen.add(m)
+            todo.append(m)
+    return False
