@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from l4sim.errors import ActionError, CoreError, ScenarioError
+from l4sim.errors import ActionError, CoreError, EnvConfigError, L4simError
 from l4sim.scenario import Scenario, load
 from l4sim.units import UnitError, parse_queue_limit, parse_time
 
@@ -58,16 +58,19 @@ QUEUE_SCHEMA: dict[str, pl.DataType] = {
 """Columns of :meth:`Simulation.queues` (one row per sample time and queue)."""
 
 
-def to_ns(t: float | int | str) -> int:
-    """Seconds (``1.5``) or a time string (``"1500ms"``) → integer nanoseconds."""
+def to_ns(
+    t: float | int | str, name: str = "time", error: type[L4simError] = EnvConfigError
+) -> int:
+    """Seconds (``1.5``) or a time string (``"1500ms"``) → integer nanoseconds. Bad input
+    raises ``error`` (an env or API option by default) with one sentence naming ``name``."""
     if isinstance(t, str):
         try:
             return parse_time(t)
         except UnitError as e:
-            raise ScenarioError(f"time {e}") from None
+            raise error(f"{name} {e}") from None
     if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t < 0:
-        raise ScenarioError(
-            f"time {t!r} must be seconds (a number, zero or more) or a string such as '20ms'"
+        raise error(
+            f"{name} {t!r} must be seconds (a number, zero or more) or a string such as '20ms'"
         )
     return round(t * 1_000_000_000)
 
@@ -116,10 +119,9 @@ class Simulation:
         core = _core_module()
         try:
             self._sim = core.Simulation(scenario.to_core_json())
-        except ValueError as e:
-            raise ScenarioError(
-                f"the simulator core rejected scenario {scenario.name!r}: {e}"
-            ) from None
+        except CoreError as e:
+            msg = f"the simulator core rejected scenario {scenario.name!r}: {e}"
+            raise CoreError(msg) from None
 
     # -- time ----------------------------------------------------------------------------------
 
@@ -181,18 +183,15 @@ class Simulation:
         a scenario (``"5p"``, ``"30KB"``) or ``packets=`` / ``bytes=`` integers."""
         if limit is not None:
             if packets is not None or bytes is not None:
-                raise ScenarioError("give either limit or packets/bytes, not both")
+                raise ActionError("give either limit or packets/bytes, not both")
             try:
                 parsed = parse_queue_limit(limit)
             except UnitError as e:
-                raise ScenarioError(f"queue limit {e}") from None
+                raise ActionError(f"queue limit {e}") from None
             packets, bytes = parsed.packets, parsed.bytes
         if packets is None and bytes is None:
-            raise ScenarioError("set_queue_limit needs a limit such as '100p' or packets=/bytes=")
-        try:
-            self._sim.set_queue_limit(link, packets=packets, bytes=bytes)
-        except ValueError as e:
-            raise ScenarioError(str(e)) from None
+            raise ActionError("set_queue_limit needs a limit such as '100p' or packets=/bytes=")
+        self._sim.set_queue_limit(link, packets=packets, bytes=bytes)
 
     # -- agents in the loop -----------------------------------------------------------------
     # Actions are dicts as in crates/l4sim-py/API.md ("set_cwnd", "set_drop_prob",
@@ -200,36 +199,24 @@ class Simulation:
 
     def apply(self, action: dict[str, Any]) -> None:
         """Apply ``action`` now."""
-        try:
-            self._sim.apply(action)
-        except ValueError as e:
-            raise ActionError(str(e)) from None
+        self._sim.apply(action)
 
     def schedule(self, action: dict[str, Any], delay: float | int | str) -> None:
         """Apply ``action`` after a fixed latency ``delay`` (seconds or ``"30ms"``)."""
-        self.schedule_ns(action, to_ns(delay))
+        self.schedule_ns(action, to_ns(delay, "delay", ActionError))
 
     def schedule_ns(self, action: dict[str, Any], delay_ns: int) -> None:
-        try:
-            self._sim.schedule(action, int(delay_ns))
-        except ValueError as e:
-            raise ActionError(str(e)) from None
+        self._sim.schedule(action, int(delay_ns))
 
     def send_control(self, flow: int, action: dict[str, Any]) -> None:
         """Send ``action`` as one packet on control flow ``flow`` (kind ``"control"``); it
         takes effect when the packet reaches the flow's destination (never, if dropped)."""
-        try:
-            self._sim.send_control(int(flow), action)
-        except ValueError as e:
-            raise ActionError(str(e)) from None
+        self._sim.send_control(int(flow), action)
 
     def set_packet_trigger(self, link: str, every: int | None) -> None:
         """Make :meth:`run_until_trigger` stop after every ``every`` packets dequeued at
         ``link`` (``None``: no trigger)."""
-        try:
-            self._sim.set_packet_trigger(link, every)
-        except ValueError as e:
-            raise ActionError(str(e)) from None
+        self._sim.set_packet_trigger(link, every)
 
     def run_until_trigger(self, t: float | int | str) -> bool:
         """Like :meth:`run_until`, but return early (``True``) when a packet trigger fires."""
@@ -246,18 +233,12 @@ class Simulation:
     def observe_flow_queues(self, link: str) -> dict[str, list[Any]]:
         """Per flow: packets in its flow queue at ``link`` (fq, fq_codel, fq_pie) and that
         queue's own limit (fq; NaN otherwise)."""
-        try:
-            return self._sim.observe_flow_queues(link)
-        except ValueError as e:
-            raise ActionError(str(e)) from None
+        return self._sim.observe_flow_queues(link)
 
     def observe_lfq(self, link: str) -> dict[str, Any]:
         """LFQ's 60 per-flow features at ``link``'s fq with ``lfq_features = true``:
         ``{"names": [...], "features": [[60 floats] per flow]}`` (envs/README.md)."""
-        try:
-            return self._sim.observe_lfq(link)
-        except ValueError as e:
-            raise ActionError(str(e)) from None
+        return self._sim.observe_lfq(link)
 
     # -- results -------------------------------------------------------------------------------
 
@@ -303,10 +284,7 @@ class SimulationBatch:
         self._batch.set(i, sim._sim)
 
     def apply(self, i: int, action: dict[str, Any]) -> None:
-        try:
-            self._batch.apply(i, action)
-        except ValueError as e:
-            raise ActionError(str(e)) from None
+        self._batch.apply(i, action)
 
     def run_until_ns(self, t_ns: list[int]) -> None:
         """Run simulation i to ``t_ns[i]`` (capped at its duration), all in one call."""

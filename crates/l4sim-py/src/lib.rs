@@ -22,13 +22,19 @@ fn to_py<'py, T: serde::Serialize>(py: Python<'py>, x: &T) -> PyResult<Bound<'py
     pythonize::pythonize(py, x).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// The one place where core errors become Python exceptions (see API.md).
+// The one place where core errors become Python exceptions (see API.md): the classes are
+// the Python package's own (`python/l4sim/errors.py`).
+mod errors {
+    pyo3::import_exception!(l4sim.errors, CoreError);
+    pyo3::import_exception!(l4sim.errors, ActionError);
+}
+
 fn config_error(e: l4sim_core::ConfigError) -> PyErr {
-    PyValueError::new_err(e.0)
+    errors::CoreError::new_err(e.0)
 }
 
 fn action_error(e: ActionError) -> PyErr {
-    PyValueError::new_err(e.0)
+    errors::ActionError::new_err(e.0)
 }
 
 #[pyclass(module = "l4sim._core")]

@@ -87,7 +87,7 @@ class _QueueEnv(L4simEnv):
 def _seconds(t: float | str) -> float:
     from l4sim.simulation import to_ns
 
-    return to_ns(t) / 1e9
+    return to_ns(t, "rtt_ref") / 1e9
 
 
 class AqmDropEnv(_QueueEnv):

@@ -76,10 +76,10 @@ class L4simEnv(gym.Env):
     ):
         super().__init__()
         self.scenario = scenario
-        self.step_ns = to_ns(step_interval)
+        self.step_ns = to_ns(step_interval, "step_interval")
         if self.step_ns <= 0:
             raise EnvConfigError(f"step_interval {step_interval!r} must be positive")
-        self.warmup_ns = to_ns(warmup)
+        self.warmup_ns = to_ns(warmup, "warmup")
         available = scenario.duration - self.warmup_ns
         fit = available // self.step_ns
         if episode_steps is None:
@@ -97,7 +97,7 @@ class L4simEnv(gym.Env):
         self.episode_steps = int(episode_steps)
         if action_delay is not None and control_flow is not None:
             raise EnvConfigError("give either action_delay or control_flow, not both")
-        self.action_delay_ns = None if action_delay is None else to_ns(action_delay)
+        self.action_delay_ns = None if action_delay is None else to_ns(action_delay, "action_delay")
         self.control_flow = control_flow
         if control_flow is not None:
             flows = scenario.resolved_flows()

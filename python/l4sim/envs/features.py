@@ -19,7 +19,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from l4sim.scenario import Scenario, ScenarioError
+from l4sim.errors import EnvConfigError
+from l4sim.scenario import Scenario
 
 __all__ = [
     "OBS_HIGH",
@@ -265,7 +266,7 @@ class QueueTracker:
         try:
             self.index = q["link"].index(self.link)
         except ValueError:
-            raise ScenarioError(
+            raise EnvConfigError(
                 f"link {self.link!r} is not a queue of the simulation; queues: "
                 + ", ".join(q["link"])
             ) from None
@@ -323,7 +324,7 @@ class Topology:
     def link_rate(self, link: str) -> float:
         if link not in self.rates:
             known = ", ".join(sorted(self.qdisc_kind))
-            raise ScenarioError(f"link {link!r} is not in the topology; links: {known}")
+            raise EnvConfigError(f"link {link!r} is not in the topology; links: {known}")
         return float(self.rates[link])
 
     def link_rtt(self, link: str, default_s: float = 0.1) -> float:
@@ -338,5 +339,5 @@ class Topology:
         spec = self.flows[flow].spec
         params = spec.core_params().get("tcp")
         if params is None:
-            raise ScenarioError(f"flow {flow} is not a TCP flow")
+            raise EnvConfigError(f"flow {flow} is not a TCP flow")
         return int(params.get("mss", 1448))

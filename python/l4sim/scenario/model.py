@@ -16,7 +16,7 @@ from l4sim.errors import ScenarioError
 from l4sim.scenario.fields import PositiveTime, _Model
 from l4sim.scenario.flows import ControlFlow, Flow, TcpFlow, UdpFlow
 from l4sim.scenario.messages import _describe, _prefix
-from l4sim.scenario.topology import Dumbbell, Topology, _adjacency, _connected
+from l4sim.scenario.topology import Dumbbell, Topology, _routed
 from l4sim.units import format_time
 
 
@@ -48,8 +48,11 @@ class Scenario(_Model):
             topo.pairs = max(1, sum(f.count for f in self.flows))
         names = topo.node_names()
         known = set(names)
-        adjacency = _adjacency(topo)
-        for rf in self.resolved_flows():
+        flows = self.resolved_flows()
+        pairs = [(f.src, f.dst) for f in flows if f.src in known and f.dst in known]
+        pairs = [(a, b) for a, b in pairs if a != b]
+        routed = dict(zip(pairs, _routed(topo, pairs), strict=True)) if pairs else {}
+        for rf in flows:
             where = f"flows[{rf.source_index}]"
             spec = rf.spec
             for end, node in (("src", rf.src), ("dst", rf.dst)):
@@ -60,7 +63,7 @@ class Scenario(_Model):
                     )
             if rf.src == rf.dst:
                 raise ValueError(f"{where} has the same src and dst {rf.src!r}")
-            if not _connected(adjacency, rf.src, rf.dst):
+            if not routed[(rf.src, rf.dst)]:
                 raise ValueError(f"{where}: there is no path from {rf.src!r} to {rf.dst!r}")
             if spec.start >= self.duration:
                 raise ValueError(

@@ -1,5 +1,5 @@
 """Links and topology presets (``dumbbell``, ``path``, ``two_host``, ``custom``), and the
-reachability check flows are validated with (:func:`_adjacency`, :func:`_connected`).
+route check flows are validated with (:func:`_routed`, which asks the core).
 
 Adding a preset is adding one model class with a ``preset`` literal and listing it in the
 ``Topology`` union and ``TOPOLOGY_PRESETS``.
@@ -8,7 +8,6 @@ Adding a preset is adding one model class with a ``preset`` literal and listing 
 from __future__ import annotations
 
 import re
-from collections import deque
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, model_validator
@@ -240,24 +239,22 @@ Topology = Annotated[
 TOPOLOGY_PRESETS: tuple[str, ...] = ("dumbbell", "path", "two_host", "custom")
 
 
-def _adjacency(topology: _Topology) -> dict[str, set[str]]:
-    """Each node's neighbours over the topology's links (both ways), for :func:`_connected`."""
-    adjacency: dict[str, set[str]] = {n: set() for n in topology.node_names()}
-    for x, y, _ in topology.links():
-        adjacency[x].add(y)
-        adjacency[y].add(x)
-    return adjacency
+def _routed(topology: _Topology, pairs: list[tuple[str, str]]) -> list[bool]:
+    """Whether the core finds a route both ways for each ``(src, dst)`` node pair: the core is
+    the only router (``_core.flow_paths`` on the topology's nodes and links)."""
+    import json
 
+    from l4sim.simulation import _core_module
 
-def _connected(adjacency: dict[str, set[str]], a: str, b: str) -> bool:
-    """Whether a path joins nodes ``a`` and ``b`` (breadth-first search); a flow whose
-    endpoints have none is rejected."""
-    seen, todo = {a}, deque([a])
-    while todo:
-        n = todo.popleft()
-        if n == b:
-            return True
-        for m in adjacency[n] - seen:
-            seen.add(m)
-            todo.append(m)
-    return False
+    names = topology.node_names()
+    index = {n: i for i, n in enumerate(names)}
+    config = {
+        "duration_ns": 1,
+        "nodes": [{"name": n} for n in names],
+        "links": [
+            {"a": index[x], "b": index[y], "rate_bps": spec.rate, "delay_ns": spec.delay}
+            for x, y, spec in topology.links()
+        ],
+        "flows": [{"kind": "udp", "src": index[a], "dst": index[b]} for a, b in pairs],
+    }
+    return [p is not None for p in _core_module().flow_paths(json.dumps(config))]
