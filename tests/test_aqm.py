@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("l4sim._core")
 
 import l4sim
-from l4sim.scenario import QDISC_KINDS
+from l4sim.scenario import QDISC_KINDS, loads
 
 WARMUP_S = 10.0
 
@@ -295,3 +295,42 @@ def test_example_scenarios_load_and_run() -> None:
         sc = l4sim.load(f).with_overrides(duration="1s")
         summary, _ = run(sc)
         assert summary["queues"][0]["qdisc"] == sc.topology.links()[0][2].qdisc.kind
+
+
+def _red_backlog(flows: int, adaptive: bool) -> float:
+    """Mean backlog (packets) of a RED bottleneck after a 10 s warm-up."""
+    scen = loads(
+        f"""
+        duration = "60s"
+        [topology]
+        preset = "dumbbell"
+        [topology.bottleneck]
+        rate = "10Mbps"
+        delay = "20ms"
+        [topology.bottleneck.qdisc]
+        kind = "red"
+        limit = "200p"
+        min_th = "20p"
+        max_th = "60p"
+        max_p = 0.02
+        adaptive = {str(adaptive).lower()}
+        [[flows]]
+        cca = "newreno"
+        count = {flows}
+        """
+    )
+    q = l4sim.run(scen).queues
+    rows = q.filter(
+        (pl.col("link") == "r0->r1") & (pl.col("class") == "") & (pl.col("time_s") > 10)
+    )
+    return float(rows["backlog_pkts"].mean())
+
+
+def test_adaptive_red_holds_the_average_queue_in_its_target_band():
+    # Floyd, Gummadi & Shenker 2001: Adaptive RED moves max_p so that the average queue sits
+    # between min_th + 0.4 (max_th - min_th) and min_th + 0.6 (max_th - min_th): here 36-44
+    # packets, whatever the load. Fixed max_p = 0.02 lets 32 flows push it above the band.
+    lo, hi = 20 + 0.4 * 40, 20 + 0.6 * 40
+    assert _red_backlog(32, adaptive=False) > hi
+    for flows in (8, 32):
+        assert lo <= _red_backlog(flows, adaptive=True) <= hi

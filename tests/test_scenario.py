@@ -9,47 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from l4sim import Scenario, ScenarioError, load
+from l4sim import Scenario, ScenarioError, _core, load
 from l4sim.scenario import loads
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
 
-# Field names of the normalised config (crates/l4sim-core/src/config.rs, deny_unknown_fields).
-SIM_KEYS = {"seed", "duration_ns", "sample_interval_ns", "nodes", "links", "flows"}
-LINK_KEYS = {"a", "b", "rate_bps", "delay_ns", "loss", "qdisc_ab", "qdisc_ba"}
-QDISC_KINDS = {
-    "fifo",
-    "red",
-    "codel",
-    "pie",
-    "fq_codel",
-    "fq_pie",
-    "fq",
-    "dualpi2",
-    "fq_l4s",
-    "agent",
-}
-FLOW_KEYS = {"kind", "src", "dst", "start_ns", "stop_ns", "size_bytes", "tcp", "udp"}
-TCP_KEYS = {
-    "cca",
-    "ecn",
-    "mss",
-    "header_bytes",
-    "init_cwnd",
-    "init_ssthresh",
-    "min_rto_ns",
-    "max_rto_ns",
-    "init_rto_ns",
-    "delack_count",
-    "delack_timeout_ns",
-    "dupack_threshold",
-    "rwnd_bytes",
-    "sack",
-    "timestamps",
-    "pacing",
-}
-UDP_KEYS = {"rate_bps", "packet_bytes", "ecn"}
+# Field names of the normalised config (crates/l4sim-core/src/config.rs, deny_unknown_fields),
+# read from the core's own contract rather than copied here.
+CONTRACT = _core.contract()
+_SCHEMA = CONTRACT["schemas"]["config"]
+SIM_KEYS = set(_SCHEMA["properties"])
+LINK_KEYS = set(_SCHEMA["$defs"]["LinkConfig"]["properties"])
+QDISC_KINDS = set(CONTRACT["qdiscs"])
+FLOW_KEYS = set(_SCHEMA["$defs"]["FlowConfig"]["properties"])
+TCP_KEYS = set(CONTRACT["tcp"])
+UDP_KEYS = set(CONTRACT["udp"])
 
 
 def check_core_shape(cfg: dict) -> None:

@@ -120,6 +120,9 @@ def _cca_shorthand(v: Any) -> Any:
     raise PydanticCustomError("literal_error", "must be one of {expected}", {"expected": allowed})
 
 
+CCA_MODELS: tuple[type[_CcaBase], ...] = (NewReno, Cubic, Bic, Bbr, Vegas, Dctcp, Prague, External)
+"""One model per algorithm, in ``CCA_KINDS`` order."""
+
 Cca = Annotated[
     NewReno | Cubic | Bic | Bbr | Vegas | Dctcp | Prague | External,
     Field(discriminator="kind"),

@@ -97,7 +97,19 @@ Flag = Annotated[bool, Field(strict=True)]
 
 CoreKey = str | Callable[[Any], dict[str, Any]]
 """Where a field goes in config.rs: a key name, or a function of the value giving the core
-keys and values (one field that becomes another key depending on its unit, say)."""
+keys and values (one field that becomes another key depending on its unit, say). Such a
+function declares the keys it may write with :func:`writes`."""
+
+
+def writes(*keys: str) -> Callable[[Callable[[Any], dict[str, Any]]], Any]:
+    """Declare the config.rs keys a ``_core_keys`` function may write, so that
+    :meth:`_Model.core_names` (and the contract test) can list them without calling it."""
+
+    def mark(fn: Callable[[Any], dict[str, Any]]) -> Callable[[Any], dict[str, Any]]:
+        fn.core_keys = keys  # type: ignore[attr-defined]
+        return fn
+
+    return mark
 
 
 class _Model(BaseModel):
@@ -108,6 +120,20 @@ class _Model(BaseModel):
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {}
     _core_skip: ClassVar[frozenset[str]] = frozenset({"kind"})
+    #: Keys the model writes itself (in ``to_core``), derived from several fields.
+    _core_derived: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def core_names(cls) -> set[str]:
+        """Every config.rs key this model can write (what ``tests/test_contract.py``
+        compares with the core's own list)."""
+        out: set[str] = set(cls._core_derived)
+        for name in cls.model_fields:
+            if name in cls._core_skip:
+                continue
+            key = cls._core_keys.get(name, name)
+            out.update(key.core_keys if callable(key) else (key,))  # type: ignore[union-attr]
+        return out
 
     def core_fields(self) -> dict[str, Any]:
         """The set fields under their config.rs names; a queue limit is its number."""

@@ -11,8 +11,17 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from l4sim.scenario.ccas import Cca
-from l4sim.scenario.fields import CoreKey, Count, PositiveTime, Rate, Size, Time, _Model
+from l4sim.scenario.ccas import CCA_MODELS, Cca
+from l4sim.scenario.fields import (
+    CoreKey,
+    Count,
+    PositiveTime,
+    Rate,
+    Size,
+    Time,
+    _Model,
+    writes,
+)
 
 
 def _delack_shorthand(v: Any) -> Any:
@@ -65,6 +74,17 @@ class _FlowBase(_Model):
         raise NotImplementedError
 
 
+@writes("cca", *sorted({k for m in CCA_MODELS for k in m.core_names()}))
+def _cca_core(cca: Any) -> dict[str, Any]:
+    """The algorithm's kind and its options (``ccas.py``)."""
+    return cca.to_core()
+
+
+@writes(*sorted(Delack.core_names()))
+def _delack_core(delack: Delack) -> dict[str, Any]:
+    return delack.core_fields()
+
+
 class TcpFlow(_FlowBase):
     """A TCP flow: bulk unless ``size`` is given. Unset options take the core's Linux
     defaults (mss 1448 B, initial window 10 segments, no initial ssthresh, min RTO 200 ms,
@@ -95,13 +115,13 @@ class TcpFlow(_FlowBase):
     pacing: Annotated[bool, Field(strict=True)] | None = None
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
-        "cca": lambda c: c.to_core(),
+        "cca": _cca_core,
         "header_size": "header_bytes",
         "min_rto": "min_rto_ns",
         "max_rto": "max_rto_ns",
         "init_rto": "init_rto_ns",
         "rwnd": "rwnd_bytes",
-        "delack": lambda d: d.core_fields(),
+        "delack": _delack_core,
     }
 
     @model_validator(mode="after")

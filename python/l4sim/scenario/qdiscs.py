@@ -23,6 +23,7 @@ from l4sim.scenario.fields import (
     Size,
     Time,
     _Model,
+    writes,
 )
 from l4sim.units import QueueLimit
 
@@ -36,6 +37,7 @@ class _QdiscBase(_Model):
         return {"kind": self.kind, **self.core_fields()}
 
 
+@writes("limit_pkts", "limit_bytes")
 def _fifo_limit(limit: QueueLimit) -> dict[str, Any]:
     if limit.packets is not None:
         return {"limit_pkts": limit.packets}
@@ -61,7 +63,8 @@ class _AqmBase(_QdiscBase):
 class Red(_AqmBase):
     """RED (``kind = "red"``): thresholds and limit all in packets (``"5p"``) or all in bytes
     (byte mode, then all three are required); ``max_p``, ``w_q``, ``gentle``, ``ecn``,
-    ``harddrop``, ``avpkt`` and the link ``bandwidth`` for the idle-time decay."""
+    ``harddrop``, ``avpkt``, the link ``bandwidth`` for the idle-time decay, and
+    ``adaptive`` (Adaptive RED: ``max_p`` adapted every 500 ms, ``tc red adaptive``)."""
 
     kind: Literal["red"] = "red"
     limit: Limit | None = None
@@ -74,8 +77,10 @@ class Red(_AqmBase):
     harddrop: Flag | None = None
     avpkt: Size | None = None
     bandwidth: Rate | None = None
+    adaptive: Flag | None = None
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {"bandwidth": "bandwidth_bps"}
+    _core_derived: ClassVar[frozenset[str]] = frozenset({"bytes"})
 
     def byte_mode(self) -> bool:
         return any(v is not None and v.bytes is not None for v in self._sizes().values())
@@ -190,6 +195,7 @@ EcnMask = Literal["l4s_ect", "any_ect"]
 """Which ECN codepoints go to the L queue: ECT(1) and CE, or any ECT."""
 
 
+@writes("step_thresh_pkts", "step_thresh_ns")
 def _step_thresh(st: int | QueueLimit) -> dict[str, Any]:
     """A time goes to ``step_thresh_ns``, packets to ``step_thresh_pkts``."""
     if isinstance(st, QueueLimit):

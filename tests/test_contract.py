@@ -1,0 +1,127 @@
+"""The Python side against the core's contract (`l4sim._core.contract()`, generated from the
+Rust types by crates/l4sim-core/src/contract.rs): a core field, kind or column added
+without its Python counterpart (or renamed on one side only) fails here."""
+
+from __future__ import annotations
+
+import re
+import typing
+from pathlib import Path
+
+import pytest
+
+import l4sim
+from l4sim import _core
+from l4sim.scenario import qdiscs
+from l4sim.scenario.ccas import CCA_KINDS, CCA_MODELS
+from l4sim.scenario.flows import ControlFlow, TcpFlow, UdpFlow
+from l4sim.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
+
+ROOT = Path(__file__).resolve().parents[1]
+CONTRACT = _core.contract()
+
+
+def _qdisc_models() -> dict[str, type[qdiscs._QdiscBase]]:
+    union = typing.get_args(qdiscs.Qdisc)[0]
+    return {m.model_fields["kind"].default: m for m in typing.get_args(union)}
+
+
+def _diff(what: str, python: set[str], core: set[str]) -> str:
+    return (
+        f"{what}: core only {sorted(core - python)}, Python only {sorted(python - core)} "
+        "(add the field to the Python model or map its name in _core_keys)"
+    )
+
+
+def test_qdisc_kinds_match_the_core():
+    core = list(CONTRACT["qdiscs"])
+    assert set(qdiscs.QDISC_KINDS) == set(core)
+    assert set(_qdisc_models()) == set(core)
+
+
+@pytest.mark.parametrize("kind", list(CONTRACT["qdiscs"]))
+def test_every_qdisc_parameter_has_a_python_field(kind: str):
+    python = _qdisc_models()[kind].core_names()
+    core = set(CONTRACT["qdiscs"][kind])
+    assert python == core, _diff(f"qdisc {kind!r}", python, core)
+
+
+def test_tcp_options_match_the_core():
+    python = TcpFlow.core_names()
+    core = set(CONTRACT["tcp"])
+    assert python == core, _diff("TCP options", python, core)
+
+
+def test_udp_and_control_options_match_the_core():
+    core = set(CONTRACT["udp"])
+    assert UdpFlow.core_names() == core, _diff("UDP options", UdpFlow.core_names(), core)
+    # A control flow sends what it is given: no rate.
+    assert ControlFlow.core_names() == core - {"rate_bps"}
+
+
+def test_cca_kinds_match_the_core_in_order():
+    assert list(CCA_KINDS) == CONTRACT["cca_kinds"]
+    assert [m.model_fields["kind"].default for m in CCA_MODELS] == CONTRACT["cca_kinds"]
+
+
+def test_series_columns_match_the_core():
+    assert list(FLOW_SCHEMA) == CONTRACT["series"]["flows"]
+    assert list(QUEUE_SCHEMA) == CONTRACT["series"]["queues"]
+
+
+def test_environments_read_only_columns_the_core_writes():
+    text = (ROOT / "python/l4sim/envs/features.py").read_text()
+    flows = set(re.findall(r'\bf\["(\w+)"\]', text))
+    queues = set(re.findall(r'\bq\["(\w+)"\]', text))
+    paths = set(re.findall(r'\bp\["(\w+)"\]', text))
+    assert flows and queues and paths
+    assert flows <= set(CONTRACT["observation"]["flows"])
+    assert queues <= set(CONTRACT["observation"]["queues"])
+    assert paths <= set(CONTRACT["flow_path"])
+
+
+def test_observations_carry_exactly_the_contract_columns():
+    sim = l4sim.Simulation(l4sim.load(ROOT / "scenarios/demo.toml"))
+    sim.run_until("1s")
+    obs = sim.observe()
+    assert list(obs["flows"]) == CONTRACT["observation"]["flows"]
+    assert list(obs["queues"]) == CONTRACT["observation"]["queues"]
+    assert list(sim._sim.paths()[0]) == CONTRACT["flow_path"]
+
+
+def test_api_doc_names_every_column_and_kind():
+    doc = (ROOT / "crates/l4sim-py/API.md").read_text()
+    for col in CONTRACT["observation"]["flows"] + CONTRACT["observation"]["queues"]:
+        assert f"`{col}`" in doc, f"API.md does not document observation column {col!r}"
+
+
+def test_qdisc_doc_table_lists_every_core_parameter():
+    """docs/qdiscs.md's table (rows `| **kind** | scenario key | core key | ...`) names each
+    kind's core parameters, no more and no fewer."""
+    documented: dict[str, set[str]] = {}
+    kind = None
+    for line in (ROOT / "docs/qdiscs.md").read_text().splitlines():
+        if not line.startswith("|"):
+            if kind is not None:
+                break  # the end of the table
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if m := re.fullmatch(r"\*\*(\w+)\*\*", cells[0]):
+            kind = m.group(1)
+        if kind is not None:
+            documented.setdefault(kind, set()).update(re.findall(r"`(\w+)`", cells[2]))
+    assert set(documented) == set(CONTRACT["qdiscs"])
+    for k, params in CONTRACT["qdiscs"].items():
+        assert documented[k] == set(params), _diff(
+            f"docs/qdiscs.md {k!r}", documented[k], set(params)
+        )
+
+
+def test_core_errors_arrive_as_the_packages_exceptions():
+    with pytest.raises(l4sim.CoreError, match="invalid configuration"):
+        _core.Simulation('{"duration_ns": 1}')
+    sim = l4sim.Simulation(l4sim.load(ROOT / "scenarios/demo.toml"))
+    with pytest.raises(l4sim.ActionError, match="no link named"):
+        sim._sim.apply({"kind": "set_queue_limit", "link": "nowhere", "packets": 5})
+    with pytest.raises(l4sim.ActionError, match="not a TCP flow"):
+        sim._sim.apply({"kind": "set_cwnd", "flow": 99, "cwnd": 5})
