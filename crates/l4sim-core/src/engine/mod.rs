@@ -65,12 +65,21 @@ struct EventQueue {
 impl EventQueue {
     #[inline]
     fn push(&mut self, time: Time, kind: EvKind) {
+        let seq = self.next_seq();
+        self.push_with_seq(time, seq, kind);
+    }
+
+    /// Take the next sequence number now for an event pushed later (`push_with_seq`): the
+    /// event then sorts exactly as if it had been pushed now.
+    #[inline]
+    fn next_seq(&mut self) -> u64 {
         self.seq += 1;
-        self.heap.push(Ev {
-            time,
-            seq: self.seq,
-            kind,
-        });
+        self.seq
+    }
+
+    #[inline]
+    fn push_with_seq(&mut self, time: Time, seq: u64, kind: EvKind) {
+        self.heap.push(Ev { time, seq, kind });
     }
 }
 
@@ -256,11 +265,17 @@ impl Simulation {
         match kind {
             EvKind::TxDone(c) => self.on_tx_done(c as usize),
             EvKind::Arrive(c) => {
+                // One heap entry per link: the head of its wire. The next packet's arrival
+                // is queued now, under the sequence number it took when it was sent, so
+                // events keep the order they would have with one entry per packet.
                 let ch = &mut self.channels[c as usize];
-                let p = ch
+                let (_, _, p) = ch
                     .wire
                     .pop_front()
                     .expect("arrival without a packet on the wire");
+                if let Some(&(at, seq, _)) = ch.wire.front() {
+                    self.queue.push_with_seq(at, seq, EvKind::Arrive(c));
+                }
                 let to = ch.to;
                 self.forward(to, p);
             }
@@ -426,9 +441,11 @@ impl Simulation {
                 f.drops += 1;
                 f.last_drop = Some(now);
             } else {
-                ch.wire.push_back(p);
-                self.queue
-                    .push(now + tt + ch.delay, EvKind::Arrive(c as u32));
+                let (at, seq) = (now + tt + ch.delay, self.queue.next_seq());
+                if ch.wire.is_empty() {
+                    self.queue.push_with_seq(at, seq, EvKind::Arrive(c as u32));
+                }
+                ch.wire.push_back((at, seq, p));
             }
             if backlog > 0 {
                 ch.txdone_pending = true;

@@ -62,8 +62,9 @@ pub struct Channel {
     /// A "transmission done" event is queued for `busy_until` (only while packets wait).
     pub txdone_pending: bool,
     /// Packets being serialised or propagating, in departure order (a constant delay keeps
-    /// arrival order).
-    pub wire: VecDeque<Packet>,
+    /// arrival order), with their arrival time and event sequence number: the engine keeps
+    /// one event queued per link, for the head.
+    pub wire: VecDeque<(Time, u64, Packet)>,
     pub rng: Rng,
     pub stats: ChannelStats,
 }
