@@ -14,7 +14,7 @@ use crate::control::{Action, ActionError};
 use crate::flow::{Endpoints, Flow};
 use crate::net::link::{Channel, ChannelStats, ClassStats};
 use crate::net::packet::{Dir, Ecn, Packet};
-use crate::net::routing::{channel_edges, channel_name, flow_paths, next_hops, FlowPath, NO_ROUTE};
+use crate::net::routing::{channel_edges, channel_name, flow_paths, FlowPath, Routes};
 use crate::qdisc::{Dropped, Qdisc, QueueDisc};
 use crate::rng::{Rng, KEY_FLOW, KEY_LINK, KEY_QDISC};
 use crate::stats::Series;
@@ -100,7 +100,7 @@ pub struct Simulation {
     queue: EventQueue,
     pub node_names: Vec<String>,
     pub channels: Vec<Channel>,
-    routes: Vec<u32>,
+    routes: Routes,
     pub flows: Vec<Flow>,
     pub counters: Counters,
     pub series: Series,
@@ -153,11 +153,11 @@ impl Simulation {
                 });
             }
         }
-        let routes = next_hops(n, &edges);
+        let routes = Routes::new(n, &edges);
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             for (a, b) in [(f.src, f.dst), (f.dst, f.src)] {
-                if routes[a * n + b] == NO_ROUTE {
+                if routes.path(a, b).is_none() {
                     return Err(ConfigError(format!(
                         "flow {i}: no route from {} to {}",
                         node_names[a], node_names[b]
@@ -376,8 +376,7 @@ impl Simulation {
         if p.dst == node {
             self.deliver(p);
         } else {
-            let n = self.node_names.len();
-            let c = self.routes[node as usize * n + p.dst as usize];
+            let c = self.routes.next(node as usize, p.dst as usize);
             self.enqueue(c as usize, p);
         }
     }

@@ -85,7 +85,6 @@ impl Channel {
         }
     }
 
-    /// Carried or holds anything: worth reporting.
     /// What an agent may read of this link direction at `now`.
     pub fn row(&self, now: Time) -> QueueRow {
         let st = self.qdisc.stats();
@@ -101,6 +100,7 @@ impl Channel {
         }
     }
 
+    /// Carried or holds anything: worth reporting.
     pub fn used(&self) -> bool {
         self.stats.tx_pkts > 0 || self.qdisc.backlog_pkts() > 0
     }
