@@ -141,6 +141,10 @@ pub struct TcpSender {
     pub state: CaState,
     /// snd_nxt when the current reduction or recovery began (Linux `high_seq`).
     high_seq: u64,
+    /// Every segment below this sequence number is SACKed, marked lost or retransmitted:
+    /// `mark_lost_by_sack` has nothing left to do there, and no segment leaves those states
+    /// but by being SACKed, so its scan stops here (cf. Linux's `lost_skb_hint`).
+    lost_scan_floor: u64,
     /// RFC 6582 `recover` after a timeout: no fast retransmit until data beyond it is acked.
     loss_recover: Option<u64>,
     cwnd_limited: bool,
@@ -218,6 +222,7 @@ impl TcpSender {
             cc,
             state: CaState::Open,
             high_seq: 0,
+            lost_scan_floor: 0,
             loss_recover: None,
             cwnd_limited: false,
             prior_cwnd: 0,
@@ -586,27 +591,32 @@ impl TcpSender {
     fn sack_range(&mut self, start: u64, end: u64, rate: &mut RateAcc) -> u32 {
         let mut i = self.segs.partition_point(|s| s.seq < start);
         let mut newly = 0;
-        while i < self.segs.len() {
+        // Skip the segments already SACKed (most of a block, ACK after ACK); stop at the
+        // first one that is not entirely inside the block.
+        while let Some(k) = self
+            .segs
+            .range(i..)
+            .position(|s| !s.sacked || s.seq + s.len as u64 > end)
+        {
+            i += k;
             let s = self.segs[i];
             if s.seq + s.len as u64 > end {
                 break;
             }
-            if !s.sacked {
-                let seg = &mut self.segs[i];
-                seg.sacked = true;
-                if seg.lost {
-                    seg.lost = false;
-                    self.lost_out -= 1;
-                }
-                if seg.rtx_out {
-                    seg.rtx_out = false;
-                    self.retrans_out -= 1;
-                }
-                self.sacked_out += 1;
-                newly += 1;
-                self.rate_delivered(&s, rate);
-                self.segs[i].rate_sampled = true;
+            let seg = &mut self.segs[i];
+            seg.sacked = true;
+            if seg.lost {
+                seg.lost = false;
+                self.lost_out -= 1;
             }
+            if seg.rtx_out {
+                seg.rtx_out = false;
+                self.retrans_out -= 1;
+            }
+            self.sacked_out += 1;
+            newly += 1;
+            self.rate_delivered(&s, rate);
+            self.segs[i].rate_sampled = true;
             i += 1;
         }
         newly
@@ -616,10 +626,18 @@ impl TcpSender {
     /// it. Retransmitted segments are left alone (a lost retransmission is found by the RTO).
     fn mark_lost_by_sack(&mut self) {
         let mut above = 0;
+        let floor = self.lost_scan_floor;
         for i in (0..self.segs.len()).rev() {
             let s = &self.segs[i];
+            if s.seq < floor {
+                break;
+            }
             if s.sacked {
                 above += 1;
+                if above == self.dupthresh {
+                    // All below this one are dealt with by the end of this loop.
+                    self.lost_scan_floor = floor.max(s.seq);
+                }
             } else if above >= self.dupthresh && !s.lost && !s.ever_rtx {
                 self.mark_lost(i);
             }
