@@ -458,3 +458,21 @@ def test_reference_scales_follow_the_cores_route_not_the_fewest_hops():
     q = sim.observe()["queues"]
     sent = dict(zip(q["link"], q["dequeued_bytes"], strict=True))
     assert sent["a->b"] == 0 and sent["a->c"] > 0 and sent["c->b"] > 0
+
+
+def test_sim_batch_on_all_cores_equals_one_by_one():
+    # Steps long enough (1 s of a 3-flow scenario) make SimBatch run its simulations in
+    # parallel; each must end exactly where the same simulation run alone ends.
+    from l4sim.simulation import SimulationBatch
+
+    scen = l4sim.load("scenarios/demo.toml")
+    seeds = [1, 2, 3, 4]
+    alone = []
+    for s in seeds:
+        sim = l4sim.Simulation(scen.model_copy(update={"seed": s}))
+        sim.run_until("5s")
+        alone.append(sim.summary())
+    batch = SimulationBatch([l4sim.Simulation(scen.model_copy(update={"seed": s})) for s in seeds])
+    for k in range(1, 6):
+        batch.run_until_ns([k * 1_000_000_000] * len(seeds))
+    assert [batch.get(i).summary() for i in range(len(seeds))] == alone

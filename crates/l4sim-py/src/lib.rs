@@ -6,6 +6,7 @@ use l4sim_core::{SimConfig, Simulation as CoreSim};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use rayon::prelude::*;
 
 /// A Python dict → an [`Action`] (through JSON, so the core's serde form is the one schema).
 fn action(a: &Bound<'_, PyAny>) -> PyResult<Action> {
@@ -204,10 +205,15 @@ impl Simulation {
     }
 }
 
+/// A batch step that took longer than this (wall ns) runs the next one on all cores.
+const PARALLEL_ABOVE_NS: u64 = 200_000;
+
 /// N independent simulations stepped together: one call into Rust per step.
 #[pyclass(module = "l4sim._core")]
 struct SimBatch {
     sims: Vec<CoreSim>,
+    /// Wall time of the previous `run_until` (decides whether the next runs in parallel).
+    last_step_ns: u64,
 }
 
 impl SimBatch {
@@ -225,6 +231,7 @@ impl SimBatch {
     fn new(sims: Vec<PyRef<'_, Simulation>>) -> Self {
         SimBatch {
             sims: sims.iter().map(|s| s.inner.clone()).collect(),
+            last_step_ns: 0,
         }
     }
 
@@ -257,13 +264,26 @@ impl SimBatch {
                 t_ns.len()
             )));
         }
-        // One call for the whole batch, run on this core: spawning threads per step costs
-        // more than the ~15 µs a 100 ms step of a 10 Mbps scenario takes (measured).
+        // One call for the whole batch, without the GIL. The simulations are spread over
+        // the cores by rayon's persistent pool when the last step of the batch took long
+        // enough to pay for it (a 100 ms step of a 10 Mbps scenario takes ~10 us: there the
+        // hand-off costs more than it saves). Each simulation is independent: the results
+        // are the same either way.
+        let parallel = self.sims.len() > 1 && self.last_step_ns > PARALLEL_ABOVE_NS;
+        let start = std::time::Instant::now();
         py.allow_threads(|| {
-            for (sim, &t) in self.sims.iter_mut().zip(&t_ns) {
-                sim.run_until(t);
+            if parallel {
+                self.sims
+                    .par_iter_mut()
+                    .zip(t_ns.par_iter())
+                    .for_each(|(sim, &t)| sim.run_until(t));
+            } else {
+                for (sim, &t) in self.sims.iter_mut().zip(&t_ns) {
+                    sim.run_until(t);
+                }
             }
         });
+        self.last_step_ns = start.elapsed().as_nanos() as u64;
         Ok(())
     }
 
