@@ -1,0 +1,161 @@
+"""Engine scale: many flows, memory per flow, events per packet, batches on every core.
+
+    python benchmarks/bench_engine.py [--flows 1000,10000] [--seconds 10] [--skip-many]
+
+Printed, all measured in this run:
+
+1. events per delivered packet and speed on the three dumbbells of the ns-3 comparison
+   (`python benchmarks/bench_vs_ns3.py` puts ns-3 beside them);
+2. many flows: N NewReno flows through one bottleneck of N Mbit/s (1 Gbit/s for 1 000,
+   10 Gbit/s for 10 000; see `many_scenario`), simulated for `--seconds`:
+   wall time, times real time, resident memory per flow (peak RSS of a fresh process
+   running N flows minus one running a single flow, over N), packet conservation; and the
+   same under FQ-CoDel with Jain's index over the flows;
+3. `SimBatch`: simulation steps per second for N = 1, 8, 32 copies of a CPU-heavy scenario
+   stepped 100 ms at a time, one call into Rust per step (the batch runs on all cores once
+   a step is long enough).
+
+Exit status 0 whatever the figures (they depend on the machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def many_scenario(flows: int, seconds: float, qdisc: str) -> dict[str, Any]:
+    """N flows, one per host pair, through an N Mbit/s bottleneck (1 Mbit/s per flow),
+    access 10 Gbit/s / 1 ms, bottleneck delay 20 ms, buffer N/4 packets (a quarter of the
+    flows' window at the fair share: ~4 packets of 1 Mbit/s x 44 ms each)."""
+    rate = f"{flows}Mbps"
+    q: dict[str, Any] = {"kind": "fifo", "limit": f"{max(100, flows // 4)}p"}
+    if qdisc == "fq_codel":
+        q = {"kind": "fq_codel", "flows": max(1024, 2 * flows)}
+    return {
+        "name": f"many_{flows}_{qdisc}",
+        "duration": f"{seconds}s",
+        "topology": {
+            "preset": "dumbbell",
+            "access": {"rate": "10Gbps", "delay": "1ms"},
+            "bottleneck": {"rate": rate, "delay": "20ms", "qdisc": q},
+        },
+        "flows": [{"kind": "tcp", "cca": "newreno", "count": flows}],
+    }
+
+
+def _child(spec: dict[str, Any]) -> None:
+    """Run one scenario and print its figures and peak RSS as JSON (a fresh process)."""
+    import resource
+
+    import l4sim
+
+    sim = l4sim.Simulation(l4sim.scenario.Scenario.parse(spec))
+    t0 = time.perf_counter()
+    sim.run()
+    wall = time.perf_counter() - t0
+    s = sim.summary()
+    c = sim.conservation()
+    out = {
+        "wall_s": wall,
+        "sim_s": s["sim_time_s"],
+        "events": s["events"],
+        "jain": s["jain_fairness"],
+        "goodput_bps": sum(f["goodput_bps"] for f in s["flows"]),
+        "conserved": c["sent"]
+        == c["delivered"] + c["dropped_qdisc"] + c["dropped_loss"] + c["in_flight"],
+        "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    }
+    print(json.dumps(out))
+
+
+def run_child(spec: dict[str, Any]) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps(spec)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def per_packet() -> None:
+    import l4sim
+
+    print("events per delivered packet (dumbbells of the ns-3 comparison, 60 s)")
+    print(f"{'scenario':24} {'events':>10} {'packets':>10} {'ev/pkt':>7} {'x real time':>12}")
+    for name in ("bench_1flow_10M", "bench_4flow_10M", "bench_1flow_100M"):
+        sim = l4sim.Simulation(l4sim.load(REPO / "scenarios" / f"{name}.toml"))
+        t0 = time.perf_counter()
+        sim.run()
+        wall = time.perf_counter() - t0
+        delivered = sim.conservation()["delivered"]
+        print(
+            f"{name:24} {sim.events:>10,} {delivered:>10,} {sim.events / delivered:>7.2f} "
+            f"{sim.duration / wall:>12,.0f}"
+        )
+
+
+def many(flow_counts: list[int], seconds: float) -> None:
+    print(f"\nmany flows, {seconds:g} s simulated (each run in a fresh process)")
+    head = (
+        f"{'flows':>6} {'qdisc':9} {'wall s':>8} {'x real':>7} {'MB/flow':>8} {'Jain':>6} conserved"
+    )
+    print(head)
+    for n in flow_counts:
+        base = run_child(many_scenario(1, seconds, "fifo"))["rss_kb"]
+        for qdisc in ("fifo", "fq_codel"):
+            r = run_child(many_scenario(n, seconds, qdisc))
+            per_flow_mb = (r["rss_kb"] - base) / n / 1024
+            print(
+                f"{n:>6} {qdisc:9} {r['wall_s']:>8.2f} {r['sim_s'] / r['wall_s']:>7.1f} "
+                f"{per_flow_mb:>8.3f} {r['jain']:>6.3f} {r['conserved']}"
+            )
+
+
+def batch() -> None:
+    import l4sim
+    from l4sim.simulation import Simulation, SimulationBatch
+
+    scen = l4sim.load(REPO / "scenarios" / "bench_1flow_100M.toml")
+    print("\nSimBatch: 100 ms steps of bench_1flow_100M, one call into Rust per step")
+    print(f"{'N':>4} {'sim steps/s':>12} {'vs N=1':>7}   (cores: {os.cpu_count()})")
+    base = None
+    for n in (1, 8, 32):
+        b = SimulationBatch([Simulation(scen.model_copy(update={"seed": s})) for s in range(n)])
+        steps = max(1, 400 // n)
+        t0 = time.perf_counter()
+        for k in range(1, steps + 1):
+            b.run_until_ns([k * 100_000_000] * n)
+        rate = n * steps / (time.perf_counter() - t0)
+        base = base or rate
+        print(f"{n:>4} {rate:>12,.0f} {rate / base:>7.2f}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--flows", default="1000,10000", help="flow counts for the many-flow runs")
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--skip-many", action="store_true")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        _child(json.loads(a.child))
+        return 0
+    per_packet()
+    if not a.skip_many:
+        many([int(x) for x in a.flows.split(",")], a.seconds)
+    batch()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
