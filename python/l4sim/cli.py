@@ -414,6 +414,26 @@ def sweep_cmd(
         raise typer.Exit(1)
 
 
+@app.command("report")
+def report_cmd(
+    directory: Annotated[
+        Path,
+        typer.Argument(
+            help="A directory written by l4sim run, sweep or reproduce.", show_default=False
+        ),
+    ],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="HTML file (default: DIR/report.html).")
+    ] = None,
+) -> None:
+    """Write one self-contained HTML report (figures, sortable tables, the scenario)."""
+    from l4sim.report import build_report
+
+    path = build_report(directory, out)
+    size = path.stat().st_size / 1e6
+    out_console.print(f"Report in [bold]{escape(str(path))}[/] ({size:.1f} MB).", soft_wrap=True)
+
+
 # --------------------------------------------------------------------------------------------
 # Training agents.
 
