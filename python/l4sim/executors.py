@@ -101,6 +101,10 @@ def _call(fn: Callable[[Any], Any], item: Any) -> tuple[bool, Any]:
         return False, _describe(e)
 
 
+def _noop() -> None:
+    return None
+
+
 def _worker_init() -> None:
     # Ctrl-C goes to the whole process group: the parent decides what stops, not the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -140,10 +144,14 @@ class SerialExecutor(Executor):
 
 
 def _mp_context() -> multiprocessing.context.BaseContext:
-    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
     # forkserver: workers fork from a clean process, not from a parent that may run threads
-    # (polars, Ray, rich's refresh thread); fork is unsafe there.
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    # (polars, Ray, rich's refresh thread), where fork is unsafe. The server imports l4sim
+    # once, so a new worker (the first ones, or one replacing a dead one) starts at once.
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["l4sim.sweep", "l4sim.simulation"])
+    return ctx
 
 
 def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
@@ -169,7 +177,10 @@ class PoolExecutor(Executor):
     def __init__(self, jobs: int | None = None) -> None:
         self.jobs = max(1, jobs or default_jobs())
         self._ctx = _mp_context()
-        self._pool: cf.ProcessPoolExecutor | None = None
+        # Start the workers now: they come up while the caller prepares its tasks.
+        self._pool: cf.ProcessPoolExecutor | None = self._new_pool(self.jobs)
+        for _ in range(self.jobs):
+            self._pool.submit(_noop)
 
     def _new_pool(self, workers: int) -> cf.ProcessPoolExecutor:
         return cf.ProcessPoolExecutor(

@@ -411,12 +411,15 @@ class SweepOutcome:
         return self.ran / self.wall_time_s if self.wall_time_s > 0 else 0.0
 
 
-def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
+def _write_atomic(path: Path, write: Callable[[Path], None], sync: bool = False) -> None:
+    """Write through a temporary file and rename it into place: a kill leaves the old file
+    or the new one, never half of one. ``sync`` also survives a power cut (costs a flush)."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         write(tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
+        if sync:
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -498,7 +501,7 @@ def write_parquet(
 ) -> Path:
     path = out / PARQUET
     df = _frame(sweep_rows(pts, records), spec.axes())
-    _write_atomic(path, lambda p: df.write_parquet(p))
+    _write_atomic(path, lambda p: df.write_parquet(p), sync=True)
     return path
 
 
