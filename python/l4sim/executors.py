@@ -101,6 +101,10 @@ def _call(fn: Callable[[Any], Any], item: Any) -> tuple[bool, Any]:
         return False, _describe(e)
 
 
+def _call_many(fn: Callable[[Any], Any], items: list[Any]) -> list[tuple[bool, Any]]:
+    return [_call(fn, item) for item in items]
+
+
 def _noop() -> None:
     return None
 
@@ -168,8 +172,9 @@ def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
 class PoolExecutor(Executor):
     """A local process pool (``concurrent.futures.ProcessPoolExecutor``) of ``jobs`` workers.
 
-    At most ``jobs + 1`` tasks are handed to the pool at a time, so that a broken pool has
-    few tasks to re-run and Ctrl-C has little to cancel.
+    Tasks go to the workers in small chunks (:meth:`chunk_size`), at most ``jobs + 1``
+    chunks at a time, so that a broken pool has few tasks to re-run and Ctrl-C has little to
+    cancel.
     """
 
     name = "pool"
@@ -187,11 +192,17 @@ class PoolExecutor(Executor):
             max_workers=workers, mp_context=self._ctx, initializer=_worker_init
         )
 
+    def chunk_size(self, n: int) -> int:
+        """Tasks per hand-over: 1 for few tasks, up to 8 for many (fewer round trips)."""
+        return max(1, min(8, n // (16 * self.jobs)))
+
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, Outcome[R]]]:
         todo = list(range(len(items)))[::-1]  # stack: pop() gives the next index in order
         attempts = [0] * len(items)
-        # future -> (index, its pool); isolated pools run one retried task each.
-        running: dict[cf.Future[tuple[bool, Any]], tuple[int, cf.ProcessPoolExecutor]] = {}
+        chunk = self.chunk_size(len(items))
+        # future -> (indices, its pool); isolated pools run one retried task each.
+        Running = dict[cf.Future[list[tuple[bool, Any]]], tuple[list[int], cf.ProcessPoolExecutor]]
+        running: Running = {}
         isolated: set[cf.ProcessPoolExecutor] = set()
         if self._pool is None:
             self._pool = self._new_pool(self.jobs)
@@ -200,16 +211,16 @@ class PoolExecutor(Executor):
                 main = self._pool
                 assert main is not None
                 in_main = sum(1 for _, p in running.values() if p is main)
-                while todo and in_main < self.jobs + 1 and len(running) < 2 * self.jobs + 1:
-                    i = todo.pop()
-                    attempts[i] += 1
+                while todo and in_main < self.jobs + 1:
+                    batch = [todo.pop() for _ in range(min(chunk, len(todo)))]
                     try:
-                        fut = main.submit(_call, fn, items[i])
+                        fut = main.submit(_call_many, fn, [items[i] for i in batch])
                     except BrokenProcessPool:
-                        attempts[i] -= 1
-                        todo.append(i)
+                        todo.extend(reversed(batch))
                         break
-                    running[fut] = (i, main)
+                    for i in batch:
+                        attempts[i] += 1
+                    running[fut] = (batch, main)
                     in_main += 1
                 if not running:  # the pool broke between two tasks
                     _kill_workers(main)
@@ -219,24 +230,24 @@ class PoolExecutor(Executor):
                 broken: list[int] = []
                 main_broke = False
                 for fut in done:
-                    i, pool = running.pop(fut)
+                    batch, pool = running.pop(fut)
                     if pool in isolated:
                         isolated.discard(pool)
                         _kill_workers(pool)
                     if fut.cancelled() or isinstance(fut.exception(), BrokenProcessPool):
-                        broken.append(i)
+                        broken += batch
                         main_broke = main_broke or pool is main
                     else:
-                        yield i, self._outcome(fut, attempts[i])
+                        yield from self._outcomes(fut, batch, attempts)
                 if main_broke:
                     # Every task still in the broken pool died with it (or was never run).
-                    for fut, (i, pool) in list(running.items()):
+                    for fut, (batch, pool) in list(running.items()):
                         if pool is main:
                             running.pop(fut)
                             if fut.done() and not fut.cancelled() and fut.exception() is None:
-                                yield i, self._outcome(fut, attempts[i])
+                                yield from self._outcomes(fut, batch, attempts)
                             else:
-                                broken.append(i)
+                                broken += batch
                     _kill_workers(main)
                     self._pool = self._new_pool(self.jobs)
                 for i in sorted(broken):
@@ -247,7 +258,7 @@ class PoolExecutor(Executor):
                     attempts[i] += 1
                     alone = self._new_pool(1)
                     isolated.add(alone)
-                    running[alone.submit(_call, fn, items[i])] = (i, alone)
+                    running[alone.submit(_call_many, fn, [items[i]])] = ([i], alone)
         finally:
             for pool in isolated:
                 _kill_workers(pool)
@@ -256,16 +267,21 @@ class PoolExecutor(Executor):
                 self._pool = None
 
     @staticmethod
-    def _outcome(fut: cf.Future[tuple[bool, Any]], attempts: int) -> Outcome[Any]:
+    def _outcomes(
+        fut: cf.Future[list[tuple[bool, Any]]], batch: list[int], attempts: list[int]
+    ) -> Iterator[tuple[int, Outcome[Any]]]:
         exc = fut.exception()
-        if exc is not None:  # e.g. the item or the result could not be pickled
-            return Outcome(error=_describe(exc), attempts=attempts)
-        ok, value = fut.result()
-        return (
-            Outcome(value=value, attempts=attempts)
-            if ok
-            else Outcome(error=value, attempts=attempts)
-        )
+        for k, i in enumerate(batch):
+            if exc is not None:  # e.g. an item or a result could not be pickled
+                yield i, Outcome(error=_describe(exc), attempts=attempts[i])
+                continue
+            ok, value = fut.result()[k]
+            yield (
+                i,
+                Outcome(value=value, attempts=attempts[i])
+                if ok
+                else Outcome(error=value, attempts=attempts[i]),
+            )
 
     def close(self) -> None:
         if self._pool is not None:
@@ -306,6 +322,10 @@ class RayExecutor(Executor):
             }
             if self.address is None:
                 kwargs["num_cpus"] = max(1, self._jobs or default_jobs())
+                # Ray runs its workers at nice 15 by default, so on a shared machine every
+                # other process comes first; a local runtime here runs simulations as the
+                # pool does, at the caller's priority (set RAY_worker_niceness to change it).
+                os.environ.setdefault("RAY_worker_niceness", "0")
             else:
                 kwargs["address"] = self.address
             try:
