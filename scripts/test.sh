@@ -4,7 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh
-python -m pip install -q -e ".[dev,rl]"
+python -m pip install -q -e ".[dev,rl,ray]"
+# The HTML report's browser test drives Debian's Chromium headless; install it when missing
+# and we may (root with apt-get). Without it that one test is skipped and says why.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+    || echo "could not install chromium: the report's browser test will be skipped" >&2
+fi
 cargo fmt --all --check
 cargo clippy --all-targets -q -- -D warnings
 cargo test --release -q -p l4sim-core

@@ -1,4 +1,5 @@
-"""The ``l4sim`` command: ``run``, ``plot``, ``demo``, ``reproduce``, ``train``, ``version``.
+"""The ``l4sim`` command: ``run``, ``plot``, ``demo``, ``sweep``, ``report``, ``reproduce``,
+``train``, ``version``.
 
 Every bad input (scenario error, missing directory, bad flag value) is one red sentence on
 stderr and exit code 2; an unexpected failure inside l4sim is one sentence and exit code 1.
@@ -21,6 +22,7 @@ from rich.table import Table
 
 from l4sim._version import __version__
 from l4sim.errors import CoreError, L4simError
+from l4sim.executors import make_executor
 from l4sim.scenario import Scenario, load, loads
 
 
@@ -164,6 +166,20 @@ def _run_and_write(scenario: Scenario, out: Path, quiet: bool) -> tuple[dict[str
 # --------------------------------------------------------------------------------------------
 # Commands.
 
+_JOBS = typer.Option(
+    "--jobs",
+    "-j",
+    help="Worker processes of the local pool (default: the CPUs; 1 runs in this process).",
+    min=1,
+    show_default=False,
+)
+_RAY = typer.Option(
+    "--ray",
+    help="Run on Ray: --ray alone starts a local Ray runtime, --ray ADDRESS (auto, HOST:PORT, "
+    "ray://HOST:PORT) joins a cluster. Needs pip install 'l4sim[ray]'.",
+    show_default=False,
+)
+
 
 @app.command("run")
 def run_cmd(
@@ -252,6 +268,8 @@ def reproduce_cmd(
         ),
     ] = None,
     figures: Annotated[bool, typer.Option(help="Draw the per-case figures.")] = True,
+    jobs: Annotated[int | None, _JOBS] = None,
+    ray: Annotated[str | None, _RAY] = None,
 ) -> None:
     """Rebuild a paper's experiment and write its table(s) and figures."""
     import importlib
@@ -279,16 +297,141 @@ def reproduce_cmd(
     ) as bar:
         task = bar.add_task(name, total=len(exp.cases(subset or exp.GROUPS)))
 
-        def step(case: Any, i: int, n: int) -> None:
-            bar.update(task, completed=i, description=f"{name}: {case.name}")
+        def step(case: Any, done: int, n: int) -> None:
+            bar.update(task, completed=done, description=f"{name}: {case.name}")
 
-        rows = exp.reproduce(out_dir, only=subset, figures=figures, on_case=step)
+        with make_executor(jobs, ray) as executor:
+            rows = exp.reproduce(
+                out_dir, only=subset, figures=figures, on_case=step, executor=executor
+            )
         bar.update(task, completed=len(rows), description=name)
     print(exp.markdown_table(rows))
     out_console.print(
         f"Table in [bold]{escape(str(out_dir / exp.TABLE))}[/]; "
         f"everything else under [bold]{escape(str(out_dir))}[/]."
     )
+
+
+def _sweep_table(outcome: Any) -> Table:
+    table = Table(title=f"Sweep: {outcome.executor}", title_justify="left")
+    for col in [
+        "points",
+        "done before",
+        "run now",
+        "ok",
+        "failed",
+        "retried",
+        "wall s",
+        "points/s",
+    ]:
+        table.add_column(col, justify="right")
+    table.add_row(
+        str(outcome.total),
+        str(outcome.skipped),
+        str(outcome.ran),
+        str(outcome.ok),
+        str(outcome.failed),
+        str(outcome.retried),
+        f"{outcome.wall_time_s:.2f}",
+        f"{outcome.points_per_s:.1f}",
+    )
+    return table
+
+
+@app.command("sweep")
+def sweep_cmd(
+    spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML).", show_default=False)],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Output directory (default: out/SPEC-NAME)."),
+    ] = None,
+    jobs: Annotated[int | None, _JOBS] = None,
+    ray: Annotated[str | None, _RAY] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run a grid / random draws / seeds of a base scenario; resumable; one sweep.parquet.
+
+    Finished points are kept in DIR/points and skipped when the same command runs again;
+    failed points are recorded with their error and run again next time. Exit code 1 when
+    any point failed (everything else is still written).
+    """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from l4sim.sweep import load_spec, run_sweep
+
+    sweep_spec = load_spec(spec)
+    out_dir = out if out is not None else Path("out") / sweep_spec.name
+    seen = {"done": 0, "total": sweep_spec.size()}
+    with (
+        make_executor(jobs, ray) as executor,
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("failed {task.fields[failed]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=err_console,
+            disable=quiet,
+        ) as bar,
+    ):
+        task = bar.add_task(f"sweep {sweep_spec.name}", total=None, failed=0)
+
+        def step(done: int, failed: int, total: int) -> None:
+            seen.update(done=done, total=total)
+            bar.update(task, completed=done, total=total, failed=failed)
+
+        try:
+            outcome = run_sweep(sweep_spec, out_dir, executor, on_progress=step)
+        except KeyboardInterrupt:
+            bar.stop()
+            _fail(
+                f"interrupted: {seen['done']} of {seen['total']} points are finished and kept in "
+                f"{out_dir}; run the same command again to resume",
+                130,
+            )
+            raise typer.Exit(130) from None
+    if not quiet:
+        out_console.print(_sweep_table(outcome))
+    for index, error in outcome.errors[:5]:
+        err_console.print(f"point {index} failed: {escape(error)}", soft_wrap=True, highlight=False)
+    if len(outcome.errors) > 5:
+        err_console.print(f"... and {len(outcome.errors) - 5} more failed points (column error).")
+    out_console.print(
+        f"Results in [bold]{escape(str(outcome.parquet))}[/] "
+        f"({outcome.ok} of {outcome.total} points ok).",
+        soft_wrap=True,
+    )
+    if outcome.failed:
+        raise typer.Exit(1)
+
+
+@app.command("report")
+def report_cmd(
+    directory: Annotated[
+        Path,
+        typer.Argument(
+            help="A directory written by l4sim run, sweep or reproduce.", show_default=False
+        ),
+    ],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="HTML file (default: DIR/report.html).")
+    ] = None,
+) -> None:
+    """Write one self-contained HTML report (figures, sortable tables, the scenario)."""
+    from l4sim.report import build_report
+
+    path = build_report(directory, out)
+    size = path.stat().st_size / 1e6
+    out_console.print(f"Report in [bold]{escape(str(path))}[/] ({size:.1f} MB).", soft_wrap=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -430,9 +573,25 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+def _looks_like_ray_address(token: str) -> bool:
+    return token in ("auto", "local") or token.startswith("ray://") or ":" in token
+
+
+def _bare_ray(args: list[str]) -> list[str]:
+    """``--ray`` without an address means a local runtime: give it the value ``local``."""
+    out: list[str] = []
+    for i, a in enumerate(args):
+        out.append(a)
+        if a == "--ray":
+            nxt = args[i + 1] if i + 1 < len(args) else None
+            if nxt is None or not _looks_like_ray_address(nxt):
+                out.append("local")
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``l4sim``)."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _bare_ray(list(sys.argv[1:] if argv is None else argv))
     if not args:
         args = ["--help"]
     debug = os.environ.get("L4SIM_DEBUG", "") not in ("", "0")

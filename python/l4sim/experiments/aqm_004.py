@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from l4sim.executors import Executor
+from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_table
 from l4sim.results import write
 from l4sim.run import run
@@ -190,6 +192,18 @@ def _row(case: Case, summary: dict[str, Any]) -> Row:
     )
 
 
+def _run_case(task: tuple[Case, str, bool]) -> Row:
+    """One case (in a worker): run it, write its results dir (and figures), return its row."""
+    case, case_dir, figures = task
+    result = run(scenario(case))
+    write(result, case_dir)
+    if figures:
+        from l4sim.plot import plot  # matplotlib only when figures are wanted
+
+        plot(case_dir)
+    return _row(case, result.summary)
+
+
 def reproduce(
     out_dir: str | Path,
     *,
@@ -197,24 +211,16 @@ def reproduce(
     rates: Iterable[str] = RATES,
     figures: bool = True,
     on_case: Callable[[Case, int, int], None] | None = None,
+    executor: Executor | None = None,
 ) -> list[Row]:
-    """Run every case, write each one's results (and figures) under ``out_dir/<case>``, and
-    write ``table2.csv`` and ``table2.md``. Returns the table rows."""
-    from l4sim.plot import plot  # matplotlib only when figures are wanted
-
+    """Run every case on ``executor`` (default: serial), write each one's results (and
+    figures) under ``out_dir/<case>``, and write ``table2.csv`` and ``table2.md``. Returns
+    the table rows. ``on_case(case, done, total)`` is called as each case finishes."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else AQMS, rates)
-    rows = []
-    for i, case in enumerate(todo):
-        if on_case is not None:
-            on_case(case, i, len(todo))
-        result = run(scenario(case))
-        case_dir = out / case.name
-        write(result, case_dir)
-        if figures:
-            plot(case_dir)
-        rows.append(_row(case, result.summary))
+    tasks = [(case, str(out / case.name), figures) for case in todo]
+    rows = run_cases(_run_case, tasks, todo, executor, on_case)
     write_table(rows, out, TABLE, markdown_table(rows))
     return rows
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from l4sim.executors import Executor
+from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_table
 from l4sim.scenario import Scenario
 from l4sim.simulation import Simulation
@@ -210,6 +212,10 @@ def run_case(case: Case, seed: int = 1) -> Row:
     )
 
 
+def _run_case(task: tuple[Case, int]) -> Row:
+    return run_case(*task)
+
+
 def reproduce(
     out_dir: str | Path,
     *,
@@ -217,17 +223,16 @@ def reproduce(
     figures: bool = True,
     seed: int = 1,
     on_case: Callable[[Case, int, int], None] | None = None,
+    executor: Executor | None = None,
 ) -> list[Row]:
-    """Run every row of the testbed's table (or the rates in ``only``), write ``table.csv``,
-    ``table.md`` and (with ``figures``) ``throughput.png``. Returns the rows."""
+    """Run every row of the testbed's table (or the rates in ``only``) on ``executor``
+    (default: serial), write ``table.csv``, ``table.md`` and (with ``figures``)
+    ``throughput.png``. Returns the rows. ``on_case(case, done, total)`` is called as each
+    case finishes."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS)
-    rows = []
-    for i, case in enumerate(todo):
-        if on_case is not None:
-            on_case(case, i, len(todo))
-        rows.append(run_case(case, seed))
+    rows = run_cases(_run_case, [(case, seed) for case in todo], todo, executor, on_case)
     write_table(rows, out, TABLE, markdown_table(rows))
     if figures:
         plot(rows, out / "throughput.png")

@@ -1,0 +1,397 @@
+"""Run many independent tasks: in this process, on a local process pool, or on Ray.
+
+One small interface for everything in l4sim that runs a batch of simulations (``l4sim
+sweep``, ``l4sim reproduce``, trainers' parallel rollouts)::
+
+    with make_executor(jobs=4) as ex:               # or ray="local" / ray="HOST:PORT"
+        for i, outcome in ex.map(fn, items):        # in completion order
+            outcome.ok, outcome.value, outcome.error, outcome.attempts
+
+``fn`` must be a module-level (picklable) function. An exception raised by ``fn`` is
+caught in the worker and becomes a failed :class:`Outcome` (never retried: the same input
+fails the same way). A worker process that dies (SIGKILL, out of memory, a crash in native
+code) fails the tasks it was running; each of those is retried once, then recorded as
+failed. Results do not depend on the executor: a task gets the same input everywhere.
+
+- :class:`SerialExecutor` runs the tasks one after the other in this process.
+- :class:`PoolExecutor` is :class:`concurrent.futures.ProcessPoolExecutor` (``forkserver``
+  workers). A dead worker breaks the pool (``BrokenProcessPool``); the pool is rebuilt and
+  the tasks it was running are retried, each alone in a one-worker pool, so that a task that
+  kills its worker again is told apart from the ones that only shared the pool with it.
+- :class:`RayExecutor` submits Ray tasks to a local Ray runtime it starts, or to an existing
+  cluster (``address``). Ray is an optional dependency: ``pip install 'l4sim[ray]'``.
+
+On Ctrl-C the pending tasks are cancelled, the workers stopped, and ``KeyboardInterrupt``
+propagates once every result that had arrived was yielded.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import signal
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from l4sim.scenario import L4simError
+
+__all__ = [
+    "Executor",
+    "Outcome",
+    "PoolExecutor",
+    "RayExecutor",
+    "SerialExecutor",
+    "default_jobs",
+    "make_executor",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: How often a task whose worker died is run again before it is recorded as failed.
+RETRIES = 1
+
+_DIED = (
+    "the worker process died {n} times running this task (killed, out of memory, or a crash "
+    "in native code)"
+)
+
+
+@dataclass
+class Outcome(Generic[R]):
+    """What became of one task: its ``value``, or the ``error`` sentence; ``attempts`` runs."""
+
+    value: R | None = None
+    error: str | None = None
+    attempts: int = 1
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def default_jobs() -> int:
+    """The CPUs this process may use (``--jobs`` default)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _describe(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def _call(fn: Callable[[Any], Any], item: Any) -> tuple[bool, Any]:
+    """Run ``fn(item)`` in a worker; an exception (a Rust panic included) becomes a sentence."""
+    try:
+        return True, fn(item)
+    except Exception as e:
+        return False, _describe(e)
+    except BaseException as e:  # pyo3's PanicException derives from BaseException
+        if isinstance(e, KeyboardInterrupt | SystemExit):
+            raise
+        if os.environ.get("L4SIM_DEBUG", "") not in ("", "0"):
+            traceback.print_exc()
+        return False, _describe(e)
+
+
+def _call_many(fn: Callable[[Any], Any], items: list[Any]) -> list[tuple[bool, Any]]:
+    return [_call(fn, item) for item in items]
+
+
+def _noop() -> None:
+    return None
+
+
+def _worker_init() -> None:
+    # Ctrl-C goes to the whole process group: the parent decides what stops, not the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class Executor:
+    """Base class: ``map(fn, items)`` yields ``(index, Outcome)`` as tasks finish."""
+
+    name = "executor"
+    jobs = 1
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, Outcome[R]]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release workers (idempotent)."""
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.jobs} worker{'s' if self.jobs != 1 else ''})"
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SerialExecutor(Executor):
+    """Every task in this process, in order (no parallelism, no pickling)."""
+
+    name = "serial"
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, Outcome[R]]]:
+        for i, item in enumerate(items):
+            ok, value = _call(fn, item)
+            yield i, Outcome(value=value) if ok else Outcome(error=value)
+
+
+def _mp_context() -> multiprocessing.context.BaseContext:
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    # forkserver: workers fork from a clean process, not from a parent that may run threads
+    # (polars, Ray, rich's refresh thread), where fork is unsafe. The server imports l4sim
+    # once, so a new worker (the first ones, or one replacing a dead one) starts at once.
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["l4sim.sweep", "l4sim.simulation"])
+    return ctx
+
+
+def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """Stop a pool now: cancel what has not started and terminate the running workers."""
+    processes = dict(getattr(pool, "_processes", None) or {})
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes.values():
+        if p.is_alive():
+            p.terminate()
+    for p in processes.values():
+        p.join(timeout=5)
+
+
+class PoolExecutor(Executor):
+    """A local process pool (``concurrent.futures.ProcessPoolExecutor``) of ``jobs`` workers.
+
+    Tasks go to the workers in small chunks (:meth:`chunk_size`), at most ``jobs + 1``
+    chunks at a time, so that a broken pool has few tasks to re-run and Ctrl-C has little to
+    cancel.
+    """
+
+    name = "pool"
+
+    def __init__(self, jobs: int | None = None) -> None:
+        self.jobs = max(1, jobs or default_jobs())
+        self._ctx = _mp_context()
+        # Start the workers now: they come up while the caller prepares its tasks.
+        self._pool: cf.ProcessPoolExecutor | None = self._new_pool(self.jobs)
+        for _ in range(self.jobs):
+            self._pool.submit(_noop)
+
+    def _new_pool(self, workers: int) -> cf.ProcessPoolExecutor:
+        return cf.ProcessPoolExecutor(
+            max_workers=workers, mp_context=self._ctx, initializer=_worker_init
+        )
+
+    def chunk_size(self, n: int) -> int:
+        """Tasks per hand-over: 1 for few tasks, up to 8 for many (fewer round trips)."""
+        return max(1, min(8, n // (16 * self.jobs)))
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, Outcome[R]]]:
+        todo = list(range(len(items)))[::-1]  # stack: pop() gives the next index in order
+        attempts = [0] * len(items)
+        chunk = self.chunk_size(len(items))
+        # future -> (indices, its pool); isolated pools run one retried task each.
+        Running = dict[cf.Future[list[tuple[bool, Any]]], tuple[list[int], cf.ProcessPoolExecutor]]
+        running: Running = {}
+        isolated: set[cf.ProcessPoolExecutor] = set()
+        if self._pool is None:
+            self._pool = self._new_pool(self.jobs)
+        try:
+            while todo or running:
+                main = self._pool
+                assert main is not None
+                in_main = sum(1 for _, p in running.values() if p is main)
+                while todo and in_main < self.jobs + 1:
+                    batch = [todo.pop() for _ in range(min(chunk, len(todo)))]
+                    try:
+                        fut = main.submit(_call_many, fn, [items[i] for i in batch])
+                    except BrokenProcessPool:
+                        todo.extend(reversed(batch))
+                        break
+                    for i in batch:
+                        attempts[i] += 1
+                    running[fut] = (batch, main)
+                    in_main += 1
+                if not running:  # the pool broke between two tasks
+                    _kill_workers(main)
+                    self._pool = self._new_pool(self.jobs)
+                    continue
+                done, _ = cf.wait(list(running), return_when=cf.FIRST_COMPLETED)
+                broken: list[int] = []
+                main_broke = False
+                for fut in done:
+                    batch, pool = running.pop(fut)
+                    if pool in isolated:
+                        isolated.discard(pool)
+                        _kill_workers(pool)
+                    if fut.cancelled() or isinstance(fut.exception(), BrokenProcessPool):
+                        broken += batch
+                        main_broke = main_broke or pool is main
+                    else:
+                        yield from self._outcomes(fut, batch, attempts)
+                if main_broke:
+                    # Every task still in the broken pool died with it (or was never run).
+                    for fut, (batch, pool) in list(running.items()):
+                        if pool is main:
+                            running.pop(fut)
+                            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                                yield from self._outcomes(fut, batch, attempts)
+                            else:
+                                broken += batch
+                    _kill_workers(main)
+                    self._pool = self._new_pool(self.jobs)
+                for i in sorted(broken):
+                    if attempts[i] > RETRIES:
+                        yield i, Outcome(error=_DIED.format(n=attempts[i]), attempts=attempts[i])
+                        continue
+                    # Alone in a pool of its own: if it dies again, it is the one to blame.
+                    attempts[i] += 1
+                    alone = self._new_pool(1)
+                    isolated.add(alone)
+                    running[alone.submit(_call_many, fn, [items[i]])] = ([i], alone)
+        finally:
+            for pool in isolated:
+                _kill_workers(pool)
+            if running and self._pool is not None:  # interrupted (Ctrl-C, a consumer's error)
+                _kill_workers(self._pool)
+                self._pool = None
+
+    @staticmethod
+    def _outcomes(
+        fut: cf.Future[list[tuple[bool, Any]]], batch: list[int], attempts: list[int]
+    ) -> Iterator[tuple[int, Outcome[Any]]]:
+        exc = fut.exception()
+        for k, i in enumerate(batch):
+            if exc is not None:  # e.g. an item or a result could not be pickled
+                yield i, Outcome(error=_describe(exc), attempts=attempts[i])
+                continue
+            ok, value = fut.result()[k]
+            yield (
+                i,
+                Outcome(value=value, attempts=attempts[i])
+                if ok
+                else Outcome(error=value, attempts=attempts[i]),
+            )
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+class RayExecutor(Executor):
+    """Ray tasks: on a local Ray runtime started here (``address=None``, ``jobs`` CPUs) or on
+    the cluster at ``address`` (``"auto"``, ``"HOST:PORT"``, ``"ray://HOST:PORT"``)."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, jobs: int | None = None) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise L4simError(
+                "--ray needs Ray, which is not installed: pip install 'l4sim[ray]'"
+            ) from None
+        self._ray = ray
+        self.address = address
+        self._jobs = jobs
+        self._started = False
+        self._remote: Any = None
+        self.jobs = max(1, jobs or default_jobs()) if address is None else 1
+
+    def _ensure(self) -> None:
+        """Start or join Ray on first use (a sweep with nothing left to run does neither)."""
+        ray = self._ray
+        if self._remote is not None:
+            return
+        if not ray.is_initialized():
+            kwargs: dict[str, Any] = {
+                "include_dashboard": False,
+                "log_to_driver": False,
+                "configure_logging": False,
+            }
+            if self.address is None:
+                kwargs["num_cpus"] = max(1, self._jobs or default_jobs())
+                # Ray runs its workers at nice 15 by default, so on a shared machine every
+                # other process comes first; a local runtime here runs simulations as the
+                # pool does, at the caller's priority (set RAY_worker_niceness to change it).
+                os.environ.setdefault("RAY_worker_niceness", "0")
+            else:
+                kwargs["address"] = self.address
+            try:
+                ray.init(**kwargs)
+            except Exception as e:
+                where = (
+                    "start a local Ray runtime"
+                    if self.address is None
+                    else f"join {self.address!r}"
+                )
+                raise L4simError(f"could not {where} ({_describe(e)})") from None
+            self._started = True
+        self.jobs = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._remote = ray.remote(num_cpus=1, max_retries=0)(_call)
+
+    def describe(self) -> str:
+        where = "local runtime" if self.address is None else self.address
+        return f"ray ({where}, {self.jobs} CPUs)"
+
+    def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[tuple[int, Outcome[R]]]:
+        if not items:
+            return
+        self._ensure()
+        ray = self._ray
+        attempts = [0] * len(items)
+        todo = list(range(len(items)))[::-1]
+        running: dict[Any, int] = {}
+        limit = 2 * self.jobs + 2
+        fn_ref = ray.put(fn)
+        try:
+            while todo or running:
+                while todo and len(running) < limit:
+                    i = todo.pop()
+                    attempts[i] += 1
+                    running[self._remote.remote(fn_ref, items[i])] = i
+                done, _ = ray.wait(list(running), num_returns=1)
+                for ref in done:
+                    i = running.pop(ref)
+                    try:
+                        ok, value = ray.get(ref)
+                    except ray.exceptions.RayError as e:  # the worker (or its node) died
+                        if attempts[i] <= RETRIES:
+                            todo.append(i)
+                            continue
+                        yield i, Outcome(error=_describe(e), attempts=attempts[i])
+                        continue
+                    out: Outcome[Any] = Outcome(value=value) if ok else Outcome(error=value)
+                    out.attempts = attempts[i]
+                    yield i, out
+        finally:
+            for ref in running:
+                ray.cancel(ref, force=True)
+
+    def close(self) -> None:
+        if self._started:
+            self._ray.shutdown()
+            self._started = False
+
+
+def make_executor(jobs: int | None = None, ray: str | None = None) -> Executor:
+    """The executor the CLI flags ask for: ``ray`` (``"local"`` or an address) wins, then
+    ``jobs == 1`` is serial, anything else a process pool of ``jobs`` (default: the CPUs)."""
+    if jobs is not None and jobs < 1:
+        raise L4simError(f"--jobs must be at least 1, not {jobs}")
+    if ray is not None:
+        return RayExecutor(None if ray in ("", "local") else ray, jobs)
+    if jobs == 1:
+        return SerialExecutor()
+    return PoolExecutor(jobs)

@@ -1,0 +1,42 @@
+"""Running an experiment's cases through an executor (serial, process pool or Ray)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from l4sim.executors import Executor, SerialExecutor
+from l4sim.scenario import L4simError
+
+C = TypeVar("C")
+R = TypeVar("R")
+
+
+def run_cases(
+    fn: Callable[[Any], R],
+    tasks: Sequence[Any],
+    cases: Sequence[C],
+    executor: Executor | None = None,
+    on_case: Callable[[C, int, int], None] | None = None,
+) -> list[R]:
+    """``fn(task)`` for every task on ``executor`` (default: serial), results in case order.
+
+    ``on_case(case, done, total)`` is called as each case finishes. A case that fails stops
+    nothing: the others finish (and write their results); then the first failure is raised
+    as one :class:`L4simError` sentence naming the case.
+    """
+    executor = executor or SerialExecutor()
+    results: list[R | None] = [None] * len(tasks)
+    failures: list[tuple[int, str]] = []
+    for done, (i, outcome) in enumerate(executor.map(fn, tasks), start=1):
+        if outcome.ok:
+            results[i] = outcome.value
+        else:
+            failures.append((i, outcome.error or "failed"))
+        if on_case is not None:
+            on_case(cases[i], done, len(tasks))
+    if failures:
+        i, error = min(failures)
+        more = f" ({len(failures) - 1} more cases failed)" if len(failures) > 1 else ""
+        raise L4simError(f"case {getattr(cases[i], 'name', i)} failed: {error}{more}")
+    return [r for r in results if r is not None]

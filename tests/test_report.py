@@ -1,0 +1,164 @@
+"""`l4sim report`: one self-contained HTML page, checked in a real headless browser.
+
+The browser is Debian's Chromium, driven directly (``--headless --dump-dom`` and
+``--screenshot``, console messages through ``--enable-logging=stderr``): no driver package
+to keep in step with the browser. ``scripts/test.sh`` installs Chromium with apt-get when it
+is missing and it may; where it cannot, the browser checks are skipped and say why.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("l4sim._core")
+
+import l4sim
+from l4sim import cli
+from l4sim.report import build_report
+from l4sim.sweep import parse_spec, run_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+BROWSER = next(
+    (b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None
+)
+needs_browser = pytest.mark.skipif(
+    BROWSER is None,
+    reason="no Chromium here (scripts/test.sh installs Debian's chromium with apt-get as root)",
+)
+
+
+def chromium(page: Path, tmp: Path, *args: str) -> tuple[str, str]:
+    """Run headless Chromium on ``page``; returns (stdout, the console messages)."""
+    assert BROWSER is not None
+    proc = subprocess.run(
+        [
+            BROWSER,
+            "--headless",
+            "--no-sandbox",  # CI runs as root
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+            f"--user-data-dir={tmp / 'profile'}",
+            *args,
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+    return proc.stdout, "\n".join(console)
+
+
+def check_in_browser(page: Path, tmp: Path) -> Path:
+    """The page loads with no console message, every figure decodes; returns a screenshot."""
+    dom, console = chromium(page, tmp, "--dump-dom")
+    assert console == "", console
+    body = re.search(r"<body([^>]*)>", dom)
+    assert body is not None, dom[:500]
+    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body.group(1)))
+    assert attrs.get("ready") == "1", attrs
+    assert int(attrs["figures"]) > 0 and attrs["figures-loaded"] == attrs["figures"], attrs
+    shot = tmp / f"{page.parent.name}.png"
+    chromium(page, tmp, "--window-size=1280,1600", f"--screenshot={shot}")
+    return shot
+
+
+def assert_shows_figures(shot: Path) -> None:
+    """A screenshot of figures has many colours, not a blank or error page."""
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    img = mpimg.imread(shot)
+    assert img.shape[0] >= 1000 and img.shape[1] >= 1000
+    colours = np.unique((img[..., :3] * 255).astype(np.uint8).reshape(-1, 3), axis=0)
+    assert len(colours) > 500, len(colours)
+
+
+def self_contained(page: Path) -> str:
+    text = page.read_text()
+    assert "<img" in text and 'src="data:image/png;base64,' in text
+    assert not re.search(r'(src|href)="(https?:)?//', text)
+    return text
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    tmp = tmp_path_factory.mktemp("report")
+    sc = l4sim.load(ROOT / "scenarios" / "demo.toml").with_overrides(duration="5s")
+    l4sim.write(l4sim.run(sc), tmp / "run")
+    spec = parse_spec(
+        {
+            "base": str(ROOT / "scenarios" / "bench_1flow_10M.toml"),
+            "seeds": 2,
+            "grid": {
+                "duration": ["3s"],
+                "topology.bottleneck.qdisc.limit": ["20p", "50p", "100p"],
+                "flows.0.cca": ["newreno", "cubic"],
+                "topology.bottleneck.loss": [0.001],
+            },
+        }
+    )
+    run_sweep(spec, tmp / "sweep")
+    args = ["reproduce", "aqm-004", "--only", "codel", "--jobs", "2", "--out", str(tmp / "aqm-004")]
+    proc = subprocess.run(
+        [sys.executable, "-m", "l4sim", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return {"run": tmp / "run", "sweep": tmp / "sweep", "aqm-004": tmp / "aqm-004"}
+
+
+def test_reproduction_report_has_paper_vs_ours(dirs: dict[str, Path]) -> None:
+    text = self_contained(build_report(dirs["aqm-004"]))
+    assert "Paper vs ours" in text and "46.57" in text  # the paper's CoDel 10 Mbps, no ECN
+    assert text.count("<figure") == 4  # one overview per case
+    assert "[topology.bottleneck]" in text or "[topology]" in text  # a case's scenario
+
+
+def test_sweep_report_plots_each_axis(dirs: dict[str, Path]) -> None:
+    text = self_contained(build_report(dirs["sweep"]))
+    # Two axes vary (the limit and the CC); the one-value ones get no figure.
+    assert "metrics by topology.bottleneck.qdisc.limit" in text and "metrics by flows.0.cca" in text
+    assert "metrics by duration" not in text
+    assert text.count("<tr>") == 1 + 12  # header + one row per point
+
+
+def test_report_cli_and_bad_directories(dirs: dict[str, Path], tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(["report", str(dirs["run"]), "--out", str(tmp_path / "r.html")])
+    assert info.value.code == 0 and (tmp_path / "r.html").is_file()
+    self_contained(tmp_path / "r.html")
+    capsys.readouterr()
+    for bad in (tmp_path / "nope", tmp_path):
+        with pytest.raises(SystemExit) as info:
+            cli.main(["report", str(bad)])
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and err.startswith("error: ") and "Traceback" not in err
+
+
+@needs_browser
+def test_the_browser_check_catches_a_script_error(tmp_path: Path) -> None:
+    page = tmp_path / "bad" / "report.html"
+    page.parent.mkdir()
+    page.write_text("<!DOCTYPE html><html><body><script>noSuchFunction();</script></body></html>")
+    _, console = chromium(page, tmp_path, "--dump-dom")
+    assert "noSuchFunction" in console
+
+
+@needs_browser
+@pytest.mark.parametrize("kind", ["run", "sweep", "aqm-004"])
+def test_report_loads_in_chromium_and_shows_figures(
+    kind: str, dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    page = build_report(dirs[kind])
+    assert_shows_figures(check_in_browser(page, tmp_path))
