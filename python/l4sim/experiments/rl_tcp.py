@@ -40,6 +40,8 @@ import numpy as np
 
 from l4sim import rewards as _rewards
 from l4sim.errors import EnvConfigError, L4simError
+from l4sim.executors import Executor
+from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_table
 from l4sim.scenario import Scenario
 
@@ -450,34 +452,35 @@ def _newreno_row(nr: dict[str, Any]) -> Row:
     )
 
 
+def _run_case(task: tuple[Case, str, int, int, bool]) -> Row:
+    """One case (in a worker): train its DQN into its directory, or run NewReno."""
+    case, case_dir, steps, seed, figures = task
+    if case.reward == "newreno":
+        return _newreno_row(newreno_baseline())
+    result = train(case_dir, steps=steps, reward=case.reward, seed=seed, figures=figures)
+    return _dqn_row(result)
+
+
 def reproduce(
     out_dir: str | Path,
     *,
     only: Iterable[str] | None = None,
     figures: bool = True,
     on_case: Callable[[Case, int, int], None] | None = None,
+    executor: Executor | None = None,
     steps: int = STUDY_STEPS,
     seed: int = 1,
 ) -> list[Row]:
     """Train a DQN per reward (``steps`` each) into ``out_dir/<reward>/`` (see :func:`train`),
-    run NewReno on the same path, and write ``results.csv`` and ``results.md``. Returns the
-    table rows."""
+    run NewReno on the same path, and write ``results.csv`` and ``results.md``; the cases
+    run on ``executor`` (default: serial). Returns the table rows."""
     if importlib.util.find_spec("torch") is None:
         raise L4simError("RL-TCP needs PyTorch: pip install 'l4sim[rl]' (torch, tensorboard)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS)
-    rows = []
-    for i, case in enumerate(todo):
-        if on_case is not None:
-            on_case(case, i, len(todo))
-        if case.reward == "newreno":
-            rows.append(_newreno_row(newreno_baseline()))
-        else:
-            result = train(
-                out / case.reward, steps=steps, reward=case.reward, seed=seed, figures=figures
-            )
-            rows.append(_dqn_row(result))
+    tasks = [(c, str(out / c.reward), steps, seed, figures) for c in todo]
+    rows = run_cases(_run_case, tasks, todo, executor, on_case)
     write_table(rows, out, TABLE, markdown_table(rows))
     return rows
 
