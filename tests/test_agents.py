@@ -202,7 +202,7 @@ def test_rl_tcp_reproduce_writes_the_table(tmp_path):
         figures=False,
         on_case=lambda case, i, n: seen.append((case.name, i, n)),
     )
-    assert seen == [("dqn-default", 0, 2), ("newreno", 1, 2)]
+    assert seen == [("dqn-default", 1, 2), ("newreno", 2, 2)]  # as each case finishes
     assert [r.agent for r in rows] == ["DQN, default reward", "NewReno (no agent)"]
     assert rows[0].train_steps == 300
     md = (tmp_path / "results.md").read_text()
