@@ -6,7 +6,7 @@
 2. Ray against the pool on 100 heavier points (100 Mbps, 90 s: >= 0.1 s each): Ray's wall
    time without and with starting its local runtime.
 
-    python benchmarks/bench_sweep.py [--jobs 2] [--points 1000] [--no-ray]
+    python benchmarks/bench_sweep.py [--jobs 2] [--seeds 10] [--heavy 100] [--no-ray]
 
 Every sweep writes to a fresh temporary directory, so nothing is resumed.
 """

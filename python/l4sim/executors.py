@@ -289,6 +289,12 @@ class PoolExecutor(Executor):
             self._pool = None
 
 
+def _warm() -> None:
+    """A worker's first task: import what the tasks need."""
+    import l4sim.simulation
+    import l4sim.sweep  # noqa: F401
+
+
 class RayExecutor(Executor):
     """Ray tasks: on a local Ray runtime started here (``address=None``, ``jobs`` CPUs) or on
     the cluster at ``address`` (``"auto"``, ``"HOST:PORT"``, ``"ray://HOST:PORT"``)."""
@@ -340,6 +346,11 @@ class RayExecutor(Executor):
             self._started = True
         self.jobs = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._remote = ray.remote(num_cpus=1, max_retries=0)(_call)
+        if self._started:
+            # Start the local workers now, each with l4sim imported (as the pool's
+            # forkserver preloads it), instead of during the first tasks.
+            warm = ray.remote(num_cpus=1)(_warm)
+            ray.get([warm.remote() for _ in range(self.jobs)])
 
     def describe(self) -> str:
         where = "local runtime" if self.address is None else self.address
