@@ -254,7 +254,9 @@ def demo_cmd(
 def reproduce_cmd(
     name: Annotated[
         str,
-        typer.Argument(help="Experiment: aqm-004, l4s-rtt-fairness or rl-tcp.", show_default=False),
+        typer.Argument(
+            help="Experiment: aqm-004, l4s-rtt-fairness, rl-tcp or macc-002.", show_default=False
+        ),
     ],
     out: Annotated[
         Path | None,
@@ -264,7 +266,8 @@ def reproduce_cmd(
         str | None,
         typer.Option(
             help="Comma-separated subset: AQM names (aqm-004, e.g. codel,dualpi2), rates "
-            "(l4s-rtt-fairness, e.g. 10Mbps) or rewards (rl-tcp, e.g. default)."
+            "(l4s-rtt-fairness, e.g. 10Mbps), rewards (rl-tcp, e.g. default) or schemes "
+            "(macc-002, e.g. ma-cc,red+bbr)."
         ),
     ] = None,
     figures: Annotated[bool, typer.Option(help="Draw the per-case figures.")] = True,

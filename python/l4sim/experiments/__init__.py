@@ -6,6 +6,8 @@
   testbed's measurements, see :mod:`l4sim.experiments.l4s_rtt_fairness`.
 - ``rl-tcp``: ns3-ai's RL-TCP example (paper 000), a DQN per reward beside NewReno, see
   :mod:`l4sim.experiments.rl_tcp` (needs PyTorch).
+- ``macc-002``: paper 002's MA-CC (VDN over TCP and AQM agents) beside its baselines, see
+  :mod:`l4sim.experiments.macc_002` (needs PyTorch).
 
 Each module has ``GROUPS`` (what ``--only`` selects), ``TABLE`` (the file it writes),
 ``cases(groups)``, ``reproduce(out_dir, only=, figures=, on_case=)`` and
@@ -16,4 +18,5 @@ EXPERIMENTS = {
     "aqm-004": "l4sim.experiments.aqm_004",
     "l4s-rtt-fairness": "l4sim.experiments.l4s_rtt_fairness",
     "rl-tcp": "l4sim.experiments.rl_tcp",
+    "macc-002": "l4sim.experiments.macc_002",
 }

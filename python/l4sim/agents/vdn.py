@@ -1,0 +1,315 @@
+"""Value decomposition networks (Sunehag et al. 2018) for MA-CC (paper 002, Algorithm 1).
+
+One file, top to bottom: hyper-parameters, the Q networks (one per agent type, shared by the
+agents of that type: TCP agents and AQM agents), the replay buffer, the VDN loss, training
+on a PettingZoo ``ParallelEnv`` (:class:`~l4sim.envs.MultiCCEnv`), greedy evaluation and
+checkpoints.
+
+VDN: the team's Q is the sum of the agents' Qs, trained centrally on the shared reward and
+executed by each agent alone (paper eq. 4-6):
+
+    L = E_B[(sum_i Q_i(o_i, a_i) - (r_tot + gamma (1 - done) sum_i max_a Qbar_i(o'_i, a)))^2]
+
+``mixer="none"`` trains the same agents independently instead (each its own Q on its own
+reward: paper 002's "RL-AQM + RL-TCP trained independently"). Target networks follow the
+soft update ``Qbar <- tau Q + (1 - tau) Qbar`` after each gradient step (Algorithm 1 line 12).
+Exploration: epsilon = eps_start * eps_decay ** |D| (paper: "epsilon = 0.995^|D|", initial
+0.9), with |D| the transitions stored so far.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from l4sim.errors import EnvConfigError
+
+__all__ = [
+    "VdnConfig",
+    "agent_type",
+    "evaluate",
+    "load_policy",
+    "save",
+    "train",
+    "vdn_loss",
+]
+
+
+@dataclass
+class VdnConfig:
+    """Hyper-parameters: paper 002 Table 1 where it gives them."""
+
+    gamma: float = 0.9  # Table 1
+    lr: float = 0.01  # Table 1
+    tau: float = 0.05  # Table 1, target replace rate
+    eps_start: float = 0.9  # Table 1, initial exploration rate
+    eps_decay: float = 0.995  # section 4: epsilon = 0.995^|D|
+    hidden: int = 64  # "two fully connected layers with two ReLU" (width not given)
+    buffer_size: int = 20_000
+    batch_size: int = 32
+    learning_starts: int = 64
+    mixer: str = "vdn"  # "vdn" (sum of the agents' Qs) or "none" (independent learners)
+    #: Observation columns each agent type sees (None: all). Paper 002's: TCP
+    #: (segmentsAcked, bytesInFlight, RTT) = sender features 0, 1, 4; AQM (queueLength,
+    #: dequeueRate, currQueueDelay) = queue features 0, 2, 3 (envs/README.md).
+    obs_columns: dict[str, list[int] | None] = field(
+        default_factory=lambda: {"tcp": [0, 1, 4], "aqm": [0, 2, 3]}
+    )
+    seed: int = 1
+
+    def check(self) -> None:
+        if self.mixer not in ("vdn", "none"):
+            raise EnvConfigError(f"mixer {self.mixer!r} is not known; allowed: 'vdn' or 'none'")
+        if not (0 <= self.gamma <= 1 and 0 < self.tau <= 1 and self.lr > 0):
+            raise EnvConfigError("gamma must be in [0, 1], tau in (0, 1] and lr positive")
+        if self.batch_size < 1 or self.buffer_size < self.batch_size:
+            raise EnvConfigError("batch_size must be at least 1 and no more than buffer_size")
+
+
+def agent_type(agent: str) -> str:
+    """``"tcp"`` or ``"aqm"`` from a MultiCCEnv agent name (``tcp_0``, ``aqm_r0->r1``)."""
+    return agent.split("_", 1)[0]
+
+
+class QNet(nn.Module):
+    """Two ReLU layers and a linear head: Q(o, .) for every action."""
+
+    def __init__(self, n_obs: int, n_actions: int, hidden: int):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(n_obs, hidden),
+            nn.ReLU(),
+            nn.Linear(hidden, hidden),
+            nn.ReLU(),
+            nn.Linear(hidden, n_actions),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+def vdn_loss(
+    q: list[torch.Tensor],
+    q_next_target: list[torch.Tensor],
+    actions: list[torch.Tensor],
+    rewards: list[torch.Tensor],
+    done: torch.Tensor,
+    gamma: float,
+    mixer: str = "vdn",
+) -> torch.Tensor:
+    """The TD loss over a batch. ``q[i]`` is agent i's Q(o_i, .) (batch x actions),
+    ``q_next_target[i]`` its target net's Q(o'_i, .), ``actions[i]`` its actions,
+    ``rewards[i]`` its rewards (the team reward for every agent under VDN), ``done`` 1 at
+    the end of an episode. VDN: one error per transition on the summed Qs; ``"none"``: one
+    per agent, each on its own reward."""
+    chosen = [
+        qi.gather(1, ai.long().unsqueeze(1)).squeeze(1) for qi, ai in zip(q, actions, strict=True)
+    ]
+    best_next = [qn.max(dim=1).values for qn in q_next_target]
+    if mixer == "vdn":
+        target = rewards[0] + gamma * (1.0 - done) * torch.stack(best_next).sum(0)
+        return ((torch.stack(chosen).sum(0) - target.detach()) ** 2).mean()
+    losses = [
+        ((c - (r + gamma * (1.0 - done) * b).detach()) ** 2).mean()
+        for c, r, b in zip(chosen, rewards, best_next, strict=True)
+    ]
+    return torch.stack(losses).sum()
+
+
+class Replay:
+    """Joint transitions (per agent: o, a, r, o'), sampled uniformly."""
+
+    def __init__(self, agents: list[str], dims: dict[str, int], size: int):
+        self.agents, self.size, self.n, self.pos = agents, size, 0, 0
+        self.obs = {a: np.zeros((size, dims[a]), np.float32) for a in agents}
+        self.next = {a: np.zeros((size, dims[a]), np.float32) for a in agents}
+        self.act = {a: np.zeros(size, np.int64) for a in agents}
+        self.rew = {a: np.zeros(size, np.float32) for a in agents}
+        self.done = np.zeros(size, np.float32)
+
+    def add(self, o: dict, a: dict, r: dict, o2: dict, done: bool) -> None:
+        i = self.pos
+        for ag in self.agents:
+            self.obs[ag][i], self.act[ag][i], self.rew[ag][i] = o[ag], a[ag], r[ag]
+            self.next[ag][i] = o2[ag]
+        self.done[i] = float(done)
+        self.pos = (i + 1) % self.size
+        self.n = min(self.n + 1, self.size)
+
+    def sample(self, k: int, rng: np.random.Generator) -> np.ndarray:
+        return rng.integers(0, self.n, size=k)
+
+
+def _select(obs: np.ndarray, cols: list[int] | None) -> np.ndarray:
+    return np.asarray(obs if cols is None else obs[cols], np.float32)
+
+
+def _nets(env: Any, cfg: VdnConfig) -> dict[str, QNet]:
+    nets: dict[str, QNet] = {}
+    for a in env.possible_agents:
+        t = agent_type(a)
+        if t in nets:
+            continue
+        cols = cfg.obs_columns.get(t)
+        n_obs = len(cols) if cols is not None else env.observation_space(a).shape[0]
+        nets[t] = QNet(n_obs, int(env.action_space(a).n), cfg.hidden)
+    return nets
+
+
+def _observe(cfg: VdnConfig, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Each agent's observation restricted to its type's columns."""
+    return {a: _select(o, cfg.obs_columns.get(agent_type(a))) for a, o in obs.items()}
+
+
+def _greedy(nets: dict[str, QNet], obs: dict[str, np.ndarray]) -> dict[str, int]:
+    """Each agent's best action for its (restricted) observation."""
+    out = {}
+    with torch.no_grad():
+        for a, o in obs.items():
+            x = torch.from_numpy(o).unsqueeze(0)
+            out[a] = int(nets[agent_type(a)](x).argmax(dim=1).item())
+    return out
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns: the nets, its config and per-episode returns."""
+
+    nets: dict[str, QNet]
+    config: VdnConfig
+    returns: list[float]
+    steps: int
+    wall_s: float
+
+
+def train(
+    make_env: Callable[[], Any],
+    episodes: int,
+    cfg: VdnConfig | None = None,
+    on_episode: Callable[[int, float], None] | None = None,
+) -> TrainResult:
+    """Train on fresh episodes of ``make_env()`` (a MultiCCEnv; with ``mixer="vdn"`` give it
+    ``shared_reward=True``); episode e resets with seed ``cfg.seed + e``."""
+    import time
+
+    cfg = cfg or VdnConfig()
+    cfg.check()
+    # Tiny networks: one thread. Torch's default (a thread per core) spins against the
+    # simulation and other workers and was 15x slower here on 2 cores (measured).
+    torch.set_num_threads(1)
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)
+    env = make_env()
+    agents = list(env.possible_agents)
+    nets = _nets(env, cfg)
+    targets = {
+        t: QNet(n.net[0].in_features, n.net[-1].out_features, cfg.hidden) for t, n in nets.items()
+    }
+    for t in nets:
+        targets[t].load_state_dict(nets[t].state_dict())
+    opt = torch.optim.Adam([p for n in nets.values() for p in n.parameters()], lr=cfg.lr)
+    dims = {a: nets[agent_type(a)].net[0].in_features for a in agents}
+    buf = Replay(agents, dims, cfg.buffer_size)
+    stored, returns, steps = 0, [], 0
+    start = time.perf_counter()
+    for ep in range(episodes):
+        obs = _observe(cfg, env.reset(seed=cfg.seed + ep)[0])
+        total = 0.0
+        while env.agents:
+            eps = cfg.eps_start * cfg.eps_decay**stored
+            greedy = _greedy(nets, obs)
+            acts = {
+                a: int(rng.integers(env.action_space(a).n)) if rng.random() < eps else greedy[a]
+                for a in agents
+            }
+            nxt, rew, term, _, _ = env.step(acts)
+            nxt = _observe(cfg, nxt)
+            done = any(term.values())
+            buf.add(obs, acts, rew, nxt, done)
+            stored += 1
+            steps += 1
+            total += float(np.mean(list(rew.values())))
+            obs = nxt
+            if buf.n >= cfg.learning_starts:
+                _update(nets, targets, opt, buf, cfg, rng, agents)
+        returns.append(total)
+        if on_episode is not None:
+            on_episode(ep, total)
+    env.close()
+    return TrainResult(nets, cfg, returns, steps, time.perf_counter() - start)
+
+
+def _update(nets, targets, opt, buf: Replay, cfg: VdnConfig, rng, agents: list[str]) -> None:
+    idx = buf.sample(cfg.batch_size, rng)
+    q, qn, acts, rews = [], [], [], []
+    for a in agents:
+        t = agent_type(a)
+        q.append(nets[t](torch.from_numpy(buf.obs[a][idx])))
+        with torch.no_grad():
+            qn.append(targets[t](torch.from_numpy(buf.next[a][idx])))
+        acts.append(torch.from_numpy(buf.act[a][idx]))
+        rews.append(torch.from_numpy(buf.rew[a][idx]))
+    loss = vdn_loss(q, qn, acts, rews, torch.from_numpy(buf.done[idx]), cfg.gamma, cfg.mixer)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    with torch.no_grad():
+        for t in nets:
+            for p, pt in zip(nets[t].parameters(), targets[t].parameters(), strict=True):
+                pt.mul_(1.0 - cfg.tau).add_(cfg.tau * p)
+
+
+def save(result: TrainResult, path: str | Path) -> None:
+    """A checkpoint: each agent type's weights and the config (one ``.pt`` file)."""
+    torch.save(
+        {
+            "format": "l4sim-vdn-1",
+            "config": asdict(result.config),
+            "nets": {t: n.state_dict() for t, n in result.nets.items()},
+            "shapes": {
+                t: [n.net[0].in_features, n.net[-1].out_features] for t, n in result.nets.items()
+            },
+            "returns": result.returns,
+        },
+        path,
+    )
+
+
+def load_policy(path: str | Path) -> tuple[dict[str, QNet], VdnConfig]:
+    """The nets and config of a checkpoint written by :func:`save`."""
+    try:
+        ck = torch.load(path, weights_only=False)
+    except FileNotFoundError:
+        raise EnvConfigError(f"{str(path)!r} does not exist") from None
+    except Exception:
+        raise EnvConfigError(f"{str(path)!r} is not a VDN checkpoint written by l4sim") from None
+    if not isinstance(ck, dict) or ck.get("format") != "l4sim-vdn-1":
+        raise EnvConfigError(f"{str(path)!r} is not a VDN checkpoint written by l4sim")
+    cfg = VdnConfig(**ck["config"])
+    nets = {}
+    for t, (n_obs, n_act) in ck["shapes"].items():
+        nets[t] = QNet(n_obs, n_act, cfg.hidden)
+        nets[t].load_state_dict(ck["nets"][t])
+        nets[t].eval()
+    return nets, cfg
+
+
+def evaluate(nets: dict[str, QNet], cfg: VdnConfig, env: Any, seed: int) -> tuple[float, Any]:
+    """One greedy episode with seed ``seed``: (mean per-step reward, the env's simulation)."""
+    obs = _observe(cfg, env.reset(seed=seed)[0])
+    total, n = 0.0, 0
+    while env.agents:
+        nxt, rew, _, _, _ = env.step(_greedy(nets, obs))
+        obs = _observe(cfg, nxt)
+        total += float(np.mean(list(rew.values())))
+        n += 1
+    return total / max(n, 1), env.sim
