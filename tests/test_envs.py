@@ -415,15 +415,16 @@ def test_lfq_features_from_python():
     sim = l4sim.Simulation(sc)
     sim.run_until("5s")
     lfq = sim.observe_lfq("h0->h1")
-    assert len(lfq["names"]) == 60 and lfq["names"][0] == "queue_pkts@0.5"
+    assert len(lfq["names"]) == 60 and lfq["names"][0] == "queue_100pkts@0.03125"
     assert len(lfq["features"]) == 2
-    limit = lfq["names"].index("limit_pkts@0.5")
-    assert all(f[limit] == 40.0 for f in lfq["features"])
+    # The authors' scales: limit / 100 packets (the fastest average has converged).
+    limit = lfq["names"].index("limit_100pkts@0.03125")
+    assert all(f[limit] == pytest.approx(0.40) for f in lfq["features"])
     # Both bulk flows keep packets queued and send at about half the link each:
-    # 10 Mb/s / 1500 B / 2 = 417 packets per second out of each flow queue.
-    out = lfq["names"].index("out_rate_pps@0.0078125")
+    # 10 Mb/s / 1500 B / 2 = 417 packets per second out of each flow queue (/ 10 000).
+    out = lfq["names"].index("out_rate_10kpps@0.0078125")
     for f in lfq["features"]:
-        assert 0.6 * 417 <= f[out] <= 1.4 * 417, f[out]
+        assert 0.6 * 0.0417 <= f[out] <= 1.4 * 0.0417, f[out]
     with pytest.raises(ActionError):
         l4sim.Simulation(sc.with_overrides(seed=2)).observe_lfq("h1->h0")
 

@@ -404,11 +404,15 @@ mod tests {
         let v = sim.observe_lfq("r0->h1").unwrap()[0];
         // 50 segments over a ~27-packet pipe with a 30-packet buffer: a standing queue of
         // about 20 packets, the limit is 30, and packets leave at the link's rate:
-        // 10 Mb/s / 1500 B = 833 packets per second.
-        let slow = AVERAGES - 1;
-        assert!((10.0..=30.0).contains(&v[slow]), "queue {}", v[slow]);
-        assert_eq!(v[2 * AVERAGES + slow], 30.0);
-        let out = v[4 * AVERAGES + 6];
+        // 10 Mb/s / 1500 B = 833 packets per second (features in units of 100 packets
+        // and 10 000 packets per second; averages of weight 1/32 and 1/256).
+        assert!((0.10..=0.30).contains(&v[0]), "queue {}", v[0]);
+        assert!(
+            (v[2 * AVERAGES] - 0.30).abs() < 1e-9,
+            "limit {}",
+            v[2 * AVERAGES]
+        );
+        let out = v[4 * AVERAGES + 3] * 10_000.0;
         assert!((out - 833.3).abs() < 0.05 * 833.3, "out rate {out}");
     }
 }

@@ -315,10 +315,33 @@ fn flow_paths<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, Py
     to_py(py, &l4sim_core::net::routing::flow_paths(&cfg))
 }
 
+/// The raw output of the LFQ policy network in `weights_path` (`qdisc/lfq_policy.rs`) for
+/// each 60-feature row, evaluated by the code the `fq` qdisc runs (for tests and tools; an
+/// empty `features` only checks the file). A bad file or row raises `ValueError`.
+#[pyfunction]
+fn lfq_infer(weights_path: &str, features: Vec<Vec<f64>>) -> PyResult<Vec<f32>> {
+    use l4sim_core::qdisc::lfq_features::LEN;
+    use l4sim_core::qdisc::lfq_policy::LfqPolicy;
+    let mut p = LfqPolicy::load(weights_path).map_err(PyValueError::new_err)?;
+    features
+        .iter()
+        .map(|row| {
+            let x: &[f64; LEN] = row.as_slice().try_into().map_err(|_| {
+                PyValueError::new_err(format!(
+                    "an LFQ feature row has {} values, expected {LEN}",
+                    row.len()
+                ))
+            })?;
+            Ok(p.output(x))
+        })
+        .collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(contract, m)?)?;
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(lfq_infer, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<SimBatch>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

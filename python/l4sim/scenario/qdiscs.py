@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from l4sim.scenario.fields import (
     CoreKey,
@@ -177,10 +178,27 @@ class FqPie(Pie):
     quantum: Size | None = None
 
 
+def _lfq_weights(path: str) -> str:
+    """A weights file the core can load (it reads it again when the simulation is built)."""
+    from l4sim import _core
+
+    try:
+        _core.lfq_infer(path, [])
+    except ValueError as e:
+        raise PydanticCustomError("lfq_weights", "{why}", {"why": str(e)}) from None
+    return path
+
+
+LfqWeights = Annotated[str, AfterValidator(_lfq_weights)]
+"""Path of an LFQ policy weights file (safetensors, ``qdisc/lfq_policy.rs``)."""
+
+
 class Fq(_AqmBase):
     """Flow queues with a fixed drop-tail buffer per flow (``kind = "fq"``, the LFQ paper's
     "fq 100"): ``per_flow_limit`` (packets), ``limit`` (total), ``flows``, ``quantum``,
-    ``drop_batch``, ``lfq_features`` (keep LFQ's per-flow features for agents)."""
+    ``drop_batch``, ``lfq_features`` (keep LFQ's per-flow features for agents);
+    ``lfq_policy`` (a weights file: LFQ mode, the network sets each flow's limit on its
+    arriving packets) and ``lfq_interval`` (a decision every n-th packet of a flow)."""
 
     kind: Literal["fq"] = "fq"
     limit: PacketLimit | None = None
@@ -189,6 +207,8 @@ class Fq(_AqmBase):
     quantum: Size | None = None
     drop_batch: Count | None = None
     lfq_features: Flag | None = None
+    lfq_policy: LfqWeights | None = None
+    lfq_interval: Count | None = None
 
 
 EcnMask = Literal["l4s_ect", "any_ect"]

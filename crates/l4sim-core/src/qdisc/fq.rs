@@ -26,7 +26,8 @@ use serde::{Deserialize, Serialize};
 
 use super::codel::{CodelParams, CodelVars};
 use super::drr::Drr;
-use super::lfq_features::LfqFeatures;
+use super::lfq_features::{LfqFeatures, LEN as LFQ_LEN};
+use super::lfq_policy::LfqPolicy;
 use super::pie::{PieParams, PieVars};
 use super::{
     check_gains, check_positive, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
@@ -132,6 +133,12 @@ pub struct FqConfig {
     pub drop_batch: u32,
     /// Keep LFQ's per-flow features (paper 001) for agents to observe.
     pub lfq_features: bool,
+    /// LFQ mode: a weights file (`qdisc/lfq_policy.rs`) whose network sets each flow's
+    /// limit from its features on arriving packets (implies `lfq_features`).
+    pub lfq_policy: Option<String>,
+    /// LFQ mode: a decision on every n-th arriving packet of a flow (its 1st, n+1-th, ...);
+    /// 1 = every packet, as the paper (the authors' `m_every_nth` option).
+    pub lfq_interval: u32,
 }
 
 impl Default for FqConfig {
@@ -143,6 +150,8 @@ impl Default for FqConfig {
             per_flow_limit: 100,
             drop_batch: d_batch(),
             lfq_features: false,
+            lfq_policy: None,
+            lfq_interval: 1,
         }
     }
 }
@@ -315,6 +324,19 @@ impl FlowAqm for TailDropAqm {
     }
 }
 
+/// LFQ mode's policy with its decision interval and a feature buffer.
+#[derive(Clone, Debug)]
+struct PolicyState {
+    net: LfqPolicy,
+    interval: u64,
+    decisions: u64,
+    x: [f64; LFQ_LEN],
+    /// Buckets whose limit an agent set (`set_flow_limit`): the policy leaves them alone
+    /// from then on, as the authors' A/B runs keep b ± 1 after the decision
+    /// (`rl-internal-queue-disc.cc`: no more `do_regular_logic` once `decided`).
+    pinned: Vec<bool>,
+}
+
 #[derive(Clone, Debug)]
 struct Flow<V> {
     q: PktQueue,
@@ -329,6 +351,8 @@ pub struct FlowQueues<A: FlowAqm> {
     drr: Drr,
     /// LFQ's per-flow features, one per bucket (empty unless enabled).
     lfq: Vec<LfqFeatures>,
+    /// LFQ mode (`fq` with `lfq_policy`): the network deciding each flow's limit.
+    policy: Option<Box<PolicyState>>,
     limit: u64,
     drop_batch: u32,
     perturb: u32,
@@ -394,7 +418,14 @@ impl QdiscParams for FqConfig {
                 self.per_flow_limit as u64,
                 self.drop_batch as u64,
             ],
-        )
+        )?;
+        if self.lfq_interval == 0 {
+            return Err("fq: lfq_interval must be at least 1 packet".into());
+        }
+        if let Some(path) = &self.lfq_policy {
+            LfqPolicy::load(path)?;
+        }
+        Ok(())
     }
     fn build(&self, rng: Rng) -> Fq {
         fq_fixed(self, rng)
@@ -435,8 +466,23 @@ pub fn fq_pie(c: &FqPieConfig, rng: Rng) -> FqPie {
 
 pub fn fq_fixed(c: &FqConfig, rng: Rng) -> Fq {
     let mut q = fq_fixed_queues(c, rng);
-    if c.lfq_features {
+    if c.lfq_features || c.lfq_policy.is_some() {
         q.enable_lfq_features();
+    }
+    // `validate` has loaded the file already; should it have changed since, the limits
+    // stay fixed rather than the build panicking.
+    if let Some(p) = c
+        .lfq_policy
+        .as_deref()
+        .and_then(|p| LfqPolicy::load(p).ok())
+    {
+        q.policy = Some(Box::new(PolicyState {
+            net: p,
+            interval: c.lfq_interval.max(1) as u64,
+            decisions: 0,
+            x: [0.0; LFQ_LEN],
+            pinned: vec![false; q.flows.len()],
+        }));
     }
     q
 }
@@ -470,6 +516,7 @@ impl<A: FlowAqm> FlowQueues<A> {
             flows,
             drr: Drr::new(n, quantum),
             lfq: Vec::new(),
+            policy: None,
             limit,
             drop_batch: drop_batch.max(1),
             perturb,
@@ -536,6 +583,11 @@ impl<A: FlowAqm> FlowQueues<A> {
         self.lfq = vec![LfqFeatures::default(); self.flows.len()];
     }
 
+    /// Decisions the LFQ policy has taken (0 without one).
+    pub fn lfq_decisions(&self) -> u64 {
+        self.policy.as_ref().map_or(0, |p| p.decisions)
+    }
+
     /// The LFQ features of bucket `b`, if they are kept.
     pub fn lfq_features_of(&self, b: usize) -> Option<&LfqFeatures> {
         self.lfq.get(b)
@@ -556,8 +608,14 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
             A::flow_limit(&self.flows[b].vars),
         ))
     }
-    /// Set bucket `b`'s drop-tail limit (`fq`); queued packets stay.
+    /// Set bucket `b`'s drop-tail limit (`fq`); queued packets stay. In LFQ mode the
+    /// policy no longer decides for this bucket.
     fn set_flow_limit(&mut self, b: usize, limit: u32) -> bool {
+        if let Some(p) = self.policy.as_deref_mut() {
+            if let Some(pin) = p.pinned.get_mut(b) {
+                *pin = true;
+            }
+        }
         self.flows
             .get_mut(b)
             .is_some_and(|f| A::set_flow_limit(&mut f.vars, limit))
@@ -575,6 +633,20 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
             return;
         }
         let f = &mut self.flows[b];
+        // LFQ (the authors' `RlInternalQueueDisc::DoEnqueue`): features of the arrival,
+        // a decision on the flow's limit, then admission under the new limit.
+        if let Some(feat) = self.lfq.get_mut(b) {
+            feat.on_arrival(now, f.q.len() as u32);
+            if let Some(p) = self.policy.as_deref_mut() {
+                if (feat.arrivals() - 1) % p.interval == 0 && !p.pinned[b] {
+                    feat.write(&mut p.x);
+                    let limit = p.net.limit(&p.x);
+                    A::set_flow_limit(&mut f.vars, limit);
+                    p.decisions += 1;
+                }
+            }
+            feat.on_limit(A::flow_limit(&f.vars).unwrap_or(u32::MAX));
+        }
         let admitted = self.aqm.admit(
             &mut f.vars,
             &f.q,
@@ -585,9 +657,7 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
             drops,
         );
         if let Some(feat) = self.lfq.get_mut(b) {
-            let limit = A::flow_limit(&f.vars).unwrap_or(u32::MAX);
-            let backlog = f.q.len() as u32 + admitted.is_some() as u32;
-            feat.on_arrival(now, backlog, limit, admitted.is_none());
+            feat.on_admission(now, admitted.is_none());
         }
         let Some(mut pkt) = admitted else {
             return;
@@ -619,8 +689,7 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
                 Some(p) => {
                     self.drr.charge(b, p.size);
                     if let Some(feat) = self.lfq.get_mut(b) {
-                        let limit = A::flow_limit(&f.vars).unwrap_or(u32::MAX);
-                        feat.on_departure(now, f.q.len() as u32, limit);
+                        feat.on_departure(now);
                     }
                     return Some(p);
                 }
@@ -780,6 +849,49 @@ mod tests {
             q.enqueue(pkt(fl[0], 1500, 10 + i), 0, &mut drops);
         }
         assert_eq!(q.flow_backlog_pkts(b), 7);
+    }
+
+    #[test]
+    fn lfq_mode_sets_the_limit_from_the_policy_every_nth_packet() {
+        let path = std::env::temp_dir().join(format!("l4sim-lfq-{}.st", std::process::id()));
+        std::fs::write(&path, super::super::lfq_policy::tests::constant(7.4)).unwrap();
+        let cfg = FqConfig {
+            lfq_policy: Some(path.to_string_lossy().into_owned()),
+            lfq_interval: 4,
+            ..Default::default()
+        };
+        cfg.validate().unwrap();
+        let mut q = fq_fixed(&cfg, rng());
+        std::fs::remove_file(&path).unwrap();
+        let fl = distinct_flows(&q, 2);
+        let mut drops = Vec::new();
+        for i in 0..10 {
+            q.enqueue(pkt(fl[0], 1500, i), 0, &mut drops);
+        }
+        q.enqueue(pkt(fl[1], 1500, 99), 0, &mut drops);
+        // The first arrival of each flow decides 7 (7.4 rounded), then every 4th: flow 0
+        // decides at its 1st, 5th and 9th packet; 3 of its 10 packets do not fit.
+        assert_eq!(q.lfq_decisions(), 4);
+        assert_eq!(q.flow_queue_state(&pkt(fl[0], 1500, 0)), Some((7, Some(7))));
+        assert_eq!(drops.len(), 3);
+        assert!(
+            q.lfq_features_of(0).is_some(),
+            "the policy keeps the features"
+        );
+        let e = FqConfig {
+            lfq_policy: Some("/nonexistent.safetensors".into()),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.starts_with("LFQ policy file"), "{e}");
+        let e = FqConfig {
+            lfq_interval: 0,
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.contains("lfq_interval"), "{e}");
     }
 
     #[test]

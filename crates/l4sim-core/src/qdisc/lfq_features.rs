@@ -1,133 +1,153 @@
-//! LFQ's per-flow features (paper 001 §III): queue size, its standard deviation, the
-//! flow's buffer limit, the rates of incoming and outgoing data and the time since the
-//! last loss, each smoothed by 10 exponentially weighted averages and updated on every
-//! packet the flow queue receives or sends. Rates come from averaged inter-arrival and
-//! inter-departure times, inverted; an average with weight w is used only once 1/w packets
-//! have been seen (zero before), as the paper does to avoid dividing by tiny averages.
+//! LFQ's per-flow features (paper 001 §III), computed as the authors' code does
+//! (github.com/CN-TU/reinforcement-learning-for-per-flow-buffer-sizing,
+//! `src/traffic-control/helper/rl-net.cc` `FeatureVector` and
+//! `model/rl-internal-queue-disc.cc`): six signals, each smoothed by 10 exponentially
+//! weighted averages with weights 2⁻⁵ … 2⁻¹⁴ (`initialCurrentValue = 1/16`, halved before
+//! each use), every average starting at 0:
 //!
-//! The paper's weights are lost in our copy of it; we use 2⁻¹ … 2⁻¹⁰, so the averages span
-//! memories of 2 to 1024 packets. Each average starts at its first sample; the time since
-//! the last loss counts from the start of the run until there is one.
+//! - on each arrival, before the packet is admitted: the queue length (packets, / 100),
+//!   the squared difference between the updated queue average and the queue length (its
+//!   square root is the feature: a spread), and the inter-arrival time (s; the first is
+//!   counted from the start of the run);
+//! - after each decision (here: on each arrival, see `fq.rs`): the flow's buffer limit
+//!   (packets, / 100);
+//! - after the admission: the time since the flow's last loss (s, / 10; counted from the
+//!   start of the run until there is one);
+//! - on each departure: the inter-departure time (s; the first from the start of the run).
+//!
+//! Rates are the inverted averaged inter-arrival and inter-departure times (packets per
+//! second, / 10 000), zero while an average of weight w has seen fewer than 1/w arrivals or
+//! departures (the smaller of the two counts), as `FeatureVector::invert` does.
 
 use crate::time::{secs, Time};
 
 /// Number of averages per feature.
 pub const AVERAGES: usize = 10;
-/// Weights of the averages: 2⁻¹ … 2⁻¹⁰.
+/// Weights of the averages: 2⁻⁵ … 2⁻¹⁴ (`rl-net.cc`: 1/16 halved before each average).
 pub const WEIGHTS: [f64; AVERAGES] = {
     let mut w = [0.0; AVERAGES];
     let mut k = 0;
     while k < AVERAGES {
-        w[k] = 1.0 / (2u64 << k) as f64;
+        w[k] = 1.0 / (32u64 << k) as f64;
         k += 1;
     }
     w
 };
-/// Feature names, in vector order (each repeated for the 10 weights).
+/// Feature names, in vector order (each repeated for the 10 weights), with their scale.
 pub const NAMES: [&str; 6] = [
-    "queue_pkts",
-    "queue_sd_pkts",
-    "limit_pkts",
-    "in_rate_pps",
-    "out_rate_pps",
-    "since_loss_s",
+    "queue_100pkts",
+    "queue_sd_100pkts",
+    "limit_100pkts",
+    "in_rate_10kpps",
+    "out_rate_10kpps",
+    "since_loss_10s",
 ];
 /// Length of a flow's feature vector.
 pub const LEN: usize = NAMES.len() * AVERAGES;
 
+/// `rl-net.cc`: `queue_normalization_factor`, `speed_normalization_factor`,
+/// `loss_normalizer`.
+const QUEUE_SCALE: f64 = 100.0;
+const RATE_SCALE: f64 = 10_000.0;
+const LOSS_SCALE: f64 = 10.0;
+
 #[derive(Clone, Debug, Default)]
 pub struct LfqFeatures {
     q: [f64; AVERAGES],
-    q2: [f64; AVERAGES],
+    q_var: [f64; AVERAGES],
     limit: [f64; AVERAGES],
     inter_arrival: [f64; AVERAGES],
     inter_departure: [f64; AVERAGES],
     since_loss: [f64; AVERAGES],
     arrivals: u64,
     departures: u64,
-    /// Queue samples taken (the averages start at the first sample, not at zero).
-    samples: u64,
-    last_arrival: Option<Time>,
-    last_departure: Option<Time>,
-    last_loss: Option<Time>,
+    last_arrival: Time,
+    last_departure: Time,
+    last_loss: Time,
 }
 
-/// Fold sample `x` into every average; the first sample (`first`) sets them all.
+/// Fold sample `x` into every average.
 #[inline]
-fn update(avg: &mut [f64; AVERAGES], x: f64, first: bool) {
-    if first {
-        avg.fill(x);
-        return;
-    }
+fn update(avg: &mut [f64; AVERAGES], x: f64) {
     for (v, w) in avg.iter_mut().zip(WEIGHTS) {
-        *v += w * (x - *v);
+        *v = w * x + (1.0 - w) * *v;
     }
 }
 
 impl LfqFeatures {
-    fn sample_queue(&mut self, now: Time, backlog: u32, limit: u32) {
-        let b = backlog as f64;
-        let first = self.samples == 0;
-        self.samples += 1;
-        update(&mut self.q, b, first);
-        update(&mut self.q2, b * b, first);
-        update(&mut self.limit, limit as f64, first);
-        let since = now - self.last_loss.unwrap_or(0);
-        update(&mut self.since_loss, secs(since), first);
-    }
-
-    /// A packet of this flow arrived (`dropped`: and was discarded); `backlog` after it.
-    pub fn on_arrival(&mut self, now: Time, backlog: u32, limit: u32, dropped: bool) {
-        if let Some(t) = self.last_arrival {
-            update(&mut self.inter_arrival, secs(now - t), self.arrivals == 1);
-        }
-        self.last_arrival = Some(now);
+    /// A packet of this flow arrived; `backlog` is the flow queue's length before it
+    /// (`FeatureVector::updateNewPacket`).
+    pub fn on_arrival(&mut self, now: Time, backlog: u32) {
         self.arrivals += 1;
+        let b = backlog as f64 / QUEUE_SCALE;
+        update(&mut self.q, b);
+        for ((var, m), w) in self.q_var.iter_mut().zip(self.q).zip(WEIGHTS) {
+            let d = m - b;
+            *var = w * d * d + (1.0 - w) * *var;
+        }
+        update(&mut self.inter_arrival, secs(now - self.last_arrival));
+        self.last_arrival = now;
+    }
+
+    /// The flow's buffer limit after a decision (`FeatureVector::updateQueue`).
+    pub fn on_limit(&mut self, limit: u32) {
+        update(&mut self.limit, limit as f64 / QUEUE_SCALE);
+    }
+
+    /// The arrival was admitted or (`dropped`) discarded (`FeatureVector::updateNewLoss`).
+    pub fn on_admission(&mut self, now: Time, dropped: bool) {
         if dropped {
-            self.last_loss = Some(now);
+            self.last_loss = now;
         }
-        self.sample_queue(now, backlog, limit);
+        update(
+            &mut self.since_loss,
+            secs(now - self.last_loss) / LOSS_SCALE,
+        );
     }
 
-    /// A packet of this flow left; `backlog` after it.
-    pub fn on_departure(&mut self, now: Time, backlog: u32, limit: u32) {
-        if let Some(t) = self.last_departure {
-            update(
-                &mut self.inter_departure,
-                secs(now - t),
-                self.departures == 1,
-            );
-        }
-        self.last_departure = Some(now);
+    /// A packet of this flow left (`FeatureVector::updateNewDeparture`).
+    pub fn on_departure(&mut self, now: Time) {
         self.departures += 1;
-        self.sample_queue(now, backlog, limit);
+        update(&mut self.inter_departure, secs(now - self.last_departure));
+        self.last_departure = now;
     }
 
-    /// A packet of this flow was dropped from inside the queue (overall limit).
+    /// A packet of this flow was dropped from inside the queue (overall limit; the
+    /// authors' per-flow queues never see this, so only the time of the loss is kept).
     pub fn on_loss(&mut self, now: Time) {
-        self.last_loss = Some(now);
+        self.last_loss = now;
+    }
+
+    /// Arrivals seen (the decision counter of `lfq_interval`).
+    pub fn arrivals(&self) -> u64 {
+        self.arrivals
     }
 
     /// The 60 features, feature-major: `NAMES[f]` with weight `WEIGHTS[k]` at `f·10 + k`.
     pub fn vector(&self) -> [f64; LEN] {
         let mut v = [0.0; LEN];
+        self.write(&mut v);
+        v
+    }
+
+    /// [`vector`](Self::vector) into `v` (no allocation).
+    pub fn write(&self, v: &mut [f64; LEN]) {
+        let seen = self.arrivals.min(self.departures) as f64;
         for k in 0..AVERAGES {
-            let enough = |n: u64| n as f64 * WEIGHTS[k] >= 1.0;
-            let rate = |iat: f64, n: u64| {
-                if enough(n) && iat > 0.0 {
-                    1.0 / iat
-                } else {
+            let rate = |iat: f64| {
+                if iat == 0.0 || 1.0 / WEIGHTS[k] > seen {
                     0.0
+                } else {
+                    1.0 / iat / RATE_SCALE
                 }
             };
             v[k] = self.q[k];
-            v[AVERAGES + k] = (self.q2[k] - self.q[k] * self.q[k]).max(0.0).sqrt();
+            v[AVERAGES + k] = self.q_var[k].sqrt();
             v[2 * AVERAGES + k] = self.limit[k];
-            v[3 * AVERAGES + k] = rate(self.inter_arrival[k], self.arrivals);
-            v[4 * AVERAGES + k] = rate(self.inter_departure[k], self.departures);
+            v[3 * AVERAGES + k] = rate(self.inter_arrival[k]);
+            v[4 * AVERAGES + k] = rate(self.inter_departure[k]);
             v[5 * AVERAGES + k] = self.since_loss[k];
         }
-        v
     }
 }
 
@@ -137,49 +157,60 @@ mod tests {
     use crate::time::MS;
 
     #[test]
-    fn steady_arrivals_give_their_rate_and_a_constant_queue_no_spread() {
-        let mut f = LfqFeatures::default();
-        for i in 0..3000u64 {
-            f.on_arrival(i * MS, 5, 100, false);
-            f.on_departure(i * MS + MS / 2, 5, 100);
-        }
-        let v = f.vector();
-        for k in 0..AVERAGES {
-            assert!((v[k] - 5.0).abs() < 1e-9, "queue");
-            assert!(v[AVERAGES + k] < 1e-6, "no spread");
-            assert!((v[2 * AVERAGES + k] - 100.0).abs() < 1e-9, "limit");
-            assert!(
-                (v[3 * AVERAGES + k] - 1000.0).abs() < 1e-6,
-                "1 packet per ms in"
-            );
-            assert!((v[4 * AVERAGES + k] - 1000.0).abs() < 1e-6, "and out");
-        }
+    fn weights_are_the_authors() {
+        assert_eq!(WEIGHTS[0], 1.0 / 32.0);
+        assert_eq!(WEIGHTS[9], 1.0 / 16384.0);
     }
 
     #[test]
-    fn slow_averages_wait_for_enough_packets_and_track_spread() {
+    fn steady_arrivals_give_their_rate_and_a_constant_queue_no_spread() {
         let mut f = LfqFeatures::default();
-        for i in 0..100u64 {
-            // Queue alternating 0 / 10: mean 5, standard deviation 5 for slow averages.
-            f.on_arrival(i * MS, if i % 2 == 0 { 0 } else { 10 }, 20, i == 50);
+        for i in 1..=40_000u64 {
+            f.on_arrival(i * MS, 5);
+            f.on_limit(100);
+            f.on_admission(i * MS, false);
+            f.on_departure(i * MS + MS / 2);
         }
         let v = f.vector();
-        assert!(v[3 * AVERAGES] > 0.0, "weight 1/2: used after 2 packets");
-        assert_eq!(
-            v[3 * AVERAGES + 9],
-            0.0,
-            "weight 1/1024: not before 1024 packets"
-        );
+        // 40 000 samples: even the slowest average (memory 16 384) is within e^-2.4.
+        for k in 0..AVERAGES {
+            let tol = (1.0 - WEIGHTS[k]).powi(40_000) + 1e-9;
+            assert!((v[k] - 0.05).abs() <= 0.05 * tol, "queue {k}");
+            assert!(v[AVERAGES + k] < 0.05 * tol.sqrt() + 1e-9, "no spread {k}");
+            assert!((v[2 * AVERAGES + k] - 1.0).abs() <= tol, "limit {k}");
+            // 1 packet per ms = 1000 pps = 0.1 in units of 10 kpps.
+            assert!(
+                (v[3 * AVERAGES + k] - 0.1).abs() < 0.1 * tol * 1.2,
+                "in {k}"
+            );
+            assert!(
+                (v[4 * AVERAGES + k] - 0.1).abs() < 0.1 * tol * 1.2,
+                "out {k}"
+            );
+        }
+        // No loss: the time since the run's start, 40 s / 10, seen by the fastest average
+        // a memory (32 ms) late.
+        assert!((v[5 * AVERAGES] - 4.0).abs() < 0.01, "{}", v[5 * AVERAGES]);
+    }
+
+    #[test]
+    fn rates_wait_for_enough_packets_and_losses_reset_the_clock() {
+        let mut f = LfqFeatures::default();
+        for i in 1..=100u64 {
+            f.on_arrival(i * MS, if i % 2 == 0 { 0 } else { 10 });
+            f.on_admission(i * MS, i == 50);
+            f.on_departure(i * MS);
+        }
+        let v = f.vector();
+        assert!(v[3 * AVERAGES] > 0.0, "weight 1/32: used after 32 packets");
         assert!(
-            (v[AVERAGES + 6] - 5.0).abs() < 1.0,
-            "sd of a 0/10 queue: {}",
-            v[AVERAGES + 6]
+            v[3 * AVERAGES + 1] > 0.0,
+            "weight 1/64: used after 64 packets"
         );
-        // The last loss was at packet 50 (t = 50 ms); the fastest average sees ~49 ms.
-        assert!(
-            (v[5 * AVERAGES] - 0.049).abs() < 0.002,
-            "{}",
-            v[5 * AVERAGES]
-        );
+        assert_eq!(v[3 * AVERAGES + 2], 0.0, "weight 1/128: not before 128");
+        assert!(v[AVERAGES] > 0.0, "a 0/10 queue has a spread");
+        // The last loss was at 50 ms: the fastest average has moved towards 0.005 from
+        // the ~0.005 it held before (time since the start / 10 until then).
+        assert!(v[5 * AVERAGES] < 0.006, "{}", v[5 * AVERAGES]);
     }
 }

@@ -12,6 +12,7 @@ pub mod fifo;
 pub mod fq;
 pub mod fq_l4s;
 pub mod lfq_features;
+pub mod lfq_policy;
 pub mod pie;
 pub mod red;
 

@@ -1,0 +1,90 @@
+"""LFQ (paper 001): the Rust policy equals PyTorch's, A/B forks, the offline trainer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("safetensors")
+
+import l4sim  # noqa: E402
+from l4sim import _core  # noqa: E402
+from l4sim.agents import lfq  # noqa: E402
+from l4sim.errors import ScenarioError  # noqa: E402
+
+
+def test_rust_inference_equals_pytorch(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    net = lfq.LfqNet(256)
+    # Scale the last layer so outputs reach buffer sizes (tens to hundreds of packets).
+    with torch.no_grad():
+        net.fc4.weight.mul_(300.0)
+    path = tmp_path / "w.safetensors"
+    lfq.save_weights(path, net)
+    x = np.random.default_rng(1).uniform(0.0, 2.0, size=(200, 60))
+    want = net(torch.tensor(x, dtype=torch.float32)).squeeze(1).detach().numpy()
+    got = np.array(_core.lfq_infer(str(path), x.tolist()))
+    assert np.abs(want).max() > 10.0
+    assert np.abs(got - want).max() <= 1e-5 * max(1.0, float(np.abs(want).max()))
+
+
+def test_a_bad_weights_file_is_one_sentence(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"not weights")
+    with pytest.raises(ScenarioError) as e:
+        lfq.scenario(10, 10, "newreno", 1.0, {"kind": "fq", "lfq_policy": str(bad)})
+    assert "valid weights file" in str(e.value) and "\n" not in str(e.value)
+    with pytest.raises(ValueError, match="valid weights file"):
+        _core.lfq_infer(str(bad), [])
+    good = tmp_path / "good.safetensors"
+    lfq.save_weights(good, lfq.LfqNet(8))
+    with pytest.raises(ValueError, match="expected 60"):
+        _core.lfq_infer(str(good), [[0.0] * 3])
+
+
+def test_a_forked_ab_pair_differs_only_by_the_buffer(tmp_path: Path) -> None:
+    w = tmp_path / "w.safetensors"
+    torch.manual_seed(0)
+    net = lfq.LfqNet(16)
+    with torch.no_grad():
+        net.fc4.bias.fill_(40.0)  # about 40 packets whatever the features
+    lfq.save_weights(w, net)
+    qdisc = {"kind": "fq", "lfq_policy": str(w), "lfq_interval": 4}
+    sc = lfq.scenario(10.0, 10.0, "newreno", 3.0, qdisc)
+    sim = l4sim.Simulation(sc)
+    sim.run_until(1.0)
+    limit = sim.observe_flow_queues(lfq.LINK)["limit_pkts"][0]
+    assert 35 <= limit <= 45
+    a, b, same = sim.fork(), sim.fork(), sim.fork()
+    # Same state at the fork: the same events so far and the same observation.
+    assert a.events == b.events == sim.events
+    assert repr(a.observe()) == repr(b.observe()) == repr(sim.observe())  # NaN-safe
+    assert a.observe_lfq(lfq.LINK) == b.observe_lfq(lfq.LINK)
+    for s, d in ((a, -1), (b, +1)):
+        s.apply({"kind": "set_flow_limit", "link": lfq.LINK, "flow": 0, "limit": int(limit) + d})
+        s.run()
+    same.run()
+    sim.run()
+    # An unchanged fork continues exactly as the original; the pinned ones keep b -+ 1.
+    assert same.summary() == sim.summary()
+    assert a.observe_flow_queues(lfq.LINK)["limit_pkts"][0] == limit - 1
+    assert b.observe_flow_queues(lfq.LINK)["limit_pkts"][0] == limit + 1
+    assert a.summary() != b.summary()
+
+
+def test_offline_training_is_deterministic_and_writes_loadable_weights(tmp_path: Path) -> None:
+    cfg = lfq.LfqConfig(flows=4, batch=2, width=16, duration_s=2.0, seed=3)
+    out = tmp_path / "p.safetensors"
+    net, stats = lfq.train(cfg, out)
+    net2, stats2 = lfq.train(cfg)
+    assert stats["losses"] == stats2["losses"] and len(stats["losses"]) == 2
+    for p, q in zip(net.parameters(), net2.parameters(), strict=True):
+        assert torch.equal(p, q)
+    x = [[0.1] * 60]
+    want = float(net(torch.tensor(x)).squeeze().detach())
+    assert _core.lfq_infer(str(out), x)[0] == pytest.approx(want, abs=1e-5)
+    r = lfq.rollout((cfg, str(out), 7))
+    assert r["sizes"][1] - r["sizes"][0] == 2 and len(r["x"]) == 60
