@@ -264,7 +264,7 @@ def reproduce_cmd(
         str | None,
         typer.Option(
             help="Comma-separated subset: AQM names (aqm-004, e.g. codel,dualpi2), rates "
-            "(l4s-rtt-fairness, e.g. 10Mbps) or rewards (rl-tcp, e.g. default)."
+            "and qdiscs (l4s-rtt-fairness, e.g. 10Mbps,pfifo) or rewards (rl-tcp, e.g. default)."
         ),
     ] = None,
     figures: Annotated[bool, typer.Option(help="Draw the per-case figures.")] = True,
