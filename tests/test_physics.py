@@ -154,6 +154,25 @@ def test_newreno_fills_the_link_and_halves_on_each_loss() -> None:
     assert all(1.6 * bdp <= b <= 2.2 * bdp for b, _ in halvings[1:])
 
 
+@pytest.mark.parametrize("cca", ["newreno", "cubic"])
+def test_delivery_rate_of_a_bulk_flow_is_its_goodput(cca: str) -> None:
+    # 10 Mbps, 40 ms base RTT, FIFO of two BDPs: after slow start the link never idles, so
+    # each per-ACK delivery-rate sample (as Linux's tcp_info reports it) is the link's
+    # payload rate, and goodput over 60 s is that rate times the utilisation (slow start's
+    # first RTTs are the only idle time). Samples are whole segments over ACK-clocked
+    # intervals: allow 3 %.
+    bdp = math.ceil(10e6 * 0.040 / 8 / WIRE)
+    s = l4sim.run(dumbbell(limit=f"{2 * bdp}p", flows=[{"kind": "tcp", "cca": cca}])).summary
+    f = s["flows"][0]
+    payload = 10e6 * MSS / WIRE
+    util = bottleneck(s)["utilization"]
+    assert util >= 0.97
+    assert f["goodput_bps"] == pytest.approx(payload * util, rel=0.03)
+    for key in ("delivery_rate_bps", "delivery_rate_time_mean_bps", "delivery_rate_last_bps"):
+        assert f[key] == pytest.approx(payload, rel=0.03), key
+    assert f["delivery_rate_bps"] == pytest.approx(f["goodput_bps"], rel=0.05)
+
+
 @pytest.mark.parametrize("p", [0.001, 0.01])
 def test_newreno_under_random_loss_follows_mathis(p: float) -> None:
     # Link far faster than the Mathis rate and a buffer that never fills: loss is the only

@@ -266,8 +266,8 @@ def reproduce_cmd(
         str | None,
         typer.Option(
             help="Comma-separated subset: AQM names (aqm-004, e.g. codel,dualpi2), rates "
-            "(l4s-rtt-fairness, e.g. 10Mbps), rewards (rl-tcp, e.g. default) or schemes "
-            "(macc-002, e.g. ma-cc,red+bbr)."
+            "and qdiscs (l4s-rtt-fairness, e.g. 10Mbps,pfifo), rewards (rl-tcp, e.g. "
+            "default) or schemes (macc-002, e.g. ma-cc,red+bbr)."
         ),
     ] = None,
     figures: Annotated[bool, typer.Option(help="Draw the per-case figures.")] = True,

@@ -39,7 +39,7 @@ PAPER_VS_OURS: dict[str, tuple[list[str], list[tuple[str, str, str]]]] = {
         [("data MB", "data_mbytes", "paper_mbytes")],
     ),
     "l4s-rtt-fairness": (
-        ["rate_mbps", "flow1", "flow2"],
+        ["qdisc", "rate_mbps", "flow1", "flow2"],
         [
             ("flow 1 Mbit/s", "l4sim1_mbps", "testbed1_mbps"),
             ("flow 2 Mbit/s", "l4sim2_mbps", "testbed2_mbps"),

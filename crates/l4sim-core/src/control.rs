@@ -147,7 +147,7 @@ pub struct ControlEndpoint {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::config::*;
     use crate::engine::Simulation;
@@ -156,7 +156,7 @@ mod tests {
 
     /// h0 — r0 — h1: 100 Mbps / 1 ms access, 10 Mbps / 14 ms bottleneck r0→h1 with `q`;
     /// flow 0 external TCP h0→h1, flow 1 a control flow h1→h0 (the agent sits at h1).
-    fn path(q: QdiscConfig) -> SimConfig {
+    pub(crate) fn path(q: QdiscConfig) -> SimConfig {
         let node = |n: &str| NodeConfig { name: n.into() };
         let link = |a, b, rate_bps, delay_ns, qdisc_ab| LinkConfig {
             a,

@@ -10,7 +10,7 @@ use crate::net::packet::{Dir, Packet, PROTO_TCP, PROTO_UDP};
 use crate::stats::Histogram;
 use crate::tcp::cc::CongestionOps;
 use crate::tcp::receiver::TcpReceiver;
-use crate::tcp::sender::TcpSender;
+use crate::tcp::sender::{DeliveryRate, TcpSender};
 use crate::time::{secs, Time};
 
 /// The two ends of a flow. Flows live in one `Vec` and are touched on every packet, so the
@@ -177,6 +177,7 @@ impl Flow {
                 retransmits: snd.stats.retransmits,
                 timeouts: snd.stats.timeouts,
                 cca: snd.cc.name(),
+                delivery_rate: snd.stats.delivery_rate,
             }),
             _ => None,
         }
@@ -201,6 +202,8 @@ pub struct TcpTotals {
     pub retransmits: u64,
     pub timeouts: u64,
     pub cca: &'static str,
+    /// The delivery rate `tcp_info` reports, followed over the run.
+    pub delivery_rate: DeliveryRate,
 }
 
 impl Flow {

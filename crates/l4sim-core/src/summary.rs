@@ -32,6 +32,15 @@ pub struct FlowSummary {
     pub goodput_bps: f64,
     /// Bytes the sender put on the wire (headers, retransmissions) × 8 / active time.
     pub throughput_bps: f64,
+    /// TCP: the mean, over the ACKs that carried a delivery-rate sample, of the rate Linux
+    /// would report in `tcp_info.tcpi_delivery_rate` after that ACK (payload bits/s); null
+    /// for UDP or before the first sample.
+    pub delivery_rate_bps: Option<f64>,
+    /// TCP: that reported rate's time average from its first sample to the end of the
+    /// flow (what polling `tcp_info` periodically and averaging gives).
+    pub delivery_rate_time_mean_bps: Option<f64>,
+    /// TCP: the rate `tcp_info` would report now (its latest kept sample).
+    pub delivery_rate_last_bps: Option<f64>,
     pub bytes_acked: u64,
     /// Payload bytes the sender transmitted, retransmissions included (UDP: bytes sent).
     pub bytes_sent: u64,
@@ -134,6 +143,9 @@ impl Summary {
                 start_s: secs(start),
                 goodput_bps: rate(f.delivered_bytes()),
                 throughput_bps: rate(f.sent_bytes()),
+                delivery_rate_bps: tcp.and_then(|t| t.delivery_rate.mean_bps()),
+                delivery_rate_time_mean_bps: tcp.and_then(|t| t.delivery_rate.time_mean_bps(end)),
+                delivery_rate_last_bps: tcp.and_then(|t| t.delivery_rate.latest_bps),
                 bytes_acked: f.delivered_bytes(),
                 bytes_sent: f.payload_sent(),
                 retransmits: tcp.map_or(0, |t| t.retransmits),
@@ -204,5 +216,68 @@ impl Summary {
             flows,
             queues,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::*;
+    use crate::engine::Simulation;
+    use crate::time::SEC;
+
+    /// `control`'s test path (10 Mbit/s, 30 ms base RTT) with a FIFO of 100 packets
+    /// (4 BDP) and one bulk TCP flow with `cca`, for 30 s.
+    fn bulk(cca: CcaKind) -> SimConfig {
+        let fifo = QdiscConfig::Fifo(crate::qdisc::fifo::FifoConfig {
+            limit_pkts: Some(100),
+            ..Default::default()
+        });
+        let mut cfg = crate::control::tests::path(fifo);
+        cfg.duration_ns = 30 * SEC;
+        cfg.flows.truncate(1);
+        cfg.flows[0].tcp.cca = cca;
+        cfg
+    }
+
+    #[test]
+    fn delivery_rate_of_a_bulk_flow_is_the_bottlenecks_payload_rate() {
+        for cca in [CcaKind::Newreno, CcaKind::Cubic] {
+            let cfg = bulk(cca);
+            let tcp = cfg.flows[0].tcp.clone();
+            let mut sim = Simulation::new(cfg).unwrap();
+            sim.run_until(30 * SEC);
+            let s = sim.summary();
+            let f = &s.flows[0];
+            // Payload share of each packet the bottleneck sends (MSS of MSS + headers).
+            let payload = 10e6 * tcp.mss as f64 / (tcp.mss + tcp.header_bytes) as f64;
+            let util = s.queues.iter().map(|q| q.utilization).fold(0.0, f64::max);
+            let mean = f.delivery_rate_bps.unwrap();
+            let time_mean = f.delivery_rate_time_mean_bps.unwrap();
+            let last = f.delivery_rate_last_bps.unwrap();
+            // A 4-BDP buffer keeps the link busy after slow start: every rate sample spans
+            // at least one RTT of back-to-back packets, so it is the payload rate to within
+            // a few % (samples are whole segments over an ACK-clocked interval).
+            assert!(util > 0.97, "{cca:?}: utilisation {util}");
+            for r in [mean, time_mean, last] {
+                assert!(
+                    (r / payload - 1.0).abs() < 0.03,
+                    "{cca:?}: {r} vs {payload}"
+                );
+            }
+            // Goodput is over the whole run, slow start included: a little lower.
+            assert!((f.goodput_bps / (payload * util) - 1.0).abs() < 0.03);
+            assert!((mean / f.goodput_bps - 1.0).abs() < 0.05);
+        }
+    }
+
+    #[test]
+    fn udp_flows_have_no_delivery_rate() {
+        let mut cfg = bulk(CcaKind::Newreno);
+        cfg.flows[0].kind = FlowKind::Udp;
+        cfg.flows[0].udp.rate_bps = 1_000_000;
+        let mut sim = Simulation::new(cfg).unwrap();
+        sim.run_until(SEC);
+        let f = &sim.summary().flows[0];
+        assert!(f.delivery_rate_bps.is_none() && f.delivery_rate_last_bps.is_none());
     }
 }

@@ -1,4 +1,4 @@
-"""Two-flow fairness through DualPI2, against a Linux L4S testbed.
+"""Two-flow fairness through DualPI2, pfifo and fq_codel, against a Linux L4S testbed.
 
 The testbed: Heist & Morton, "L4S Tests" (github.com/heistp/l4s-tests, scenario 1 "RTT
 Fairness", November 2020). Two TCP flows (TCP Prague or CUBIC, each with its own path RTT of
@@ -14,6 +14,19 @@ when the L queue already holds more than one packet, and its PI update divides b
 mainline divides by 64, so alpha and beta are 64/127 of the nominal 0.16 and 3.2 Hz), and again
 with mainline Linux's defaults (``min_qlen_step`` 0: every L packet above 1 ms of sojourn is
 marked, which at 10 Mbit/s, where one packet takes 1.2 ms to send, starves Prague).
+
+The same scenario ran the same pairs through two other bottleneck qdiscs
+(:data:`TESTBED_PFIFO`, :data:`TESTBED_FQ_CODEL`): ``pfifo`` with a limit of 1000 packets at
+50 Mbit/s and 200 at 10 Mbit/s, and ``fq_codel`` with no arguments, i.e. Linux's defaults
+(limit 10240, flows 1024, quantum 1514, target 5 ms, interval 100 ms, ECN on), both under
+the same HTB shaper. We run them with l4sim's drop-tail FIFO and FQ-CoDel, whose defaults
+are Linux's (:func:`qdisc_for`).
+
+Sources (repository heistp/l4s-tests, commit e21cd91a8fa7dda4ebb098855c97b0edc8cafba5): the
+throughputs are ``s1_table.md`` (the "Scenario 1 Fairness Table" of ``README.md``), the
+qdisc setup ``l4s.batch`` (``[Arg::s1_pfifo]``, ``[Arg::s1_fq_codel]``, ``[Arg::s1_10mbit]``,
+``[Arg::s1_50mbit]``). The testbed's figure is the mean delivery rate over the 60 s ending
+2 s before the end of the test; ours is the goodput over the final 60 s.
 """
 
 from __future__ import annotations
@@ -96,8 +109,127 @@ TESTBED: tuple[tuple[int, str, int, float, str, int, float], ...] = (
     (10, "prague", 160, 0.20, "prague", 10, 8.66),
 )
 
-#: Subsets ``l4sim reproduce l4s-rtt-fairness --only`` accepts: the bottleneck rates.
-GROUPS = ("50Mbps", "10Mbps")
+#: The testbed's pfifo rows (layout and order as :data:`TESTBED`). Its third and seventh
+#: rows carry the same numbers (39.98 / 7.55) for two different pairs in the source table;
+#: both are kept as published.
+TESTBED_PFIFO: tuple[tuple[int, str, int, float, str, int, float], ...] = (
+    (50, "cubic", 10, 22.22, "cubic", 10, 25.26),
+    (50, "prague", 10, 9.78, "cubic", 10, 37.77),
+    (50, "cubic", 10, 39.98, "prague", 10, 7.55),
+    (50, "prague", 10, 26.04, "prague", 10, 21.69),
+    (50, "prague", 20, 6.32, "cubic", 10, 41.25),
+    (50, "cubic", 20, 18.89, "cubic", 10, 28.60),
+    (50, "cubic", 20, 39.98, "prague", 10, 7.55),
+    (50, "prague", 20, 21.75, "prague", 10, 25.92),
+    (50, "cubic", 20, 23.46, "cubic", 20, 24.07),
+    (50, "prague", 20, 24.06, "prague", 20, 23.65),
+    (50, "prague", 20, 5.88, "cubic", 20, 41.63),
+    (50, "cubic", 20, 35.44, "prague", 20, 12.24),
+    (50, "prague", 80, 6.96, "cubic", 20, 40.45),
+    (50, "cubic", 80, 22.32, "cubic", 20, 25.14),
+    (50, "cubic", 80, 42.33, "prague", 20, 5.14),
+    (50, "prague", 80, 14.50, "prague", 20, 33.16),
+    (50, "prague", 80, 3.95, "cubic", 80, 43.59),
+    (50, "cubic", 80, 43.71, "prague", 80, 3.74),
+    (50, "prague", 80, 24.38, "prague", 80, 23.36),
+    (50, "cubic", 80, 24.14, "cubic", 80, 23.27),
+    (50, "cubic", 160, 35.71, "prague", 10, 11.80),
+    (50, "prague", 160, 10.35, "prague", 10, 37.36),
+    (50, "prague", 160, 4.54, "cubic", 10, 43.00),
+    (50, "cubic", 160, 17.22, "cubic", 10, 30.27),
+    (10, "cubic", 10, 6.51, "prague", 10, 2.92),
+    (10, "prague", 10, 5.09, "prague", 10, 4.38),
+    (10, "cubic", 10, 4.56, "cubic", 10, 4.87),
+    (10, "prague", 10, 2.48, "cubic", 10, 6.97),
+    (10, "prague", 20, 3.76, "prague", 10, 5.71),
+    (10, "cubic", 20, 3.10, "cubic", 10, 6.34),
+    (10, "cubic", 20, 6.77, "prague", 10, 2.64),
+    (10, "prague", 20, 3.40, "cubic", 10, 6.06),
+    (10, "cubic", 20, 5.50, "prague", 20, 3.95),
+    (10, "prague", 20, 4.36, "prague", 20, 5.13),
+    (10, "cubic", 20, 4.65, "cubic", 20, 4.80),
+    (10, "prague", 20, 2.96, "cubic", 20, 6.48),
+    (10, "prague", 80, 4.13, "prague", 20, 5.34),
+    (10, "prague", 80, 3.05, "cubic", 20, 6.39),
+    (10, "cubic", 80, 5.78, "cubic", 20, 3.65),
+    (10, "cubic", 80, 7.90, "prague", 20, 1.53),
+    (10, "prague", 80, 1.79, "cubic", 80, 7.64),
+    (10, "prague", 80, 4.72, "prague", 80, 4.77),
+    (10, "cubic", 80, 7.76, "prague", 80, 1.69),
+    (10, "cubic", 80, 4.82, "cubic", 80, 4.61),
+    (10, "cubic", 160, 4.80, "cubic", 10, 4.63),
+    (10, "prague", 160, 1.33, "cubic", 10, 8.13),
+    (10, "prague", 160, 2.40, "prague", 10, 7.08),
+    (10, "cubic", 160, 6.58, "prague", 10, 2.85),
+)
+
+#: The testbed's fq_codel rows (layout and order as :data:`TESTBED`).
+TESTBED_FQ_CODEL: tuple[tuple[int, str, int, float, str, int, float], ...] = (
+    (50, "cubic", 10, 23.49, "prague", 10, 23.82),
+    (50, "prague", 10, 23.83, "cubic", 10, 23.53),
+    (50, "cubic", 10, 23.46, "cubic", 10, 23.56),
+    (50, "prague", 10, 23.82, "prague", 10, 23.81),
+    (50, "prague", 20, 23.84, "cubic", 10, 23.51),
+    (50, "cubic", 20, 23.32, "prague", 10, 24.02),
+    (50, "cubic", 20, 23.30, "cubic", 10, 23.72),
+    (50, "prague", 20, 23.84, "prague", 10, 23.81),
+    (50, "cubic", 20, 23.58, "cubic", 20, 23.59),
+    (50, "prague", 20, 23.84, "prague", 20, 23.84),
+    (50, "cubic", 20, 23.31, "prague", 20, 24.02),
+    (50, "prague", 20, 24.03, "cubic", 20, 23.32),
+    (50, "prague", 80, 23.86, "prague", 20, 23.83),
+    (50, "cubic", 80, 22.02, "prague", 20, 24.81),
+    (50, "prague", 80, 23.97, "cubic", 20, 23.31),
+    (50, "cubic", 80, 22.24, "cubic", 20, 24.54),
+    (50, "prague", 80, 25.29, "cubic", 80, 22.03),
+    (50, "prague", 80, 23.86, "prague", 80, 23.86),
+    (50, "cubic", 80, 22.91, "cubic", 80, 23.35),
+    (50, "cubic", 80, 22.03, "prague", 80, 25.27),
+    (50, "cubic", 160, 21.35, "prague", 10, 25.55),
+    (50, "prague", 160, 23.87, "cubic", 10, 23.49),
+    (50, "cubic", 160, 21.32, "cubic", 10, 25.36),
+    (50, "prague", 160, 23.87, "prague", 10, 23.83),
+    (10, "cubic", 10, 4.64, "cubic", 10, 4.65),
+    (10, "prague", 10, 4.68, "prague", 10, 4.69),
+    (10, "prague", 10, 4.68, "cubic", 10, 4.64),
+    (10, "cubic", 10, 4.64, "prague", 10, 4.69),
+    (10, "prague", 20, 4.69, "prague", 10, 4.68),
+    (10, "cubic", 20, 4.54, "cubic", 10, 4.71),
+    (10, "prague", 20, 4.68, "cubic", 10, 4.63),
+    (10, "cubic", 20, 4.54, "prague", 10, 4.78),
+    (10, "cubic", 20, 4.55, "prague", 20, 4.78),
+    (10, "cubic", 20, 4.61, "cubic", 20, 4.64),
+    (10, "prague", 20, 4.70, "prague", 20, 4.69),
+    (10, "prague", 20, 4.78, "cubic", 20, 4.53),
+    (10, "prague", 80, 4.76, "cubic", 20, 4.55),
+    (10, "cubic", 80, 3.89, "prague", 20, 5.30),
+    (10, "cubic", 80, 4.08, "cubic", 20, 5.08),
+    (10, "prague", 80, 4.73, "prague", 20, 4.69),
+    (10, "cubic", 80, 4.38, "cubic", 80, 4.46),
+    (10, "cubic", 80, 3.94, "prague", 80, 5.30),
+    (10, "prague", 80, 5.28, "cubic", 80, 3.95),
+    (10, "prague", 80, 4.74, "prague", 80, 4.74),
+    (10, "prague", 160, 4.74, "cubic", 10, 4.65),
+    (10, "prague", 160, 4.74, "prague", 10, 4.68),
+    (10, "cubic", 160, 3.69, "prague", 10, 5.44),
+    (10, "cubic", 160, 4.15, "cubic", 10, 5.11),
+)
+
+#: The bottleneck qdiscs of scenario 1 that l4sim runs, each with the testbed's rows.
+QDISCS: dict[str, tuple[tuple[int, str, int, float, str, int, float], ...]] = {
+    "dualpi2": TESTBED,
+    "pfifo": TESTBED_PFIFO,
+    "fq_codel": TESTBED_FQ_CODEL,
+}
+
+#: The testbed's pfifo limit in packets per bottleneck rate (l4s.batch ``pfifo_limit``).
+PFIFO_LIMIT = {50: 1000, 10: 200}
+
+RATES = ("50Mbps", "10Mbps")
+#: Subsets ``l4sim reproduce l4s-rtt-fairness --only`` accepts: bottleneck rates and qdiscs.
+#: A case runs if its rate is among the rates named (or none is) and its qdisc among the
+#: qdiscs named (or none is): ``--only 10Mbps,pfifo`` is pfifo at 10 Mbit/s.
+GROUPS = (*RATES, *QDISCS)
 TABLE = "table.md"
 
 
@@ -111,23 +243,40 @@ class Case:
     rtt2_ms: int
     testbed1_mbps: float
     testbed2_mbps: float
+    qdisc: str = "dualpi2"
 
     @property
     def name(self) -> str:
+        # DualPI2 cases keep the names they had before the other qdiscs were added.
+        q = "" if self.qdisc == "dualpi2" else f"-{self.qdisc}"
         return (
-            f"{self.index:02d}-{self.rate_mbps}Mbps-{self.cc1}{self.rtt1_ms}"
+            f"{self.index:02d}-{self.rate_mbps}Mbps{q}-{self.cc1}{self.rtt1_ms}"
             f"-{self.cc2}{self.rtt2_ms}"
         )
 
 
 def cases(groups: Iterable[str] = GROUPS) -> list[Case]:
-    """The testbed's rows whose rate is in ``groups`` (``"50Mbps"``, ``"10Mbps"``)."""
+    """The testbed's rows (DualPI2, then pfifo, then fq_codel, each in the testbed's order)
+    whose rate is among the rates in ``groups`` (``"50Mbps"``, ``"10Mbps"``; none named: all)
+    and whose qdisc among its qdiscs (``"dualpi2"``, ``"pfifo"``, ``"fq_codel"``; none: all)."""
     wanted = set(groups)
+    rates = wanted & set(RATES) or set(RATES)
+    qdiscs = wanted & set(QDISCS) or set(QDISCS)
+    everything = [(q, row) for q, rows in QDISCS.items() for row in rows]
     return [
-        Case(i, rate, cc1, rtt1, cc2, rtt2, d1, d2)
-        for i, (rate, cc1, rtt1, d1, cc2, rtt2, d2) in enumerate(TESTBED)
-        if f"{rate}Mbps" in wanted
+        Case(i, rate, cc1, rtt1, cc2, rtt2, d1, d2, qdisc)
+        for i, (qdisc, (rate, cc1, rtt1, d1, cc2, rtt2, d2)) in enumerate(everything)
+        if f"{rate}Mbps" in rates and qdisc in qdiscs
     ]
+
+
+def qdisc_for(case: Case) -> dict[str, Any]:
+    """The bottleneck qdisc of a pfifo or fq_codel case, as the testbed configured it."""
+    if case.qdisc == "pfifo":
+        return {"kind": "fifo", "limit": f"{PFIFO_LIMIT[case.rate_mbps]}p"}
+    if case.qdisc == "fq_codel":
+        return {"kind": "fq_codel"}  # `tc qdisc ... fq_codel`: Linux's defaults are ours
+    raise ValueError(f"{case.qdisc!r} has two variants: DUALPI2_L4STEAM_2020, DUALPI2_MAINLINE")
 
 
 def scenario(case: Case, qdisc: dict[str, Any], seed: int = 1) -> Scenario:
@@ -179,8 +328,10 @@ class Row:
     testbed2_mbps: float
     l4sim1_mbps: float
     l4sim2_mbps: float
-    mainline1_mbps: float
-    mainline2_mbps: float
+    #: Mainline DualPI2's throughputs (DualPI2 rows only).
+    mainline1_mbps: float | None
+    mainline2_mbps: float | None
+    qdisc: str = "dualpi2"
 
     @property
     def testbed_ratio(self) -> float:
@@ -191,13 +342,19 @@ class Row:
         return self.l4sim1_mbps / self.l4sim2_mbps
 
     @property
-    def mainline_ratio(self) -> float:
+    def mainline_ratio(self) -> float | None:
+        if self.mainline1_mbps is None or self.mainline2_mbps is None:
+            return None
         return self.mainline1_mbps / self.mainline2_mbps
 
 
 def run_case(case: Case, seed: int = 1) -> Row:
-    ours = final_minute_mbps(case, DUALPI2_L4STEAM_2020, seed)
-    mainline = final_minute_mbps(case, DUALPI2_MAINLINE, seed)
+    mainline: tuple[float | None, float | None] = (None, None)
+    if case.qdisc == "dualpi2":
+        ours = final_minute_mbps(case, DUALPI2_L4STEAM_2020, seed)
+        mainline = final_minute_mbps(case, DUALPI2_MAINLINE, seed)
+    else:
+        ours = final_minute_mbps(case, qdisc_for(case), seed)
     return Row(
         case=case.name,
         rate_mbps=case.rate_mbps,
@@ -209,6 +366,7 @@ def run_case(case: Case, seed: int = 1) -> Row:
         l4sim2_mbps=ours[1],
         mainline1_mbps=mainline[0],
         mainline2_mbps=mainline[1],
+        qdisc=case.qdisc,
     )
 
 
@@ -225,7 +383,7 @@ def reproduce(
     on_case: Callable[[Case, int, int], None] | None = None,
     executor: Executor | None = None,
 ) -> list[Row]:
-    """Run every row of the testbed's table (or the rates in ``only``) on ``executor``
+    """Run every row of the testbed's table (or the rates and qdiscs in ``only``) on ``executor``
     (default: serial), write ``table.csv``, ``table.md`` and (with ``figures``)
     ``throughput.png``. Returns the rows. ``on_case(case, done, total)`` is called as each
     case finishes."""
@@ -248,7 +406,7 @@ def flow_errors(rows: list[Row]) -> list[float]:
     ]
 
 
-def agreement(rows: list[Row]) -> str:
+def _agreement(rows: list[Row]) -> str:
     errs = [abs(e) for e in flow_errors(rows)]
     within = sum(e <= 0.2 for e in errs)
     return (
@@ -257,38 +415,57 @@ def agreement(rows: list[Row]) -> str:
     )
 
 
+def agreement(rows: list[Row]) -> str:
+    """How many flows land within 20 % of the testbed, and the median error: per qdisc (in
+    the order of :data:`QDISCS`) and over all flows when there is more than one qdisc."""
+    present = [q for q in QDISCS if any(r.qdisc == q for r in rows)]
+    if len(present) <= 1:
+        return _agreement(rows)
+    lines = [f"{q}: {_agreement([r for r in rows if r.qdisc == q])}" for q in present]
+    return "\n".join([*lines, f"all: {_agreement(rows)}"])
+
+
 def markdown_table(rows: list[Row]) -> str:
     """Per row: the testbed's and our final-minute throughputs and their ratio, and Jain's
-    index; then the mainline-DualPI2 ratio; then how well the two agree."""
+    index; then the mainline-DualPI2 ratio (DualPI2 rows); then how well the two agree."""
     head = (
-        "| rate | flow 1 | flow 2 | testbed Mbit/s | l4sim Mbit/s | testbed ratio "
+        "| rate | qdisc | flow 1 | flow 2 | testbed Mbit/s | l4sim Mbit/s | testbed ratio "
         "| l4sim ratio | testbed Jain | l4sim Jain | mainline ratio |\n"
-        "|---|---|---|---|---|---|---|---|---|---|\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
+
+    def ratio(x: float | None) -> str:
+        return "-" if x is None else f"{x:.2f}"
+
     lines = [
-        f"| {r.rate_mbps} | {r.flow1} | {r.flow2} "
+        f"| {r.rate_mbps} | {r.qdisc} | {r.flow1} | {r.flow2} "
         f"| {r.testbed1_mbps:.2f} / {r.testbed2_mbps:.2f} "
         f"| {r.l4sim1_mbps:.2f} / {r.l4sim2_mbps:.2f} "
         f"| {r.testbed_ratio:.2f} | {r.l4sim_ratio:.2f} "
         f"| {jain(r.testbed1_mbps, r.testbed2_mbps):.3f} "
-        f"| {jain(r.l4sim1_mbps, r.l4sim2_mbps):.3f} | {r.mainline_ratio:.2f} |"
+        f"| {jain(r.l4sim1_mbps, r.l4sim2_mbps):.3f} | {ratio(r.mainline_ratio)} |"
         for r in rows
     ]
     return head + "\n".join(lines) + "\n\n" + agreement(rows) + "\n"
 
 
 def plot(rows: list[Row], path: Path) -> None:
-    """Every flow's final-minute throughput, l4sim against the testbed, one panel per rate."""
+    """Every flow's final-minute throughput, l4sim against the testbed, one panel per qdisc
+    (rows) and rate (columns)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rates = sorted({r.rate_mbps for r in rows}, reverse=True)
-    fig, axes = plt.subplots(1, len(rates), figsize=(5.5 * len(rates), 5), squeeze=False)
+    qdiscs = [q for q in QDISCS if any(r.qdisc == q for r in rows)]
+    fig, axes = plt.subplots(
+        len(qdiscs), len(rates), figsize=(5.5 * len(rates), 5 * len(qdiscs)), squeeze=False
+    )
     style = {"prague": ("tab:green", "o"), "cubic": ("tab:red", "s")}
-    for ax, rate in zip(axes[0], rates, strict=True):
-        mine = [r for r in rows if r.rate_mbps == rate]
+    panels = [(q, rate) for q in qdiscs for rate in rates]
+    for ax, (qdisc, rate) in zip(axes.flat, panels, strict=True):
+        mine = [r for r in rows if r.rate_mbps == rate and r.qdisc == qdisc]
         for r in mine:
             for flow, tb, ours in (
                 (r.flow1, r.testbed1_mbps, r.l4sim1_mbps),
@@ -303,7 +480,8 @@ def plot(rows: list[Row], path: Path) -> None:
         ax.set_ylim(0, top)
         ax.set_xlabel("Linux testbed throughput (Mbit/s)")
         ax.set_ylabel("l4sim throughput (Mbit/s)")
-        ax.set_title(f"DualPI2, {rate} Mbit/s: two flows, final minute")
+        name = {"dualpi2": "DualPI2", "pfifo": "pfifo", "fq_codel": "fq_codel"}[qdisc]
+        ax.set_title(f"{name}, {rate} Mbit/s: two flows, final minute")
         for cc, (color, marker) in style.items():
             ax.scatter([], [], c=color, marker=marker, label=cc)
         ax.legend(title="shaded: within 20 %", loc="upper left")

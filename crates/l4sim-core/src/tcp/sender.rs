@@ -89,6 +89,64 @@ pub struct SenderStats {
     pub srtt_n: u64,
     /// Time the last application byte was acknowledged.
     pub done_at: Option<Time>,
+    /// The delivery rate `tcp_info` would report, over the run.
+    pub delivery_rate: DeliveryRate,
+}
+
+/// The delivery rate Linux reports in `tcp_info.tcpi_delivery_rate`, followed over a run.
+///
+/// Linux `tcp_rate_gen` (net/ipv4/tcp_rate.c) keeps, of the per-ACK rate samples, the latest
+/// one that is not application-limited, or an application-limited one if it is at least as
+/// fast ("record the last non-app-limited or the highest app-limited bw");
+/// `tcp_get_info` (net/ipv4/tcp.c) reports that kept rate (`tcp_compute_delivery_rate`:
+/// `rate_delivered * mss / rate_interval_us`). All rates are payload bits per second.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DeliveryRate {
+    /// The kept rate now (what `tcp_info` reports), `None` before the first valid sample.
+    pub latest_bps: Option<f64>,
+    /// Sum and count of the kept rate after each ACK that carried a valid sample.
+    sum_bps: f64,
+    n: u64,
+    /// The integral of the kept rate over time (bits) from `first` to `at`.
+    integral_bits: f64,
+    first: Time,
+    at: Time,
+}
+
+impl DeliveryRate {
+    /// One ACK's valid rate sample (`rate_bps`) at `now`.
+    pub fn on_sample(&mut self, rate_bps: f64, app_limited: bool, now: Time) {
+        match self.latest_bps {
+            None => self.first = now,
+            Some(r) => self.integral_bits += r * secs(now.saturating_sub(self.at)),
+        }
+        self.at = now;
+        if self
+            .latest_bps
+            .is_none_or(|r| !app_limited || rate_bps >= r)
+        {
+            self.latest_bps = Some(rate_bps);
+        }
+        self.sum_bps += self.latest_bps.unwrap_or(rate_bps);
+        self.n += 1;
+    }
+
+    /// The mean of the reported rate over the ACKs that carried a valid sample.
+    pub fn mean_bps(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum_bps / self.n as f64)
+    }
+
+    /// The time average of the reported rate from its first sample until `end` (what
+    /// polling `tcp_info` at a fixed period and averaging, as flent does, tends to).
+    pub fn time_mean_bps(&self, end: Time) -> Option<f64> {
+        let r = self.latest_bps?;
+        let span = end.saturating_sub(self.first);
+        if span == 0 {
+            return Some(r);
+        }
+        let tail = r * secs(end.saturating_sub(self.at));
+        Some((self.integral_bits + tail) / secs(span))
+    }
 }
 
 /// Sampling state gathered while one ACK is processed (Linux `struct rate_sample` in the
@@ -537,6 +595,9 @@ impl TcpSender {
         let rs = self.rate_sample(rate, acked_sacked, prior_in_flight, prior_lost, now);
         if let Some(r) = rs.delivery_rate(self.mss) {
             self.delivery_rate_bps = Some(r * 8.0);
+            self.stats
+                .delivery_rate
+                .on_sample(r * 8.0, rs.is_app_limited, now);
         }
         s.acked = acked_sacked;
         s.rtt = rtt_sample;
@@ -981,6 +1042,28 @@ mod tests {
     use super::*;
     use crate::tcp::receiver::TcpReceiver;
     use crate::time::MS;
+
+    #[test]
+    fn delivery_rate_keeps_what_tcp_info_reports() {
+        // Linux tcp_rate_gen: a sample replaces the kept one unless it is app-limited and
+        // slower; tcp_get_info reports the kept one.
+        let mut d = DeliveryRate::default();
+        assert_eq!(
+            (d.latest_bps, d.mean_bps(), d.time_mean_bps(SEC)),
+            (None, None, None)
+        );
+        d.on_sample(8e6, false, SEC);
+        d.on_sample(2e6, true, 2 * SEC); // app-limited and slower: 8 Mbit/s stays
+        assert_eq!(d.latest_bps, Some(8e6));
+        d.on_sample(9e6, true, 3 * SEC); // app-limited but faster: kept
+        assert_eq!(d.latest_bps, Some(9e6));
+        d.on_sample(4e6, false, 5 * SEC); // not app-limited: kept, even if slower
+        assert_eq!(d.latest_bps, Some(4e6));
+        // The mean over ACKs of the reported rate: (8 + 8 + 9 + 4) / 4.
+        assert_eq!(d.mean_bps(), Some(7.25e6));
+        // Time average from the first sample (1 s) to 7 s: 8 over 2 s, 9 over 2 s, 4 over 2 s.
+        assert_eq!(d.time_mean_bps(7 * SEC), Some(7e6));
+    }
 
     /// Sender and receiver joined by a lossless-unless-told, infinitely fast path with a
     /// fixed one-way delay; `drops` lists (segment index, how many of its transmissions are
