@@ -3,7 +3,7 @@
 1. The 1 000-point sweep: a 10 Mbps dumbbell, 20 s simulated per point, a 2 x 5 x 10 grid
    (CC x flows x buffer) x 10 seeds, run serially and on a pool of ``--jobs`` workers:
    wall time, points/s, speed-up, and whether the two give the same rows.
-2. Ray against the pool on 100 heavier points (100 Mbps, 90 s: >= 0.1 s each): Ray's wall
+2. Ray against the pool on 100 heavier points (100 Mbps, 120 s: >= 0.1 s each): Ray's wall
    time without and with starting its local runtime.
 
     python benchmarks/bench_sweep.py [--jobs 2] [--seeds 10] [--heavy 100] [--no-ray]
@@ -52,7 +52,7 @@ def heavy_spec(points: int) -> Any:
         {
             "base": str(ROOT / "scenarios" / "bench_1flow_100M.toml"),
             "seeds": points,
-            "grid": {"duration": ["90s"], "topology.bottleneck.loss": [0.0001]},
+            "grid": {"duration": ["120s"], "topology.bottleneck.loss": [0.0001]},
         },
         where="bench",
     )
@@ -101,7 +101,7 @@ def main() -> int:
         print(f"  same rows serial / pool: {s_df.equals(p_df)}")
 
         heavy = heavy_spec(args.heavy)
-        print(f"\n2. {heavy.size()} points, 100 Mbps dumbbell, 90 s each")
+        print(f"\n2. {heavy.size()} points, 100 Mbps dumbbell, 120 s each")
         serial_h, sh_df = timed(heavy, SerialExecutor, tmp, "serial-heavy")
         print(
             line("serial", serial_h) + f"  ({serial_h.wall_time_s / serial_h.ran:.2f} s per point)"
