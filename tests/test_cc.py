@@ -167,3 +167,33 @@ def test_bic_plateaus_near_the_last_maximum(bic_run: l4sim.Simulation) -> None:
         if c[10] - c[0] >= 4:
             jumps += 1
     assert jumps >= len(cycles) // 3, "fast approach after losses at a new maximum"
+
+
+def _cubic_start(hystart: bool) -> dict[str, Any]:
+    scen = l4sim.scenario.Scenario.parse(
+        {
+            "duration": "3s",
+            "topology": {
+                "preset": "dumbbell",
+                "bottleneck": {
+                    "rate": "100Mbps",
+                    "delay": "20ms",
+                    "qdisc": {"kind": "fifo", "limit": "400p"},
+                },
+            },
+            "flows": [{"kind": "tcp", "cca": {"kind": "cubic", "hystart": hystart}}],
+        }
+    )
+    return l4sim.run(scen).summary
+
+
+def test_cubic_hystart_leaves_slow_start_before_the_buffer_overflows():
+    # 100 Mbit/s x 44 ms: a BDP of ~380 packets and a 400-packet buffer. Plain slow start
+    # doubles past BDP + buffer and overflows it; HyStart's ACK train (ACKs 0.12 ms apart
+    # for longer than half the 44 ms minimum RTT) ends slow start near half the BDP, before
+    # any queue builds, so the start-up loses nothing (Linux tcp_cubic, Ha & Rhee 2011).
+    plain, hy = _cubic_start(False), _cubic_start(True)
+    assert plain["flows"][0]["retransmits"] > 0
+    assert hy["flows"][0]["retransmits"] == 0
+    drops = {q["link"]: q["drops"] for q in hy["queues"]}
+    assert drops["r0->r1"] == 0

@@ -250,8 +250,10 @@ def test_fq_l4s_separates_l4s_from_classic() -> None:
     q = bottleneck(run(dumbbell("fq_l4s", flows)))
     assert q["qdisc"] == "fq_l4s"
     c = classes(q)
-    # Measured: L mean 0.68 ms, p99 1.2 ms, no L drops; Classic median 14.7 ms.
-    assert ms(c["L4S"]["sojourn_p99_s"]) < 2.0
+    # An L packet (4 Mbit/s CBR, below its fair share: its queue stays near empty) waits at
+    # most for the Classic packet on the wire and one Classic packet its DRR round serves
+    # first: 2 x 1514 B at 10 Mbit/s = 2.4 ms. Classic sits near PIE's 15 ms target.
+    assert ms(c["L4S"]["sojourn_p99_s"]) <= 2.5
     assert c["L4S"]["drops"] == 0
     assert 10.0 <= ms(c["Classic"]["sojourn_p50_s"]) <= 20.0
     assert q["utilization"] >= 0.9

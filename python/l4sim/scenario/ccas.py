@@ -47,9 +47,13 @@ class NewReno(_CcaBase):
 
 
 class Cubic(_CcaBase):
-    """CUBIC (RFC 9438, Linux ``tcp_cubic``)."""
+    """CUBIC (RFC 9438, Linux ``tcp_cubic``): ``hystart`` (Linux's HyStart ends slow start on
+    an ACK train or a delay increase; default off until validated, Linux has it on)."""
 
     kind: Literal["cubic"] = "cubic"
+    hystart: Flag | None = None
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {"hystart": "cubic_hystart"}
 
 
 class Bic(_CcaBase):

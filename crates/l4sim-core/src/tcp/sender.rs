@@ -607,7 +607,7 @@ impl TcpSender {
         s.delivered = self.delivered;
         s.state = self.state;
         if popped > 0 {
-            self.cc.pkts_acked(&self.w, &s);
+            self.cc.pkts_acked(&mut self.w, &s);
         }
         if self.cc.has_cong_control() {
             self.cc.cong_control(&mut self.w, &s, &rs);

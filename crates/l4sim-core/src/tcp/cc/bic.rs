@@ -174,7 +174,7 @@ impl CongestionOps for Bic {
     /// Linux `bictcp_acked`: delayed_ack = 15/16·delayed_ack + segments acked, only in the
     /// Open state. Linux calls this before the ACK moves the state machine, so the state
     /// that counts is the one the sender was in when this ACK arrived.
-    fn pkts_acked(&mut self, _w: &Window, s: &AckSample) {
+    fn pkts_acked(&mut self, _w: &mut Window, s: &AckSample) {
         let state = if self.state_stamp == Some(s.now) {
             self.state_on_ack
         } else {
@@ -271,18 +271,18 @@ mod tests {
         let mut b = Bic::default();
         let mut w = Window::new(10, 1448);
         for i in 0..200 {
-            b.pkts_acked(&w, &ack(i, 3));
+            b.pkts_acked(&mut w, &ack(i, 3));
         }
         assert_eq!(b.delayed_ack >> ACK_RATIO_SHIFT, 3);
         b.set_state(&mut w, CaState::Recovery, 1000);
-        b.pkts_acked(&w, &ack(1001, 40));
+        b.pkts_acked(&mut w, &ack(1001, 40));
         assert_eq!(b.delayed_ack >> ACK_RATIO_SHIFT, 3);
         // The ACK that ends recovery counts as a Recovery ACK (Linux calls pkts_acked
         // before the state machine): not sampled.
         b.set_state(&mut w, CaState::Open, 2000);
-        b.pkts_acked(&w, &ack(2000, 40));
+        b.pkts_acked(&mut w, &ack(2000, 40));
         assert_eq!(b.delayed_ack >> ACK_RATIO_SHIFT, 3);
-        b.pkts_acked(&w, &ack(2001, 3));
+        b.pkts_acked(&mut w, &ack(2001, 3));
         assert_eq!(b.delayed_ack >> ACK_RATIO_SHIFT, 3);
     }
 

@@ -1,10 +1,43 @@
 //! CUBIC (RFC 9438), in segments, structured as Linux `tcp_cubic.c`: the cubic target sets
 //! how many ACKed segments earn one segment of window (`cnt`), the Reno-friendly estimate
 //! can only lower `cnt`, and the window then grows through `cong_avoid_ai`.
-//! HyStart (RFC 9406) is not implemented: slow start is standard.
+//!
+//! HyStart (option `cubic_hystart`, off by default for now — see `TcpConfig`; Linux has
+//! `hystart = 1`, `hystart_detect = 3`; Ha & Rhee 2011 as Linux implements it, not RFC
+//! 9406's HyStart++): slow start ends (ssthresh = cwnd) when,
+//! from a window of 16 segments on, either the ACKs of a round arrive in a train (each within
+//! 2 ms of the last) lasting longer than half the minimum delay, or the minimum RTT of the
+//! round's first 8 samples exceeds the minimum delay by delay_min/8 clamped to [4, 16] ms.
 
 use super::{AckSample, CaState, CongestionOps, Window};
-use crate::time::{secs, Time};
+use crate::time::{secs, Time, MS, SEC};
+
+/// Linux `tcp_cubic.c` HyStart constants: `hystart_low_window`, `hystart_ack_delta_us`,
+/// `HYSTART_MIN_SAMPLES`, `HYSTART_DELAY_MIN` / `_MAX`.
+const HYSTART_LOW_WINDOW: u32 = 16;
+const HYSTART_ACK_DELTA: Time = 2 * MS;
+const HYSTART_MIN_SAMPLES: u32 = 8;
+const HYSTART_DELAY_MIN: Time = 4 * MS;
+const HYSTART_DELAY_MAX: Time = 16 * MS;
+/// `sk_gso_max_size` (64 KiB) used by `hystart_ack_delay`.
+const GSO_MAX_BYTES: f64 = 65_536.0;
+
+/// HyStart's per-round state (Linux `struct bictcp`: round_start, last_ack, end_seq,
+/// curr_rtt, sample_cnt, delay_min, found).
+#[derive(Clone, Debug, Default)]
+struct Hystart {
+    found: bool,
+    round_start: Time,
+    last_ack: Time,
+    /// The round ends when snd_una passes this (snd_nxt when it began).
+    end_seq: u64,
+    curr_rtt: Option<Time>,
+    sample_cnt: u32,
+    /// Minimum RTT seen (0: none yet).
+    delay_min: Time,
+    /// snd_nxt at the last ACK, to start a round on a timeout.
+    snd_nxt: u64,
+}
 
 #[derive(Clone, Debug)]
 pub struct Cubic {
@@ -23,6 +56,11 @@ pub struct Cubic {
     origin: f64,
     /// Reno-friendly estimate W_est (RFC 9438 §4.3), segments.
     w_est: f64,
+    /// HyStart on (Linux `hystart`).
+    pub hystart: bool,
+    /// The sender paces (Linux `sk_pacing_status`): the ACK-train threshold is not halved.
+    pub paced: bool,
+    hy: Hystart,
 }
 
 impl Default for Cubic {
@@ -37,6 +75,9 @@ impl Default for Cubic {
             k: 0.0,
             origin: 0.0,
             w_est: 0.0,
+            hystart: false,
+            paced: false,
+            hy: Hystart::default(),
         }
     }
 }
@@ -49,6 +90,62 @@ impl Cubic {
 
     pub fn w_max(&self) -> f64 {
         self.w_max
+    }
+
+    /// Whether HyStart has ended slow start (Linux `ca->found`).
+    pub fn hystart_found(&self) -> bool {
+        self.hy.found
+    }
+
+    /// Linux `bictcp_hystart_reset`: a new round starts now, ending when `snd_nxt` is acked.
+    fn hystart_reset(&mut self, now: Time, snd_nxt: u64) {
+        self.hy.round_start = now;
+        self.hy.last_ack = now;
+        self.hy.end_seq = snd_nxt;
+        self.hy.curr_rtt = None;
+        self.hy.sample_cnt = 0;
+    }
+
+    /// Linux `hystart_ack_delay`: how long ACK compression may hold ACKs, from the pacing
+    /// rate Linux computes in slow start (2 x cwnd x MSS / SRTT), at most 1 ms.
+    fn ack_delay(w: &Window, s: &AckSample) -> Time {
+        let Some(srtt) = s.srtt.filter(|&r| r > 0) else {
+            return 0;
+        };
+        let rate = 2.0 * w.cwnd as f64 * w.mss as f64 / secs(srtt); // bytes per second
+        ((4.0 * GSO_MAX_BYTES / rate * SEC as f64) as Time).min(MS)
+    }
+
+    /// Linux `hystart_update`.
+    fn hystart_update(&mut self, w: &mut Window, s: &AckSample, delay: Time) {
+        if s.snd_una > self.hy.end_seq {
+            self.hystart_reset(s.now, s.snd_nxt);
+        }
+        // ACK train: ACKs each within 2 ms of the last, for longer than delay_min (halved
+        // without pacing: the train then spans half the RTT).
+        if s.now.saturating_sub(self.hy.last_ack) <= HYSTART_ACK_DELTA {
+            self.hy.last_ack = s.now;
+            let mut threshold = self.hy.delay_min + Self::ack_delay(w, s);
+            if !self.paced {
+                threshold /= 2;
+            }
+            if s.now.saturating_sub(self.hy.round_start) > threshold {
+                self.hy.found = true;
+                w.ssthresh = w.cwnd;
+            }
+        }
+        // Delay increase: the round's minimum RTT over its first 8 samples.
+        let curr = self.hy.curr_rtt.map_or(delay, |c| c.min(delay));
+        self.hy.curr_rtt = Some(curr);
+        if self.hy.sample_cnt < HYSTART_MIN_SAMPLES {
+            self.hy.sample_cnt += 1;
+        } else {
+            let eta = (self.hy.delay_min / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX);
+            if curr > self.hy.delay_min + eta {
+                self.hy.found = true;
+                w.ssthresh = w.cwnd;
+            }
+        }
     }
 }
 
@@ -116,18 +213,51 @@ impl CongestionOps for Cubic {
         w.cong_avoid_ai(cnt, acked);
     }
 
-    fn set_state(&mut self, _w: &mut Window, state: CaState, _now: Time) {
+    /// Linux `bictcp_acked`: the RTT sample feeds HyStart while in slow start.
+    fn pkts_acked(&mut self, w: &mut Window, s: &AckSample) {
+        let Some(rtt) = s.rtt else {
+            return;
+        };
+        self.hy.snd_nxt = s.snd_nxt;
+        // Discard delay samples right after fast recovery (within a second of the epoch).
+        if self
+            .epoch_start
+            .is_some_and(|e| s.now.saturating_sub(e) < SEC)
+        {
+            return;
+        }
+        let delay = rtt.max(1);
+        if self.hy.delay_min == 0 || self.hy.delay_min > delay {
+            self.hy.delay_min = delay;
+        }
+        if self.hystart && !self.hy.found && w.in_slow_start() && w.cwnd >= HYSTART_LOW_WINDOW {
+            self.hystart_update(w, s, delay);
+        }
+    }
+
+    fn set_state(&mut self, _w: &mut Window, state: CaState, now: Time) {
         if state == CaState::Loss {
-            // Linux bictcp_state: a timeout forgets the cubic history.
+            // Linux bictcp_state: a timeout forgets the cubic history (bictcp_reset, which
+            // also clears HyStart's found and delay_min) and starts a HyStart round.
             self.w_max = 0.0;
             self.epoch_start = None;
+            self.hy.found = false;
+            self.hy.delay_min = 0;
+            let snd_nxt = self.hy.snd_nxt;
+            self.hystart_reset(now, snd_nxt);
         }
     }
 }
 
 impl super::FromTcpConfig for Cubic {
-    fn from_config(_: &crate::tcp::config::TcpConfig, _: u64) -> Self {
-        Self::default()
+    /// CUBIC's options: `cubic_hystart` (Linux module parameter `hystart`); pacing from the
+    /// flow's `pacing`.
+    fn from_config(cfg: &crate::tcp::config::TcpConfig, _: u64) -> Self {
+        Cubic {
+            hystart: cfg.cubic_hystart,
+            paced: cfg.pacing,
+            ..Self::default()
+        }
     }
 }
 
@@ -179,5 +309,80 @@ mod tests {
             now += 100 * MS;
         }
         assert!(w.cwnd > 110, "convex probing beyond W_max, cwnd {}", w.cwnd);
+    }
+
+    /// An ACK at `now` with RTT sample `rtt`, acking up to `una` with `nxt` sent.
+    fn rtt_ack(now: Time, rtt: Time, una: u64, nxt: u64) -> AckSample {
+        AckSample {
+            snd_una: una,
+            snd_nxt: nxt,
+            ..AckSample::steady(now, 1, rtt)
+        }
+    }
+
+    #[test]
+    fn hystart_leaves_slow_start_on_a_delay_increase() {
+        // Rounds of 20 ACKs spread over the RTT (no ACK train: 5 ms apart); the first round
+        // at 100 ms, then 120 ms: above 100 + clamp(100/8, 4, 16) = 116 ms after 8 samples.
+        let mut c = Cubic {
+            hystart: true,
+            ..Cubic::default()
+        };
+        let mut w = Window::new(20, 1448);
+        let mut t = 0;
+        let mut seq = 0u64;
+        for (round, rtt) in [(0u64, 100 * MS), (1, 120 * MS)] {
+            for k in 0..20u64 {
+                t += 5 * MS;
+                seq += 1;
+                c.pkts_acked(&mut w, &rtt_ack(t, rtt, seq, 20 * (round + 1)));
+                if round == 0 || k < 8 {
+                    assert!(!c.hystart_found(), "round {round} ack {k}");
+                }
+            }
+        }
+        assert!(c.hystart_found());
+        assert_eq!(w.ssthresh, w.cwnd);
+        // Off (Linux hystart = 0, l4sim's default for now): slow start is left alone.
+        let mut off = Cubic::default();
+        let mut w = Window::new(20, 1448);
+        for k in 0..40u64 {
+            off.pkts_acked(&mut w, &rtt_ack(5 * MS * (k + 1), 120 * MS, k + 1, 60));
+        }
+        assert!(!off.hystart_found() && w.ssthresh == u32::MAX);
+    }
+
+    #[test]
+    fn hystart_ack_train_spans_half_the_minimum_delay() {
+        // ACKs 1 ms apart at a 40 ms RTT: the train must last longer than
+        // (delay_min + ack delay) / 2 = (40 + 1) / 2 = 20.5 ms from the round's start.
+        let mut c = Cubic {
+            hystart: true,
+            ..Cubic::default()
+        };
+        let mut w = Window::new(32, 1448);
+        let round_start = 10 * MS;
+        c.pkts_acked(&mut w, &rtt_ack(round_start, 40 * MS, 1, 33));
+        let mut found_at = None;
+        for k in 1..40u64 {
+            let now = round_start + k * MS;
+            c.pkts_acked(&mut w, &rtt_ack(now, 40 * MS, 1 + k, 33));
+            if c.hystart_found() {
+                found_at = Some(now - round_start);
+                break;
+            }
+        }
+        assert_eq!(found_at, Some(21 * MS));
+        assert_eq!(w.ssthresh, 32);
+        // Below hystart_low_window (16 segments) HyStart does not look.
+        let mut small = Cubic {
+            hystart: true,
+            ..Cubic::default()
+        };
+        let mut w = Window::new(8, 1448);
+        for k in 0..40u64 {
+            small.pkts_acked(&mut w, &rtt_ack(k * MS, 40 * MS, k + 1, 9));
+        }
+        assert!(!small.hystart_found());
     }
 }

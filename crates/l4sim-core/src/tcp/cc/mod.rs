@@ -224,8 +224,9 @@ pub trait CongestionOps {
     /// Every ACK, before the sender reacts to congestion signals (Linux `in_ack_event`).
     /// `acked` counts segments delivered by this ACK; the window fields are not final yet.
     fn in_ack_event(&mut self, _s: &AckSample) {}
-    /// Every ACK that acknowledges new data, before `cong_avoid`.
-    fn pkts_acked(&mut self, _w: &Window, _s: &AckSample) {}
+    /// Every ACK that acknowledges new data, before `cong_avoid` (Linux `pkts_acked`; it may
+    /// end slow start by setting ssthresh, as CUBIC's HyStart does).
+    fn pkts_acked(&mut self, _w: &mut Window, _s: &AckSample) {}
     /// The sender entered `state`.
     fn set_state(&mut self, _w: &mut Window, _state: CaState, _now: Time) {}
     fn cwnd_event(&mut self, _w: &Window, _ev: CaEvent, _now: Time) {}
@@ -303,7 +304,7 @@ macro_rules! ccas {
                 match self { $( Cc::$V(c) => c.in_ack_event(s), )* }
             }
             #[inline]
-            fn pkts_acked(&mut self, w: &Window, s: &AckSample) {
+            fn pkts_acked(&mut self, w: &mut Window, s: &AckSample) {
                 match self { $( Cc::$V(c) => c.pkts_acked(w, s), )* }
             }
             #[inline]

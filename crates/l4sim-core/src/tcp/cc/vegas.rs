@@ -94,7 +94,7 @@ impl CongestionOps for Vegas {
     }
 
     /// Linux `tcp_vegas_pkts_acked`: min-filter the RTT samples.
-    fn pkts_acked(&mut self, _w: &Window, s: &AckSample) {
+    fn pkts_acked(&mut self, _w: &mut Window, s: &AckSample) {
         self.mark(s);
         let Some(rtt) = s.rtt else { return };
         let vrtt = rtt + 1; // never zero
