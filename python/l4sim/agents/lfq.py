@@ -20,16 +20,15 @@ the authors trained (``every_nth = 10``).
 Weights are written as safetensors (``fc1.weight`` ... ``fc4.bias``, float32): the file an
 ``fq`` qdisc's ``lfq_policy`` loads (format in ``crates/l4sim-core/src/qdisc/lfq_policy.rs``).
 
-Parallel rollouts: ``jobs > 1`` runs each batch's rollouts on a process pool
-(:func:`_map`); the results do not depend on ``jobs``.
+Parallel rollouts: ``jobs > 1`` runs each batch's rollouts on a process pool kept for the
+whole training (``l4sim.executors``); the results do not depend on ``jobs``.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,8 @@ from safetensors.torch import save_file
 from torch import nn
 
 import l4sim
+from l4sim.errors import L4simError
+from l4sim.executors import Executor, make_executor
 from l4sim.simulation import Simulation
 
 __all__ = ["LfqConfig", "LfqNet", "rollout", "save_weights", "train"]
@@ -169,13 +170,15 @@ def rollout(task: tuple[LfqConfig, str, int]) -> dict[str, Any]:
     }
 
 
-def _map(fn: Callable[[Any], Any], items: Sequence[Any], jobs: int) -> Iterator[Any]:
-    """``fn`` over ``items`` in order, on ``jobs`` processes (``l4sim.executors`` later)."""
-    if jobs <= 1:
-        yield from map(fn, items)
-        return
-    with cf.ProcessPoolExecutor(max_workers=jobs) as ex:
-        yield from ex.map(fn, items)
+def _map(ex: Executor, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+    """``fn`` over ``items`` on the executor, results in input order; a failed rollout stops
+    training with its error."""
+    out: list[Any] = [None] * len(items)
+    for i, outcome in ex.map(fn, items):
+        if not outcome.ok:
+            raise L4simError(f"an LFQ rollout failed: {outcome.error}")
+        out[i] = outcome.value
+    return out
 
 
 def train(cfg: LfqConfig, out: str | Path | None = None) -> tuple[LfqNet, dict[str, Any]]:
@@ -186,12 +189,12 @@ def train(cfg: LfqConfig, out: str | Path | None = None) -> tuple[LfqNet, dict[s
     seeds = np.random.default_rng(cfg.seed).integers(1, 2**31 - 1, size=cfg.flows)
     losses: list[float] = []
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, make_executor(jobs=cfg.jobs) as ex:
         weights = str(Path(tmp) / "policy.safetensors")
         for i in range(0, cfg.flows, cfg.batch):
             save_weights(weights, net)
             tasks = [(cfg, weights, int(s)) for s in seeds[i : i + cfg.batch]]
-            results = list(_map(rollout, tasks, cfg.jobs))
+            results = _map(ex, rollout, tasks)
             x = torch.tensor([r["x"] for r in results], dtype=torch.float32)
             labels = torch.tensor(
                 [r["sizes"][int(np.argmax(r["rewards"]))] for r in results],
