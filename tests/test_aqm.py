@@ -185,6 +185,45 @@ def test_red_keeps_the_average_queue_between_its_thresholds() -> None:
     assert 30_000 <= backlog_b <= 90_000, backlog_b
 
 
+def test_linux_red_as_tc_red_sets_it_up() -> None:
+    """tc-red(8)'s example (limit 400000 min 30000 max 90000 avpkt 1000 burst 55 ecn
+    bandwidth 10Mbit) with 4 ECN NewReno flows: Linux marks in the ramp (no gentle mode,
+    no harddrop), so the byte average sits between min and max and nothing is dropped."""
+    qdisc = {
+        "kind": "red",
+        "variant": "linux",
+        "limit": "400KB",
+        "min_th": "30KB",
+        "max_th": "90KB",
+        "burst": 55,
+        "ecn": True,
+        "bandwidth": "10Mbps",
+    }
+    flows = [{"kind": "tcp", "cca": "newreno", "count": 4, "ecn": True}]
+    summary, queues = run(dumbbell(qdisc, flows=flows))
+    b = bottleneck(summary)
+    assert b["ecn_marks"] > 50 and b["drops"] == 0, b
+    assert b["utilization"] > 0.95
+    backlog = steady(queues)["backlog_bytes"].mean()
+    assert 30_000 <= backlog <= 90_000, backlog
+
+
+@pytest.mark.parametrize(
+    ("qdisc", "message"),
+    [
+        ({"variant": "linux"}, "needs limit as a size in bytes"),
+        ({"variant": "linux", "limit": "400KB", "gentle": True}, "no gentle mode"),
+        ({"variant": "linux", "limit": "400KB", "w_q": 0.002}, "give burst instead"),
+        ({"variant": "linux", "limit": "400KB", "min_th": "30KB", "burst": 2}, "try burst 31"),
+        ({"burst": 3}, "parameter of the linux variant"),
+        ({"variant": "bsd"}, "ns3"),
+    ],
+)
+def test_linux_red_bad_input_is_one_sentence(qdisc: dict[str, Any], message: str) -> None:
+    with pytest.raises((l4sim.ScenarioError, l4sim.CoreError), match=message):
+        l4sim.Simulation(dumbbell({"kind": "red", **qdisc}, duration="1s"))
+
+
 # --------------------------------------------------------------------------------------------
 # Flow queueing.
 

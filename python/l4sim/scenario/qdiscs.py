@@ -62,12 +62,17 @@ class _AqmBase(_QdiscBase):
 
 
 class Red(_AqmBase):
-    """RED (``kind = "red"``): thresholds and limit all in packets (``"5p"``) or all in bytes
-    (byte mode, then all three are required); ``max_p``, ``w_q``, ``gentle``, ``ecn``,
-    ``harddrop``, ``avpkt``, the link ``bandwidth`` for the idle-time decay, and
-    ``adaptive`` (Adaptive RED: ``max_p`` adapted every 500 ms, ``tc red adaptive``)."""
+    """RED (``kind = "red"``): ``variant = "ns3"`` (default, ns-3's ``RedQueueDisc``) with
+    thresholds and limit all in packets (``"5p"``) or all in bytes (byte mode, then all three
+    are required), or ``variant = "linux"`` (``tc red``: sizes in bytes, ``limit`` required,
+    ``min_th`` / ``max_th`` / ``burst`` derived as tc does, no gentle mode); ``max_p``,
+    ``w_q`` (ns-3), ``burst`` (Linux, packets), ``gentle``, ``ecn``, ``harddrop``, ``avpkt``,
+    the link ``bandwidth`` for the idle-time decay, and ``adaptive`` (Adaptive RED: ``max_p``
+    adapted every 500 ms, ``tc red adaptive``)."""
 
     kind: Literal["red"] = "red"
+    variant: Literal["ns3", "linux"] | None = None
+    burst: Annotated[int, Field(gt=0)] | None = None
     limit: Limit | None = None
     min_th: Limit | None = None
     max_th: Limit | None = None
@@ -84,7 +89,9 @@ class Red(_AqmBase):
     _core_derived: ClassVar[frozenset[str]] = frozenset({"bytes"})
 
     def byte_mode(self) -> bool:
-        return any(v is not None and v.bytes is not None for v in self._sizes().values())
+        return self.variant == "linux" or any(
+            v is not None and v.bytes is not None for v in self._sizes().values()
+        )
 
     def _sizes(self) -> dict[str, QueueLimit | None]:
         return {"limit": self.limit, "min_th": self.min_th, "max_th": self.max_th}
@@ -92,7 +99,13 @@ class Red(_AqmBase):
     @model_validator(mode="after")
     def _units(self) -> Red:
         sizes = self._sizes()
-        if self.byte_mode():
+        if self.variant == "linux":
+            if self.limit is None or self.limit.bytes is None:
+                raise ValueError("the linux RED variant needs limit as a size in bytes, as tc red")
+            for name, v in sizes.items():
+                if v is not None and v.bytes is None:
+                    raise ValueError(f"the linux RED variant takes sizes in bytes; {name} is {v}")
+        elif self.byte_mode():
             for name, v in sizes.items():
                 if v is None or v.bytes is None:
                     raise ValueError(

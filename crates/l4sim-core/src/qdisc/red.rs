@@ -39,31 +39,56 @@ use crate::net::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{Time, SEC};
 
-/// `kind = "red"`. Defaults: ns-3 `RedQueueDisc` (MinTh 5, MaxTh 15, MaxSize 25 p,
-/// QW 0.002, LInterm 50 → max_p 0.02, Gentle, UseHardDrop) with `avpkt` 1000 B
-/// (the `tc red` man page's typical value).
+/// Which implementation RED follows.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RedVariant {
+    /// ns-3 `RedQueueDisc`: gentle mode, byte mode scaling, Floyd & Jacobson's uniformised
+    /// `p_a = p_b / (1 - count p_b)`, hard drop above `max_th` (the ns-3 cross-check's).
+    #[default]
+    Ns3,
+    /// Linux `sch_red` as `tc red` configures it: thresholds in bytes, no gentle mode, no
+    /// size scaling of `p`, the EWMA weight derived from `burst`, Linux's random-threshold
+    /// marking (`red_action`), `harddrop` off and an idle decay at 10 Mbit/s unless told.
+    Linux,
+}
+
+/// `kind = "red"`. Unset fields take the variant's defaults: ns-3 `RedQueueDisc` (MinTh 5,
+/// MaxTh 15, MaxSize 25 p, QW 0.002, LInterm 50 → max_p 0.02, Gentle, UseHardDrop) with
+/// `avpkt` 1000 B (the `tc red` man page's typical value); Linux: `tc red`'s derivations
+/// from `limit` and `avpkt` (iproute2 `tc/q_red.c` `red_parse_opt`).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RedConfig {
-    /// Thresholds, limit and average are in bytes (true) or packets (false).
+    /// ns-3's RED (default) or Linux's.
+    pub variant: RedVariant,
+    /// Thresholds, limit and average are in bytes (true) or packets (false); always bytes
+    /// in the Linux variant.
     pub bytes: bool,
-    /// Hard limit (packets or bytes).
-    pub limit: u64,
-    pub min_th: u64,
-    pub max_th: u64,
-    /// Marking probability at `max_th`.
+    /// Hard limit (packets or bytes). ns-3: 25 packets; Linux: required (bytes).
+    pub limit: Option<u64>,
+    /// ns-3: 5 packets; Linux: `max / 3`.
+    pub min_th: Option<u64>,
+    /// ns-3: 15 packets; Linux: `3 min` if `min` is given, else `limit / 4`.
+    pub max_th: Option<u64>,
+    /// Marking probability at `max_th` (`tc red probability`).
     pub max_p: f64,
-    /// EWMA weight of the average queue.
-    pub w_q: f64,
-    /// Ramp the probability from `max_p` to 1 between `max_th` and `2·max_th`.
-    pub gentle: bool,
+    /// EWMA weight of the average queue. ns-3: 0.002; Linux: derived from `burst`.
+    pub w_q: Option<f64>,
+    /// Linux only: the burst (packets) the average lets through (`tc red burst`); unset:
+    /// `(2 min + max) / (3 avpkt)`. Sets `w_q = 2^-Wlog` (`tc_red_eval_ewma`).
+    pub burst: Option<u32>,
+    /// Ramp the probability from `max_p` to 1 between `max_th` and `2·max_th` (ns-3 only,
+    /// on by default; Linux RED has no gentle mode).
+    pub gentle: Option<bool>,
     /// CE-mark ECT packets instead of dropping them.
     pub ecn: bool,
-    /// Drop (not mark) in the hard region even with `ecn`.
-    pub harddrop: bool,
+    /// Drop (not mark) in the hard region even with `ecn`. ns-3: true; Linux: false.
+    pub harddrop: Option<bool>,
     /// Typical packet size (bytes): the unit of the idle decay and of byte-mode scaling.
     pub avpkt: u32,
-    /// Link rate for the idle decay; unset: measured from back-to-back dequeues.
+    /// Link rate for the idle decay; unset: ns-3 measures it from back-to-back dequeues,
+    /// Linux assumes 10 Mbit/s (`tc red` without `bandwidth`).
     pub bandwidth_bps: Option<u64>,
     /// Adaptive RED: adapt `max_p` every 500 ms (Linux `tc red adaptive`; off by default).
     pub adaptive: bool,
@@ -72,15 +97,17 @@ pub struct RedConfig {
 impl Default for RedConfig {
     fn default() -> Self {
         RedConfig {
+            variant: RedVariant::Ns3,
             bytes: false,
-            limit: 25,
-            min_th: 5,
-            max_th: 15,
+            limit: None,
+            min_th: None,
+            max_th: None,
             max_p: 0.02,
-            w_q: 0.002,
-            gentle: true,
+            w_q: None,
+            burst: None,
+            gentle: None,
             ecn: false,
-            harddrop: true,
+            harddrop: None,
             avpkt: 1000,
             bandwidth_bps: None,
             adaptive: false,
@@ -88,18 +115,120 @@ impl Default for RedConfig {
     }
 }
 
-impl QdiscParams for RedConfig {
-    type Qdisc = Red;
-    fn validate(&self) -> Result<(), String> {
-        if self.limit == 0 || self.min_th == 0 || self.max_th <= self.min_th {
+/// `tc red`'s bandwidth when none is given (iproute2 `red_parse_opt`: "set bandwidth to
+/// 10Mbit").
+const LINUX_DEFAULT_BANDWIDTH: u64 = 10_000_000;
+
+/// `tc_red_eval_ewma` (iproute2 `tc/tc_red.c`): the smallest Wlog in 1..32 such that
+/// `burst + 1 - min/avpkt <= (1 - (1 - W)^burst) / W` with `W = 2^-Wlog`: the average
+/// reaches `min` only after a burst of `burst` packets into an empty queue.
+pub fn tc_red_eval_ewma(min_bytes: u64, burst: u32, avpkt: u32) -> Result<u32, String> {
+    let a = burst as f64 + 1.0 - min_bytes as f64 / avpkt as f64;
+    if a < 1.0 {
+        return Err(format!(
+            "RED burst {burst} is too small for min {min_bytes} bytes (tc red: try burst {})",
+            1 + min_bytes / avpkt as u64
+        ));
+    }
+    let mut w = 0.5f64;
+    for wlog in 1..32 {
+        if a <= (1.0 - (1.0 - w).powi(burst as i32)) / w {
+            return Ok(wlog);
+        }
+        w /= 2.0;
+    }
+    Err(format!("RED burst {burst}: no EWMA weight fits (tc red)"))
+}
+
+/// The parameters a RED instance runs with, after the variant's defaults and derivations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedParams {
+    pub linux: bool,
+    pub bytes: bool,
+    pub limit: u64,
+    pub min_th: u64,
+    pub max_th: u64,
+    pub w_q: f64,
+    pub gentle: bool,
+    pub harddrop: bool,
+    pub bandwidth_bps: Option<u64>,
+}
+
+impl RedConfig {
+    /// Fill in the variant's defaults and check the result.
+    pub fn resolve(&self) -> Result<RedParams, String> {
+        let p = match self.variant {
+            RedVariant::Ns3 => {
+                if self.burst.is_some() {
+                    return Err("RED burst is a parameter of the linux variant (tc red); \
+                                ns-3's RED takes w_q"
+                        .into());
+                }
+                RedParams {
+                    linux: false,
+                    bytes: self.bytes,
+                    limit: self.limit.unwrap_or(25),
+                    min_th: self.min_th.unwrap_or(5),
+                    max_th: self.max_th.unwrap_or(15),
+                    w_q: self.w_q.unwrap_or(0.002),
+                    gentle: self.gentle.unwrap_or(true),
+                    harddrop: self.harddrop.unwrap_or(true),
+                    bandwidth_bps: self.bandwidth_bps,
+                }
+            }
+            RedVariant::Linux => {
+                let Some(limit) = self.limit else {
+                    return Err("the linux RED variant needs limit (bytes), as tc red does".into());
+                };
+                if self.gentle == Some(true) {
+                    return Err("Linux RED has no gentle mode (use variant \"ns3\")".into());
+                }
+                if self.w_q.is_some() {
+                    return Err("the linux RED variant derives w_q from burst (tc red): \
+                                give burst instead"
+                        .into());
+                }
+                // iproute2 `red_parse_opt`, after Floyd's REDparameters.txt.
+                let max_th = self
+                    .max_th
+                    .unwrap_or(self.min_th.map_or(limit / 4, |m| 3 * m));
+                let min_th = self.min_th.unwrap_or(max_th / 3);
+                if self.avpkt == 0 || min_th == 0 || max_th <= min_th {
+                    return Err("RED needs 0 < min_th < max_th and a positive avpkt".into());
+                }
+                let burst = self
+                    .burst
+                    .unwrap_or(((2 * min_th + max_th) / (3 * self.avpkt as u64)) as u32);
+                let wlog = tc_red_eval_ewma(min_th, burst, self.avpkt)?;
+                RedParams {
+                    linux: true,
+                    bytes: true,
+                    limit,
+                    min_th,
+                    max_th,
+                    w_q: (-(wlog as f64)).exp2(),
+                    gentle: false,
+                    harddrop: self.harddrop.unwrap_or(false),
+                    bandwidth_bps: Some(self.bandwidth_bps.unwrap_or(LINUX_DEFAULT_BANDWIDTH)),
+                }
+            }
+        };
+        if p.limit == 0 || p.min_th == 0 || p.max_th <= p.min_th {
             return Err("RED needs 0 < min_th < max_th and a positive limit".into());
         }
         check_unit("RED max_p", self.max_p)?;
-        check_unit("RED w_q", self.w_q)?;
-        if self.w_q == 0.0 || self.avpkt == 0 || self.bandwidth_bps == Some(0) {
+        check_unit("RED w_q", p.w_q)?;
+        if p.w_q == 0.0 || self.avpkt == 0 || p.bandwidth_bps == Some(0) {
             return Err("RED w_q, avpkt and bandwidth must be positive".into());
         }
-        Ok(())
+        Ok(p)
+    }
+}
+
+impl QdiscParams for RedConfig {
+    type Qdisc = Red;
+    fn validate(&self) -> Result<(), String> {
+        self.resolve().map(|_| ())
     }
     fn build(&self, rng: Rng) -> Red {
         Red::new(self, rng)
@@ -109,11 +238,17 @@ impl QdiscParams for RedConfig {
 #[derive(Clone, Debug)]
 pub struct Red {
     q: PktQueue,
-    cfg: RedConfig,
+    cfg: RedParams,
+    avpkt: u32,
+    ecn: bool,
+    adaptive: bool,
     /// Average queue (packets or bytes).
     avg: f64,
     /// Packets since the last mark while in the probabilistic region; −1 below min_th.
     count: i64,
+    /// Linux: the random threshold drawn at the last mark (`qR`, `red_random`), as a
+    /// uniform number in [0, 1): the next mark comes when `count · p_b >= qR`.
+    q_r: f64,
     /// Start of the current idle period (the queue was found empty at dequeue).
     idle_since: Option<Time>,
     /// Transmission time of `avpkt` bytes, ns (configured or measured).
@@ -136,15 +271,24 @@ const MAX_P_MAX: f64 = 0.5;
 const MAX_P_BETA: f64 = 0.9;
 
 impl Red {
-    pub fn new(cfg: &RedConfig, rng: Rng) -> Red {
-        let pkt_time = cfg
+    /// A RED queue for a validated configuration (`QdiscParams::validate`).
+    pub fn new(cfg: &RedConfig, mut rng: Rng) -> Red {
+        let p = cfg
+            .resolve()
+            .expect("RED configuration validated before build");
+        let pkt_time = p
             .bandwidth_bps
             .map(|bw| cfg.avpkt as f64 * 8.0 * SEC as f64 / bw as f64);
+        let q_r = if p.linux { rng.uniform() } else { 0.0 };
         Red {
             q: PktQueue::default(),
-            cfg: cfg.clone(),
+            cfg: p,
+            avpkt: cfg.avpkt,
+            ecn: cfg.ecn,
+            adaptive: cfg.adaptive,
             avg: 0.0,
             count: -1,
+            q_r,
             idle_since: Some(0),
             pkt_time,
             last_busy_deq: None,
@@ -246,23 +390,39 @@ impl QueueDisc for Red {
         }
     }
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
-        if self.cfg.adaptive {
+        if self.adaptive {
             self.adapt(now);
         }
         self.update_avg(now);
         match self.p_b() {
             Some(_) if self.avg < self.cfg.min_th as f64 => self.count = -1,
+            Some(pb) if self.cfg.linux => {
+                // Linux `red_action`, RED_BETWEEN_TRESH: the first packet in the ramp
+                // draws the threshold qR; then mark once count · p_b reaches it
+                // (`red_mark_probability`), i.e. the gaps are uniform on 1..1/p_b.
+                self.count += 1;
+                if self.count == 0 {
+                    self.q_r = self.rng.uniform();
+                } else if pb * self.count as f64 >= self.q_r {
+                    self.count = 0;
+                    self.q_r = self.rng.uniform();
+                    if !(self.ecn && mark_ce(&mut pkt, &mut self.stats)) {
+                        self.stats.drop(pkt, DropReason::Aqm, drops);
+                        return;
+                    }
+                }
+            }
             Some(mut pb) => {
                 // Floyd & Jacobson §7: uniformise the gaps between marks.
                 self.count += 1;
                 if self.cfg.bytes {
-                    pb *= pkt.size as f64 / self.cfg.avpkt as f64;
+                    pb *= pkt.size as f64 / self.avpkt as f64;
                 }
                 let cp = self.count as f64 * pb;
                 let pa = if cp >= 1.0 { 1.0 } else { pb / (1.0 - cp) };
                 if self.rng.uniform() < pa {
                     self.count = 0;
-                    if !(self.cfg.ecn && mark_ce(&mut pkt, &mut self.stats)) {
+                    if !(self.ecn && mark_ce(&mut pkt, &mut self.stats)) {
                         self.stats.drop(pkt, DropReason::Aqm, drops);
                         return;
                     }
@@ -270,9 +430,9 @@ impl QueueDisc for Red {
             }
             None => {
                 // Hard region: always mark; a drop unless ECN without harddrop.
-                self.count = 0;
-                let marked =
-                    self.cfg.ecn && !self.cfg.harddrop && mark_ce(&mut pkt, &mut self.stats);
+                // Linux `red_action` RED_ABOVE_MAX_TRESH resets qcount to -1; ns-3 to 0.
+                self.count = if self.cfg.linux { -1 } else { 0 };
+                let marked = self.ecn && !self.cfg.harddrop && mark_ce(&mut pkt, &mut self.stats);
                 if !marked {
                     self.stats.drop(pkt, DropReason::Aqm, drops);
                     return;
@@ -300,7 +460,7 @@ impl QueueDisc for Red {
         if self.cfg.bandwidth_bps.is_none() {
             if let Some((t, size)) = self.last_busy_deq {
                 if now > t {
-                    self.pkt_time = Some((now - t) as f64 * self.cfg.avpkt as f64 / size as f64);
+                    self.pkt_time = Some((now - t) as f64 * self.avpkt as f64 / size as f64);
                 }
             }
         }
@@ -352,9 +512,9 @@ mod tests {
     #[test]
     fn average_follows_the_ewma() {
         let mut q = red(RedConfig {
-            min_th: 1000,
-            max_th: 3000,
-            limit: 5000,
+            min_th: Some(1000),
+            max_th: Some(3000),
+            limit: Some(5000),
             ..Default::default()
         });
         let mut drops = Vec::new();
@@ -397,28 +557,16 @@ mod tests {
     fn uniformised_drop_gaps() {
         // Hold avg at 10 (p_b = 0.01): gaps between drops are uniform on 1..=1/p_b
         // (Floyd & Jacobson §7), so the mean gap is ~(1/p_b + 1)/2 ≈ 50.5 and none > 100.
-        let mut q = red(RedConfig {
-            limit: 100_000,
-            ..Default::default()
-        });
-        let mut drops = Vec::new();
-        let mut gaps = Vec::new();
-        let mut since = 0;
-        for i in 0..200_000u64 {
-            q.avg = 10.0;
-            q.idle_since = None;
-            q.cfg.w_q = 0.0;
-            q.enqueue(pkt(i, Ecn::NotEct), i, &mut drops);
-            since += 1;
-            if !drops.is_empty() {
-                gaps.push(since);
-                since = 0;
-                drops.clear();
-            }
-            q.dequeue(i, &mut drops);
-        }
-        let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
-        assert!(gaps.iter().all(|&g| g <= 100));
+        let g = gaps(
+            RedConfig {
+                limit: Some(100_000),
+                ..Default::default()
+            },
+            1000,
+            10.0,
+        );
+        let mean = g.iter().sum::<u64>() as f64 / g.len() as f64;
+        assert!(g.iter().all(|&x| x <= 100));
         assert!((mean - 50.5).abs() < 2.0, "{mean}");
     }
 
@@ -426,8 +574,8 @@ mod tests {
     fn ecn_marks_in_ramp_and_harddrop_above() {
         let mut q = red(RedConfig {
             ecn: true,
-            gentle: false,
-            limit: 10_000,
+            gentle: Some(false),
+            limit: Some(10_000),
             ..Default::default()
         });
         q.cfg.w_q = 0.0;
@@ -452,9 +600,9 @@ mod tests {
     #[test]
     fn average_decays_over_idle_time_at_the_measured_rate() {
         let mut q = red(RedConfig {
-            limit: 1000,
-            min_th: 500,
-            max_th: 900,
+            limit: Some(1000),
+            min_th: Some(500),
+            max_th: Some(900),
             ..Default::default()
         });
         let mut drops = Vec::new();
@@ -481,9 +629,9 @@ mod tests {
     fn byte_mode_limit_and_scaling() {
         let mut q = red(RedConfig {
             bytes: true,
-            limit: 2500,
-            min_th: 100_000,
-            max_th: 200_000,
+            limit: Some(2500),
+            min_th: Some(100_000),
+            max_th: Some(200_000),
             ..Default::default()
         });
         let mut drops = Vec::new();
@@ -499,10 +647,10 @@ mod tests {
     fn adaptive_red_steers_max_p_into_its_band() {
         // Thresholds 10/30 packets: the target band for avg is [18, 22].
         let cfg = RedConfig {
-            min_th: 10,
-            max_th: 30,
-            limit: 1000,
-            w_q: 1.0, // avg = the instantaneous queue, to set it exactly
+            min_th: Some(10),
+            max_th: Some(30),
+            limit: Some(1000),
+            w_q: Some(1.0), // avg = the instantaneous queue, to set it exactly
             max_p: 0.1,
             adaptive: true,
             ..Default::default()
@@ -554,5 +702,142 @@ mod tests {
             ..RedConfig::default()
         });
         assert_eq!(fixed.max_p(), 0.02);
+    }
+
+    fn linux(limit: u64) -> RedConfig {
+        RedConfig {
+            variant: RedVariant::Linux,
+            limit: Some(limit),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn linux_variant_derives_thresholds_and_ewma_as_tc_red() {
+        // `tc red limit 400000 avpkt 1000`: max = limit/4, min = max/3,
+        // burst = (2 min + max) / (3 avpkt), 10 Mbit/s for the idle decay, harddrop off.
+        let p = linux(400_000).resolve().unwrap();
+        assert_eq!((p.min_th, p.max_th), (33_333, 100_000));
+        assert!(p.bytes && p.linux && !p.gentle && !p.harddrop);
+        assert_eq!(p.bandwidth_bps, Some(10_000_000));
+        let burst = (2 * 33_333 + 100_000) / 3000;
+        assert_eq!(burst, 55);
+        // Wlog is the smallest with burst + 1 - min/avpkt <= (1 - (1 - W)^burst) / W.
+        let a = burst as f64 + 1.0 - 33.333;
+        let fits = |w: f64| a <= (1.0 - (1.0 - w).powi(burst)) / w;
+        assert!(fits(p.w_q) && !fits(2.0 * p.w_q), "w_q {}", p.w_q);
+        assert_eq!(p.w_q, 1.0 / 32.0);
+        // The man page's example: min 30000 max 90000 burst 55: also Wlog 5.
+        assert_eq!(tc_red_eval_ewma(30_000, 55, 1000), Ok(5));
+        // min given, max not: max = 3 min.
+        let p = RedConfig {
+            min_th: Some(20_000),
+            ..linux(400_000)
+        };
+        assert_eq!(p.resolve().unwrap().max_th, 60_000);
+    }
+
+    #[test]
+    fn linux_variant_rejects_what_tc_red_has_not() {
+        let err = |c: RedConfig| c.resolve().unwrap_err();
+        assert!(err(RedConfig {
+            variant: RedVariant::Linux,
+            ..Default::default()
+        })
+        .contains("needs limit"));
+        assert!(err(RedConfig {
+            gentle: Some(true),
+            ..linux(400_000)
+        })
+        .contains("no gentle"));
+        assert!(err(RedConfig {
+            w_q: Some(0.002),
+            ..linux(400_000)
+        })
+        .contains("burst"));
+        assert!(err(RedConfig {
+            burst: Some(2),
+            min_th: Some(30_000),
+            ..linux(400_000)
+        })
+        .contains("try burst 31"));
+        assert!(err(RedConfig {
+            burst: Some(20),
+            ..Default::default()
+        })
+        .contains("linux variant"));
+    }
+
+    /// Mark gaps with the average held in the ramp at p_b = 0.01, packets of `size` bytes.
+    fn gaps(cfg: RedConfig, size: u32, avg: f64) -> Vec<u64> {
+        let mut q = red(cfg);
+        let mut drops = Vec::new();
+        let (mut gaps, mut since) = (Vec::new(), 0);
+        for i in 0..200_000u64 {
+            q.avg = avg;
+            q.idle_since = None;
+            q.cfg.w_q = 0.0;
+            let mut p = pkt(i, Ecn::NotEct);
+            p.size = size;
+            q.enqueue(p, i, &mut drops);
+            since += 1;
+            if !drops.is_empty() {
+                gaps.push(since);
+                since = 0;
+                drops.clear();
+            }
+            q.dequeue(i, &mut drops);
+        }
+        gaps
+    }
+
+    #[test]
+    fn linux_marks_at_uniform_gaps_without_size_scaling() {
+        // Linux `red_mark_probability`: mark when count p_b >= qR, qR uniform: the gaps are
+        // uniform on 1..=1/p_b (mean 50.5 at p_b = 0.01), whatever the packet size.
+        let cfg = RedConfig {
+            min_th: Some(10_000),
+            max_th: Some(30_000),
+            max_p: 0.02,
+            ..linux(1_000_000)
+        };
+        for size in [1000, 100] {
+            let g = gaps(cfg.clone(), size, 20_000.0);
+            let mean = g.iter().sum::<u64>() as f64 / g.len() as f64;
+            assert!(g.iter().all(|&x| x <= 100), "size {size}");
+            assert!((mean - 50.5).abs() < 2.0, "size {size}: {mean}");
+        }
+        // ns-3 byte mode scales p_b by size / avpkt: 100-byte packets are marked ~10x
+        // less often.
+        let ns3 = RedConfig {
+            bytes: true,
+            limit: Some(1_000_000),
+            min_th: Some(10_000),
+            max_th: Some(30_000),
+            ..Default::default()
+        };
+        let g = gaps(ns3, 100, 20_000.0);
+        let mean = g.iter().sum::<u64>() as f64 / g.len() as f64;
+        assert!(mean > 400.0, "{mean}");
+    }
+
+    #[test]
+    fn linux_has_no_gentle_ramp_and_marks_above_max_without_harddrop() {
+        let mut q = red(RedConfig {
+            ecn: true,
+            min_th: Some(10_000),
+            max_th: Some(30_000),
+            ..linux(1_000_000)
+        });
+        q.cfg.w_q = 0.0;
+        q.idle_since = None;
+        q.avg = 31_000.0; // above max_th, where ns-3's gentle ramp would still be < 1
+        assert_eq!(q.p_b(), None);
+        let mut drops = Vec::new();
+        q.enqueue(pkt(1, Ecn::Ect0), 0, &mut drops);
+        q.enqueue(pkt(2, Ecn::NotEct), 0, &mut drops);
+        assert_eq!(q.stats().ecn_marks, 1);
+        assert_eq!(drops.len(), 1, "the Not-ECT packet is dropped");
+        assert_eq!(drops[0].pkt.uid, 2);
     }
 }
