@@ -48,12 +48,20 @@ class NewReno(_CcaBase):
 
 class Cubic(_CcaBase):
     """CUBIC (RFC 9438, Linux ``tcp_cubic``): ``hystart`` (Linux's HyStart ends slow start on
-    an ACK train or a delay increase; default off until validated, Linux has it on)."""
+    an ACK train or a delay increase), ``linux_alpha`` (Linux's constant Reno-friendly
+    alpha 8/15 instead of RFC 9438's switch to 1) and ``initial_cap`` (Linux's 5 % per RTT
+    before the first loss); each off by default (RFC 9438), on in Linux."""
 
     kind: Literal["cubic"] = "cubic"
     hystart: Flag | None = None
+    linux_alpha: Flag | None = None
+    initial_cap: Flag | None = None
 
-    _core_keys: ClassVar[dict[str, CoreKey]] = {"hystart": "cubic_hystart"}
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "hystart": "cubic_hystart",
+        "linux_alpha": "cubic_linux_alpha",
+        "initial_cap": "cubic_initial_cap",
+    }
 
 
 class Bic(_CcaBase):

@@ -56,6 +56,15 @@ pub struct TcpConfig {
     /// instead of 250 of 288 flows within 20 %), and the 2020 kernel's HyStart predates
     /// Linux 5.7's changes that this model follows.
     pub cubic_hystart: bool,
+    /// CUBIC only: Linux's Reno-friendly estimate (`tcp_friendliness` in `bictcp_update`):
+    /// W_est grows by a constant 8/15 segment per window of ACKs (`beta_scale` = 15 for
+    /// β = 717/1024) and caps `cnt` whenever it exceeds cwnd. Off: RFC 9438 §4.3, α_cubic
+    /// = 3(1−β)/(1+β) until W_est reaches cwnd_prior, then 1, used only while
+    /// W_cubic(t) < W_est.
+    pub cubic_linux_alpha: bool,
+    /// CUBIC only: before the first loss (W_max = 0) grow at most 5 % per RTT in
+    /// congestion avoidance (`cnt` ≤ 20; Linux `bictcp_update`). RFC 9438 has no such cap.
+    pub cubic_initial_cap: bool,
     /// Selective acknowledgements (RFC 2018) with RFC 6675 loss recovery; on by default as
     /// in Linux (`net.ipv4.tcp_sack = 1`). Off: NewReno recovery (RFC 6582).
     pub sack: bool,
@@ -89,6 +98,8 @@ impl Default for TcpConfig {
             prague_rtt_independence: false,
             prague_alpha_mode: 1,
             cubic_hystart: false,
+            cubic_linux_alpha: false,
+            cubic_initial_cap: false,
             sack: true,
             timestamps: true,
             pacing: false,

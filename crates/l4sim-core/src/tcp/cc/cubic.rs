@@ -19,6 +19,9 @@ const HYSTART_ACK_DELTA: Time = 2 * MS;
 const HYSTART_MIN_SAMPLES: u32 = 8;
 const HYSTART_DELAY_MIN: Time = 4 * MS;
 const HYSTART_DELAY_MAX: Time = 16 * MS;
+/// Linux `tcp_friendliness`'s growth of W_est per window of ACKs: 8 / `beta_scale`, with
+/// `beta_scale = 8 * (BICTCP_BETA_SCALE + beta) / 3 / (BICTCP_BETA_SCALE - beta)` = 15.
+const LINUX_RENO_ALPHA: f64 = 8.0 / 15.0;
 /// `sk_gso_max_size` (64 KiB) used by `hystart_ack_delay`.
 const GSO_MAX_BYTES: f64 = 65_536.0;
 
@@ -58,6 +61,10 @@ pub struct Cubic {
     w_est: f64,
     /// HyStart on (Linux `hystart`).
     pub hystart: bool,
+    /// Linux's constant Reno-friendly α (`tcp_friendliness`) instead of RFC 9438 §4.3's.
+    pub linux_alpha: bool,
+    /// Linux's 5 %-per-RTT cap before the first loss.
+    pub initial_cap: bool,
     /// The sender paces (Linux `sk_pacing_status`): the ACK-train threshold is not halved.
     pub paced: bool,
     hy: Hystart,
@@ -76,6 +83,8 @@ impl Default for Cubic {
             origin: 0.0,
             w_est: 0.0,
             hystart: false,
+            linux_alpha: false,
+            initial_cap: false,
             paced: false,
             hy: Hystart::default(),
         }
@@ -197,16 +206,30 @@ impl CongestionOps for Cubic {
         } else {
             100.0 * cwnd // §4.5: essentially no growth while on the plateau
         };
-        // §4.3 Reno-friendly region: W_est grows by α_cubic per window of ACKs, with
-        // α_cubic = 3(1−β)/(1+β) until W_est reaches cwnd_prior, then 1.
-        let alpha = if self.w_est < self.cwnd_prior {
-            3.0 * (1.0 - self.beta) / (1.0 + self.beta)
+        // Linux `bictcp_update`: "increase cwnd 5% per RTT" while W_max is unknown.
+        if self.initial_cap && self.w_max == 0.0 {
+            cnt = cnt.min(20.0);
+        }
+        if self.linux_alpha {
+            // Linux `tcp_friendliness`: W_est gains one segment per cwnd · beta_scale / 8
+            // ACKed, beta_scale = 8 (1024 + 717) / 3 / (1024 − 717) = 15 (integer), i.e.
+            // α = 8/15 per window for the whole epoch; it caps cnt whenever W_est > cwnd.
+            self.w_est += LINUX_RENO_ALPHA * acked as f64 / cwnd;
+            if self.w_est > cwnd {
+                cnt = cnt.min(cwnd / (self.w_est - cwnd));
+            }
         } else {
-            1.0
-        };
-        self.w_est += alpha * acked as f64 / cwnd;
-        if self.w_cubic(t) < self.w_est && self.w_est > cwnd {
-            cnt = cnt.min(cwnd / (self.w_est - cwnd));
+            // §4.3 Reno-friendly region: W_est grows by α_cubic per window of ACKs, with
+            // α_cubic = 3(1−β)/(1+β) until W_est reaches cwnd_prior, then 1.
+            let alpha = if self.w_est < self.cwnd_prior {
+                3.0 * (1.0 - self.beta) / (1.0 + self.beta)
+            } else {
+                1.0
+            };
+            self.w_est += alpha * acked as f64 / cwnd;
+            if self.w_cubic(t) < self.w_est && self.w_est > cwnd {
+                cnt = cnt.min(cwnd / (self.w_est - cwnd));
+            }
         }
         // Linux: at most one segment per two ACKed (≤ 1.5× per RTT with delayed ACKs).
         let cnt = (cnt.max(2.0)).min(u32::MAX as f64) as u32;
@@ -250,11 +273,14 @@ impl CongestionOps for Cubic {
 }
 
 impl super::FromTcpConfig for Cubic {
-    /// CUBIC's options: `cubic_hystart` (Linux module parameter `hystart`); pacing from the
+    /// CUBIC's options: `cubic_hystart` (Linux module parameter `hystart`),
+    /// `cubic_linux_alpha`, `cubic_initial_cap`; pacing from the
     /// flow's `pacing`.
     fn from_config(cfg: &crate::tcp::config::TcpConfig, _: u64) -> Self {
         Cubic {
             hystart: cfg.cubic_hystart,
+            linux_alpha: cfg.cubic_linux_alpha,
+            initial_cap: cfg.cubic_initial_cap,
             paced: cfg.pacing,
             ..Self::default()
         }
@@ -309,6 +335,62 @@ mod tests {
             now += 100 * MS;
         }
         assert!(w.cwnd > 110, "convex probing beyond W_max, cwnd {}", w.cwnd);
+    }
+
+    /// cwnd after `rounds` windows of ACKs (one RTT of 100 ms each), from `cwnd` in
+    /// congestion avoidance with no loss yet (W_max = 0, so the cubic origin is cwnd).
+    fn grow(mut c: Cubic, cwnd: u32, rounds: u32) -> u32 {
+        let mut w = Window::new(cwnd, 1448);
+        w.ssthresh = cwnd;
+        let mut now = 0;
+        for _ in 0..rounds {
+            for _ in 0..w.cwnd {
+                c.cong_avoid(&mut w, &ack(now, 1));
+            }
+            now += 100 * MS;
+        }
+        w.cwnd
+    }
+
+    #[test]
+    fn initial_cap_grows_five_percent_per_rtt_before_the_first_loss() {
+        // Linux bictcp_update: cnt <= 20 while last_max_cwnd == 0: one window of ACKs at
+        // cwnd 100 adds 100 / 20 = 5 segments. Without the cap the cubic curve from its
+        // origin at cwnd (K = 0) adds C (RTT)^3 ~ nothing and the Reno estimate ~0.5.
+        let capped = Cubic {
+            initial_cap: true,
+            ..Cubic::default()
+        };
+        assert_eq!(grow(capped.clone(), 100, 1), 105);
+        assert!(grow(Cubic::default(), 100, 1) <= 101);
+        // Ten rounds: 1.05^10 within a segment of rounding (cnt is re-derived per ACK).
+        let ten = grow(capped, 100, 10);
+        assert!((160..=164).contains(&ten), "{ten}");
+    }
+
+    #[test]
+    fn linux_reno_alpha_stays_eight_fifteenths_where_rfc_switches_to_one() {
+        // A flat cubic curve (C tiny) leaves growth to the Reno-friendly estimate. With no
+        // loss yet cwnd_prior = 0, so RFC 9438 §4.3 already uses α = 1 (one segment per
+        // RTT); Linux's tcp_friendliness keeps 8/15 (beta_scale 15).
+        let flat = Cubic {
+            c: 1e-12,
+            ..Cubic::default()
+        };
+        let rfc = grow(flat.clone(), 50, 30) - 50;
+        let linux = grow(
+            Cubic {
+                linux_alpha: true,
+                ..flat
+            },
+            50,
+            30,
+        ) - 50;
+        assert!((29..=30).contains(&rfc), "RFC 9438: +{rfc} in 30 RTTs");
+        assert!(
+            (15..=16).contains(&linux),
+            "Linux: +{linux} in 30 RTTs (30 * 8/15 = 16)"
+        );
     }
 
     /// An ACK at `now` with RTT sample `rtt`, acking up to `una` with `nxt` sent.
