@@ -68,6 +68,10 @@ pub struct TcpConfig {
     /// Selective acknowledgements (RFC 2018) with RFC 6675 loss recovery; on by default as
     /// in Linux (`net.ipv4.tcp_sack = 1`). Off: NewReno recovery (RFC 6582).
     pub sack: bool,
+    /// RACK-TLP loss detection (RFC 8985; Linux `net.ipv4.tcp_recovery = 1`,
+    /// `tcp_early_retrans = 3`): time-based loss marking with a reordering window, and tail
+    /// loss probes, in place of RFC 6675's three-SACK rule. Needs SACK.
+    pub rack: bool,
     /// RTT samples from the timestamp option (RFC 7323), as Linux by default. Off: Karn's
     /// algorithm on never-retransmitted segments. (Header bytes and MSS are set separately.)
     pub timestamps: bool,
@@ -101,6 +105,7 @@ impl Default for TcpConfig {
             cubic_linux_alpha: false,
             cubic_initial_cap: false,
             sack: true,
+            rack: false,
             timestamps: true,
             pacing: false,
             rwnd_bytes: 64 << 20,

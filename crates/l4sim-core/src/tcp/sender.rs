@@ -27,6 +27,7 @@
 use std::collections::VecDeque;
 
 use super::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, RateSample, Window};
+use super::rack::{probe_timeout, sent_after, Rack};
 use super::rtt::RttEstimator;
 use super::Timer;
 use crate::net::packet::{flags, Dir, Ecn, Packet, TcpHeader};
@@ -84,6 +85,8 @@ pub struct SenderStats {
     pub losses: u64,
     pub fast_recoveries: u64,
     pub ecn_reductions: u64,
+    /// Tail loss probes sent (RACK-TLP; Linux `TCPLossProbes`).
+    pub loss_probes: u64,
     /// Sum and count of SRTT after each RTT sample (for the mean).
     pub srtt_sum: f64,
     pub srtt_n: u64,
@@ -159,6 +162,11 @@ struct RateAcc {
     prior_time: Time,
     send_interval: Time,
     app_limited: bool,
+    /// This ACK's time (RACK's ambiguity check needs the RTT of each delivered segment).
+    now: Time,
+    /// RACK: (send time, end) of the most recently sent segment this ACK delivered whose
+    /// RTT is unambiguous (Linux `tcp_rack_advance`).
+    rack_newest: Option<(Time, u64)>,
 }
 
 #[derive(Clone, Debug)]
@@ -238,6 +246,19 @@ pub struct TcpSender {
     pub sack_ok: bool,
     cwr_pending: bool,
 
+    /// RACK-TLP configured (it runs when SACK is negotiated).
+    rack_on: bool,
+    rack: Rack,
+    /// RACK's reordering timer or TLP's probe timer (Linux keeps both, and the RTO, in one
+    /// timer; l4sim keeps the RTO apart and lets this one fire first).
+    pub loss_timer: Timer,
+    /// `loss_timer` is the probe timeout (else the reordering timeout).
+    loss_timer_probe: bool,
+    /// snd_nxt when the outstanding tail loss probe was sent (Linux `tlp_high_seq`).
+    tlp_high_seq: Option<u64>,
+    /// The probe was a retransmission (Linux `tlp_retrans`).
+    tlp_retrans: bool,
+
     pub stats: SenderStats,
 }
 
@@ -303,6 +324,12 @@ impl TcpSender {
             delivery_rate_bps: None,
             sack_ok: false,
             cwr_pending: false,
+            rack_on: cfg.rack,
+            rack: Rack::default(),
+            loss_timer: Timer::default(),
+            loss_timer_probe: false,
+            tlp_high_seq: None,
+            tlp_retrans: false,
             stats: SenderStats::default(),
         }
     }
@@ -425,7 +452,10 @@ impl TcpSender {
         let prior_sacked = self.sacked_out;
         let prior_lost = self.lost_out;
         let advanced = ack > self.snd_una;
-        let mut rate = RateAcc::default();
+        let mut rate = RateAcc {
+            now,
+            ..RateAcc::default()
+        };
 
         // Cumulative acknowledgement (RFC 793; Linux tcp_clean_rtx_queue).
         let mut popped = 0u32;
@@ -519,7 +549,20 @@ impl TcpSender {
             }
         }
 
-        if self.sack_ok && newly_sacked > 0 {
+        let mut reo_armed = false;
+        if self.rack() {
+            // RFC 8985 §6.2 (Linux tcp_rack_mark_lost): only when something was delivered.
+            if rate.rack_newest.is_some() {
+                self.rack.update(rate.rack_newest, now);
+                if let Some(t) = self.rack_detect_loss(now) {
+                    self.arm_loss_timer(now + t, false);
+                    reo_armed = true;
+                }
+            }
+            if self.tlp_high_seq.is_some() {
+                self.process_tlp_ack(ack, advanced, newly_sacked > 0, now);
+            }
+        } else if self.sack_ok && newly_sacked > 0 {
             self.mark_lost_by_sack();
         }
 
@@ -628,7 +671,140 @@ impl TcpSender {
             self.finish();
             return;
         }
+        // Linux tcp_set_xmit_timer on an ACK that advanced snd_una, unless RACK has just
+        // armed its reordering timer.
+        if advanced && !reo_armed {
+            self.schedule_probe(now);
+        }
         self.try_send(now, out);
+    }
+
+    /// RACK-TLP is in use: configured and SACK negotiated (RFC 8985 §3).
+    #[inline]
+    fn rack(&self) -> bool {
+        self.rack_on && self.sack_ok
+    }
+
+    fn arm_loss_timer(&mut self, at: Time, probe: bool) {
+        self.loss_timer.arm(at);
+        self.loss_timer_probe = probe;
+    }
+
+    /// RFC 8985 §6.2 step 5 (Linux tcp_rack_detect_loss): mark lost every segment sent
+    /// before the RACK reference whose time is up; returns the time until the next one is,
+    /// if any. Retransmissions can be marked lost again.
+    fn rack_detect_loss(&mut self, now: Time) -> Option<Time> {
+        let in_recovery = matches!(self.state, CaState::Recovery | CaState::Loss);
+        let reo = self.rack.reo_wnd(
+            in_recovery,
+            self.sacked_out,
+            self.dupthresh,
+            self.rtt.min_rtt.unwrap_or(0),
+            self.rtt.srtt.unwrap_or(0),
+        );
+        let mut timeout = 0i64;
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            if s.sacked || (s.lost && !s.rtx_out) {
+                continue;
+            }
+            let end = s.seq + s.len as u64;
+            if !sent_after(self.rack.xmit_ts, self.rack.end_seq, s.sent, end) {
+                // Never-retransmitted segments leave in sequence order: the rest of them
+                // were sent later still (retransmitted ones may lie anywhere).
+                if s.ever_rtx {
+                    continue;
+                }
+                break;
+            }
+            let left = self.rack.remaining(s.sent, reo, now);
+            if left <= 0 {
+                self.mark_lost(i);
+            } else {
+                timeout = timeout.max(left);
+            }
+        }
+        (timeout > 0).then_some(timeout as Time)
+    }
+
+    /// Linux tcp_process_tlp_ack: once the ACK passes the probe, a probe that was a
+    /// retransmission repaired a loss: reduce as for one (CWR, cwnd = ssthresh); an ACK that
+    /// only duplicates says the original arrived too.
+    fn process_tlp_ack(&mut self, ack: u64, advanced: bool, sacked: bool, now: Time) {
+        let Some(high) = self.tlp_high_seq else {
+            return;
+        };
+        if ack < high {
+            return;
+        }
+        if !self.tlp_retrans {
+            self.tlp_high_seq = None;
+        } else if ack > high {
+            self.tlp_high_seq = None;
+            if !self.cc.has_cong_control() {
+                self.init_reduction(now);
+                self.set_state(CaState::Cwr, now);
+                self.exit_reduction(now);
+            }
+        } else if !advanced && !sacked {
+            self.tlp_high_seq = None;
+        }
+    }
+
+    /// RFC 8985 §7.2, Linux tcp_schedule_loss_probe: with SACK, data out and no recovery
+    /// under way (Open or CWR), probe after PTO.
+    fn schedule_probe(&mut self, now: Time) {
+        if !self.rack() {
+            return;
+        }
+        if self.loss_timer.deadline.is_some() && !self.loss_timer_probe {
+            return; // the reordering timer stands (tcp_rack_mark_lost kept it)
+        }
+        if self.segs.is_empty() || !matches!(self.state, CaState::Open | CaState::Cwr) {
+            self.loss_timer.cancel();
+            return;
+        }
+        let rto_left = self.rto_timer.deadline.map(|d| d.saturating_sub(now));
+        let pto = probe_timeout(self.rtt.srtt, self.segs.len(), rto_left);
+        self.arm_loss_timer(now + pto, true);
+    }
+
+    /// Linux tcp_send_loss_probe: one new segment if there is one (cwnd aside), else the
+    /// last segment again; at most one probe outstanding. The RTO restarts from now.
+    fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.tlp_high_seq.is_some() || self.segs.is_empty() {
+            return;
+        }
+        if let Some(len) = self.next_new_len() {
+            self.send_new(len, now, out);
+            self.tlp_retrans = false;
+        } else {
+            let last = self.segs.len() - 1;
+            if self.segs[last].sacked {
+                return;
+            }
+            self.transmit(last, true, now, out);
+            self.tlp_retrans = true;
+        }
+        self.stats.loss_probes += 1;
+        self.tlp_high_seq = Some(self.snd_nxt);
+        self.rto_timer.arm(now + self.rtt.rto());
+    }
+
+    /// Linux tcp_rack_reo_timeout: losses found when the reordering window ran out start
+    /// recovery (one PRR step) and are retransmitted.
+    fn on_reo_timeout(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let prior = self.in_flight();
+        let _ = self.rack_detect_loss(now);
+        if self.in_flight() != prior {
+            if matches!(self.state, CaState::Open | CaState::Disorder | CaState::Cwr) {
+                self.enter_recovery(now);
+                if !self.cc.has_cong_control() && self.sack_ok {
+                    self.prr(1, false, true, false);
+                }
+            }
+            self.try_send(now, out);
+        }
     }
 
     /// Newly CE-marked segments from AccECN feedback (RFC 9768 §3.2.2.5.2): the ACE
@@ -822,6 +998,14 @@ impl TcpSender {
         if self.pace_timer.expired(now) {
             self.try_send(now, out);
         }
+        // Before the RTO: a probe due at the same time replaces it (PTO <= RTO).
+        if self.loss_timer.expired(now) {
+            if self.loss_timer_probe {
+                self.send_loss_probe(now, out);
+            } else {
+                self.on_reo_timeout(now, out);
+            }
+        }
         if self.rto_timer.expired(now) {
             self.on_rto(now, out);
         }
@@ -846,10 +1030,17 @@ impl TcpSender {
         }
         self.w.cwnd = 1;
         self.w.cwnd_cnt = 0;
+        self.loss_timer.cancel();
+        self.tlp_high_seq = None;
+        let rack = self.rack();
         for i in 0..self.segs.len() {
-            if !self.segs[i].sacked {
-                self.mark_lost(i);
+            let s = self.segs[i];
+            // Linux tcp_timeout_mark_lost: with RACK, only the head and the segments whose
+            // RACK time is up (reordering window zero).
+            if s.sacked || (rack && i > 0 && self.rack.remaining(s.sent, 0, now) > 0) {
+                continue;
             }
+            self.mark_lost(i);
         }
         if !self.sack_ok {
             self.sacked_out = 0;
@@ -868,15 +1059,24 @@ impl TcpSender {
         if self.phase != Phase::Established {
             return;
         }
+        // Linux tcp_write_xmit: new data sent arms the loss probe.
+        if self.fill(now, out) {
+            self.schedule_probe(now);
+        }
+    }
+
+    /// The sending loop of `try_send`; true if new data left.
+    fn fill(&mut self, now: Time, out: &mut Vec<Packet>) -> bool {
+        let mut sent_new = false;
         loop {
             let in_flight = self.in_flight();
             if in_flight >= self.w.cwnd {
                 self.cwnd_limited = true;
-                return;
+                return sent_new;
             }
             if self.pacing() && now < self.next_send {
                 self.pace_timer.arm(self.next_send);
-                return;
+                return sent_new;
             }
             if self.lost_out > self.retrans_out {
                 if let Some(i) = self.segs.iter().position(|s| s.lost && !s.rtx_out) {
@@ -884,30 +1084,41 @@ impl TcpSender {
                     continue;
                 }
             }
-            let avail = self.app_limit - self.snd_nxt;
-            let len = avail.min(self.mss as u64) as u32;
-            if avail == 0 || self.snd_nxt + len as u64 - self.snd_una > self.rwnd {
+            let Some(len) = self.next_new_len() else {
                 // Linux tcp_rate_check_app_limited: the sender could send but has nothing.
-                if avail == 0 {
+                if self.app_limit == self.snd_nxt {
                     self.app_limited_until = (self.delivered + in_flight as u64).max(1);
                 }
                 self.cwnd_limited = false;
-                return;
-            }
-            if self.segs.is_empty() {
-                self.cc.cwnd_event(&self.w, CaEvent::TxStart, now);
-                // Linux tcp_rate_skb_sent: a new flight starts the sampling clocks.
-                self.first_tx_time = now;
-                self.delivered_time = now;
-            }
-            self.segs.push_back(Seg {
-                seq: self.snd_nxt,
-                len,
-                ..Seg::default()
-            });
-            self.snd_nxt += len as u64;
-            self.transmit(self.segs.len() - 1, false, now, out);
+                return sent_new;
+            };
+            self.send_new(len, now, out);
+            sent_new = true;
         }
+    }
+
+    /// Length of the next new segment, if the application and the receive window allow it.
+    fn next_new_len(&self) -> Option<u32> {
+        let avail = self.app_limit - self.snd_nxt;
+        let len = avail.min(self.mss as u64) as u32;
+        (avail > 0 && self.snd_nxt + len as u64 - self.snd_una <= self.rwnd).then_some(len)
+    }
+
+    /// Queue and transmit the next `len` bytes of new data.
+    fn send_new(&mut self, len: u32, now: Time, out: &mut Vec<Packet>) {
+        if self.segs.is_empty() {
+            self.cc.cwnd_event(&self.w, CaEvent::TxStart, now);
+            // Linux tcp_rate_skb_sent: a new flight starts the sampling clocks.
+            self.first_tx_time = now;
+            self.delivered_time = now;
+        }
+        self.segs.push_back(Seg {
+            seq: self.snd_nxt,
+            len,
+            ..Seg::default()
+        });
+        self.snd_nxt += len as u64;
+        self.transmit(self.segs.len() - 1, false, now, out);
     }
 
     fn transmit(&mut self, i: usize, rtx: bool, now: Time, out: &mut Vec<Packet>) {
@@ -984,6 +1195,21 @@ impl TcpSender {
     fn rate_delivered(&mut self, s: &Seg, acc: &mut RateAcc) {
         if s.rate_sampled {
             return;
+        }
+        if self.rack_on {
+            let end = s.seq + s.len as u64;
+            self.rack.delivered(end, s.ever_rtx);
+            // Linux tcp_rack_advance: a retransmitted segment acked sooner than min RTT
+            // after its last transmission was the original's delivery: no RTT from it.
+            let rtt = acc.now.saturating_sub(s.sent);
+            let ambiguous = s.ever_rtx && rtt < self.rtt.min_rtt.unwrap_or(0);
+            if !ambiguous
+                && acc
+                    .rack_newest
+                    .is_none_or(|(t, e)| sent_after(s.sent, end, t, e))
+            {
+                acc.rack_newest = Some((s.sent, end));
+            }
         }
         if acc.chosen.is_none_or(|(t, seq)| (s.sent, s.seq) > (t, seq)) {
             acc.chosen = Some((s.sent, s.seq));
@@ -1121,6 +1347,7 @@ mod tests {
             let timers = [
                 snd.rto_timer.deadline,
                 snd.pace_timer.deadline,
+                snd.loss_timer.deadline,
                 rcv.delack_timer.deadline,
             ];
             let next_timer = timers.iter().flatten().min().copied();
@@ -1264,6 +1491,56 @@ mod tests {
         assert_eq!(snd.stats.fast_recoveries, 1);
         assert_eq!(rtx.len(), 2);
         assert!(rtx[1] - rtx[0] >= 200 * MS, "{rtx:?}");
+        assert_eq!(snd.stats.bytes_acked, 40 * 1448);
+    }
+
+    fn rack(on: bool) -> TcpConfig {
+        TcpConfig {
+            rack: on,
+            init_cwnd: 20,
+            ..TcpConfig::default()
+        }
+    }
+
+    #[test]
+    fn rack_finds_a_lone_loss_a_quarter_rtt_after_a_later_segment_is_sacked() {
+        // Three segments, the middle one lost: one duplicate ACK, too few for RFC 6675.
+        // RACK (RFC 8985 §6.2) marks it lost min_rtt / 4 = 5 ms after the SACK of segment 3
+        // arrives (one RTT, 20 ms, after they left), not at the RTO.
+        let (snd, rtx, sends) = run(rack(true), 3, &[(1, 1)]);
+        assert_eq!(snd.stats.timeouts, 0);
+        assert_eq!(snd.stats.fast_recoveries, 1);
+        assert_eq!(rtx, vec![sends[0] + 20 * MS + 5 * MS]);
+        let (old, rtx_old, _) = run(rack(false), 3, &[(1, 1)]);
+        assert_eq!(old.stats.timeouts, 1);
+        assert!(rtx_old[0] >= sends[0] + 200 * MS, "{rtx_old:?}");
+    }
+
+    #[test]
+    fn tail_loss_probe_repairs_a_lost_tail_without_the_rto() {
+        // The last three of 20 segments are lost. TLP (RFC 8985 §7) resends the last one
+        // 2 SRTT + 2 ms after the last ACK; its SACK lets RACK mark the other two lost.
+        let (snd, rtx, _) = run(rack(true), 20, &[(17, 1), (18, 1), (19, 1)]);
+        assert_eq!(snd.stats.timeouts, 0);
+        assert_eq!(snd.stats.loss_probes, 1);
+        assert_eq!(snd.stats.retransmits, 3);
+        assert_eq!(snd.stats.fast_recoveries, 1);
+        assert_eq!(snd.stats.bytes_acked, 20 * 1448);
+        let (old, rtx_old, _) = run(rack(false), 20, &[(17, 1), (18, 1), (19, 1)]);
+        assert_eq!(old.stats.timeouts, 1);
+        assert_eq!(old.stats.loss_probes, 0);
+        assert!(rtx[0] < rtx_old[0], "probe {rtx:?} vs RTO {rtx_old:?}");
+    }
+
+    #[test]
+    fn rack_finds_a_lost_retransmission_without_the_rto() {
+        // Segment 3 and its fast retransmission are lost (the RTO repairs it without RACK,
+        // see above); RACK sees segments sent after the retransmission SACKed and marks it
+        // lost again.
+        let (snd, rtx, _) = run(rack(true), 40, &[(3, 2)]);
+        assert_eq!(snd.stats.timeouts, 0);
+        assert_eq!(rtx.len(), 2);
+        assert!(rtx[1] - rtx[0] < 200 * MS, "{rtx:?}");
         assert_eq!(snd.stats.bytes_acked, 40 * 1448);
     }
 }
