@@ -238,3 +238,42 @@ def test_cubic_regains_its_window_faster_than_newreno() -> None:
     segments = 0.95 * w_max_r - w_max_r // 2
     assert 0.9 * segments * 0.100 <= regain_r <= 1.1 * segments * 0.120, (regain_r, segments)
     assert regain_r > 4 * regain_c
+
+
+def _lossy_small_windows(rack: bool) -> dict[str, Any]:
+    """Four CUBIC flows on 2 Mbit/s with 2 % random loss and a 20-packet FIFO: windows of a
+    few segments, where three duplicate ACKs are often not there to be had."""
+    sc = l4sim.Scenario.parse(
+        {
+            "duration": "60s",
+            "seed": 3,
+            "topology": {
+                "preset": "dumbbell",
+                "access": {"rate": "100Mbps", "delay": "5ms"},
+                "bottleneck": {
+                    "rate": "2Mbps",
+                    "delay": "10ms",
+                    "loss": 0.02,
+                    "qdisc": {"kind": "fifo", "limit": "20p"},
+                },
+            },
+            "flows": [{"kind": "tcp", "cca": "cubic", "count": 4, "rack": rack}],
+        }
+    )
+    sim = l4sim.Simulation(sc)
+    sim.run()
+    return sim.summary()
+
+
+def test_rack_tlp_repairs_small_window_losses_without_timeouts() -> None:
+    # RFC 8985: RACK finds a loss once a later segment is delivered (a quarter RTT on), and
+    # TLP probes a silent tail, so most of what RFC 6675 leaves to the RTO is repaired
+    # earlier; the timeouts' go-back-N resends vanish with them. Same link, same share.
+    old, new = _lossy_small_windows(False), _lossy_small_windows(True)
+
+    def total(s: dict[str, Any], key: str) -> float:
+        return sum(f[key] for f in s["flows"])
+
+    assert total(new, "timeouts") < 0.5 * total(old, "timeouts"), (old, new)
+    assert total(new, "retransmits") < total(old, "retransmits")
+    assert total(new, "goodput_bps") == pytest.approx(total(old, "goodput_bps"), rel=0.1)
