@@ -72,6 +72,11 @@ pub struct TcpConfig {
     /// `tcp_early_retrans = 3`): time-based loss marking with a reordering window, and tail
     /// loss probes, in place of RFC 6675's three-SACK rule. Needs SACK.
     pub rack: bool,
+    /// Receiver: Linux's quick-ACK mode (`tcp_incr_quickack`, `tcp_enter_quickack_mode`):
+    /// every segment is ACKed at once for the first 16 data segments, after an idle gap
+    /// longer than the RTO, after a duplicate segment (16 more), and for 2 segments after
+    /// the first CE mark of a classic-ECN episode. Off: RFC 5681 delayed ACKs throughout.
+    pub quickack: bool,
     /// RTT samples from the timestamp option (RFC 7323), as Linux by default. Off: Karn's
     /// algorithm on never-retransmitted segments. (Header bytes and MSS are set separately.)
     pub timestamps: bool,
@@ -106,6 +111,7 @@ impl Default for TcpConfig {
             cubic_initial_cap: false,
             sack: true,
             rack: false,
+            quickack: false,
             timestamps: true,
             pacing: false,
             rwnd_bytes: 64 << 20,

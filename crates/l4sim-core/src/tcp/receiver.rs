@@ -3,7 +3,10 @@
 //!
 //! - Delayed ACKs (RFC 5681 §4.2, RFC 1122 §4.2.3.2): ACK every `delack_count`-th segment or
 //!   after `delack_timeout`; immediately for out-of-order segments and for segments that
-//!   fill a gap. Linux's initial quick-ACK mode is not modelled.
+//!   fill a gap. With `quickack`, Linux's quick-ACK mode too (`tcp_event_data_recv`,
+//!   `tcp_incr_quickack`, `tcp_enter_quickack_mode`, `tcp_dec_quickack_mode`): the first 16
+//!   data segments, those after an idle gap longer than the RTO, after a duplicate, and 2
+//!   after the first CE of a classic-ECN episode are each ACKed at once.
 //! - Timestamps (RFC 7323 §4.3): TS.Recent is taken from segments at the left window edge.
 //! - SACK (RFC 2018 §4): when out-of-order data is held, ACKs carry up to 3 blocks, the
 //!   first containing the segment that triggered the ACK, then the most recently reported.
@@ -72,9 +75,21 @@ pub struct TcpReceiver {
     r_bytes: [u32; 3],
     ts_recent: Time,
     last_ack_sent: u64,
+    /// Quick-ACK mode modelled (option `quickack`).
+    quickack: bool,
+    /// Immediate ACKs left (Linux `icsk_ack.quick`).
+    quick: u32,
+    /// Arrival of the last data segment (Linux `icsk_ack.lrcvtime`).
+    last_data: Option<Time>,
+    /// The receiver's RTO for the idle test (it sends no data: Linux's initial 1 s).
+    idle_rto: Time,
 
     pub stats: ReceiverStats,
 }
+
+/// Linux `TCP_MAX_QUICKACKS`: quick ACKs granted at the start and after an idle gap (the
+/// receive window allows 16 with any realistic buffer: `rcv_wnd / (2 mss)`).
+const MAX_QUICKACKS: u32 = 16;
 
 impl TcpReceiver {
     /// `tmpl` carries the flow's addressing as seen from the receiver (src = receiver).
@@ -99,6 +114,10 @@ impl TcpReceiver {
             r_bytes: [1, 0, 1],
             ts_recent: 0,
             last_ack_sent: 0,
+            quickack: cfg.quickack,
+            quick: 0,
+            last_data: None,
+            idle_rto: cfg.init_rto_ns,
             stats: ReceiverStats::default(),
         }
     }
@@ -135,6 +154,17 @@ impl TcpReceiver {
         if ce {
             self.stats.ce_segments += 1;
         }
+        if self.quickack && h.len > 0 {
+            // Linux tcp_event_data_recv: the first data segment, or one after a gap longer
+            // than the RTO ("sender failed to restart window"), grants quick ACKs.
+            if self
+                .last_data
+                .is_none_or(|t| now.saturating_sub(t) > self.idle_rto)
+            {
+                self.quick = self.quick.max(MAX_QUICKACKS);
+            }
+            self.last_data = Some(now);
+        }
         let mut ack_now = false;
         match self.ecn {
             EcnFeedback::Off => {}
@@ -143,6 +173,11 @@ impl TcpReceiver {
                     self.ece = false;
                 }
                 if ce {
+                    // Linux __tcp_ecn_check_ce: "better not delay acks, sender can have a
+                    // very low cwnd" at the first CE until CWR (TCP_ECN_DEMAND_CWR).
+                    if self.quickack && !self.ece {
+                        self.quick = self.quick.max(2);
+                    }
                     self.ece = true;
                 }
             }
@@ -177,8 +212,12 @@ impl TcpReceiver {
         }
         let end = h.seq + h.len as u64;
         if end <= self.rcv_nxt {
-            // Duplicate: ACK at once so the sender learns where we are.
+            // Duplicate: ACK at once so the sender learns where we are (Linux
+            // tcp_data_queue: "a retransmit", with quick-ACK mode entered).
             self.stats.duplicates += 1;
+            if self.quickack {
+                self.quick = self.quick.max(MAX_QUICKACKS);
+            }
             self.send_ack(now, out);
         } else if h.seq <= self.rcv_nxt {
             let had_gap = !self.ooo.is_empty();
@@ -187,7 +226,7 @@ impl TcpReceiver {
                 self.send_ack(now, out); // RFC 5681 §4.2: fills (part of) a gap
             } else {
                 self.unacked += 1;
-                if self.unacked >= self.delack_count || ack_now {
+                if self.unacked >= self.delack_count || ack_now || self.quick > 0 {
                     self.send_ack(now, out);
                 } else if self.delack_timer.deadline.is_none() {
                     self.delack_timer.arm(now + self.delack_timeout);
@@ -290,6 +329,8 @@ impl TcpReceiver {
             p.size += self.fill_sack(&mut p);
         }
         out.push(p);
+        // Linux tcp_dec_quickack_mode: each ACK sent uses one quick ACK.
+        self.quick = self.quick.saturating_sub(1);
         self.last_ack_sent = self.rcv_nxt;
         self.unacked = 0;
         self.delack_timer.cancel();
@@ -315,6 +356,7 @@ impl TcpReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::MS;
 
     fn seg(seq: u64, len: u32, ts: Time) -> Packet {
         Packet {
@@ -480,5 +522,74 @@ mod tests {
         cwr.tcp.flags |= flags::CWR;
         r.on_segment(&cwr, 0, &mut out);
         assert_eq!(out.last().unwrap().tcp.flags & flags::ECE, 0);
+    }
+
+    fn quick_rx() -> TcpReceiver {
+        TcpReceiver::new(
+            &TcpConfig {
+                quickack: true,
+                ..TcpConfig::default()
+            },
+            Packet::default(),
+        )
+    }
+
+    /// ACKs sent for `n` in-order 1000-byte segments starting at `seq`, 1 ms apart from
+    /// `t0`.
+    fn acks_for(r: &mut TcpReceiver, seq: u64, n: u64, t0: Time) -> usize {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let t = t0 + i * MS;
+            r.on_segment(&seg(seq + i * 1000, 1000, t), t, &mut out);
+        }
+        out.len()
+    }
+
+    #[test]
+    fn quickack_acks_the_first_sixteen_segments_each_then_delays() {
+        // Linux tcp_event_data_recv: the first data segment grants TCP_MAX_QUICKACKS.
+        let mut r = quick_rx();
+        assert_eq!(acks_for(&mut r, 0, 16, 0), 16);
+        assert_eq!(
+            acks_for(&mut r, 16_000, 4, 16 * MS),
+            2,
+            "then every second one"
+        );
+        // Without the option: every second one from the start.
+        assert_eq!(acks_for(&mut rx(2), 0, 16, 0), 8);
+    }
+
+    #[test]
+    fn quickack_after_an_idle_gap_longer_than_the_rto() {
+        let mut r = quick_rx();
+        acks_for(&mut r, 0, 20, 0);
+        // 0.5 s of silence (below the 1 s RTO): still delayed.
+        assert_eq!(acks_for(&mut r, 20_000, 4, 520 * MS), 2);
+        // 2 s of silence: quick ACKs again.
+        assert_eq!(acks_for(&mut r, 24_000, 4, 2600 * MS), 4);
+    }
+
+    #[test]
+    fn quickack_for_two_segments_at_the_first_ce_of_an_episode() {
+        let mut r = quick_rx();
+        r.ecn = EcnFeedback::Classic;
+        acks_for(&mut r, 0, 20, 0);
+        let mut out = Vec::new();
+        let mut ce = seg(20_000, 1000, 30 * MS);
+        ce.ecn = Ecn::Ce;
+        r.on_segment(&ce, 30 * MS, &mut out);
+        r.on_segment(&seg(21_000, 1000, 31 * MS), 31 * MS, &mut out);
+        assert_eq!(out.len(), 2, "both ACKed at once (__tcp_ecn_check_ce)");
+        assert!(out.iter().all(|p| p.tcp.flags & flags::ECE != 0));
+        // A second CE while ECE is latched grants nothing more.
+        r.on_segment(&ce_at(22_000, 32 * MS), 32 * MS, &mut out);
+        r.on_segment(&seg(23_000, 1000, 33 * MS), 33 * MS, &mut out);
+        assert_eq!(out.len(), 3);
+    }
+
+    fn ce_at(seq: u64, t: Time) -> Packet {
+        let mut p = seg(seq, 1000, t);
+        p.ecn = Ecn::Ce;
+        p
     }
 }
