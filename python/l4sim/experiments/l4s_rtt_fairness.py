@@ -279,12 +279,42 @@ def qdisc_for(case: Case) -> dict[str, Any]:
     raise ValueError(f"{case.qdisc!r} has two variants: DUALPI2_L4STEAM_2020, DUALPI2_MAINLINE")
 
 
-def scenario(case: Case, qdisc: dict[str, Any], seed: int = 1) -> Scenario:
+@dataclass(frozen=True)
+class TcpVariant:
+    """What to change in l4sim's TCP for a run (default: nothing): extra TCP flow options
+    for both flows (e.g. ``{"rack": True}``), CUBIC options for the CUBIC flows (e.g.
+    ``{"hystart": True}``), and when the second flow starts (ms)."""
+
+    flow: tuple[tuple[str, Any], ...] = ()
+    cubic: tuple[tuple[str, Any], ...] = ()
+    start2_ms: float = 0.0
+
+    @staticmethod
+    def of(
+        flow: dict[str, Any] | None = None,
+        cubic: dict[str, Any] | None = None,
+        start2_ms: float = 0.0,
+    ) -> TcpVariant:
+        return TcpVariant(
+            tuple(sorted((flow or {}).items())), tuple(sorted((cubic or {}).items())), start2_ms
+        )
+
+
+def scenario(
+    case: Case, qdisc: dict[str, Any], seed: int = 1, variant: TcpVariant = TcpVariant()
+) -> Scenario:
     """Two flows on a dumbbell; flow i's whole path RTT sits on its sender's access link."""
 
     def flow(cca: str) -> dict[str, Any]:
         # The testbed's hosts run tcp_ecn = 3: CUBIC negotiates ECN too.
-        return {"kind": "tcp", "cca": cca, "ecn": True}
+        f: dict[str, Any] = {"kind": "tcp", "cca": cca, "ecn": True, **dict(variant.flow)}
+        if cca == "cubic" and variant.cubic:
+            f["cca"] = {"kind": "cubic", **dict(variant.cubic)}
+        return f
+
+    flows = [flow(case.cc1), flow(case.cc2)]
+    if variant.start2_ms:
+        flows[1]["start"] = f"{variant.start2_ms:g}ms"
 
     return Scenario.parse(
         {
@@ -297,14 +327,16 @@ def scenario(case: Case, qdisc: dict[str, Any], seed: int = 1) -> Scenario:
                 "access_delays": [f"{case.rtt1_ms / 2:g}ms", f"{case.rtt2_ms / 2:g}ms"],
                 "bottleneck": {"rate": f"{case.rate_mbps}Mbps", "delay": "0ms", "qdisc": qdisc},
             },
-            "flows": [flow(case.cc1), flow(case.cc2)],
+            "flows": flows,
         }
     )
 
 
-def final_minute_mbps(case: Case, qdisc: dict[str, Any], seed: int = 1) -> tuple[float, float]:
+def final_minute_mbps(
+    case: Case, qdisc: dict[str, Any], seed: int = 1, variant: TcpVariant = TcpVariant()
+) -> tuple[float, float]:
     """Each flow's goodput over the final minute (the testbed's steady-state figure)."""
-    sim = Simulation(scenario(case, qdisc, seed))
+    sim = Simulation(scenario(case, qdisc, seed, variant))
     sim.run_until(MEASURE_FROM_S)
     before = [f["bytes_acked"] for f in sim.summary()["flows"]]
     sim.run()
@@ -348,13 +380,13 @@ class Row:
         return self.mainline1_mbps / self.mainline2_mbps
 
 
-def run_case(case: Case, seed: int = 1) -> Row:
+def run_case(case: Case, seed: int = 1, variant: TcpVariant = TcpVariant()) -> Row:
     mainline: tuple[float | None, float | None] = (None, None)
     if case.qdisc == "dualpi2":
-        ours = final_minute_mbps(case, DUALPI2_L4STEAM_2020, seed)
-        mainline = final_minute_mbps(case, DUALPI2_MAINLINE, seed)
+        ours = final_minute_mbps(case, DUALPI2_L4STEAM_2020, seed, variant)
+        mainline = final_minute_mbps(case, DUALPI2_MAINLINE, seed, variant)
     else:
-        ours = final_minute_mbps(case, qdisc_for(case), seed)
+        ours = final_minute_mbps(case, qdisc_for(case), seed, variant)
     return Row(
         case=case.name,
         rate_mbps=case.rate_mbps,
@@ -370,7 +402,7 @@ def run_case(case: Case, seed: int = 1) -> Row:
     )
 
 
-def _run_case(task: tuple[Case, int]) -> Row:
+def _run_case(task: tuple[Case, int, TcpVariant]) -> Row:
     return run_case(*task)
 
 
@@ -382,15 +414,16 @@ def reproduce(
     seed: int = 1,
     on_case: Callable[[Case, int, int], None] | None = None,
     executor: Executor | None = None,
+    variant: TcpVariant = TcpVariant(),
 ) -> list[Row]:
     """Run every row of the testbed's table (or the rates and qdiscs in ``only``) on ``executor``
     (default: serial), write ``table.csv``, ``table.md`` and (with ``figures``)
     ``throughput.png``. Returns the rows. ``on_case(case, done, total)`` is called as each
-    case finishes."""
+    case finishes. ``variant`` changes l4sim's TCP (Linux options, a later second flow)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS)
-    rows = run_cases(_run_case, [(case, seed) for case in todo], todo, executor, on_case)
+    rows = run_cases(_run_case, [(case, seed, variant) for case in todo], todo, executor, on_case)
     write_table(rows, out, TABLE, markdown_table(rows))
     if figures:
         plot(rows, out / "throughput.png")

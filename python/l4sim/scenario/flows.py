@@ -90,7 +90,9 @@ class TcpFlow(_FlowBase):
     defaults (mss 1448 B, initial window 10 segments, no initial ssthresh, min RTO 200 ms,
     delayed ACK every 2 segments / 40 ms, SACK and timestamps on, no pacing, …);
     ``rack = true`` turns on RACK-TLP loss detection (RFC 8985, Linux's default; off here),
-    ``quickack = true`` the receiver's Linux quick-ACK mode.
+    ``quickack = true`` the receiver's Linux quick-ACK mode, ``prr_in_cwr = true`` Linux's
+    gradual (PRR) reduction after an ECN echo, ``linux_rto = true`` Linux's RTO (at least
+    SRTT + min_rto).
     ``init_cwnd`` / ``init_ssthresh`` are in segments. ``cca`` is a kind or a table of the
     algorithm's options (:mod:`l4sim.scenario.ccas`); ``prague_rtt_independence`` and
     ``prague_alpha_mode`` are the old spelling of Prague's options."""
@@ -115,6 +117,8 @@ class TcpFlow(_FlowBase):
     sack: Annotated[bool, Field(strict=True)] | None = None
     rack: Annotated[bool, Field(strict=True)] | None = None
     quickack: Annotated[bool, Field(strict=True)] | None = None
+    prr_in_cwr: Annotated[bool, Field(strict=True)] | None = None
+    linux_rto: Annotated[bool, Field(strict=True)] | None = None
     timestamps: Annotated[bool, Field(strict=True)] | None = None
     pacing: Annotated[bool, Field(strict=True)] | None = None
 

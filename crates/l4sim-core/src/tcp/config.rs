@@ -77,6 +77,14 @@ pub struct TcpConfig {
     /// longer than the RTO, after a duplicate segment (16 more), and for 2 segments after
     /// the first CE mark of a classic-ECN episode. Off: RFC 5681 delayed ACKs throughout.
     pub quickack: bool,
+    /// An ECN echo reduces cwnd as Linux does (`tcp_enter_cwr` only sets ssthresh; then
+    /// `tcp_cong_control` → `tcp_cwnd_reduction`, PRR, per ACK through CWR, landing on
+    /// ssthresh when CWR ends). Off: cwnd drops to ssthresh at the echo (RFC 3168 §6.1.2).
+    pub prr_in_cwr: bool,
+    /// Linux's RTO (`tcp_rtt_estimator`, `__tcp_set_rto`): SRTT plus a variance term that
+    /// never falls below `min_rto`, so RTO >= SRTT + 200 ms. Off: RFC 6298,
+    /// max(min_rto, SRTT + 4 RTTVAR).
+    pub linux_rto: bool,
     /// RTT samples from the timestamp option (RFC 7323), as Linux by default. Off: Karn's
     /// algorithm on never-retransmitted segments. (Header bytes and MSS are set separately.)
     pub timestamps: bool,
@@ -112,6 +120,8 @@ impl Default for TcpConfig {
             sack: true,
             rack: false,
             quickack: false,
+            prr_in_cwr: false,
+            linux_rto: false,
             timestamps: true,
             pacing: false,
             rwnd_bytes: 64 << 20,

@@ -1,4 +1,7 @@
-//! Round-trip time estimation and the retransmission timer (RFC 6298).
+//! Round-trip time estimation and the retransmission timer: RFC 6298, or (option
+//! `linux_rto`) Linux's `tcp_rtt_estimator` / `__tcp_set_rto`, whose variance term never
+//! falls below the minimum RTO, so that RTO >= SRTT + 200 ms where RFC 6298 gives
+//! max(200 ms, SRTT + 4 RTTVAR).
 
 use crate::time::Time;
 
@@ -14,6 +17,13 @@ pub struct RttEstimator {
     min_rto: Time,
     max_rto: Time,
     init_rto: Time,
+    /// Linux's estimator (`linux_rto`): `rttvar` then holds Linux's `rttvar_us` (a 4x mean
+    /// deviation, at least `min_rto`), with `mdev4` (`mdev_us`), `mdev_max`
+    /// (`mdev_max_us`) and the sequence that ends the current RTT (`rtt_seq`).
+    pub linux: bool,
+    mdev4: Time,
+    mdev_max: Time,
+    rtt_seq: u64,
 }
 
 impl RttEstimator {
@@ -27,6 +37,53 @@ impl RttEstimator {
             min_rto,
             max_rto,
             init_rto,
+            linux: false,
+            mdev4: 0,
+            mdev_max: 0,
+            rtt_seq: 0,
+        }
+    }
+
+    /// Use Linux's estimator (`linux_rto`).
+    pub fn with_linux(self, linux: bool) -> Self {
+        RttEstimator { linux, ..self }
+    }
+
+    /// Linux `tcp_rtt_estimator` for a sample `r` taken when the ACK moved snd_una to
+    /// `snd_una` with `snd_nxt` sent: SRTT with gain 1/8; the mean deviation with gain 1/4,
+    /// or 1/32 when the RTT falls (Linux's Eifel-like rule); once per RTT (snd_una past
+    /// `rtt_seq`) the variance term decays a quarter of the way to the RTT's largest
+    /// deviation, and that maximum restarts from the minimum RTO.
+    pub fn sample_linux(&mut self, r: Time, snd_una: u64, snd_nxt: u64) {
+        self.latest = Some(r);
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        let Some(srtt) = self.srtt else {
+            // "make sure rto = 3*rtt", the variance at least the minimum RTO.
+            self.srtt = Some(r.max(1));
+            self.mdev4 = 2 * r;
+            self.rttvar = self.mdev4.max(self.min_rto);
+            self.mdev_max = self.rttvar;
+            self.rtt_seq = snd_nxt;
+            return;
+        };
+        let err = r as i64 - srtt as i64;
+        self.srtt = Some(((srtt as i64 + err / 8).max(1)) as Time);
+        let quarter = (self.mdev4 / 4) as i64;
+        let mut m = err.abs() - quarter;
+        if err < 0 && m > 0 {
+            m /= 8;
+        }
+        self.mdev4 = (self.mdev4 as i64 + m).max(0) as Time;
+        if self.mdev4 > self.mdev_max {
+            self.mdev_max = self.mdev4;
+            self.rttvar = self.rttvar.max(self.mdev_max);
+        }
+        if snd_una > self.rtt_seq {
+            if self.mdev_max < self.rttvar {
+                self.rttvar -= (self.rttvar - self.mdev_max) / 4;
+            }
+            self.rtt_seq = snd_nxt;
+            self.mdev_max = self.min_rto;
         }
     }
 
@@ -52,6 +109,8 @@ impl RttEstimator {
     pub fn base_rto(&self) -> Time {
         match self.srtt {
             None => self.init_rto,
+            // Linux __tcp_set_rto: SRTT + rttvar_us (already at least min_rto).
+            Some(s) if self.linux => s + self.rttvar,
             Some(s) => (s + 4 * self.rttvar).max(self.min_rto),
         }
         .min(self.max_rto)
@@ -93,5 +152,36 @@ mod tests {
             e.sample(MS);
         }
         assert_eq!(e.rto(), 200 * MS);
+    }
+
+    #[test]
+    fn linux_rto_is_srtt_plus_at_least_the_minimum() {
+        let mut e = RttEstimator::new(200 * MS, 120_000 * MS, 1000 * MS);
+        e.linux = true;
+        // First sample 100 ms: mdev = 2 r, rttvar = max(200, 200) ms: RTO 300 ms = 3 r.
+        e.sample_linux(100 * MS, 0, 10);
+        assert_eq!(e.rto(), 300 * MS);
+        // A steady 100 ms for many RTTs: the variance decays towards its floor, the minimum
+        // RTO, never below: RTO = SRTT + 200 ms (RFC 6298 would give 200 ms).
+        for k in 1..200u64 {
+            e.sample_linux(100 * MS, 10 * k, 10 * k + 10);
+        }
+        assert_eq!(e.rto(), 300 * MS);
+        let mut rfc = RttEstimator::new(200 * MS, 120_000 * MS, 1000 * MS);
+        for _ in 0..200 {
+            rfc.sample(100 * MS);
+        }
+        assert_eq!(rfc.rto(), 200 * MS);
+        // A 100 ms jump raises the deviation at gain 1/4 (mdev4 += 100 - mdev4/4); a drop
+        // back moves it at 1/32 only (Linux: "finer gain for mdev in this case").
+        let before = e.mdev4;
+        e.sample_linux(200 * MS, 2000, 2010);
+        assert_eq!(e.mdev4, before + 100 * MS - before / 4);
+        let up = e.mdev4;
+        let srtt = e.srtt.unwrap();
+        e.sample_linux(50 * MS, 2000, 2010);
+        let err = (srtt - 50 * MS) as i64;
+        assert_eq!(e.mdev4 as i64, up as i64 + (err - (up / 4) as i64) / 8);
+        assert!(e.rto() >= e.srtt.unwrap() + 200 * MS);
     }
 }

@@ -248,6 +248,8 @@ pub struct TcpSender {
 
     /// RACK-TLP configured (it runs when SACK is negotiated).
     rack_on: bool,
+    /// PRR through CWR as well as Recovery (option `prr_in_cwr`).
+    prr_in_cwr: bool,
     rack: Rack,
     /// RACK's reordering timer or TLP's probe timer (Linux keeps both, and the RTO, in one
     /// timer; l4sim keeps the RTO apart and lets this one fire first).
@@ -311,7 +313,8 @@ impl TcpSender {
             delivered_time: 0,
             first_tx_time: 0,
             app_limited_until: 0,
-            rtt: RttEstimator::new(cfg.min_rto_ns, cfg.max_rto_ns, cfg.init_rto_ns),
+            rtt: RttEstimator::new(cfg.min_rto_ns, cfg.max_rto_ns, cfg.init_rto_ns)
+                .with_linux(cfg.linux_rto),
             rto_timer: Timer::default(),
             next_send: 0,
             pace_timer: Timer::default(),
@@ -325,6 +328,7 @@ impl TcpSender {
             sack_ok: false,
             cwr_pending: false,
             rack_on: cfg.rack,
+            prr_in_cwr: cfg.prr_in_cwr,
             rack: Rack::default(),
             loss_timer: Timer::default(),
             loss_timer_probe: false,
@@ -654,7 +658,10 @@ impl TcpSender {
         }
         if self.cc.has_cong_control() {
             self.cc.cong_control(&mut self.w, &s, &rs);
-        } else if self.state == CaState::Recovery && self.sack_ok {
+        } else if (self.state == CaState::Recovery && self.sack_ok)
+            || (self.state == CaState::Cwr && self.prr_in_cwr)
+        {
+            // Linux tcp_cong_control: tcp_cwnd_reduction while tcp_in_cwnd_reduction.
             self.prr(acked_sacked, rs.losses > 0, fast_rexmit, advanced);
         } else if acked_sacked > 0 && popped > 0 {
             // Linux tcp_may_raise_cwnd: no growth while reducing (CWR, Recovery).
@@ -935,7 +942,8 @@ impl TcpSender {
     /// RFC 3168 §6.1.2: halve the window as for a loss, once per window; set CWR.
     fn enter_cwr(&mut self, now: Time) {
         self.init_reduction(now);
-        if !self.cc.has_cong_control() {
+        // Linux tcp_enter_cwr leaves cwnd to PRR (`prr_in_cwr`).
+        if !self.cc.has_cong_control() && !self.prr_in_cwr {
             self.w.cwnd = self.w.ssthresh.min(self.w.cwnd);
         }
         self.cwr_pending = !self.accecn;
@@ -1257,7 +1265,11 @@ impl TcpSender {
     }
 
     fn sample_rtt(&mut self, r: Time) {
-        self.rtt.sample(r);
+        if self.rtt.linux {
+            self.rtt.sample_linux(r, self.snd_una, self.snd_nxt);
+        } else {
+            self.rtt.sample(r);
+        }
         self.stats.srtt_sum += secs(self.rtt.srtt.unwrap_or(r));
         self.stats.srtt_n += 1;
     }
@@ -1542,5 +1554,63 @@ mod tests {
         assert_eq!(rtx.len(), 2);
         assert!(rtx[1] - rtx[0] < 200 * MS, "{rtx:?}");
         assert_eq!(snd.stats.bytes_acked, 40 * 1448);
+    }
+
+    /// A classic-ECN NewReno flow with 20 segments out gets a CE mark on the first:
+    /// (cwnd after the echo, cwnd when CWR ends, new segments sent during CWR).
+    fn ecn_echo(prr_in_cwr: bool) -> (u32, u32, u32) {
+        let cfg = TcpConfig {
+            ecn: true,
+            init_cwnd: 20,
+            prr_in_cwr,
+            ..TcpConfig::default()
+        };
+        let mut snd = TcpSender::new(&cfg, Packet::default(), None, 1);
+        let mut rcv = TcpReceiver::new(&cfg, Packet::default());
+        let (mut out, mut back) = (Vec::new(), Vec::new());
+        snd.start(0, &mut out);
+        rcv.on_segment(&out[0], 0, &mut back);
+        out.clear();
+        snd.on_ack(&back[0], 20 * MS, &mut out);
+        back.clear();
+        let mut window: Vec<Packet> = std::mem::take(&mut out);
+        assert_eq!(window.len(), 20);
+        window[0].ecn = Ecn::Ce;
+        for p in &window {
+            rcv.on_segment(p, 30 * MS, &mut back);
+        }
+        let mut after_echo = None;
+        let mut sent_in_cwr = 0;
+        for (k, a) in back.iter().enumerate() {
+            // Only the first ACK echoes: as if the receiver had seen CWR since.
+            let mut a = *a;
+            if k > 0 {
+                a.tcp.flags &= !flags::ECE;
+            }
+            snd.on_ack(&a, 40 * MS + k as Time, &mut out);
+            if snd.state == CaState::Cwr {
+                after_echo.get_or_insert(snd.w.cwnd);
+                sent_in_cwr = out.len() as u32;
+            }
+        }
+        assert_eq!(snd.state, CaState::Open, "CWR ends with the window");
+        (after_echo.unwrap(), snd.w.cwnd, sent_in_cwr)
+    }
+
+    #[test]
+    fn prr_in_cwr_reduces_gradually_as_linux_tcp_cwnd_reduction() {
+        // RFC 3168 §6.1.2 as written: cwnd = ssthresh = 10 at the echo; the rest of the
+        // window's ACKs send nothing until the flight falls below 10.
+        let (echo, end, _) = ecn_echo(false);
+        assert_eq!((echo, end), (10, 10));
+        // Linux (tcp_enter_cwr, then PRR per ACK, RFC 6937): the first ACK (2 segments
+        // delivered) leaves cwnd = flight 18 + ceil(2 * 10 / 20) = 19. ACK k (2 segments
+        // each) then finds a flight of 19 - k and sends one segment (ceil(2k * 10 / 20) -
+        // (k - 1)) while that is above ssthresh: k = 1..8; the 9th ACK meets the flight at
+        // 10 and sends nothing, the 10th ends CWR at ssthresh.
+        let (echo, end, sent) = ecn_echo(true);
+        assert_eq!(echo, 19);
+        assert_eq!(end, 10);
+        assert_eq!(sent, 8);
     }
 }
