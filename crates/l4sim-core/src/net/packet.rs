@@ -60,6 +60,8 @@ pub mod flags {
 
 /// The TCP fields in use. Sequence numbers are 64-bit byte offsets from the start of the
 /// connection (no wrap-around: a documented simplification of RFC 793's 32-bit space).
+/// SACK blocks are kept as 32-bit offsets above `ack` and the AccECN option behind a flag,
+/// so that a [`Packet`] stays within 128 bytes (moved with inline stores, not `memcpy`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TcpHeader {
     pub seq: u64,
@@ -72,15 +74,47 @@ pub struct TcpHeader {
     pub ts_ecr: Time,
     /// SACK-permitted option on a SYN or SYN-ACK (RFC 2018 §2).
     pub sack_perm: bool,
-    /// SACK blocks [start, end) (RFC 2018 §3); at most 3 fit beside timestamps.
-    pub sack: [(u64, u64); 3],
+    /// SACK blocks [start, end) (RFC 2018 §3) as offsets from `ack`; at most 3 fit beside
+    /// timestamps. Read and written with [`TcpHeader::sack_block`] / [`TcpHeader::push_sack`].
+    pub(crate) sack: [(u32, u32); 3],
     pub nsack: u8,
     /// AccECN ACE field (RFC 9768 §3.2.2): the receiver's CE packet counter mod 8, carried
     /// in the AE, CWR and ECE bits of an ACK in AccECN mode.
     pub ace: u8,
-    /// AccECN option (RFC 9768 §3.2.3): received ECT(0), CE and ECT(1) payload bytes, each
-    /// mod 2^24. `None`: no option on this segment.
-    pub accecn: Option<[u32; 3]>,
+    /// AccECN option (RFC 9768 §3.2.3) present: see [`TcpHeader::accecn`].
+    pub(crate) has_accecn: bool,
+    pub(crate) accecn: [u32; 3],
+}
+
+impl TcpHeader {
+    /// SACK block `i` (< `nsack`), in absolute sequence numbers.
+    #[inline]
+    pub fn sack_block(&self, i: usize) -> (u64, u64) {
+        let (s, e) = self.sack[i];
+        (self.ack + s as u64, self.ack + e as u64)
+    }
+
+    /// Append a SACK block [start, end), which lies above `ack` (set `ack` first) and
+    /// within 4 GiB of it (a receive window never exceeds 1 GiB, RFC 7323 §2.3).
+    #[inline]
+    pub fn push_sack(&mut self, (start, end): (u64, u64)) {
+        debug_assert!(start >= self.ack && end - self.ack <= u32::MAX as u64);
+        self.sack[self.nsack as usize] = ((start - self.ack) as u32, (end - self.ack) as u32);
+        self.nsack += 1;
+    }
+
+    /// The AccECN option (RFC 9768 §3.2.3): received ECT(0), CE and ECT(1) payload bytes,
+    /// each mod 2^24; `None` when the segment carries none.
+    #[inline]
+    pub fn accecn(&self) -> Option<[u32; 3]> {
+        self.has_accecn.then_some(self.accecn)
+    }
+
+    #[inline]
+    pub fn set_accecn(&mut self, counters: Option<[u32; 3]>) {
+        self.has_accecn = counters.is_some();
+        self.accecn = counters.unwrap_or_default();
+    }
 }
 
 /// Which endpoint of a flow a packet is addressed to.
@@ -137,5 +171,35 @@ impl Packet {
             }
         }
         h
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_fits_in_128_bytes() {
+        // Larger moves become memcpy calls (LLVM inlines copies up to 128 bytes on x86-64).
+        assert!(
+            std::mem::size_of::<Packet>() <= 128,
+            "{}",
+            std::mem::size_of::<Packet>()
+        );
+    }
+
+    #[test]
+    fn sack_blocks_round_trip_as_offsets_from_ack() {
+        let mut h = TcpHeader {
+            ack: 10_000_000_000,
+            ..TcpHeader::default()
+        };
+        h.push_sack((10_000_001_448, 10_000_002_896));
+        h.push_sack((10_000_005_000, 10_000_006_000));
+        assert_eq!(h.nsack, 2);
+        assert_eq!(h.sack_block(1), (10_000_005_000, 10_000_006_000));
+        assert_eq!(h.accecn(), None);
+        h.set_accecn(Some([1, 2, 3]));
+        assert_eq!(h.accecn(), Some([1, 2, 3]));
     }
 }

@@ -293,16 +293,16 @@ impl TcpReceiver {
     fn fill_sack(&self, p: &mut Packet) -> u32 {
         let mut seen = [usize::MAX; 3];
         let mut n = 0;
+        p.tcp.nsack = 0;
         for &x in &self.sack_recent[..self.n_recent] {
             if let Some(b) = self.block_of(x) {
                 if n < 3 && !seen[..n].contains(&b) {
                     seen[n] = b;
-                    p.tcp.sack[n] = self.ooo[b];
+                    p.tcp.push_sack(self.ooo[b]);
                     n += 1;
                 }
             }
         }
-        p.tcp.nsack = n as u8;
         // Kind, length and two bytes of NOP padding, then 8 bytes per block (Linux
         // TCPOLEN_SACK_BASE_ALIGNED + TCPOLEN_SACK_PERBLOCK).
         if n > 0 {
@@ -320,7 +320,7 @@ impl TcpReceiver {
         let mut p = self.ack_packet(f, now);
         if self.ecn == EcnFeedback::Accurate {
             p.tcp.ace = (self.r_cep & 7) as u8;
-            p.tcp.accecn = Some(self.r_bytes);
+            p.tcp.set_accecn(Some(self.r_bytes));
             // RFC 9768 §3.2.3: the option with three 24-bit counters takes 11 bytes, 12
             // with padding.
             p.size += 12;
@@ -429,16 +429,16 @@ mod tests {
         r.on_segment(&seg(300, 100, 0), 0, &mut out); // extends A to [200, 400)
         let last = out.last().unwrap().tcp;
         assert_eq!(last.ack, 100);
-        assert_eq!(&last.sack[..last.nsack as usize], &[(200, 400), (500, 600)]);
+        assert_eq!(blocks(&last), [(200, 400), (500, 600)]);
         assert_eq!(out.last().unwrap().size, 52 + 4 + 16);
         r.on_segment(&seg(800, 100, 0), 0, &mut out); // block C newest
         let last = out.last().unwrap().tcp;
-        assert_eq!(&last.sack[..3], &[(800, 900), (200, 400), (500, 600)]);
+        assert_eq!(blocks(&last), [(800, 900), (200, 400), (500, 600)]);
         // Filling the first hole: A merges into the cumulative ACK and drops out.
         r.on_segment(&seg(100, 100, 0), 0, &mut out);
         let last = out.last().unwrap().tcp;
         assert_eq!(last.ack, 400);
-        assert_eq!(&last.sack[..last.nsack as usize], &[(800, 900), (500, 600)]);
+        assert_eq!(blocks(&last), [(800, 900), (500, 600)]);
     }
 
     #[test]
@@ -462,7 +462,7 @@ mod tests {
         r.on_segment(&ce, 0, &mut out); // CE state change: ACK at once
         let a = out.last().unwrap().tcp;
         assert_eq!((a.ack, a.ace), (200, 6)); // r.cep starts at 5
-        assert_eq!(a.accecn, Some([1, 100, 101])); // e0b, ceb, e1b (initial 1, 0, 1)
+        assert_eq!(a.accecn(), Some([1, 100, 101])); // e0b, ceb, e1b (initial 1, 0, 1)
         assert_eq!(out.last().unwrap().size, 52 + 12);
         for i in 0..9 {
             let mut c = seg(200 + 100 * i, 100, 0);
@@ -472,7 +472,7 @@ mod tests {
         r.on_timer(1_000_000_000, &mut out); // the delayed ACK of the last one
         let a = out.last().unwrap().tcp;
         assert_eq!(a.ace, (5 + 10) % 8, "ACE wraps mod 8");
-        assert_eq!(a.accecn.unwrap()[1], 1000);
+        assert_eq!(a.accecn().unwrap()[1], 1000);
     }
 
     #[test]
@@ -522,6 +522,10 @@ mod tests {
         cwr.tcp.flags |= flags::CWR;
         r.on_segment(&cwr, 0, &mut out);
         assert_eq!(out.last().unwrap().tcp.flags & flags::ECE, 0);
+    }
+
+    fn blocks(h: &TcpHeader) -> Vec<(u64, u64)> {
+        (0..h.nsack as usize).map(|i| h.sack_block(i)).collect()
     }
 
     fn quick_rx() -> TcpReceiver {

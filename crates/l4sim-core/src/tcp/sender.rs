@@ -496,7 +496,8 @@ impl TcpSender {
         // Selective acknowledgements (RFC 2018 §3; Linux tcp_sacktag_write_queue).
         let mut newly_sacked = 0;
         if self.sack_ok {
-            for &(start, end) in &h.sack[..h.nsack as usize] {
+            for i in 0..h.nsack as usize {
+                let (start, end) = h.sack_block(i);
                 newly_sacked += self.sack_range(start, end, &mut rate);
             }
         }
@@ -819,7 +820,7 @@ impl TcpSender {
     /// wrap-around when more than 7 segments were marked.
     fn accecn_delta(&mut self, h: &TcpHeader) -> u32 {
         let mut d = (h.ace as u32).wrapping_sub(self.s_cep) & 7;
-        if let Some(bytes) = h.accecn {
+        if let Some(bytes) = h.accecn() {
             let d_ceb = bytes[1].wrapping_sub(self.s_bytes[1]) & 0xFF_FFFF;
             let estimate = d_ceb.div_ceil(self.mss);
             while d + 8 <= estimate {
@@ -1480,17 +1481,17 @@ mod tests {
         let mut snd = TcpSender::new(&cfg, Packet::default(), None, 1);
         let mut h = TcpHeader {
             ace: 7,
-            accecn: Some([1, 2 * 1448, 1]),
             ..TcpHeader::default()
         };
+        h.set_accecn(Some([1, 2 * 1448, 1]));
         assert_eq!(snd.accecn_delta(&h), 2); // 5 → 7
                                              // 11 more CE segments: ACE moves by 11 mod 8 = 3, the bytes tell it was 11.
         h.ace = (7 + 11) % 8;
-        h.accecn = Some([1, 13 * 1448, 1]);
+        h.set_accecn(Some([1, 13 * 1448, 1]));
         assert_eq!(snd.accecn_delta(&h), 11);
         // Without the option the ACE delta alone is taken.
         h.ace = (h.ace + 3) % 8;
-        h.accecn = None;
+        h.set_accecn(None);
         assert_eq!(snd.accecn_delta(&h), 3);
     }
 
