@@ -10,12 +10,8 @@ use rayon::prelude::*;
 
 /// A Python dict → an [`Action`] (through JSON, so the core's serde form is the one schema).
 fn action(a: &Bound<'_, PyAny>) -> PyResult<Action> {
-    let text: String = a
-        .py()
-        .import("json")?
-        .call_method1("dumps", (a,))?
-        .extract()?;
-    serde_json::from_str(&text).map_err(|e| PyValueError::new_err(format!("invalid action: {e}")))
+    // Straight from the Python objects (no JSON text in between: actions come every step).
+    pythonize::depythonize(a).map_err(|e| PyValueError::new_err(format!("invalid action: {e}")))
 }
 
 /// A Rust value → the Python objects of its serde form (dicts, lists, numbers, str).
