@@ -263,3 +263,26 @@ def test_summary_keys_match_the_run_contract() -> None:
     assert set(sim) <= set(out)
     assert set(sim["flows"][0]) <= set(out["flows"][0])
     json.dumps(out)
+
+
+@needs_netns
+def test_an_lfq_policy_runs_in_the_router(router: Path, tmp_path: Path) -> None:
+    # LFQ (fq with a weights file): a network whose output is about 40 packets whatever
+    # the features sets the flow's buffer in the router as in the simulator, so a CUBIC
+    # flow that would fill fq's default 100-packet buffer is held near 40.
+    torch = pytest.importorskip("torch")
+    from l4sim.agents import lfq
+
+    w = tmp_path / "w.safetensors"
+    torch.manual_seed(0)
+    net = lfq.LfqNet(16)
+    with torch.no_grad():
+        net.fc4.bias.fill_(40.0)
+    lfq.save_weights(w, net)
+    text = ECT1.replace('{ kind = "dualpi2" }', f'{{ kind = "fq", lfq_policy = "{w}" }}')
+    text = text.split("[[flows]]")[0] + '[[flows]]\nkind = "tcp"\ncca = "cubic"\n'
+    s = emu.emulate(loads(text.replace('"2s"', '"3s"'))).summary
+    q = s["queues"][0]
+    assert q["qdisc"] == "fq"
+    assert 30 <= q["backlog_max_pkts"] <= 46, q
+    assert q["drops"] > 0

@@ -106,10 +106,56 @@ fn attach(netns: &str, tun: &str) -> Result<RawFd, String> {
     }
 }
 
+/// `l4sim-router --bench N`: the router's own cost per packet without I/O: N 100-byte
+/// packets through a two-host link of 100 Gbit/s (FIFO), on a synthetic clock.
+fn bench(n: u64) {
+    let cfg = SimConfig::from_json(
+        r#"{"duration_ns": 1, "nodes": [{"name": "h0"}, {"name": "h1"}],
+            "links": [{"a": 0, "b": 1, "rate_bps": 100000000000, "delay_ns": 0}], "flows": []}"#,
+    )
+    .expect("bench configuration");
+    let mut r = Router::new(&cfg, vec![(0x0a4d_0001, 0), (0x0a4d_0002, 1)], 1024);
+    let mut pkt = [0u8; 100];
+    pkt[0] = 0x45;
+    pkt[2..4].copy_from_slice(&100u16.to_be_bytes());
+    pkt[8] = 64;
+    pkt[9] = 17;
+    pkt[12..16].copy_from_slice(&[10, 77, 0, 1]);
+    pkt[16..20].copy_from_slice(&[10, 77, 0, 2]);
+    let c = l4sim_emu::ipv4::header_checksum(&pkt);
+    pkt[10..12].copy_from_slice(&c.to_be_bytes());
+    let start = Instant::now();
+    let mut out = Vec::new();
+    for i in 0..n {
+        let t = i * 100;
+        let s = r.pool.alloc().expect("slot");
+        r.pool.slot_mut(s)[..100].copy_from_slice(&pkt);
+        r.advance(t);
+        r.ingress(0, s, 100, t);
+        r.advance(t);
+        out.extend(r.take_deliveries());
+        for d in out.drain(..) {
+            r.release(d.slot);
+        }
+    }
+    let ns = start.elapsed().as_nanos() as f64 / n as f64;
+    println!(
+        "ns_per_pkt={ns:.1} pkts={n} delivered={}",
+        r.counters.delivered
+    );
+}
+
 fn main() {
     let path = std::env::args()
         .nth(1)
         .unwrap_or_else(|| fail("usage: l4sim-router CONFIG.json"));
+    if path == "--bench" {
+        let n = std::env::args()
+            .nth(2)
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(1_000_000);
+        return bench(n);
+    }
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| fail(&format!("cannot read {path}: {e}")));
     let cfg: Config =
