@@ -342,6 +342,23 @@ class _Traffic:
                     f.fct = time.monotonic() - (self.t0 + spec.start / 1e9)
                     break
                 time.sleep(0.001)
+        elif end < self.end and not self.stop.is_set():
+            self.finish(f)
+            # The flow stops sending at its stop time, as in the simulator: abort the
+            # connection (RST, SO_LINGER 0) instead of draining the send buffer.
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+
+    def finish(self, f: _Flow) -> None:
+        """The flow's end (its stop time or the run's): count what the receiver has and
+        keep the sender's last TCP_INFO."""
+        if f.end_t is not None:
+            return
+        if isinstance(f.spec, TcpFlow) and f.sender is not None:
+            info = _tcp_info(f.sender)
+            if info is not None and info[0] != 0:
+                f.info = info
+        f.end_t, f.received_at_end = time.monotonic(), f.received
 
     def _udp_sender(self, f: _Flow) -> None:
         s, spec = f.sender, f.spec
@@ -361,6 +378,9 @@ class _Traffic:
             delay = t - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
+        if end < self.end and not self.stop.is_set():
+            self.stop.wait(0.5)  # what is on its way still arrives
+            self.finish(f)
 
     def _udp_receiver(self, f: _Flow) -> None:
         s = f.listener
@@ -577,10 +597,8 @@ def _sample(sc: Scenario, traffic: _Traffic, router: subprocess.Popen[str]) -> l
             if f.error is not None:
                 raise EmulationError(f.error)
             start = traffic.t0 + f.spec.start / 1e9
-            if t < start:
+            if t < start or f.end_t is not None:
                 continue
-            if f.end_t is None and t >= traffic._active_end(f) - 1e-9:
-                f.end_t, f.received_at_end = t, f.received
             info = _tcp_info(f.sender) if isinstance(f.spec, TcpFlow) and f.sender else None
             if info is not None and info[0] != 0:
                 f.info = info
@@ -588,10 +606,8 @@ def _sample(sc: Scenario, traffic: _Traffic, router: subprocess.Popen[str]) -> l
                     f.rtt_samples.append(info[_RTT] / 1e6)
                 f.rate_samples.append(info[_DELIVERY_RATE] * 8.0)
             sent = info[_BYTES_SENT] if info is not None else f.received
-            d_recv, d_sent = (
-                f.received - prev.get(f.index, (0, 0))[0],
-                sent - prev.get(f.index, (0, 0))[1],
-            )
+            last_recv, last_sent = prev.get(f.index, (0, 0))
+            d_recv, d_sent = f.received - last_recv, sent - last_sent
             prev[f.index] = (f.received, sent)
             ssthresh = info[_SSTHRESH] if info is not None else 0
             rows.append(
@@ -614,9 +630,9 @@ def _sample(sc: Scenario, traffic: _Traffic, router: subprocess.Popen[str]) -> l
                 }
             )
         k += 1
+    time.sleep(max(0.0, traffic.end - time.monotonic()))
     for f in traffic.flows:
-        if f.end_t is None:
-            f.end_t, f.received_at_end = traffic.end, f.received
+        traffic.finish(f)
     return rows
 
 
@@ -628,7 +644,7 @@ def _flow_summaries(sc: Scenario, traffic: _Traffic) -> list[dict[str, Any]]:
         received = f.received_at_end if f.received_at_end is not None else f.received
         if isinstance(spec, TcpFlow) and spec.size is not None:
             received = min(received, spec.size)
-        active = (start + f.fct if f.fct is not None else (f.end_t or traffic.end)) - start
+        active = f.fct if f.fct is not None else (f.end_t or traffic.end) - start
         per_s = 8 / active if active > 0 else 0.0
         info = f.info
         tcp = isinstance(spec, TcpFlow)
