@@ -183,8 +183,8 @@ def _router_child(pid: int, timeout: float = 20.0) -> int:
     raise AssertionError("the router did not start")
 
 
-@needs_netns
-def test_no_namespace_left_after_the_router_is_killed(router: Path, tmp_path: Path) -> None:
+def _start_cli(tmp_path: Path) -> tuple[subprocess.Popen[str], int]:
+    """A 30 s emulated dumbbell run by the CLI, and its router's pid once it runs."""
     scen = tmp_path / "s.toml"
     scen.write_text(DUMBBELL.replace('duration = "3s"', 'duration = "30s"'))
     proc = subprocess.Popen(
@@ -196,8 +196,18 @@ def test_no_namespace_left_after_the_router_is_killed(router: Path, tmp_path: Pa
     )
     try:
         rpid = _router_child(proc.pid)
-        assert len(_ours(proc.pid)) == 4  # s0, s1, d0, d1
-        time.sleep(0.5)
+    except AssertionError:
+        proc.kill()
+        raise
+    assert len(_ours(proc.pid)) == 4  # s0, s1, d0, d1
+    time.sleep(0.5)
+    return proc, rpid
+
+
+@needs_netns
+def test_no_namespace_left_after_the_router_is_killed(router: Path, tmp_path: Path) -> None:
+    proc, rpid = _start_cli(tmp_path)
+    try:
         os.kill(rpid, signal.SIGKILL)
         _, err = proc.communicate(timeout=20)
     finally:
@@ -207,6 +217,21 @@ def test_no_namespace_left_after_the_router_is_killed(router: Path, tmp_path: Pa
     assert "router stopped unexpectedly" in err
     assert _ours(proc.pid) == []
     assert not (tmp_path / "o" / "summary.json").exists()
+
+
+@needs_netns
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupting_a_run_removes_everything(router: Path, tmp_path: Path, sig: int) -> None:
+    proc, rpid = _start_cli(tmp_path)
+    try:
+        os.kill(proc.pid, sig)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err  # the CLI's status for an interrupted command
+    assert _ours(proc.pid) == []
+    assert not Path(f"/proc/{rpid}").exists()
 
 
 @needs_netns

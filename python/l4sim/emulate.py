@@ -490,7 +490,7 @@ def _teardown(hosts: list[_Host], router: subprocess.Popen[str] | None) -> None:
         _ip("netns", "del", h.netns, check=False)
 
 
-class _Terminated(Exception):
+class _Terminated(KeyboardInterrupt):
     """SIGTERM during a run: unwind and clean up like Ctrl-C."""
 
 
