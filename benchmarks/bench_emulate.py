@@ -65,7 +65,7 @@ def _quantile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def delay_accuracy(mbps: int, seconds: float) -> dict[str, float]:
+def delay_accuracy(mbps: int, seconds: float, spin_us: float) -> dict[str, float]:
     delay_s, payload, gap = 10e-3, 100, 2e-3
     sc = two_host(f"{mbps}Mbps", "10ms", seconds, 'kind = "udp"\nrate = "8kbps"')
     samples: list[float] = []
@@ -101,7 +101,7 @@ def delay_accuracy(mbps: int, seconds: float) -> dict[str, float]:
         for fn in (receive, send):
             threading.Thread(target=fn, daemon=True).start()
 
-    s = emu.emulate(sc, on_ready=probe).summary
+    s = emu.emulate(sc, on_ready=probe, spin_us=spin_us).summary
     stop.set()
     # IPv4 + UDP headers: 28 bytes on the wire beside the payload.
     expected = delay_s + (payload + 28) * 8 / (mbps * 1e6)
@@ -170,6 +170,9 @@ def router_cpu() -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument(
+        "--spin-us", type=float, nargs="*", default=[0.0, 200.0], help="router busy-wait values"
+    )
     args = ap.parse_args()
     print("rate accuracy (UDP at 120 % of the link, receiver's count of IP bytes):")
     for mbps in (10, 50, 100):
@@ -180,15 +183,16 @@ def main() -> None:
             flush=True,
         )
     print("added delay with an empty queue (one-way, minus 10 ms and serialisation):")
-    for mbps in (10, 50, 100):
-        d = delay_accuracy(mbps, args.seconds)
-        print(
-            f"  {mbps:>3} Mbit/s: {d['probes']} probes, p50 {d['p50_us']:.0f} us, "
-            f"p99 {d['p99_us']:.0f} us, max {d['max_us']:.0f} us (min {d['min_us']:.0f} us); "
-            f"router lateness p99 {d['router_late_p99_us']:.0f} us, "
-            f"max {d['router_late_max_us']:.0f} us",
-            flush=True,
-        )
+    for spin in args.spin_us:
+        for mbps in (10, 50, 100):
+            d = delay_accuracy(mbps, args.seconds, spin)
+            print(
+                f"  spin {spin:g} us, {mbps:>3} Mbit/s: {d['probes']} probes, "
+                f"p50 {d['p50_us']:.0f} us, p99 {d['p99_us']:.0f} us, max {d['max_us']:.0f} us "
+                f"(min {d['min_us']:.0f} us); router lateness p99 "
+                f"{d['router_late_p99_us']:.0f} us, max {d['router_late_max_us']:.0f} us",
+                flush=True,
+            )
     f = forwarding_rate(args.seconds)
     print(
         f"forwarding: {f['forwarded_pps']:,.0f} packets/s forwarded of {f['offered_pps']:,.0f} "

@@ -254,7 +254,8 @@ class _Traffic:
                     lst.listen(1)
                 with _in_netns(f.src.netns):
                     snd = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                    snd.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f.kernel_cca.encode())  # type: ignore[union-attr]
+                    cca = (f.kernel_cca or "reno").encode()
+                    snd.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cca)
             else:
                 with _in_netns(f.dst.netns):
                     lst = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
