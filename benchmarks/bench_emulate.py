@@ -20,11 +20,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -65,44 +64,65 @@ def _quantile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
+PROBE_TX = """
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+dst, gap, pad = (sys.argv[1], 7000), float(sys.argv[2]), bytes(int(sys.argv[3]) - 8)
+t = time.monotonic() + 0.3
+end = t + float(sys.argv[4])
+while t < end:
+    time.sleep(max(0.0, t - time.monotonic()))
+    s.sendto(time.time_ns().to_bytes(8, "big") + pad, dst)
+    t += gap
+"""
+
+PROBE_RX = """
+import json, socket, struct, sys
+TS = 35  # SO_TIMESTAMPNS (asm-generic/socket.h, 64-bit time: SO_TIMESTAMPNS_OLD)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, TS, 1)
+s.bind((sys.argv[1], 7000))
+s.settimeout(float(sys.argv[2]))
+out = []
+try:
+    while True:
+        data, anc, _, _ = s.recvmsg(2048, 64)
+        for level, kind, v in anc:
+            if level == socket.SOL_SOCKET and kind == TS:
+                sec, ns = struct.unpack("qq", v[:16])
+                out.append(sec * 10**9 + ns - int.from_bytes(data[:8], "big"))
+except TimeoutError:
+    pass
+print(json.dumps(out))
+"""
+
+
 def delay_accuracy(mbps: int, seconds: float, spin_us: float) -> dict[str, float]:
+    """One-way delay of probes sent by one process in h0 and received by another in h1
+    (no threads beside them: no GIL in the measurement), from the sender's clock just
+    before sendto to the receiving kernel's timestamp (SO_TIMESTAMPNS, when the router's
+    write hands the packet to h1's stack)."""
     delay_s, payload, gap = 10e-3, 100, 2e-3
     sc = two_host(f"{mbps}Mbps", "10ms", seconds, 'kind = "udp"\nrate = "8kbps"')
-    samples: list[float] = []
-    stop = threading.Event()
+    procs: list[subprocess.Popen[str]] = []
 
     def probe(router: Any) -> None:
-        pid = os.getpid()
-        with emu._in_netns(f"{emu.PREFIX}{pid}-h1"):
-            rx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            rx.bind((emu._addr(1), 7000))
-        with emu._in_netns(f"{emu.PREFIX}{pid}-h0"):
-            tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        rx.settimeout(0.2)
-
-        def receive() -> None:
-            while not stop.is_set():
-                try:
-                    data = rx.recv(2048)
-                except TimeoutError:
-                    continue
-                samples.append((time.monotonic_ns() - int.from_bytes(data[:8])) / 1e9)
-
-        def send() -> None:
-            t = time.monotonic() + 0.2
-            end = time.monotonic() + seconds - 0.3
-            while t < end:
-                time.sleep(max(0.0, t - time.monotonic()))
-                tx.sendto(
-                    time.monotonic_ns().to_bytes(8) + bytes(payload - 8), (emu._addr(1), 7000)
-                )
-                t += gap
-
-        for fn in (receive, send):
-            threading.Thread(target=fn, daemon=True).start()
+        ns = f"{emu.PREFIX}{os.getpid()}-"
+        run = ["ip", "netns", "exec"]
+        procs.append(
+            subprocess.Popen(
+                [*run, ns + "h1", sys.executable, "-c", PROBE_RX, emu._addr(1), "1.0"],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        )
+        time.sleep(0.1)
+        args = [emu._addr(1), str(gap), str(payload), str(seconds - 1.0)]
+        procs.append(subprocess.Popen([*run, ns + "h0", sys.executable, "-c", PROBE_TX, *args]))
 
     s = emu.emulate(sc, on_ready=probe, spin_us=spin_us).summary
-    stop.set()
+    procs[1].wait()
+    samples = [x / 1e9 for x in json.loads(procs[0].communicate()[0] or "[]")]
     # IPv4 + UDP headers: 28 bytes on the wire beside the payload.
     expected = delay_s + (payload + 28) * 8 / (mbps * 1e6)
     err = [x - expected for x in samples]
