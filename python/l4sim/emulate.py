@@ -60,7 +60,8 @@ PREFIX = "l4e"
 _NETNS_DIR = Path("/run/netns")
 _TUN = "l4t"
 _SUBNET = "10.77.0.0/16"
-_BASE_PORT = 5000
+_BASE_PORT = 5000  # receivers listen on 5000 + flow index
+_SRC_PORT = 20000  # senders bind 20000 + flow index: the router knows each 5-tuple
 _CLONE_NEWNET = 0x40000000  # linux/sched.h
 _IP_RECVTOS = 13  # linux/in.h
 _CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")  # linux/tcp.h tcp_ca_state
@@ -220,6 +221,7 @@ class _Flow:
     src: _Host
     dst: _Host
     port: int
+    sport: int
     kernel_cca: str | None = None
     listener: socket.socket | None = None
     sender: socket.socket | None = None
@@ -256,6 +258,7 @@ class _Traffic:
                     snd = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                     cca = (f.kernel_cca or "reno").encode()
                     snd.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cca)
+                    snd.bind((f.src.addr, f.sport))
             else:
                 with _in_netns(f.dst.netns):
                     lst = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -264,6 +267,7 @@ class _Traffic:
                 with _in_netns(f.src.netns):
                     snd = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
                     snd.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, _ECN_TOS[f.spec.ecn])
+                    snd.bind((f.src.addr, f.sport))
             f.listener, f.sender = lst, snd
 
     def start(self) -> None:
@@ -454,7 +458,14 @@ def _hosts_and_flows(scenario: Scenario, pid: int) -> tuple[list[_Host], list[_F
                 if node >= 250 * 250:
                     raise EmulationError("l4sim emulate supports at most 62 500 nodes")
                 hosts[end] = _Host(node, end, f"{PREFIX}{pid}-{end}", _addr(node))
-        f = _Flow(rf.index, spec, hosts[rf.src], hosts[rf.dst], _BASE_PORT + rf.index)
+        f = _Flow(
+            rf.index,
+            spec,
+            hosts[rf.src],
+            hosts[rf.dst],
+            _BASE_PORT + rf.index,
+            _SRC_PORT + rf.index,
+        )
         if isinstance(spec, TcpFlow):
             kind = spec.cca.kind
             f.kernel_cca = _KERNEL_CCA.get(kind, kind)
@@ -532,6 +543,15 @@ def emulate(
             "hosts": [
                 {"node": h.node, "netns": str(_NETNS_DIR / h.netns), "tun": _TUN, "addr": h.addr}
                 for h in hosts
+            ],
+            "flows": [
+                {"src": f.src.addr, "dst": f.dst.addr, "sport": f.sport, "dport": f.port}
+                | {
+                    "proto": socket.IPPROTO_TCP
+                    if isinstance(f.spec, TcpFlow)
+                    else socket.IPPROTO_UDP
+                }
+                for f in flows
             ],
             "stats_path": str(tmp / "router.json"),
             "spin_ns": round(spin_us * 1000),
@@ -672,8 +692,10 @@ def _flow_summaries(sc: Scenario, traffic: _Traffic) -> list[dict[str, Any]]:
                 "timeouts": None,
                 "srtt_mean_s": sum(f.rtt_samples) / len(f.rtt_samples) if f.rtt_samples else None,
                 "fct_s": f.fct,
+                # From the router (drops, CE-marked arrivals, one-way delay): `_result`.
                 "drops": None,
-                "ecn_marks": (info[_DELIVERED_CE] if info is not None else None)
+                "ecn_marks": None,
+                "ecn_marks_received": (info[_DELIVERED_CE] if info is not None else None)
                 if tcp
                 else f.ce_packets,
                 "owd_mean_s": None,
@@ -716,6 +738,8 @@ def _result(
     rows: list[dict[str, Any]],
     wall: float,
 ) -> Result:
+    for f, seen in zip(flows, router.get("flows", []), strict=False):
+        f.update({k: v for k, v in seen.items() if k != "owd_n"})
     names = router["channels"]
     series = dict(router["series"])
     series["link"] = [names[i] for i in series["link"]]

@@ -39,6 +39,17 @@ struct Host {
     addr: Ipv4Addr,
 }
 
+/// A flow of the scenario by its data-direction 5-tuple.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlowTuple {
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    sport: u16,
+    dport: u16,
+    proto: u8,
+}
+
 fn d_pool() -> usize {
     65_536
 }
@@ -48,6 +59,9 @@ fn d_pool() -> usize {
 struct Config {
     sim: serde_json::Value,
     hosts: Vec<Host>,
+    /// The scenario's flows, for per-flow drops, marks and one-way delay.
+    #[serde(default)]
+    flows: Vec<FlowTuple>,
     stats_path: String,
     /// Buffer slots (2 KiB each) for packets inside the router.
     #[serde(default = "d_pool")]
@@ -191,6 +205,20 @@ fn main() {
         }
     }
     let mut router = Router::new(&sim, hosts, cfg.pool_slots);
+    let keys: Vec<_> = cfg
+        .flows
+        .iter()
+        .map(|f| {
+            (
+                u32::from(f.src),
+                u32::from(f.dst),
+                f.sport,
+                f.dport,
+                f.proto,
+            )
+        })
+        .collect();
+    router.set_flows(&keys);
     let origin = Instant::now();
     let clock = || origin.elapsed().as_nanos() as Time;
 
@@ -309,6 +337,14 @@ fn main() {
         "queues": queue_summaries(&router.channels, now),
         "series": router.series.queues,
         "counters": router.counters,
+        "flows": router.flows.iter().map(|f| json!({
+            "drops": f.drops,
+            "ecn_marks": f.ce,
+            "owd_mean_s": f.owd.mean() * 1e-9,
+            "owd_p50_s": f.owd.quantile(0.5) * 1e-9,
+            "owd_p99_s": f.owd.quantile(0.99) * 1e-9,
+            "owd_n": f.owd.count(),
+        })).collect::<Vec<_>>(),
         "in_flight": router.in_flight(),
         "write_errors": write_errors,
         "lateness_us": {
