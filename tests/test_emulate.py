@@ -317,3 +317,18 @@ def test_an_lfq_policy_runs_in_the_router(router: Path, tmp_path: Path) -> None:
     assert q["qdisc"] == "fq"
     assert 30 <= q["backlog_max_pkts"] <= 46, q
     assert q["drops"] > 0
+
+
+@needs_netns
+def test_kernel_tcp_negotiates_ecn_and_answers_the_routers_marks(router: Path) -> None:
+    # tcp_ecn = 1 in the sender's namespace: the kernel negotiates ECN (RFC 3168 §6.1.1),
+    # sends ECT(0), CoDel marks instead of dropping, the receiver echoes ECE and the sender
+    # reduces: marks, no drops, no retransmissions.
+    text = ECT1.replace('{ kind = "dualpi2" }', '{ kind = "codel", target = "1ms", ecn = true }')
+    text = text.split("[[flows]]")[0] + '[[flows]]\nkind = "tcp"\ncca = "cubic"\necn = true\n'
+    s = emu.emulate(loads(text)).summary
+    flow, q = s["flows"][0], s["queues"][0]
+    assert q["ecn_marks"] > 0 and q["drops"] == 0
+    assert flow["ecn_marks"] > 0 and flow["retransmits"] == 0
+    assert flow["delivered_ce"] > 0  # the sender saw ECE
+    assert flow["goodput_bps"] > 0.7 * 10e6 * 1448 / 1500

@@ -695,9 +695,10 @@ def _flow_summaries(sc: Scenario, traffic: _Traffic) -> list[dict[str, Any]]:
                 # From the router (drops, CE-marked arrivals, one-way delay): `_result`.
                 "drops": None,
                 "ecn_marks": None,
-                "ecn_marks_received": (info[_DELIVERED_CE] if info is not None else None)
-                if tcp
-                else f.ce_packets,
+                # UDP: CE-marked packets the receiver read; TCP: tcpi_delivered_ce (with
+                # classic ECN, the packets acknowledged while ECE was set, tcp_ecn_rcv_ecn_echo).
+                "ecn_marks_received": f.ce_packets if not tcp else None,
+                "delivered_ce": info[_DELIVERED_CE] if tcp and info is not None else None,
                 "owd_mean_s": None,
                 "owd_p50_s": None,
                 "owd_p99_s": None,
