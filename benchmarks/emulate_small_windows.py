@@ -23,7 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from emulate_vs_sim import CCAS, QDISCS, figures
+from emulate_vs_sim import CCAS, QDISCS, dumbbell, figures
 from l4sim import run
 from l4sim.emulate import emulate
 from l4sim.scenario import loads
@@ -50,17 +50,8 @@ def scenario(qdisc: str, mix: str, duration: str) -> str:
         f'[[flows]]\nkind = "tcp"\ncca = {CCAS[c]}\ncount = {n}\necn = {ecn}\n'
         for c, n in MIXES[mix]
     )
-    return f"""
-name = "small_{qdisc}_{mix.replace(" ", "").replace("+", "_")}"
-duration = "{duration}"
-[topology]
-preset = "dumbbell"
-access = {{ rate = "1Gbps", delay = "1ms" }}
-[topology.bottleneck]
-rate = "10Mbps"
-delay = "8ms"
-qdisc = {SMALL_QDISCS[qdisc]}
-{flows}"""
+    name = f"small_{qdisc}_{mix.replace(' ', '').replace('+', '_')}"
+    return dumbbell(name, SMALL_QDISCS[qdisc], flows, 10, duration)
 
 
 def main() -> None:

@@ -40,9 +40,10 @@ CCAS = {"reno": '"newreno"', "cubic": '{ kind = "cubic", hystart = true }', "bbr
 GOODPUT_TOL, SOJOURN_TOL, SOJOURN_FLOOR_S = 0.10, 0.20, 0.2e-3
 
 
-def scenario(qdisc: str, cca: str, flows: int, mbps: int, duration: str) -> str:
+def dumbbell(name: str, qdisc: str, flows: str, mbps: int, duration: str) -> str:
+    """The comparison's dumbbell (20 ms base RTT) with a qdisc table and flow tables."""
     return f"""
-name = "cmp_{qdisc}_{cca}_{flows}f_{mbps}M"
+name = "{name}"
 duration = "{duration}"
 [topology]
 preset = "dumbbell"
@@ -50,12 +51,13 @@ access = {{ rate = "1Gbps", delay = "1ms" }}
 [topology.bottleneck]
 rate = "{mbps}Mbps"
 delay = "8ms"
-qdisc = {QDISCS[qdisc]}
-[[flows]]
-kind = "tcp"
-cca = {CCAS[cca]}
-count = {flows}
-"""
+qdisc = {qdisc}
+{flows}"""
+
+
+def scenario(qdisc: str, cca: str, flows: int, mbps: int, duration: str) -> str:
+    table = f'[[flows]]\nkind = "tcp"\ncca = {CCAS[cca]}\ncount = {flows}\n'
+    return dumbbell(f"cmp_{qdisc}_{cca}_{flows}f_{mbps}M", QDISCS[qdisc], table, mbps, duration)
 
 
 def figures(summary: dict[str, Any]) -> dict[str, Any]:
