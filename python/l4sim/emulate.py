@@ -489,6 +489,29 @@ def _hosts_and_flows(scenario: Scenario, pid: int) -> tuple[list[_Host], list[_F
     return list(hosts.values()), flows
 
 
+def _wait_links_up(hosts: list[_Host], timeout: float = 5.0) -> None:
+    """Wait until every TUN device carries traffic. The router's attach turns the carrier
+    on, but the kernel activates the device's qdisc later (linkwatch, up to a second):
+    until then it is `noop`, which drops what is sent, e.g. a first SYN (and Linux then
+    gives up ECN for the connection, tcp_ecn_clear_syn)."""
+    end = time.monotonic() + timeout
+    waiting = list(hosts)
+    while waiting:
+        p = _ip("-n", waiting[0].netns, "-j", "link", "show", "dev", _TUN, check=False)
+        try:
+            link = json.loads(p.stdout)[0]
+        except (ValueError, IndexError, KeyError):
+            link = {}
+        if link.get("qdisc", "noop") != "noop" and "LOWER_UP" in link.get("flags", []):
+            waiting.pop(0)
+        elif time.monotonic() > end:
+            raise EmulationError(
+                f"the TUN device of {waiting[0].name} did not come up within {timeout:g} s"
+            )
+        else:
+            time.sleep(0.01)
+
+
 def _teardown(hosts: list[_Host], router: subprocess.Popen[str] | None) -> None:
     if router is not None and router.poll() is None:
         with contextlib.suppress(OSError):
@@ -571,6 +594,7 @@ def emulate(
             router.wait(timeout=5)
             err = (router.stderr.read() if router.stderr else "").strip()
             raise EmulationError(f"the router did not start: {err or 'no message'}")
+        _wait_links_up(hosts)
         if on_ready is not None:
             on_ready(router)
         wall0 = time.perf_counter()
