@@ -13,7 +13,9 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
 fi
 cargo fmt --all --check
 cargo clippy --all-targets -q -- -D warnings
-cargo test --release -q -p l4sim-core
+cargo test --release -q -p l4sim-core -p l4sim-emu
+# The emulator's router (tests/test_emulate.py runs it where network namespaces can be made).
+cargo build --release -q -p l4sim-emu
 ruff check .
 ruff format --check .
 python -m pytest -q

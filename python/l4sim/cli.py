@@ -1,5 +1,5 @@
-"""The ``l4sim`` command: ``run``, ``plot``, ``demo``, ``sweep``, ``report``, ``reproduce``,
-``train``, ``version``.
+"""The ``l4sim`` command: ``run``, ``emulate``, ``plot``, ``demo``, ``sweep``, ``report``,
+``reproduce``, ``train``, ``version``.
 
 Every bad input (scenario error, missing directory, bad flag value) is one red sentence on
 stderr and exit code 2; an unexpected failure inside l4sim is one sentence and exit code 1.
@@ -181,13 +181,17 @@ _RAY = typer.Option(
 )
 
 
+_ScenarioArg = Annotated[Path, typer.Argument(help="Scenario TOML file.", show_default=False)]
+
+
+def _out_option(default: str) -> Any:
+    return typer.Option("--out", "-o", help=f"Output directory (default: {default}).")
+
+
 @app.command("run")
 def run_cmd(
-    scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.", show_default=False)],
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", "-o", help="Output directory (default: out/SCENARIO-NAME)."),
-    ] = None,
+    scenario: _ScenarioArg,
+    out: Annotated[Path | None, _out_option("out/SCENARIO-NAME")] = None,
     seed: Annotated[
         int | None, typer.Option(help="Override the scenario's seed.", min=0, max=2**64 - 1)
     ] = None,
@@ -206,6 +210,38 @@ def run_cmd(
     summary, paths = _run_and_write(sc, out_dir, quiet)
     if not quiet:
         _report(summary, paths)
+
+
+@app.command("emulate")
+def emulate_cmd(
+    scenario: _ScenarioArg,
+    out: Annotated[Path | None, _out_option("out/SCENARIO-NAME-emu")] = None,
+    duration: Annotated[
+        str | None, typer.Option(help="Override the duration (real time), e.g. 10s.")
+    ] = None,
+    spin_us: Annotated[
+        float,
+        typer.Option(
+            help="The router busy-waits this long before each event (microseconds).", min=0
+        ),
+    ] = 0.0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No tables.")] = False,
+) -> None:
+    """Run a scenario on the kernel's TCP between network namespaces, through l4sim's link
+    model and qdiscs in a userspace router (root needed); writes the files of `run`."""
+    from l4sim.emulate import emulate
+    from l4sim.results import write
+
+    sc = load(scenario)
+    if duration is not None:
+        sc = sc.with_overrides(duration=duration)
+    out_dir = out if out is not None else Path("out") / f"{sc.name}-emu"
+    if out_dir.exists() and not out_dir.is_dir():
+        raise L4simError(f"--out {str(out_dir)!r} exists and is not a directory")
+    result = emulate(sc, spin_us=spin_us)
+    paths = write(result, out_dir)
+    if not quiet:
+        _report(result.summary, paths)
 
 
 @app.command("plot")

@@ -8,11 +8,20 @@ exit code 1):
   action delay, seed counts, rewards, checkpoint shapes), not the scenario itself.
 * :class:`ActionError`: the core refused an agent's action.
 * :class:`CoreError`: the core refused a configuration it was handed, or is not built.
+* :class:`EmulationError`: ``l4sim emulate`` cannot run here (no root, no network
+  namespaces, no router binary, a congestion control the kernel lacks) or its router failed.
 """
 
 from __future__ import annotations
 
-__all__ = ["ActionError", "CoreError", "EnvConfigError", "L4simError", "ScenarioError"]
+__all__ = [
+    "ActionError",
+    "CoreError",
+    "EmulationError",
+    "EnvConfigError",
+    "L4simError",
+    "ScenarioError",
+]
 
 
 class L4simError(Exception):
@@ -36,3 +45,8 @@ class ActionError(L4simError):
 class CoreError(L4simError):
     """The simulator core failed or refused a configuration l4sim handed it (a bug in l4sim,
     not in the user's input)."""
+
+
+class EmulationError(L4simError):
+    """``l4sim emulate`` cannot run on this system or with this scenario, or its router
+    failed; the message says which and what to do."""

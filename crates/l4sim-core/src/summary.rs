@@ -165,49 +165,7 @@ impl Summary {
             .filter(|(_, f)| f.cfg.start_ns < now)
             .map(|(s, _)| s.goodput_bps)
             .collect();
-        let share = |busy: u64| {
-            if now > 0 {
-                busy as f64 / now as f64
-            } else {
-                0.0
-            }
-        };
-        let queues = v
-            .channels
-            .iter()
-            .filter(|c| c.used())
-            .map(|c| {
-                let st = c.qdisc.stats();
-                let classes = c
-                    .qdisc
-                    .class_names()
-                    .iter()
-                    .zip(&c.stats.classes)
-                    .enumerate()
-                    .map(|(k, (name, cs))| QueueSummary {
-                        qdisc: name,
-                        backlog_mean_pkts: cs.backlog.mean(now),
-                        backlog_max_pkts: cs.backlog_max,
-                        drops: st.class_drops[k],
-                        lost: 0,
-                        ecn_marks: st.class_marks[k],
-                        utilization: share(cs.busy_ns),
-                        ..QueueSummary::of(&c.name, &cs.sojourn)
-                    })
-                    .collect();
-                QueueSummary {
-                    qdisc: c.qdisc.kind(),
-                    backlog_mean_pkts: c.stats.backlog.mean(now),
-                    backlog_max_pkts: c.stats.backlog_max,
-                    drops: st.drops(),
-                    lost: c.stats.lost,
-                    ecn_marks: st.ecn_marks,
-                    utilization: share(c.busy_time(now)),
-                    classes,
-                    ..QueueSummary::of(&c.name, &c.stats.sojourn)
-                }
-            })
-            .collect();
+        let queues = queue_summaries(v.channels, now);
         Summary {
             sim_time_s: secs(now),
             events: v.events,
@@ -217,6 +175,53 @@ impl Summary {
             queues,
         }
     }
+}
+
+/// The summaries of the channels that carried or hold anything, at `now` (utilisation is
+/// busy time over `now`).
+pub fn queue_summaries(channels: &[Channel], now: Time) -> Vec<QueueSummary> {
+    let share = |busy: u64| {
+        if now > 0 {
+            busy as f64 / now as f64
+        } else {
+            0.0
+        }
+    };
+    channels
+        .iter()
+        .filter(|c| c.used())
+        .map(|c| {
+            let st = c.qdisc.stats();
+            let classes = c
+                .qdisc
+                .class_names()
+                .iter()
+                .zip(&c.stats.classes)
+                .enumerate()
+                .map(|(k, (name, cs))| QueueSummary {
+                    qdisc: name,
+                    backlog_mean_pkts: cs.backlog.mean(now),
+                    backlog_max_pkts: cs.backlog_max,
+                    drops: st.class_drops[k],
+                    lost: 0,
+                    ecn_marks: st.class_marks[k],
+                    utilization: share(cs.busy_ns),
+                    ..QueueSummary::of(&c.name, &cs.sojourn)
+                })
+                .collect();
+            QueueSummary {
+                qdisc: c.qdisc.kind(),
+                backlog_mean_pkts: c.stats.backlog.mean(now),
+                backlog_max_pkts: c.stats.backlog_max,
+                drops: st.drops(),
+                lost: c.stats.lost,
+                ecn_marks: st.ecn_marks,
+                utilization: share(c.busy_time(now)),
+                classes,
+                ..QueueSummary::of(&c.name, &c.stats.sojourn)
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

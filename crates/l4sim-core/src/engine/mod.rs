@@ -5,21 +5,21 @@
 //! [`Simulation`] is plain data: `fork()` is `clone()`.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 mod agent;
 
 use crate::config::{ConfigError, SimConfig};
 use crate::control::{Action, ActionError};
 use crate::flow::{Endpoints, Flow};
-use crate::net::link::{Channel, ChannelStats, ClassStats};
+use crate::net::link::Channel;
 use crate::net::packet::{Dir, Ecn, Packet};
-use crate::net::routing::{channel_edges, channel_name, flow_paths, FlowPath, Routes};
-use crate::qdisc::{Dropped, Qdisc, QueueDisc};
-use crate::rng::{Rng, KEY_FLOW, KEY_LINK, KEY_QDISC};
+use crate::net::routing::{build_channels, channel_edges, flow_paths, FlowPath, Routes};
+use crate::qdisc::{Dropped, QueueDisc};
+use crate::rng::{Rng, KEY_FLOW};
 use crate::stats::Series;
 use crate::summary::{Summary, View};
-use crate::time::{tx_time, Time};
+use crate::time::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EvKind {
@@ -127,32 +127,7 @@ impl Simulation {
         let n = cfg.nodes.len();
         let node_names: Vec<String> = cfg.nodes.iter().map(|x| x.name.clone()).collect();
         let edges = channel_edges(&cfg);
-        let mut channels = Vec::with_capacity(edges.len());
-        for l in &cfg.links {
-            // In `channel_edges` order: a → b, then b → a.
-            for (from, to, q) in [(l.a, l.b, &l.qdisc_ab), (l.b, l.a, &l.qdisc_ba)] {
-                let idx = channels.len() as u64;
-                let qdisc = Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx));
-                let stats = ChannelStats {
-                    classes: vec![ClassStats::default(); qdisc.class_names().len()],
-                    ..ChannelStats::default()
-                };
-                channels.push(Channel {
-                    name: channel_name(&cfg, from, to),
-                    from: from as u32,
-                    to: to as u32,
-                    rate_bps: l.rate_bps,
-                    delay: l.delay_ns,
-                    loss: l.loss,
-                    qdisc,
-                    busy_until: 0,
-                    txdone_pending: false,
-                    wire: VecDeque::new(),
-                    rng: Rng::for_component(cfg.seed, KEY_LINK | idx),
-                    stats,
-                });
-            }
-        }
+        let channels = build_channels(&cfg);
         let routes = Routes::new(n, &edges);
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
@@ -388,11 +363,7 @@ impl Simulation {
     fn enqueue(&mut self, c: usize, p: Packet) {
         let now = self.now;
         let ch = &mut self.channels[c];
-        ch.qdisc.enqueue(p, now, &mut self.drops);
-        let backlog = ch.qdisc.backlog_pkts();
-        ch.stats.backlog.set(now, backlog as f64);
-        ch.stats.backlog_max = ch.stats.backlog_max.max(backlog);
-        ch.update_class_backlogs(now);
+        ch.offer(p, now, &mut self.drops);
         if ch.txdone_pending {
             // The link is busy and will pull from the qdisc when it frees.
         } else if now >= ch.busy_until {
@@ -410,33 +381,13 @@ impl Simulation {
     fn start_tx(&mut self, c: usize) {
         let now = self.now;
         let ch = &mut self.channels[c];
-        let next = ch.qdisc.dequeue(now, &mut self.drops);
-        let backlog = ch.qdisc.backlog_pkts();
-        ch.stats.backlog.set(now, backlog as f64);
-        ch.update_class_backlogs(now);
-        if let Some(p) = next {
-            let soj = now - p.enqueued;
-            ch.stats.sojourn.record(soj);
-            ch.stats.iv_sojourn_sum += soj;
-            ch.stats.iv_sojourn_n += 1;
-            let tt = tx_time(p.size, ch.rate_bps);
-            if let Some(cs) = ch.stats.classes.get_mut(p.class as usize) {
-                cs.sojourn.record(soj);
-                cs.iv_sojourn_sum += soj;
-                cs.iv_sojourn_n += 1;
-                cs.busy_ns += tt;
-            }
-            ch.stats.busy_ns += tt;
-            ch.stats.iv_busy_ns += tt;
-            ch.stats.tx_pkts += 1;
-            ch.stats.tx_bytes += p.size as u64;
+        if let Some((p, tt, backlog)) = ch.take(now, &mut self.drops) {
             if let Some(t) = self.trigger.as_mut().filter(|t| t.channel == c) {
                 if ch.stats.tx_pkts >= t.next {
                     t.next += t.every;
                     self.stop = true;
                 }
             }
-            ch.busy_until = now + tt;
             if ch.rng.bernoulli(ch.loss) {
                 ch.stats.lost += 1;
                 self.counters.dropped_loss += 1;
@@ -526,17 +477,7 @@ impl Simulation {
             if !ch.used() {
                 continue;
             }
-            // Busy time of a transmission that runs past `now` belongs to the next interval.
-            let ahead = ch.busy_until.saturating_sub(now);
-            let busy = ch.stats.iv_busy_ns - ahead;
-            self.series.push_queue(now, i, ch, busy as f64 / iv as f64);
-            ch.stats.iv_busy_ns = ahead;
-            ch.stats.iv_sojourn_sum = 0;
-            ch.stats.iv_sojourn_n = 0;
-            for cs in ch.stats.classes.iter_mut() {
-                cs.iv_sojourn_sum = 0;
-                cs.iv_sojourn_n = 0;
-            }
+            self.series.push_queue(now, i, ch, iv);
         }
     }
 }

@@ -8,10 +8,10 @@ use std::collections::VecDeque;
 
 use crate::control::QueueRow;
 use crate::net::packet::Packet;
-use crate::qdisc::{Qdisc, QueueDisc};
+use crate::qdisc::{Dropped, Qdisc, QueueDisc};
 use crate::rng::Rng;
 use crate::stats::{Histogram, TimeAverage};
-use crate::time::{secs, Time};
+use crate::time::{secs, tx_time, Time};
 
 /// Statistics of one traffic class of a multi-class qdisc (e.g. DualPI2's L4S queue).
 #[derive(Clone, Debug, Default)]
@@ -82,6 +82,66 @@ impl Channel {
             let b = self.qdisc.class_backlog(k).0;
             c.backlog.set(now, b as f64);
             c.backlog_max = c.backlog_max.max(b);
+        }
+    }
+
+    /// Offer `p` to the qdisc at `now` (what it drops goes onto `drops`) and record the
+    /// backlog. Starting a transmission is the caller's (the engine's, or the emulator's).
+    #[inline]
+    pub fn offer(&mut self, p: Packet, now: Time, drops: &mut Vec<Dropped>) {
+        self.qdisc.enqueue(p, now, drops);
+        let backlog = self.qdisc.backlog_pkts();
+        self.stats.backlog.set(now, backlog as f64);
+        self.stats.backlog_max = self.stats.backlog_max.max(backlog);
+        self.update_class_backlogs(now);
+    }
+
+    /// The link is free at `now`: take the next packet from the qdisc, account its sojourn
+    /// and serialisation, and mark the link busy until its last bit leaves. Returns the
+    /// packet, its serialisation time and the backlog left behind it.
+    #[inline]
+    pub fn take(&mut self, now: Time, drops: &mut Vec<Dropped>) -> Option<(Packet, Time, u32)> {
+        let next = self.qdisc.dequeue(now, drops);
+        let backlog = self.qdisc.backlog_pkts();
+        self.stats.backlog.set(now, backlog as f64);
+        self.update_class_backlogs(now);
+        let p = next?;
+        let soj = now - p.enqueued;
+        self.stats.sojourn.record(soj);
+        self.stats.iv_sojourn_sum += soj;
+        self.stats.iv_sojourn_n += 1;
+        let tt = tx_time(p.size, self.rate_bps);
+        if let Some(cs) = self.stats.classes.get_mut(p.class as usize) {
+            cs.sojourn.record(soj);
+            cs.iv_sojourn_sum += soj;
+            cs.iv_sojourn_n += 1;
+            cs.busy_ns += tt;
+        }
+        self.stats.busy_ns += tt;
+        self.stats.iv_busy_ns += tt;
+        self.stats.tx_pkts += 1;
+        self.stats.tx_bytes += p.size as u64;
+        self.busy_until = now + tt;
+        Some((p, tt, backlog))
+    }
+
+    /// Close a sampling interval of length `iv` at `now`: the link's utilisation over it;
+    /// the interval accumulators start again. Busy time of a transmission that runs past
+    /// `now` belongs to the next interval.
+    pub fn end_interval(&mut self, now: Time, iv: Time) -> f64 {
+        let ahead = self.busy_until.saturating_sub(now);
+        let busy = self.stats.iv_busy_ns - ahead;
+        self.stats.iv_busy_ns = ahead;
+        busy as f64 / iv as f64
+    }
+
+    /// Reset the interval sojourn accumulators (after a sample row was taken).
+    pub fn reset_interval_sojourn(&mut self) {
+        self.stats.iv_sojourn_sum = 0;
+        self.stats.iv_sojourn_n = 0;
+        for cs in self.stats.classes.iter_mut() {
+            cs.iv_sojourn_sum = 0;
+            cs.iv_sojourn_n = 0;
         }
     }
 

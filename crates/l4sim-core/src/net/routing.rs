@@ -10,12 +10,15 @@
 //! nodes instead of nodes², which is what lets 10 000 flows have 20 000 hosts.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::config::SimConfig;
+use crate::net::link::{Channel, ChannelStats, ClassStats};
+use crate::qdisc::{Qdisc, QueueDisc};
+use crate::rng::{Rng, KEY_LINK, KEY_QDISC};
 use crate::time::secs;
 
 /// `(from, to, delay)` of each channel.
@@ -166,6 +169,38 @@ pub fn channel_edges(cfg: &SimConfig) -> Vec<Edge> {
             ]
         })
         .collect()
+}
+
+/// The channels of a configuration in [`channel_edges`] order, each with its qdisc and
+/// loss generator seeded from `cfg.seed` (what the engine, and the emulator's router, run).
+pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
+    let mut channels = Vec::with_capacity(2 * cfg.links.len());
+    for l in &cfg.links {
+        // In `channel_edges` order: a → b, then b → a.
+        for (from, to, q) in [(l.a, l.b, &l.qdisc_ab), (l.b, l.a, &l.qdisc_ba)] {
+            let idx = channels.len() as u64;
+            let qdisc = Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx));
+            let stats = ChannelStats {
+                classes: vec![ClassStats::default(); qdisc.class_names().len()],
+                ..ChannelStats::default()
+            };
+            channels.push(Channel {
+                name: channel_name(cfg, from, to),
+                from: from as u32,
+                to: to as u32,
+                rate_bps: l.rate_bps,
+                delay: l.delay_ns,
+                loss: l.loss,
+                qdisc,
+                busy_until: 0,
+                txdone_pending: false,
+                wire: VecDeque::new(),
+                rng: Rng::for_component(cfg.seed, KEY_LINK | idx),
+                stats,
+            });
+        }
+    }
+    channels
 }
 
 /// A channel's name: `"a->b"` with node names.

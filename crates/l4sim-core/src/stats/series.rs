@@ -69,7 +69,15 @@ impl Series {
         s.ca_state.push(r.ca_state);
     }
 
-    pub(crate) fn push_queue(&mut self, now: Time, idx: usize, ch: &Channel, utilization: f64) {
+    /// Sample channel `idx` at the end of an interval of length `iv` (its interval
+    /// accumulators start again).
+    pub fn push_queue(&mut self, now: Time, idx: usize, ch: &mut Channel, iv: Time) {
+        let utilization = ch.end_interval(now, iv);
+        self.push_queue_row(now, idx, ch, utilization);
+        ch.reset_interval_sojourn();
+    }
+
+    fn push_queue_row(&mut self, now: Time, idx: usize, ch: &Channel, utilization: f64) {
         let st = ch.qdisc.stats();
         let mean = |sum: u64, n: u64| {
             if n == 0 {

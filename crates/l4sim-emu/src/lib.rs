@@ -1,0 +1,8 @@
+//! l4sim's emulator: the `l4sim-router` binary forwards real IPv4 packets between the TUN
+//! devices of network namespaces through the core's link model and qdiscs
+//! (`router.rs`); `ipv4.rs` reads headers and writes CE marks; `pool.rs` holds the packets.
+//! The namespaces, devices and traffic are set up by `python/l4sim/emulate.py`.
+
+pub mod ipv4;
+pub mod pool;
+pub mod router;
