@@ -36,6 +36,9 @@ pub enum Action {
         flow: usize,
         limit: u32,
     },
+    /// A link direction's rate in bit/s from now on (a packet being serialised keeps its
+    /// rate): rate steps such as A3C-L4S's dynamic scenario.
+    SetLinkRate { link: String, rate_bps: u64 },
     /// A qdisc's overall limits.
     SetQueueLimit {
         link: String,

@@ -43,6 +43,8 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
+from l4sim import rewards as _rewards
+from l4sim.envs.features import QueueStep
 from l4sim.errors import EnvConfigError
 
 __all__ = [
@@ -229,34 +231,19 @@ def normalise(raw: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return np.clip(raw * scale, 0.0, 1.0).astype(np.float32)
 
 
-def delay_reward(qdelay_s: float, **_: Any) -> float:
-    """The paper's reward (section 3.2.1): minus the queue delay, in ms."""
-    return -qdelay_s * 1e3
-
-
-def utility_reward(
-    qdelay_s: float,
-    util: float,
-    loss: float,
-    delay_weight: float = 1.0,
-    loss_weight: float = 10.0,
-    **_: Any,
-) -> float:
-    """The paper's future work, a utility of throughput, delay and loss:
-    ``utilisation - delay_weight * qdelay / 10 ms - loss_weight * loss fraction``; with
-    the defaults 10 ms of queue costs as much as the whole link."""
-    return util - delay_weight * qdelay_s / 0.01 - loss_weight * loss
-
-
-REWARDS: dict[str, Callable[..., float]] = {"delay": delay_reward, "utility": utility_reward}
+#: Rewards by the trainer's name: the paper's (minus the queue delay in ms) and its future
+#: work's utility of delay, throughput and loss (:mod:`l4sim.rewards`).
+REWARDS: dict[str, str] = {"delay": "a3c_l4s", "utility": "a3c_utility"}
 
 
 # -- the online environment: one DualPI2 link, random traffic -------------------------------
 
 
-def training_scenario(cfg: A3cConfig, rng: np.random.Generator) -> tuple[dict[str, Any], float]:
+def training_scenario(
+    cfg: A3cConfig, rng: np.random.Generator
+) -> tuple[dict[str, Any], float, float]:
     """A random episode: rate U(rates), delay U(delays), 1-4 flows of random CCA starting
-    in the first half of the warm-up; returns (scenario dict, rate in bit/s)."""
+    in the first half of the warm-up; returns (scenario dict, rate in bit/s, RTT in s)."""
     rate = float(rng.uniform(*cfg.rates_mbps)) * 1e6
     delay_ms = float(rng.uniform(*cfg.delays_ms))
     n = int(rng.integers(cfg.flows[0], cfg.flows[1] + 1))
@@ -282,7 +269,7 @@ def training_scenario(cfg: A3cConfig, rng: np.random.Generator) -> tuple[dict[st
         },
         "flows": flows,
     }
-    return scen, rate
+    return scen, rate, 2 * delay_ms / 1e3
 
 
 class OnlineEnv:
@@ -293,7 +280,10 @@ class OnlineEnv:
         self.cfg = cfg
         self.rng = np.random.default_rng(seed)
         self.scale = norm_scale(cfg)
-        self.reward_fn = REWARDS[cfg.reward]
+        kw = {"delay_weight": cfg.delay_weight, "loss_weight": cfg.loss_weight}
+        self.reward_fn = _rewards.get(
+            REWARDS[cfg.reward], "queue", kw if cfg.reward == "utility" else None
+        )
         self.sim: Any = None
 
     def _row(self) -> tuple[np.ndarray, float]:
@@ -316,22 +306,26 @@ class OnlineEnv:
             d_marks,
         )
         self.qdelay_old = qdelay
-        cap = self.rate * self.cfg.tupdate_s / 8.0
-        pkts = d_deq / PKT_BYTES + d_drops
-        r = self.reward_fn(
-            qdelay_s=qdelay,
-            util=min(d_deq / cap, 1.0),
-            loss=d_drops / pkts if pkts > 0 else 0.0,
-            delay_weight=self.cfg.delay_weight,
-            loss_weight=self.cfg.loss_weight,
+        step = QueueStep(
+            interval_s=self.cfg.tupdate_s,
+            rate_ref_bps=self.rate,
+            rtt_ref_s=self.rtt,
+            backlog_pkts=q["backlog_pkts"][i],
+            backlog_bytes=q["backlog_bytes"][i],
+            dequeued_bytes=d_deq,
+            sojourn_s=qdelay,
+            drops=d_drops,
+            marks=d_marks,
+            prob=prob,
         )
+        r = self.reward_fn(step)
         return normalise(raw, self.scale), float(r)
 
     def reset(self) -> np.ndarray:
         from l4sim import Scenario
         from l4sim.simulation import Simulation
 
-        scen, self.rate = training_scenario(self.cfg, self.rng)
+        scen, self.rate, self.rtt = training_scenario(self.cfg, self.rng)
         self.sim = Simulation(Scenario.parse(scen))
         self.sim.run_until_ns(round(self.cfg.warmup_s * 1e9))
         self.now_ns = self.sim.now_ns
