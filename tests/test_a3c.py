@@ -93,3 +93,50 @@ def test_bad_config_is_one_sentence():
         a3c.train(a3c.A3cConfig(**{**QUICK, "reward": "nope"}))
     with pytest.raises(EnvConfigError, match="mode"):
         a3c.train(a3c.A3cConfig(**{**QUICK, "mode": "nope"}))
+
+
+def test_offline_mode_writes_table1_logs_and_trains_deterministically(tmp_path):
+    from l4sim.agents.a3c_logs import read_logs, write_log
+
+    scen = {
+        "duration": "2s",
+        "topology": {
+            "preset": "two_host",
+            "rate": "5Mbps",
+            "delay": "10ms",
+            "qdisc": {"kind": "dualpi2"},
+        },
+        "flows": [{"kind": "tcp", "cca": "newreno", "ecn": True}] * 2,
+    }
+    df = write_log(scen, tmp_path / "dualpi2.csv")
+    fq = dict(scen, topology=dict(scen["topology"], qdisc={"kind": "fq_l4s"}))
+    write_log(fq, tmp_path / "fq_l4s.parquet")
+    assert list(df.columns[3:]) == list(a3c.FEATURES)
+    assert df.height == 125  # 2 s / 16 ms
+    # Bytes sent per interval never exceed the link's 5 Mbit/s x 16 ms = 10 kB (plus one
+    # packet in flight at the edge), and the PI controller moved p'.
+    assert df["tot_bytes"].max() <= 10_000 + 1514
+    assert df["drop_prob"].max() > 0
+    logs = (str(tmp_path / "dualpi2.csv"), str(tmp_path / "fq_l4s.parquet"))
+    assert read_logs(logs).height == 250
+    cfg = a3c.A3cConfig(**{**QUICK, "mode": "offline", "logs": logs})
+    r1, r2 = a3c.train(cfg), a3c.train(cfg)
+    assert [c[:3] for c in r1.curve] == [c[:3] for c in r2.curve]
+    assert torch.equal(r1.actor.mu.weight, r2.actor.mu.weight)
+    with pytest.raises(EnvConfigError, match="does not exist"):
+        a3c.train(a3c.A3cConfig(**{**QUICK, "mode": "offline", "logs": ("nope.csv",)}))
+
+
+def test_utility_reward_trades_delay_against_utilisation():
+    from l4sim import rewards
+    from l4sim.envs.features import QueueStep
+
+    def step(deq: int, sojourn: float, drops: int = 0) -> QueueStep:
+        return QueueStep(0.016, 10e6, 0.04, 0, 0, deq, sojourn, drops, 0, 0.0)
+
+    full = 20_000  # 10 Mbit/s x 16 ms in bytes
+    assert rewards.a3c_utility(step(full, 0.0)) == pytest.approx(1.0)
+    assert rewards.a3c_utility(step(full, 0.01)) == pytest.approx(0.0)  # 10 ms costs the link
+    assert rewards.a3c_utility(step(full // 2, 0.0)) == pytest.approx(0.5)
+    assert rewards.a3c_utility(step(full, 0.0, drops=1)) < 1.0
+    assert rewards.a3c_l4s(step(full, 0.002)) == pytest.approx(-2.0)

@@ -236,6 +236,12 @@ def normalise(raw: np.ndarray, scale: np.ndarray) -> np.ndarray:
 REWARDS: dict[str, str] = {"delay": "a3c_l4s", "utility": "a3c_utility"}
 
 
+def make_reward(cfg: A3cConfig) -> Callable[[QueueStep], float]:
+    """The configured reward as a function of one interval's :class:`QueueStep`."""
+    kw = {"delay_weight": cfg.delay_weight, "loss_weight": cfg.loss_weight}
+    return _rewards.get(REWARDS[cfg.reward], "queue", kw if cfg.reward == "utility" else None)
+
+
 # -- the online environment: one DualPI2 link, random traffic -------------------------------
 
 
@@ -280,10 +286,7 @@ class OnlineEnv:
         self.cfg = cfg
         self.rng = np.random.default_rng(seed)
         self.scale = norm_scale(cfg)
-        kw = {"delay_weight": cfg.delay_weight, "loss_weight": cfg.loss_weight}
-        self.reward_fn = _rewards.get(
-            REWARDS[cfg.reward], "queue", kw if cfg.reward == "utility" else None
-        )
+        self.reward_fn = make_reward(cfg)
         self.sim: Any = None
 
     def _row(self) -> tuple[np.ndarray, float]:
