@@ -426,24 +426,39 @@ def make_env(cfg: A3cConfig, seed: int) -> Any:
     raise EnvConfigError(f"mode {cfg.mode!r} is not known; allowed: online, offline")
 
 
+Sync = Callable[[Actor, Critic], None]
+"""Hand a worker's gradients to the global networks and load their new weights."""
+
+
+def hogwild_sync(
+    actor: Actor, critic: Critic, opt_a: torch.optim.Optimizer, opt_c: torch.optim.Optimizer
+) -> Sync:
+    """Sync through shared-memory networks and optimisers (Algorithm 3, line 24)."""
+
+    def sync(la: Actor, lc: Critic) -> None:
+        _push(la, actor, opt_a)
+        _push(lc, critic, opt_c)
+
+    return sync
+
+
 def run_worker(
     wid: int,
     cfg: A3cConfig,
-    actor: Actor,
-    critic: Critic,
-    opt_a: torch.optim.Optimizer,
-    opt_c: torch.optim.Optimizer,
+    init: tuple[dict[str, Any], dict[str, Any]],
+    sync: Sync,
     report: Callable[[int, int, float, int], None],
 ) -> None:
-    """One A3C worker (Algorithm 3) against the shared ``actor`` / ``critic``."""
+    """One A3C worker (Algorithm 3): starts from the global weights ``init`` (actor,
+    critic state dicts) and calls ``sync`` every ``update_interval`` steps."""
     torch.set_num_threads(1)
     seed = cfg.seed * 1000 + wid
     torch.manual_seed(seed)
     gen = np.random.default_rng(seed)
     env = make_env(cfg, seed)
     la, lc = Actor(), Critic()
-    la.load_state_dict(actor.state_dict())
-    lc.load_state_dict(critic.state_dict())
+    la.load_state_dict(init[0])
+    lc.load_state_dict(init[1])
     for ep in range(cfg.episodes):
         state = env.reset()
         total, seg = 0.0, Segment()
@@ -465,8 +480,7 @@ def run_worker(
                 lc.zero_grad()
                 la_loss, lc_loss = _losses(la, lc, seg, last_v, cfg)
                 (la_loss + lc_loss).backward()
-                _push(la, actor, opt_a)
-                _push(lc, critic, opt_c)
+                sync(la, lc)
                 seg = Segment()
         report(wid, ep, total / cfg.steps, cfg.steps)
 
@@ -495,7 +509,10 @@ def _worker_entry(
     opt_c: torch.optim.Optimizer,
     queue: Any,
 ) -> None:
-    run_worker(wid, cfg, actor, critic, opt_a, opt_c, lambda *x: queue.put(x))
+    """A Hogwild worker process: report each episode on ``queue``."""
+    init = (actor.state_dict(), critic.state_dict())
+    sync = hogwild_sync(actor, critic, opt_a, opt_c)
+    run_worker(wid, cfg, init, sync, lambda *x: queue.put(x))
 
 
 def train(cfg: A3cConfig, out: str | Path | None = None) -> TrainResult:
@@ -516,15 +533,13 @@ def train(cfg: A3cConfig, out: str | Path | None = None) -> TrainResult:
     if cfg.ray is not None:
         from l4sim.agents.a3c_ray import train_ray
 
-        curve = train_ray(cfg, actor, critic, opt_a, opt_c, t0)
+        curve = train_ray(cfg, actor, critic, opt_a, opt_c)
     elif cfg.workers == 1:
         run_worker(
             0,
             cfg,
-            actor,
-            critic,
-            opt_a,
-            opt_c,
+            (actor.state_dict(), critic.state_dict()),
+            hogwild_sync(actor, critic, opt_a, opt_c),
             lambda w, e, r, n: curve.append((w, e, r, time.perf_counter() - t0)),
         )
     else:
