@@ -140,3 +140,25 @@ def test_utility_reward_trades_delay_against_utilisation():
     assert rewards.a3c_utility(step(full // 2, 0.0)) == pytest.approx(0.5)
     assert rewards.a3c_utility(step(full, 0.0, drops=1)) < 1.0
     assert rewards.a3c_l4s(step(full, 0.002)) == pytest.approx(-2.0)
+
+
+def test_reproduce_quick_writes_the_table_and_figures(tmp_path):
+    from l4sim.experiments import a3c_004
+
+    rows = a3c_004.reproduce(tmp_path, quick=True, only=["dynamic"])
+    assert {r.aqm for r in rows} == {"dualpi2", "fq_l4s", "a3c-delay", "a3c-utility"}
+    for f in ("table.md", "table.csv", "training.md", "convergence-delay.png", "policy.png"):
+        assert (tmp_path / f).exists(), f
+    for r in rows:
+        assert 0.0 < r.utilisation <= 1.0
+        assert r.l4s_p99_ms is not None and r.l4s_p99_ms >= r.l4s_p50_ms
+
+
+def test_quick_is_refused_by_experiments_without_it():
+    from typer.testing import CliRunner
+
+    from l4sim.cli import app
+
+    res = CliRunner().invoke(app, ["reproduce", "aqm-004", "--quick"])
+    assert res.exit_code != 0
+    assert "no --quick mode" in res.output
