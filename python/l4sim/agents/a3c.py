@@ -522,6 +522,7 @@ def train(cfg: A3cConfig, out: str | Path | None = None) -> TrainResult:
         raise EnvConfigError("workers, episodes and steps must each be at least 1")
     if cfg.reward not in REWARDS:
         raise EnvConfigError(f"reward {cfg.reward!r} is not known; allowed: {', '.join(REWARDS)}")
+    torch.set_num_threads(1)
     torch.manual_seed(cfg.seed)
     actor, critic = Actor(), Critic()
     actor.share_memory()
@@ -545,7 +546,11 @@ def train(cfg: A3cConfig, out: str | Path | None = None) -> TrainResult:
     else:
         import torch.multiprocessing as mp
 
-        ctx = mp.get_context("spawn")
+        # Fork where available (as PyTorch's Hogwild example): a spawned worker re-imports
+        # torch and l4sim, ~15 s on this project's 2-core VM; every worker and the trainer
+        # run torch on one thread, so no OpenMP pool is live across the fork.
+        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        ctx = mp.get_context(method)
         queue = ctx.Queue()
         procs = [
             ctx.Process(target=_worker_entry, args=(w, cfg, actor, critic, opt_a, opt_c, queue))
