@@ -146,7 +146,14 @@ def test_reproduce_quick_writes_the_table_and_figures(tmp_path):
     from l4sim.experiments import a3c_004
 
     rows = a3c_004.reproduce(tmp_path, quick=True, only=["dynamic"])
-    assert {r.aqm for r in rows} == {"dualpi2", "fq_l4s", "a3c-delay", "a3c-utility"}
+    assert {r.aqm for r in rows} == {
+        "dualpi2",
+        "fq_l4s",
+        "a3c-delay",
+        "a3c-utility",
+        "fq_l4s-a3c-delay",
+        "fq_l4s-a3c-utility",
+    }
     for f in ("table.md", "table.csv", "training.md", "convergence-delay.png", "policy.png"):
         assert (tmp_path / f).exists(), f
     for r in rows:

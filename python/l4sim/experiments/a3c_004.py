@@ -5,7 +5,8 @@ marking probability and never ran the policy in the kernel. Here
 :func:`l4sim.agents.a3c.train` trains it online (Hogwild workers, each its own DualPI2
 simulation under random traffic) for each reward (``delay``: the paper's minus queue delay;
 ``utility``: its future work) and training seed, writes the actor as safetensors, and a
-``dualpi2`` qdisc with ``a3c_policy`` runs it in the core every ``tupdate``. The deployed
+``dualpi2`` qdisc with ``a3c_policy`` runs it in the core every ``tupdate`` (an ``fq_l4s``
+one on each of its queues, a transfer: it was trained on DualPI2). The deployed
 policy is compared with plain DualPI2 (the PI2 controller) and FQ-L4S on paper 004's
 scenarios (:mod:`l4sim.experiments.aqm_004`: four flows starting 10 s apart, 60 s each,
 10 and 1 Mbit/s, 20 ms; NewReno with ECN and TCP Prague) and on a dynamic one (rate
@@ -42,6 +43,9 @@ SCENARIOS: dict[str, tuple[str, str]] = {
 }
 REWARDS = ("delay", "utility")
 BASELINES = ("dualpi2", "fq_l4s")
+#: Where the actor is deployed: "a3c-<reward>" sets DualPI2's p', "fq_l4s-a3c-<reward>"
+#: every FQ-L4S queue's own p (a transfer: it was trained on DualPI2).
+DEPLOY = ("", "fq_l4s-")
 SEEDS = (1, 2, 3)
 GROUPS = tuple(SCENARIOS)
 TABLE = "table.md"
@@ -70,7 +74,7 @@ def cases(
     out = []
     for sc in groups:
         out += [Case(sc, b, quick=quick) for b in BASELINES]
-        out += [Case(sc, f"a3c-{r}", s, quick) for r in REWARDS for s in seeds]
+        out += [Case(sc, f"{d}a3c-{r}", s, quick) for d in DEPLOY for r in REWARDS for s in seeds]
     return out
 
 
@@ -83,6 +87,9 @@ def scenario_dict(case: Case, policy: str | None) -> dict[str, Any]:
     if case.aqm.startswith("a3c-"):
         qdisc: dict[str, Any] | None = {"kind": "dualpi2", "a3c_policy": policy}
         base = "dualpi2"
+    elif case.aqm.startswith("fq_l4s-a3c-"):
+        qdisc = {**aqm_004.AQMS["fq_l4s"], "a3c_policy": policy}
+        base = "fq_l4s"
     else:
         qdisc, base = None, case.aqm
     c = aqm_004.Case(base, rate, True, "prague" if cca == "mixed" else cca)
@@ -196,7 +203,10 @@ def reproduce(
         seeds, workers = seeds[:1], 1
     trained = train_all(out, seeds, quick, workers)
     todo = cases(only if only is not None else GROUPS, seeds, quick)
-    tasks = [(c, str(_policy_path(out, c.aqm[4:], c.seed)) if c.seed else None) for c in todo]
+    tasks = [
+        (c, str(_policy_path(out, c.aqm.rsplit("-", 1)[1], c.seed)) if c.seed else None)
+        for c in todo
+    ]
     rows = run_cases(_run_case, tasks, todo, executor, on_case)
     write_table(rows, out, TABLE, markdown_table(rows))
     with open(out / "training.md", "w") as fh:

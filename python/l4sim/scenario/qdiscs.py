@@ -287,13 +287,15 @@ class FqL4s(Pie):
     (``target``, ``tupdate``, ``alpha``, ``beta``, ``max_burst``, ``max_ecnth``, ``ecn``,
     ``bytemode``, ``mtu``); a Classic queue applies p squared, an L queue the larger of its
     own p and ``coupling`` times its paired Classic p; DRR with ``quantum``; ``limit`` is
-    the total; ``ecn_mask`` picks the L codepoints."""
+    the total; ``ecn_mask`` picks the L codepoints; ``a3c_policy`` (a weights file: A3C-L4S
+    mode, the actor sets every queue's own p at each of its ``tupdate`` updates)."""
 
     kind: Literal["fq_l4s"] = "fq_l4s"  # type: ignore[assignment]
     pairs: Count | None = None
     quantum: Size | None = None
     coupling: Annotated[float, Field(gt=0.0, le=100.0)] | None = None
     ecn_mask: EcnMask | None = None
+    a3c_policy: A3cWeights | None = None
 
 
 def _qdisc_shorthand(v: Any) -> Any:

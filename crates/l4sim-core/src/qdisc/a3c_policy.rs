@@ -29,6 +29,38 @@ pub const LEN: usize = 12;
 /// Bytes per packet for `tot_pkts` (as `python/l4sim/agents/a3c.py` `PKT_BYTES`).
 pub const PKT_BYTES: f64 = 1500.0;
 
+/// One interval's raw state (Table 1, in this module's order): base probability `p`,
+/// delay now and one update ago (ns), the applied L probability `pcl`, bytes dequeued,
+/// backlog in packets and bytes, drops and CE marks in the interval.
+#[allow(clippy::too_many_arguments)]
+pub fn raw_state(
+    p: f64,
+    qdelay: u64,
+    qdelay_old: u64,
+    pcl: f64,
+    deq_bytes: u64,
+    backlog_pkts: u64,
+    backlog_bytes: u64,
+    drops: u64,
+    marks: u64,
+) -> [f64; LEN] {
+    let secs = |t: u64| t as f64 * 1e-9;
+    [
+        0.0,
+        p,
+        secs(qdelay),
+        secs(qdelay_old),
+        pcl,
+        0.0,
+        deq_bytes as f64 / PKT_BYTES,
+        deq_bytes as f64,
+        backlog_pkts as f64,
+        backlog_bytes as f64,
+        drops as f64,
+        marks as f64,
+    ]
+}
+
 /// The immutable network, shared by every copy of a qdisc (forks included).
 #[derive(Debug)]
 pub struct A3cNet {

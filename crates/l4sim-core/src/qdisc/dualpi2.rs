@@ -60,7 +60,7 @@ use std::collections::VecDeque;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::a3c_policy::{A3cPolicy, LEN as A3C_LEN, PKT_BYTES as A3C_PKT_BYTES};
+use super::a3c_policy::{raw_state as a3c_raw_state, A3cPolicy, LEN as A3C_LEN};
 use super::{
     check_gains, check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats,
     QueueDisc,
@@ -356,22 +356,17 @@ impl DualPi2 {
         let (d0, dr0, m0) = a.prev;
         a.prev = (deq, drops, marks);
         let old = std::mem::replace(&mut a.qdelay_old, qdelay);
-        let dq = (deq - d0) as f64;
-        let secs = |t: Time| t as f64 * 1e-9;
-        Some([
-            0.0,
+        Some(a3c_raw_state(
             p,
-            secs(qdelay),
-            secs(old),
+            qdelay,
+            old,
             pcl,
-            0.0,
-            dq / A3C_PKT_BYTES,
-            dq,
-            (self.lq.len() + self.cq.len()) as f64,
-            self.backlog() as f64,
-            (drops - dr0) as f64,
-            (marks - m0) as f64,
-        ])
+            deq - d0,
+            (self.lq.len() + self.cq.len()) as u64,
+            self.backlog(),
+            drops - dr0,
+            marks - m0,
+        ))
     }
 
     pub fn set_limit(&mut self, limit_pkts: Option<u64>) {
