@@ -291,7 +291,8 @@ def reproduce_cmd(
     name: Annotated[
         str,
         typer.Argument(
-            help="Experiment: aqm-004, l4s-rtt-fairness, rl-tcp or macc-002.", show_default=False
+            help="Experiment: aqm-004, a3c-004, l4s-rtt-fairness, rl-tcp or macc-002.",
+            show_default=False,
         ),
     ],
     out: Annotated[
@@ -309,9 +310,13 @@ def reproduce_cmd(
     figures: Annotated[bool, typer.Option(help="Draw the per-case figures.")] = True,
     jobs: Annotated[int | None, _JOBS] = None,
     ray: Annotated[str | None, _RAY] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="A small, fast version (a3c-004 only).")
+    ] = False,
 ) -> None:
     """Rebuild a paper's experiment and write its table(s) and figures."""
     import importlib
+    import inspect
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -330,18 +335,23 @@ def reproduce_cmd(
             raise typer.BadParameter(
                 f"--only {only!r} names no known case set; known: {', '.join(exp.GROUPS)}"
             )
+    extra: dict[str, Any] = {}
+    if quick:
+        if "quick" not in inspect.signature(exp.reproduce).parameters:
+            raise typer.BadParameter(f"experiment {name!r} has no --quick mode")
+        extra["quick"] = True
     out_dir = out if out is not None else Path("out") / name
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err_console
     ) as bar:
-        task = bar.add_task(name, total=len(exp.cases(subset or exp.GROUPS)))
+        task = bar.add_task(name, total=len(exp.cases(subset or exp.GROUPS, **extra)))
 
         def step(case: Any, done: int, n: int) -> None:
             bar.update(task, completed=done, description=f"{name}: {case.name}")
 
         with make_executor(jobs, ray) as executor:
             rows = exp.reproduce(
-                out_dir, only=subset, figures=figures, on_case=step, executor=executor
+                out_dir, only=subset, figures=figures, on_case=step, executor=executor, **extra
             )
         bar.update(task, completed=len(rows), description=name)
     print(exp.markdown_table(rows))

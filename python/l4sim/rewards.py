@@ -7,16 +7,17 @@ no state and is unit-tested (``tests/test_envs.py``). Environments pick one by n
 (:data:`REWARDS`) with keyword arguments (``reward="tcp", reward_kwargs={"delta": 2}``) or
 take any callable of the right record.
 
-=============  ======  ===========================================================  =========
-name           record  formula                                                      source
-=============  ======  ===========================================================  =========
-``ns3ai``      sender  segmentsAcked - bytesInFlight - cWnd (mixed units, raw)      paper 000
-``tcp``        sender  goodput / rate - δ · max(0, sRTT - minRTT) / minRTT          ours
-``macc_r1``    sender  a·segmentsAcked - b·bytesInFlight - c·RTT                    paper 002
-``macc_r2``    queue   d·dequeueRate - e·queueDelay - f·queueLength - g·lossRate    paper 002
-``a3c_l4s``    queue   - queue delay                                                paper 004
-``lfq``        queue   throughput - alpha · queue                                   paper 001
-=============  ======  ===========================================================  =========
+===============  ======  ===========================================================  =========
+name             record  formula                                                      source
+===============  ======  ===========================================================  =========
+``ns3ai``        sender  segmentsAcked - bytesInFlight - cWnd (mixed units, raw)      paper 000
+``tcp``          sender  goodput / rate - δ · max(0, sRTT - minRTT) / minRTT          ours
+``macc_r1``      sender  a·segmentsAcked - b·bytesInFlight - c·RTT                    paper 002
+``macc_r2``      queue   d·dequeueRate - e·queueDelay - f·queueLength - g·lossRate    paper 002
+``a3c_l4s``      queue   - queue delay                                                paper 004
+``a3c_utility``  queue   utilisation - w_d · delay / 10 ms - w_l · loss rate          paper 004
+``lfq``          queue   throughput - alpha · queue                                   paper 001
+===============  ======  ===========================================================  =========
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "REWARDS",
     "SENDER_REWARDS",
     "a3c_l4s",
+    "a3c_utility",
     "get",
     "lfq",
     "macc_r1",
@@ -126,6 +128,16 @@ def a3c_l4s(q: QueueStep, unit_s: float = 1e-3) -> float:
     return -q.sojourn_s / unit_s
 
 
+def a3c_utility(q: QueueStep, delay_weight: float = 1.0, loss_weight: float = 10.0) -> float:
+    """A3C-L4S's future work (paper 004, section 3.2.1: a utility that "includes other
+    metrics like throughput and loss"):
+    ``utilisation - delay_weight · sojourn / 10 ms - loss_weight · loss rate``, utilisation =
+    dequeue rate / link rate (at most 1). With the defaults 10 ms of queue costs as much as
+    the whole link, and 10 % loss as much again; the optimum is a full link with no queue."""
+    util = min(q.dequeue_rate_bps / q.rate_ref_bps, 1.0)
+    return util - delay_weight * q.sojourn_s / 0.01 - loss_weight * q.loss_rate
+
+
 def lfq(q: QueueStep, alpha: float = 0.1) -> float:
     """LFQ's reward (paper 001, eq. 1): ``throughput - alpha · queue``, throughput in Mbit/s
     (dequeue rate over the step) and queue in packets (backlog at the step's end). alpha sets the
@@ -142,6 +154,7 @@ SENDER_REWARDS: dict[str, Callable[..., float]] = {
 QUEUE_REWARDS: dict[str, Callable[..., float]] = {
     "macc_r2": macc_r2,
     "a3c_l4s": a3c_l4s,
+    "a3c_utility": a3c_utility,
     "lfq": lfq,
 }
 REWARDS: dict[str, Callable[..., float]] = {**SENDER_REWARDS, **QUEUE_REWARDS}

@@ -195,7 +195,7 @@ class Simulation:
 
     # -- agents in the loop -----------------------------------------------------------------
     # Actions are dicts as in crates/l4sim-py/API.md ("set_cwnd", "set_drop_prob",
-    # "set_dualpi2", "set_flow_limit", "set_queue_limit").
+    # "set_dualpi2", "set_flow_limit", "set_queue_limit", "set_link_rate").
 
     def apply(self, action: dict[str, Any]) -> None:
         """Apply ``action`` now."""

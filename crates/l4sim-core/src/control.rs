@@ -36,6 +36,9 @@ pub enum Action {
         flow: usize,
         limit: u32,
     },
+    /// A link direction's rate in bit/s from now on (a packet being serialised keeps its
+    /// rate): rate steps such as A3C-L4S's dynamic scenario.
+    SetLinkRate { link: String, rate_bps: u64 },
     /// A qdisc's overall limits.
     SetQueueLimit {
         link: String,
@@ -290,6 +293,34 @@ pub(crate) mod tests {
         assert!(e.0.contains("not a TCP flow"), "{e}");
         let parsed: Result<Action, _> = serde_json::from_str(r#"{"kind": "set_cwnd", "flow": 0}"#);
         assert!(parsed.is_err(), "cwnd is required");
+    }
+
+    #[test]
+    fn link_rate_steps_change_the_dequeue_rate() {
+        // The flow sends ~3.7 Mbit/s through the 10 Mbit/s bottleneck; after a step to
+        // 2 Mbit/s the link is the limit and sends exactly 2 Mbit/s = 250 kB/s.
+        let mut sim = Simulation::new(path(QdiscConfig::default())).unwrap();
+        let sent = |sim: &Simulation| sim.observe().queues.dequeued_bytes[2] as f64;
+        sim.run_until(2 * SEC);
+        let a = sent(&sim);
+        sim.run_until(3 * SEC);
+        let fast = sent(&sim) - a;
+        let set = |r| Action::SetLinkRate {
+            link: "r0->h1".into(),
+            rate_bps: r,
+        };
+        sim.apply_action(&set(2_000_000)).unwrap();
+        sim.run_until(4 * SEC);
+        let b = sent(&sim);
+        sim.run_until(5 * SEC);
+        let slow = sent(&sim) - b;
+        assert!(fast > 0.4e6, "{fast}");
+        assert!((slow / 0.25e6 - 1.0).abs() < 0.05, "{slow}");
+        assert!(sim
+            .apply_action(&set(0))
+            .unwrap_err()
+            .0
+            .contains("positive"));
     }
 
     #[test]

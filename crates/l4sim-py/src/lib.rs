@@ -333,11 +333,33 @@ fn lfq_infer(weights_path: &str, features: Vec<Vec<f64>>) -> PyResult<Vec<f32>> 
         .collect()
 }
 
+/// The deterministic action p' of the A3C-L4S actor in `weights_path` on each normalised
+/// 12-feature state, evaluated by the code the `dualpi2` qdisc runs (for tests and tools; an
+/// empty `states` only checks the file). A bad file or row raises `ValueError`.
+#[pyfunction]
+fn a3c_infer(weights_path: &str, states: Vec<Vec<f32>>) -> PyResult<Vec<f64>> {
+    use l4sim_core::qdisc::a3c_policy::{A3cPolicy, LEN};
+    let mut p = A3cPolicy::load(weights_path).map_err(PyValueError::new_err)?;
+    states
+        .iter()
+        .map(|row| {
+            let x: &[f32; LEN] = row.as_slice().try_into().map_err(|_| {
+                PyValueError::new_err(format!(
+                    "an A3C state has {} values, expected {LEN}",
+                    row.len()
+                ))
+            })?;
+            Ok(p.prob(x))
+        })
+        .collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(contract, m)?)?;
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
     m.add_function(wrap_pyfunction!(lfq_infer, m)?)?;
+    m.add_function(wrap_pyfunction!(a3c_infer, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<SimBatch>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -2,6 +2,8 @@
 
 - ``aqm-004``: paper 004's AQM comparison (Table 2 and per-case figures), see
   :mod:`l4sim.experiments.aqm_004`.
+- ``a3c-004``: paper 004's A3C-L4S trained online and deployed in DualPI2, beside DualPI2
+  and FQ-L4S, see :mod:`l4sim.experiments.a3c_004` (needs PyTorch; ``--quick``).
 - ``l4s-rtt-fairness``: two TCP Prague / CUBIC flows through DualPI2 beside a Linux L4S
   testbed's measurements, see :mod:`l4sim.experiments.l4s_rtt_fairness`.
 - ``rl-tcp``: ns3-ai's RL-TCP example (paper 000), a DQN per reward beside NewReno, see
@@ -16,6 +18,7 @@ Each module has ``GROUPS`` (what ``--only`` selects), ``TABLE`` (the file it wri
 
 EXPERIMENTS = {
     "aqm-004": "l4sim.experiments.aqm_004",
+    "a3c-004": "l4sim.experiments.a3c_004",
     "l4s-rtt-fairness": "l4sim.experiments.l4s_rtt_fairness",
     "rl-tcp": "l4sim.experiments.rl_tcp",
     "macc-002": "l4sim.experiments.macc_002",

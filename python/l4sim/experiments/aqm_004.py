@@ -109,7 +109,12 @@ _ECN_SWITCH = ("codel", "pie", "fq_codel", "fq_pie", "fq_l4s")
 
 def scenario(case: Case, seed: int = 1) -> Scenario:
     """The paper's testbed: client h0 — router r0 — server h1, bottleneck on r0's egress."""
-    qdisc = dict(AQMS[case.aqm])
+    return Scenario.parse(scenario_dict(case, seed))
+
+
+def scenario_dict(case: Case, seed: int = 1, qdisc: dict[str, Any] | None = None) -> dict[str, Any]:
+    """:func:`scenario` as a dict, with ``qdisc`` in place of the case's AQM if given."""
+    qdisc = dict(AQMS[case.aqm]) if qdisc is None else dict(qdisc)
     if case.aqm in _ECN_SWITCH:
         qdisc["ecn"] = case.ecn
     flows = [
@@ -124,21 +129,19 @@ def scenario(case: Case, seed: int = 1) -> Scenario:
         }
         for t in FLOW_STARTS_S
     ]
-    return Scenario.parse(
-        {
-            "name": case.name,
-            "seed": seed,
-            "duration": f"{max(FLOW_STARTS_S) + FLOW_LIFETIME_S}s",
-            "topology": {
-                "preset": "path",
-                "routers": 1,
-                "link": {"rate": "1Gbps", "delay": "100us"},
-                "bottleneck": {"rate": case.rate, "delay": "20ms", "qdisc": qdisc},
-                "bottleneck_index": 1,
-            },
-            "flows": flows,
-        }
-    )
+    return {
+        "name": case.name,
+        "seed": seed,
+        "duration": f"{max(FLOW_STARTS_S) + FLOW_LIFETIME_S}s",
+        "topology": {
+            "preset": "path",
+            "routers": 1,
+            "link": {"rate": "1Gbps", "delay": "100us"},
+            "bottleneck": {"rate": case.rate, "delay": "20ms", "qdisc": qdisc},
+            "bottleneck_index": 1,
+        },
+        "flows": flows,
+    }
 
 
 @dataclass

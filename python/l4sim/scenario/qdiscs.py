@@ -6,6 +6,7 @@ in the ``Qdisc`` union and ``QDISC_KINDS``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
@@ -191,19 +192,27 @@ class FqPie(Pie):
     quantum: Size | None = None
 
 
-def _lfq_weights(path: str) -> str:
-    """A weights file the core can load (it reads it again when the simulation is built)."""
-    from l4sim import _core
+def _weights(infer: str) -> Callable[[str], str]:
+    """A validator: the path of a weights file the core's ``infer`` function can load (the
+    core reads it again when the simulation is built)."""
 
-    try:
-        _core.lfq_infer(path, [])
-    except ValueError as e:
-        raise PydanticCustomError("lfq_weights", "{why}", {"why": str(e)}) from None
-    return path
+    def check(path: str) -> str:
+        from l4sim import _core
+
+        try:
+            getattr(_core, infer)(path, [])
+        except ValueError as e:
+            raise PydanticCustomError("weights", "{why}", {"why": str(e)}) from None
+        return path
+
+    return check
 
 
-LfqWeights = Annotated[str, AfterValidator(_lfq_weights)]
+LfqWeights = Annotated[str, AfterValidator(_weights("lfq_infer"))]
 """Path of an LFQ policy weights file (safetensors, ``qdisc/lfq_policy.rs``)."""
+
+A3cWeights = Annotated[str, AfterValidator(_weights("a3c_infer"))]
+"""Path of an A3C-L4S actor weights file (safetensors, ``qdisc/a3c_policy.rs``)."""
 
 
 class Fq(_AqmBase):
@@ -243,7 +252,8 @@ class DualPi2(_AqmBase):
     update), ``coupling`` (k), L-queue ``step_thresh`` (a time, or packets ``"5p"``),
     ``min_qlen_step``, ``c_protection`` (Classic WRR share, percent), ``ecn_mask``,
     ``drop_overload``, ``drop_early``, ``mtu``; for the RFC variant the ramp ``l_min_thresh``,
-    ``l_range``, ``l_th_len`` and the scheduler's ``tshift``."""
+    ``l_range``, ``l_th_len`` and the scheduler's ``tshift``; ``a3c_policy`` (a weights
+    file: A3C-L4S mode, paper 004, the actor sets p' every ``tupdate``)."""
 
     kind: Literal["dualpi2"] = "dualpi2"
     variant: Literal["linux", "rfc9332"] | None = None
@@ -264,6 +274,7 @@ class DualPi2(_AqmBase):
     l_range: PositiveTime | None = None
     l_th_len: Annotated[int, Field(ge=0)] | None = None
     tshift: Time | None = None
+    a3c_policy: A3cWeights | None = None
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "limit": "limit_pkts",
@@ -289,13 +300,15 @@ class FqL4s(Pie):
     (``target``, ``tupdate``, ``alpha``, ``beta``, ``max_burst``, ``max_ecnth``, ``ecn``,
     ``bytemode``, ``mtu``); a Classic queue applies p squared, an L queue the larger of its
     own p and ``coupling`` times its paired Classic p; DRR with ``quantum``; ``limit`` is
-    the total; ``ecn_mask`` picks the L codepoints."""
+    the total; ``ecn_mask`` picks the L codepoints; ``a3c_policy`` (a weights file: A3C-L4S
+    mode, the actor sets every queue's own p at each of its ``tupdate`` updates)."""
 
     kind: Literal["fq_l4s"] = "fq_l4s"  # type: ignore[assignment]
     pairs: Count | None = None
     quantum: Size | None = None
     coupling: Annotated[float, Field(gt=0.0, le=100.0)] | None = None
     ecn_mask: EcnMask | None = None
+    a3c_policy: A3cWeights | None = None
 
 
 def _qdisc_shorthand(v: Any) -> Any:

@@ -68,6 +68,12 @@ impl Simulation {
                     return bad("set_flow_limit: the limit must be positive".into());
                 }
             }
+            Action::SetLinkRate { link, rate_bps } => {
+                self.channel_named(link)?;
+                if *rate_bps == 0 {
+                    return bad("set_link_rate: rate_bps must be positive".into());
+                }
+            }
             Action::SetQueueLimit {
                 link,
                 packets,
@@ -170,6 +176,11 @@ impl Simulation {
                     if let Some(b) = q.flow_bucket(&tmpl) {
                         q.set_flow_limit(b, *limit);
                     }
+                }
+            }
+            Action::SetLinkRate { link, rate_bps } => {
+                if let Ok(c) = self.channel_named(link) {
+                    self.channels[c].rate_bps = *rate_bps;
                 }
             }
             Action::SetQueueLimit {

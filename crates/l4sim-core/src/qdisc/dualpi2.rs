@@ -60,6 +60,7 @@ use std::collections::VecDeque;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::a3c_policy::{raw_state as a3c_raw_state, A3cPolicy, LEN as A3C_LEN};
 use super::{
     check_gains, check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats,
     QueueDisc,
@@ -151,6 +152,9 @@ pub struct DualPi2Config {
     pub l_th_len: u32,
     /// RFC variant: time shift of the TS-FIFO scheduler; default 2 × target.
     pub tshift_ns: Option<u64>,
+    /// A3C-L4S mode (paper 004): a weights file (`qdisc/a3c_policy.rs`) whose actor sets
+    /// p′ at every `tupdate` instead of the PI law (Linux variant only).
+    pub a3c_policy: Option<String>,
 }
 
 impl Default for DualPi2Config {
@@ -175,6 +179,7 @@ impl Default for DualPi2Config {
             l_range_ns: 400 * US,
             l_th_len: 1,
             tshift_ns: None,
+            a3c_policy: None,
         }
     }
 }
@@ -200,6 +205,16 @@ pub struct Pi2 {
     tupdate: Time,
     /// Agent override of p′ (`set_base_prob`).
     forced: Option<u32>,
+}
+
+/// A3C-L4S mode: the actor and the counters of the current update interval.
+#[derive(Clone, Debug)]
+struct A3cState {
+    policy: A3cPolicy,
+    /// `deq_bytes`, drops and marks at the previous update.
+    prev: (u64, u64, u64),
+    qdelay_old: Time,
+    decisions: u64,
 }
 
 impl Pi2 {
@@ -256,6 +271,9 @@ pub struct DualPi2 {
     /// ECN marks by the step AQM (Linux `step_marks`) and by the PI/coupled law.
     pub step_marks: u64,
     pub pi_marks: u64,
+    /// Bytes dequeued (sent on), for the A3C state's `tot_bytes`.
+    deq_bytes: u64,
+    a3c: Option<Box<A3cState>>,
 }
 
 const L: u8 = 0;
@@ -269,6 +287,12 @@ impl QdiscParams for DualPi2Config {
             &[self.limit_pkts, self.tupdate_ns, self.mtu as u64],
         )?;
         check_gains("DualPI2", self.alpha, self.beta, 0.0)?;
+        if let Some(path) = &self.a3c_policy {
+            A3cPolicy::load(path)?;
+            if self.variant != DualPi2Variant::Linux {
+                return Err("DualPI2: a3c_policy needs variant = \"linux\"".into());
+            }
+        }
         if !(self.coupling.is_finite() && self.coupling > 0.0) || self.c_protection > 100 {
             return Err("DualPI2 needs a positive coupling and c_protection in 0..=100".into());
         }
@@ -299,8 +323,50 @@ impl DualPi2 {
             stats: QdiscStats::default(),
             step_marks: 0,
             pi_marks: 0,
+            deq_bytes: 0,
+            // `validate` has loaded the file already; should it have changed since, the PI
+            // law stays in charge rather than the build panicking.
+            a3c: cfg
+                .a3c_policy
+                .as_deref()
+                .and_then(|p| A3cPolicy::load(p).ok())
+                .map(|policy| {
+                    Box::new(A3cState {
+                        policy,
+                        prev: (0, 0, 0),
+                        qdelay_old: 0,
+                        decisions: 0,
+                    })
+                }),
             cfg: cfg.clone(),
         }
+    }
+
+    /// Decisions the A3C actor has taken (0 without `a3c_policy`).
+    pub fn a3c_decisions(&self) -> u64 {
+        self.a3c.as_ref().map_or(0, |a| a.decisions)
+    }
+
+    /// The A3C state (Table 1, raw) at an update with PI input `qdelay`; advances the
+    /// interval counters.
+    fn a3c_raw(&mut self, qdelay: Time) -> Option<[f64; A3C_LEN]> {
+        let (p, _, pcl) = self.probabilities();
+        let (deq, drops, marks) = (self.deq_bytes, self.stats.drops(), self.stats.ecn_marks);
+        let a = self.a3c.as_deref_mut()?;
+        let (d0, dr0, m0) = a.prev;
+        a.prev = (deq, drops, marks);
+        let old = std::mem::replace(&mut a.qdelay_old, qdelay);
+        Some(a3c_raw_state(
+            p,
+            qdelay,
+            old,
+            pcl,
+            deq - d0,
+            (self.lq.len() + self.cq.len()) as u64,
+            self.backlog(),
+            drops - dr0,
+            marks - m0,
+        ))
     }
 
     pub fn set_limit(&mut self, limit_pkts: Option<u64>) {
@@ -363,10 +429,29 @@ impl DualPi2 {
         while now >= self.pi.next_update {
             let t = self.pi.next_update;
             let q = self.qdelay_at(t);
-            self.pi.update(q, cap);
+            match self.a3c_raw(q) {
+                Some(raw) => {
+                    let a = self.a3c.as_deref_mut().expect("a3c_raw returned a state");
+                    let x = a.policy.normalise(&raw);
+                    let p = a.policy.prob(&x);
+                    a.decisions += 1;
+                    self.pi.last_qdelay = q;
+                    self.pi.prob = match self.pi.forced {
+                        Some(f) => f,
+                        None => (p * MAX_PROB_F).round() as u32,
+                    };
+                }
+                None => self.pi.update(q, cap),
+            }
             self.pi.next_update += self.pi.tupdate;
             let idle = self.lq.is_empty() && self.cq.is_empty();
-            if idle && self.pi.prob == 0 && self.pi.last_qdelay == 0 && now >= self.pi.next_update {
+            if idle
+                && self.a3c.is_none()
+                && self.pi.prob == 0
+                && self.pi.last_qdelay == 0
+                && now >= self.pi.next_update
+            {
+                // (Not in A3C mode: the actor's output on an idle queue need not be 0.)
                 // Both queues empty and p′ = 0: further updates are no-ops.
                 let skip = (now - self.pi.next_update) / self.pi.tupdate + 1;
                 self.pi.next_update += skip * self.pi.tupdate;
@@ -581,6 +666,7 @@ impl QueueDisc for DualPi2 {
                 self.pi_marks += 1;
             }
             self.credit += credit_change;
+            self.deq_bytes += pkt.size as u64;
             if self.lq.is_empty() && self.cq.is_empty() {
                 self.credit = self.credit_init;
             }
@@ -928,6 +1014,41 @@ mod tests {
         assert!(drops.is_empty());
         assert!((lm / ln - 0.4).abs() < 0.015, "{}", lm / ln);
         assert!((cm / cn - 0.04).abs() < 0.006, "{}", cm / cn);
+    }
+
+    #[test]
+    fn a3c_mode_sets_p_from_the_actor_every_tupdate() {
+        // The actor's mean is tanh(4 x[1]) with x[1] = p'/max_prob (scale 1/0.5 = 2 on
+        // every feature): from p' = 0 it moves to 0.25 (tanh 0 = 0), then to
+        // 0.5 (tanh(4·0.5)+1)/2, ... — a fixed-point iteration the test follows.
+        let path = std::env::temp_dir().join(format!("a3c_{}.safetensors", std::process::id()));
+        let bytes = super::super::a3c_policy::tests::linear_policy(4.0, 2.0, 0.5);
+        std::fs::write(&path, bytes).unwrap();
+        let cfg = DualPi2Config {
+            a3c_policy: Some(path.to_string_lossy().into_owned()),
+            ..Default::default()
+        };
+        assert!(cfg.validate().is_ok());
+        let mut d = q(cfg.clone());
+        d.enqueue(pkt(Ecn::NotEct, 1), 0, &mut Vec::new());
+        let mut want = 0.0f64;
+        for k in 1..=5u64 {
+            d.catch_up(k * 16 * MS);
+            let x = ((want * 2.0).clamp(0.0, 1.0) as f32) as f64;
+            want = 0.5 * (((4.0 * x) as f32).tanh() as f64 + 1.0) / 2.0;
+            assert!((d.probabilities().0 - want).abs() < 1e-6, "update {k}");
+        }
+        assert_eq!(d.a3c_decisions(), 5);
+        // An agent's override still wins over the actor.
+        d.set_base_prob(Some(0.01));
+        d.catch_up(200 * MS);
+        assert!((d.probabilities().0 - 0.01).abs() < 1e-9);
+        let bad = DualPi2Config {
+            variant: DualPi2Variant::Rfc9332,
+            ..cfg
+        };
+        assert!(bad.validate().unwrap_err().contains("linux"));
+        let _ = std::fs::remove_file(path);
     }
 
     #[test]

@@ -29,6 +29,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::a3c_policy::{raw_state as a3c_raw_state, A3cPolicy};
 use super::drr::Drr;
 use super::dualpi2::EcnMask;
 use super::pie::{PieParams, PieVars};
@@ -61,6 +62,10 @@ pub struct FqL4sConfig {
     /// Coupling factor k: L applies max(p_L, k·p_C′).
     pub coupling: f64,
     pub ecn_mask: EcnMask,
+    /// A3C-L4S mode (paper 004 §3.2: each sub-queue's probability is the action): a weights
+    /// file (`qdisc/a3c_policy.rs`) whose actor sets every queue's own PIE p at each of its
+    /// `tupdate` updates, from that queue's interval statistics, after PIE's own update.
+    pub a3c_policy: Option<String>,
 }
 
 impl Default for FqL4sConfig {
@@ -80,6 +85,7 @@ impl Default for FqL4sConfig {
             mtu: 1514,
             coupling: 2.0,
             ecn_mask: EcnMask::L4sEct,
+            a3c_policy: None,
         }
     }
 }
@@ -88,6 +94,10 @@ impl Default for FqL4sConfig {
 struct SubQueue {
     q: PktQueue,
     vars: PieVars,
+    /// Bytes dequeued, AQM/overflow drops and CE marks (for the A3C state), and their
+    /// values at the previous update.
+    counts: [u64; 3],
+    prev: [u64; 3],
 }
 
 /// The FQ-L4S qdisc.
@@ -106,6 +116,7 @@ pub struct FqL4s {
     bytes: u64,
     rng: Rng,
     stats: QdiscStats,
+    a3c: Option<Box<A3cPolicy>>,
 }
 
 const L4S: u8 = 0;
@@ -127,6 +138,9 @@ impl QdiscParams for FqL4sConfig {
         check_gains("FQ-L4S", self.alpha, self.beta, self.max_ecnth)?;
         if !(self.coupling.is_finite() && self.coupling > 0.0) {
             return Err("FQ-L4S needs a positive coupling".into());
+        }
+        if let Some(path) = &self.a3c_policy {
+            A3cPolicy::load(path)?;
         }
         Ok(())
     }
@@ -153,6 +167,8 @@ impl FqL4s {
             .map(|_| SubQueue {
                 q: PktQueue::default(),
                 vars: PieVars::new(&params),
+                counts: [0; 3],
+                prev: [0; 3],
             })
             .collect();
         FqL4s {
@@ -168,6 +184,12 @@ impl FqL4s {
             bytes: 0,
             rng,
             stats: QdiscStats::default(),
+            // `validate` loaded the file; should it have changed since, PIE stays in charge.
+            a3c: c
+                .a3c_policy
+                .as_deref()
+                .and_then(|p| A3cPolicy::load(p).ok())
+                .map(Box::new),
         }
     }
 
@@ -217,8 +239,43 @@ impl FqL4s {
     }
 
     fn catch_up(&mut self, i: usize, now: Time) {
-        let s = &mut self.queues[i];
-        s.vars.catch_up(&self.params, now, s.q.bytes());
+        if self.a3c.is_none() {
+            let s = &mut self.queues[i];
+            s.vars.catch_up(&self.params, now, s.q.bytes());
+            return;
+        }
+        while now >= self.queues[i].vars.next_update {
+            // A3C mode: PIE's update (delay bookkeeping, burst allowance), then the actor's
+            // p from the queue's Table-1 state over the interval.
+            let applied = self.applied_prob(i);
+            let s = &mut self.queues[i];
+            let (p, old) = (s.vars.prob, s.vars.qdelay_old);
+            s.vars.update(&self.params, s.q.bytes());
+            let c = s.counts;
+            let d = [c[0] - s.prev[0], c[1] - s.prev[1], c[2] - s.prev[2]];
+            s.prev = c;
+            let raw = a3c_raw_state(
+                p,
+                s.vars.qdelay,
+                old,
+                applied,
+                d[0],
+                s.q.len() as u64,
+                s.q.bytes(),
+                d[1],
+                d[2],
+            );
+            if let Some(a) = self.a3c.as_deref_mut() {
+                let x = a.normalise(&raw);
+                s.vars.prob = a.prob(&x);
+            }
+            s.vars.next_update += self.params.tupdate;
+        }
+    }
+
+    /// Decisions are not counted per queue; whether the actor is in charge.
+    pub fn a3c_mode(&self) -> bool {
+        self.a3c.is_some()
     }
 }
 
@@ -239,6 +296,7 @@ impl QueueDisc for FqL4s {
         }
         if self.qlen >= self.limit {
             self.queues[i].vars.on_overflow();
+            self.queues[i].counts[1] += 1;
             self.stats.drop(pkt, DropReason::Overflow, drops);
             return;
         }
@@ -253,8 +311,11 @@ impl QueueDisc for FqL4s {
         s.vars.prob = own;
         if hit {
             let may_mark = self.params.ecn && own <= self.params.max_ecnth;
-            if !(may_mark && mark_ce(&mut pkt, &mut self.stats)) {
+            if may_mark && mark_ce(&mut pkt, &mut self.stats) {
+                s.counts[2] += 1;
+            } else {
                 s.vars.accu_prob = 0.0;
+                s.counts[1] += 1;
                 self.stats.drop(pkt, DropReason::Aqm, drops);
                 return;
             }
@@ -270,10 +331,11 @@ impl QueueDisc for FqL4s {
         loop {
             // RFC 8290 §4.2 DRR: new list first, then old.
             let i = self.drr.next_queue()?;
+            self.catch_up(i, now);
             let s = &mut self.queues[i];
-            s.vars.catch_up(&self.params, now, s.q.bytes());
             match s.q.pop() {
                 Some(p) => {
+                    s.counts[0] += p.size as u64;
                     s.vars.on_dequeue(&p, now, s.q.bytes());
                     self.drr.charge(i, p.size);
                     self.qlen -= 1;
@@ -338,6 +400,32 @@ mod tests {
 
     fn fq() -> FqL4s {
         FqL4s::new(&FqL4sConfig::default(), Rng::for_component(9, KEY_QDISC))
+    }
+
+    #[test]
+    fn a3c_mode_sets_every_queue_p_from_the_actor() {
+        // A constant actor (mean tanh(0) = 0): p = max_prob / 2 = 0.05 on every queue
+        // after its first update, in place of PIE's 0.
+        let path = std::env::temp_dir().join(format!("a3c_fq_{}.safetensors", std::process::id()));
+        let bytes = super::super::a3c_policy::tests::linear_policy(0.0, 1.0, 0.1);
+        std::fs::write(&path, bytes).unwrap();
+        let cfg = FqL4sConfig {
+            a3c_policy: Some(path.to_string_lossy().into_owned()),
+            ..Default::default()
+        };
+        assert!(cfg.validate().is_ok());
+        let mut q = FqL4s::new(&cfg, Rng::for_component(1, KEY_QDISC));
+        assert!(q.a3c_mode());
+        let mut drops = Vec::new();
+        q.enqueue(pkt(1, Ecn::Ect1, 1), 0, &mut drops);
+        q.enqueue(pkt(1, Ecn::NotEct, 2), 0, &mut drops);
+        q.dequeue(16 * MS, &mut drops);
+        q.dequeue(16 * MS, &mut drops);
+        for i in 0..2 * q.pairs {
+            q.catch_up(i, 16 * MS);
+            assert!((q.pie_prob(i) - 0.05).abs() < 1e-6, "queue {i}");
+        }
+        let _ = std::fs::remove_file(path);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! one file implementing [`QueueDisc`]; [`Qdisc`] is the enum the engine holds, so the
 //! simulation stays `Clone` and the hot path has no virtual calls.
 
+pub mod a3c_policy;
 pub mod agent;
 pub mod codel;
 pub mod drr;

@@ -1,0 +1,205 @@
+//! A3C-L4S's actor evaluated inside the core (paper 004 §3.2, Algorithm 1; the authors'
+//! `Actor.nn_model` in `A3C-L4S/.ipynb_checkpoints/5_a3c_continuous_L4S-checkpoint.ipynb`,
+//! github MPTCP-FreeBSD/FreeBSD-DRL-L4S): 12 features → `fc1` → ReLU → `fc2` → ReLU → `mu`
+//! → tanh; the deployed action is the Gaussian's mean mapped onto the base probability,
+//! p′ = max_prob · (tanh(mu) + 1) / 2. `python/l4sim/agents/a3c.py` trains it and writes
+//! the file; a `dualpi2` qdisc with `a3c_policy` sets p′ from it every `tupdate`.
+//!
+//! # Weights file
+//!
+//! safetensors (format: `nn.rs`) with `fc1.weight` `[h1, 12]`, `fc1.bias`, `fc2.weight`
+//! `[h2, h1]`, `fc2.bias`, `mu.weight` `[1, h2]`, `mu.bias` `[1]`, `norm_scale` `[12]` (the
+//! factor taking each raw feature to [0, 1]) and `max_prob` `[1]`; other tensors (the
+//! std head `sigma.*`) are ignored.
+//!
+//! # State (Table 1 of the paper, the authors' column order)
+//!
+//! Raw values over one update interval, then `clamp(raw · norm_scale, 0, 1)`:
+//! `burst_allowance` (0: DualPI2 has none), `drop_prob` (p′), `current_qdelay` (the PI's
+//! input, s), `qdelay_old` (its value one update earlier, s), `accu_prob` (min(k·p′, 1)),
+//! `measurement_start` (0: a time stamp), `tot_pkts` (bytes dequeued / 1500), `tot_bytes`,
+//! `length` (backlog, packets), `len_bytes`, `drops`, `ecn` (CE marks).
+
+use std::sync::Arc;
+
+use crate::nn::{relu, Dense, Tensors};
+
+/// Number of state features (Table 1).
+pub const LEN: usize = 12;
+/// Bytes per packet for `tot_pkts` (as `python/l4sim/agents/a3c.py` `PKT_BYTES`).
+pub const PKT_BYTES: f64 = 1500.0;
+
+/// One interval's raw state (Table 1, in this module's order): base probability `p`,
+/// delay now and one update ago (ns), the applied L probability `pcl`, bytes dequeued,
+/// backlog in packets and bytes, drops and CE marks in the interval.
+#[allow(clippy::too_many_arguments)]
+pub fn raw_state(
+    p: f64,
+    qdelay: u64,
+    qdelay_old: u64,
+    pcl: f64,
+    deq_bytes: u64,
+    backlog_pkts: u64,
+    backlog_bytes: u64,
+    drops: u64,
+    marks: u64,
+) -> [f64; LEN] {
+    let secs = |t: u64| t as f64 * 1e-9;
+    [
+        0.0,
+        p,
+        secs(qdelay),
+        secs(qdelay_old),
+        pcl,
+        0.0,
+        deq_bytes as f64 / PKT_BYTES,
+        deq_bytes as f64,
+        backlog_pkts as f64,
+        backlog_bytes as f64,
+        drops as f64,
+        marks as f64,
+    ]
+}
+
+/// The immutable network, shared by every copy of a qdisc (forks included).
+#[derive(Debug)]
+pub struct A3cNet {
+    fc1: Dense,
+    fc2: Dense,
+    mu: Dense,
+    pub scale: [f64; LEN],
+    pub max_prob: f64,
+}
+
+impl A3cNet {
+    /// Read a weights file; the error is one sentence naming the file.
+    pub fn load(path: &str) -> Result<A3cNet, String> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| format!("A3C policy file {path:?} cannot be read: {e}"))?;
+        A3cNet::parse(&bytes).map_err(|e| format!("A3C policy file {path:?} {e}"))
+    }
+
+    /// Parse safetensors bytes; the error is the end of a sentence ("is not ...").
+    pub fn parse(bytes: &[u8]) -> Result<A3cNet, String> {
+        let t = Tensors::parse(bytes)?;
+        let fc1 = Dense::read(&t, "fc1", LEN)?;
+        let fc2 = Dense::read(&t, "fc2", fc1.outputs)?;
+        let mu = Dense::read(&t, "mu", fc2.outputs)?;
+        if mu.outputs != 1 {
+            return Err("is not a valid weights file: mu must have one output".into());
+        }
+        let s = t.get("norm_scale", &[LEN])?;
+        let max_prob = t.get("max_prob", &[1])?[0] as f64;
+        if !(max_prob > 0.0 && max_prob <= 1.0) {
+            return Err(format!(
+                "is not a valid weights file: max_prob {max_prob} is not in (0, 1]"
+            ));
+        }
+        let mut scale = [0.0; LEN];
+        for (d, v) in scale.iter_mut().zip(s) {
+            *d = v as f64;
+        }
+        Ok(A3cNet {
+            fc1,
+            fc2,
+            mu,
+            scale,
+            max_prob,
+        })
+    }
+}
+
+/// A policy: the shared network and this qdisc's own scratch buffers.
+#[derive(Clone, Debug)]
+pub struct A3cPolicy {
+    net: Arc<A3cNet>,
+    h1: Vec<f32>,
+    h2: Vec<f32>,
+}
+
+impl A3cPolicy {
+    pub fn new(net: Arc<A3cNet>) -> A3cPolicy {
+        A3cPolicy {
+            h1: vec![0.0; net.fc1.outputs],
+            h2: vec![0.0; net.fc2.outputs],
+            net,
+        }
+    }
+
+    pub fn load(path: &str) -> Result<A3cPolicy, String> {
+        Ok(A3cPolicy::new(Arc::new(A3cNet::load(path)?)))
+    }
+
+    pub fn net(&self) -> &A3cNet {
+        &self.net
+    }
+
+    /// Raw features → the network's input (scaled, clamped to [0, 1], `f32`).
+    pub fn normalise(&self, raw: &[f64; LEN]) -> [f32; LEN] {
+        let mut x = [0.0f32; LEN];
+        for ((xi, r), s) in x.iter_mut().zip(raw).zip(&self.net.scale) {
+            *xi = (r * s).clamp(0.0, 1.0) as f32;
+        }
+        x
+    }
+
+    /// The deterministic action p′ for a normalised state.
+    pub fn prob(&mut self, x: &[f32; LEN]) -> f64 {
+        let n = &*self.net;
+        n.fc1.forward(x, &mut self.h1);
+        relu(&mut self.h1);
+        n.fc2.forward(&self.h1, &mut self.h2);
+        relu(&mut self.h2);
+        let mut mu = [0.0f32];
+        n.mu.forward(&self.h2, &mut mu);
+        let m = mu[0].tanh() as f64;
+        (n.max_prob * (m + 1.0) / 2.0).clamp(0.0, n.max_prob)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::nn::write_safetensors;
+
+    /// A network whose mean is tanh(c · x[1]) (fc1 passes x[1] on, fc2 copies it), with
+    /// the scale `scale` for every feature.
+    pub(crate) fn linear_policy(c: f32, scale: f32, max_prob: f32) -> Vec<u8> {
+        let mut w1 = vec![0.0; 2 * LEN];
+        w1[1] = 1.0;
+        write_safetensors(&[
+            ("fc1.weight", vec![2, LEN], w1),
+            ("fc1.bias", vec![2], vec![0.0, 0.0]),
+            ("fc2.weight", vec![2, 2], vec![1.0, 0.0, 0.0, 0.0]),
+            ("fc2.bias", vec![2], vec![0.0, 0.0]),
+            ("mu.weight", vec![1, 2], vec![c, 0.0]),
+            ("mu.bias", vec![1], vec![0.0]),
+            ("norm_scale", vec![LEN], vec![scale; LEN]),
+            ("max_prob", vec![1], vec![max_prob]),
+        ])
+    }
+
+    #[test]
+    fn mean_action_is_scaled_tanh() {
+        let net = A3cNet::parse(&linear_policy(2.0, 1.0, 0.5)).unwrap();
+        let mut p = A3cPolicy::new(Arc::new(net));
+        let mut raw = [0.0; LEN];
+        raw[1] = 0.25;
+        let x = p.normalise(&raw);
+        let want = 0.5 * ((2.0f64 * 0.25).tanh() + 1.0) / 2.0;
+        assert!((p.prob(&x) - want).abs() < 1e-6);
+        // Features are clamped to [0, 1]: a huge raw value acts as 1.
+        raw[1] = 1e9;
+        let x = p.normalise(&raw);
+        assert_eq!(x[1], 1.0);
+        assert!((p.prob(&x) - 0.5 * ((2.0f64).tanh() + 1.0) / 2.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bad_files_give_one_sentence() {
+        let e = A3cNet::parse(&linear_policy(1.0, 1.0, 2.0)).unwrap_err();
+        assert!(e.contains("max_prob"), "{e}");
+        let e = A3cNet::load("/nonexistent/p.safetensors").unwrap_err();
+        assert!(e.starts_with("A3C policy file"), "{e}");
+    }
+}

@@ -1,0 +1,171 @@
+"""A3C-L4S (paper 004): the trainer, the actor deployed in the core, checkpoints."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from l4sim import _core
+from l4sim.agents import a3c
+from l4sim.errors import EnvConfigError
+
+QUICK = {"workers": 1, "episodes": 2, "steps": 20, "seed": 7}
+
+
+def test_online_training_is_deterministic_for_a_seed():
+    r1 = a3c.train(a3c.A3cConfig(**QUICK))
+    r2 = a3c.train(a3c.A3cConfig(**QUICK))
+    assert [c[:3] for c in r1.curve] == [c[:3] for c in r2.curve]
+    for p1, p2 in zip(r1.actor.parameters(), r2.actor.parameters(), strict=True):
+        assert torch.equal(p1, p2)
+    # Training changed the network (8 global updates of 5 steps).
+    torch.manual_seed(7)
+    fresh = a3c.Actor()
+    assert not torch.equal(fresh.fc1.weight, r1.actor.fc1.weight)
+    r3 = a3c.train(a3c.A3cConfig(**{**QUICK, "seed": 8}))
+    assert [c[2] for c in r3.curve] != [c[2] for c in r1.curve]
+
+
+def test_rust_actor_equals_pytorch_on_random_states(tmp_path):
+    torch.manual_seed(3)
+    actor = a3c.Actor()
+    cfg = a3c.A3cConfig(max_prob=0.4)
+    path = tmp_path / "policy.safetensors"
+    a3c.save_policy(path, actor, cfg)
+    states = np.random.default_rng(0).random((200, a3c.STATE_DIM)).astype(np.float32)
+    rust = np.array(_core.a3c_infer(str(path), states.tolist()))
+    torch_p = a3c.deterministic_action(actor, states, cfg.max_prob)
+    assert np.abs(rust - torch_p).max() < 1e-5
+    assert rust.min() >= 0.0 and rust.max() <= 0.4
+    with pytest.raises(ValueError, match="expected 12"):
+        _core.a3c_infer(str(path), [[0.0] * 3])
+
+
+def test_checkpoint_round_trips(tmp_path):
+    res = a3c.train(a3c.A3cConfig(**{**QUICK, "episodes": 1}), tmp_path)
+    actor, critic = a3c.load_checkpoint(tmp_path / "checkpoint.safetensors")
+    x = torch.rand(16, a3c.STATE_DIM)
+    for a, b in zip(actor(x), res.actor(x), strict=True):
+        assert torch.equal(a, b)
+    assert torch.equal(critic(x), res.critic(x))
+    assert (tmp_path / "policy.safetensors").exists()
+
+
+def test_deployed_policy_sets_dualpi2_p(tmp_path):
+    """A dualpi2 qdisc with ``a3c_policy`` runs the actor: p' stays in [0, max_prob] and
+    differs from the PI controller's run."""
+    from l4sim import Scenario
+    from l4sim.run import run
+
+    torch.manual_seed(1)
+    actor = a3c.Actor()
+    with torch.no_grad():
+        actor.mu.bias.fill_(-0.5)  # a mean below max_prob / 2
+    path = tmp_path / "p.safetensors"
+    a3c.save_policy(path, actor, a3c.A3cConfig(max_prob=0.2))
+
+    def scen(qdisc: dict) -> Scenario:
+        return Scenario.parse(
+            {
+                "duration": "3s",
+                "topology": {
+                    "preset": "two_host",
+                    "rate": "10Mbps",
+                    "delay": "10ms",
+                    "qdisc": qdisc,
+                },
+                "flows": [{"kind": "tcp", "cca": "newreno", "ecn": True}] * 2,
+            }
+        )
+
+    pi = run(scen({"kind": "dualpi2"})).summary
+    rl = run(scen({"kind": "dualpi2", "a3c_policy": str(path)})).summary
+    # Classic ECN flows see p_C = p'^2: a near-constant p' (the actor's output moves only
+    # with the state) marks differently from the PI controller's.
+    assert rl["queues"][0]["ecn_marks"] != pi["queues"][0]["ecn_marks"]
+    with pytest.raises(Exception, match=r"policy file .* cannot be read"):
+        scen({"kind": "dualpi2", "a3c_policy": str(tmp_path / "missing")})
+
+
+def test_bad_config_is_one_sentence():
+    with pytest.raises(EnvConfigError, match="reward"):
+        a3c.train(a3c.A3cConfig(**{**QUICK, "reward": "nope"}))
+    with pytest.raises(EnvConfigError, match="mode"):
+        a3c.train(a3c.A3cConfig(**{**QUICK, "mode": "nope"}))
+
+
+def test_offline_mode_writes_table1_logs_and_trains_deterministically(tmp_path):
+    from l4sim.agents.a3c_logs import read_logs, write_log
+
+    scen = {
+        "duration": "2s",
+        "topology": {
+            "preset": "two_host",
+            "rate": "5Mbps",
+            "delay": "10ms",
+            "qdisc": {"kind": "dualpi2"},
+        },
+        "flows": [{"kind": "tcp", "cca": "newreno", "ecn": True}] * 2,
+    }
+    df = write_log(scen, tmp_path / "dualpi2.csv")
+    fq = dict(scen, topology=dict(scen["topology"], qdisc={"kind": "fq_l4s"}))
+    write_log(fq, tmp_path / "fq_l4s.parquet")
+    assert list(df.columns[3:]) == list(a3c.FEATURES)
+    assert df.height == 125  # 2 s / 16 ms
+    # Bytes sent per interval never exceed the link's 5 Mbit/s x 16 ms = 10 kB (plus one
+    # packet in flight at the edge), and the PI controller moved p'.
+    assert df["tot_bytes"].max() <= 10_000 + 1514
+    assert df["drop_prob"].max() > 0
+    logs = (str(tmp_path / "dualpi2.csv"), str(tmp_path / "fq_l4s.parquet"))
+    assert read_logs(logs).height == 250
+    cfg = a3c.A3cConfig(**{**QUICK, "mode": "offline", "logs": logs})
+    r1, r2 = a3c.train(cfg), a3c.train(cfg)
+    assert [c[:3] for c in r1.curve] == [c[:3] for c in r2.curve]
+    assert torch.equal(r1.actor.mu.weight, r2.actor.mu.weight)
+    with pytest.raises(EnvConfigError, match="does not exist"):
+        a3c.train(a3c.A3cConfig(**{**QUICK, "mode": "offline", "logs": ("nope.csv",)}))
+
+
+def test_utility_reward_trades_delay_against_utilisation():
+    from l4sim import rewards
+    from l4sim.envs.features import QueueStep
+
+    def step(deq: int, sojourn: float, drops: int = 0) -> QueueStep:
+        return QueueStep(0.016, 10e6, 0.04, 0, 0, deq, sojourn, drops, 0, 0.0)
+
+    full = 20_000  # 10 Mbit/s x 16 ms in bytes
+    assert rewards.a3c_utility(step(full, 0.0)) == pytest.approx(1.0)
+    assert rewards.a3c_utility(step(full, 0.01)) == pytest.approx(0.0)  # 10 ms costs the link
+    assert rewards.a3c_utility(step(full // 2, 0.0)) == pytest.approx(0.5)
+    assert rewards.a3c_utility(step(full, 0.0, drops=1)) < 1.0
+    assert rewards.a3c_l4s(step(full, 0.002)) == pytest.approx(-2.0)
+
+
+def test_reproduce_quick_writes_the_table_and_figures(tmp_path):
+    from l4sim.experiments import a3c_004
+
+    rows = a3c_004.reproduce(tmp_path, quick=True, only=["dynamic"])
+    assert {r.aqm for r in rows} == {
+        "dualpi2",
+        "fq_l4s",
+        "a3c-delay",
+        "a3c-utility",
+        "fq_l4s-a3c-delay",
+        "fq_l4s-a3c-utility",
+    }
+    for f in ("table.md", "table.csv", "training.md", "convergence-delay.png", "policy.png"):
+        assert (tmp_path / f).exists(), f
+    for r in rows:
+        assert 0.0 < r.utilisation <= 1.0
+        assert r.l4s_p99_ms is not None and r.l4s_p99_ms >= r.l4s_p50_ms
+
+
+def test_quick_is_refused_by_experiments_without_it():
+    from typer.testing import CliRunner
+
+    from l4sim.cli import app
+
+    res = CliRunner().invoke(app, ["reproduce", "aqm-004", "--quick"])
+    assert res.exit_code != 0
+    assert "no --quick mode" in res.output
