@@ -1037,7 +1037,6 @@ impl TcpSender {
         if matches!(self.state, CaState::Open | CaState::Disorder) {
             self.w.ssthresh = self.cc.ssthresh(&self.w, now);
         }
-        self.w.cwnd = 1;
         self.w.cwnd_cnt = 0;
         self.loss_timer.cancel();
         self.tlp_high_seq = None;
@@ -1054,12 +1053,23 @@ impl TcpSender {
         if !self.sack_ok {
             self.sacked_out = 0;
         }
+        // Linux tcp_enter_loss: cwnd = packets in flight + 1, i.e. one segment when every
+        // outstanding segment is marked lost (RFC 5681 §3.1 LW), more with RACK's marking.
+        self.w.cwnd = self.in_flight() + 1;
         self.dupacks = 0;
         self.high_seq = self.snd_nxt;
         self.loss_recover = Some(self.snd_nxt);
         self.next_send = now;
         self.set_state(CaState::Loss, now);
+        let sent = out.len();
         self.try_send(now, out);
+        // RFC 6298 §5.4, Linux tcp_retransmit_timer: the earliest outstanding segment goes
+        // out whatever cwnd says (with RACK most of the flight is not marked lost and may
+        // still fill cwnd), and so the timer restarts.
+        if out.len() == sent && !self.segs[0].sacked {
+            self.mark_lost(0);
+            self.transmit(0, true, now, out);
+        }
     }
 
     /// Send what cwnd, the receive window, pacing and the application allow: lost
