@@ -90,3 +90,41 @@ def test_offline_training_is_deterministic_and_writes_loadable_weights(tmp_path:
     assert _core.lfq_infer(str(out), x)[0] == pytest.approx(want, abs=1e-5)
     r = lfq.rollout((cfg, str(out), 7))
     assert r["sizes"][1] - r["sizes"][0] == 2 and len(r["x"]) == 60
+
+
+def test_batched_inference_gives_the_same_bits(tmp_path: Path) -> None:
+    torch.manual_seed(2)
+    path = tmp_path / "w.safetensors"
+    lfq.save_weights(path, lfq.LfqNet(40))  # not a whole number of 32-output blocks
+    x = np.random.default_rng(3).uniform(0.0, 2.0, size=(11, 60)).tolist()
+    single = _core.lfq_infer(str(path), x)
+    assert _core.lfq_infer(str(path), x, batch=True) == single
+    assert _core.lfq_infer(str(path), x, repeat=3) == single
+
+
+def test_online_labels_follow_the_critic() -> None:
+    """rl.cc (ACTOR_CRITIC): the chosen size is the label if its reward beat the critic's
+    prediction, else the other size of the pair."""
+    critic = lfq.LfqNet(4)
+    with torch.no_grad():
+        for p in critic.parameters():
+            p.zero_()
+        critic.fc4.bias.fill_(0.5)  # predicts a reward of 0.5 for every state
+    cfg = lfq.LfqConfig(online=True)
+    results = [
+        {"sizes": (9, 11), "chosen": 0, "rewards": [0.9]},  # b - 1, better than expected
+        {"sizes": (9, 11), "chosen": 0, "rewards": [0.1]},  # b - 1, worse: b + 1
+        {"sizes": (19, 21), "chosen": 1, "rewards": [0.9]},
+        {"sizes": (19, 21), "chosen": 1, "rewards": [0.1]},
+    ]
+    x = torch.zeros((4, 60))
+    assert lfq._labels(cfg, results, critic, x) == [9, 11, 21, 19]
+
+
+def test_online_training_fits_actor_and_critic(tmp_path: Path) -> None:
+    cfg = lfq.LfqConfig(flows=4, batch=2, width=16, duration_s=2.0, seed=3, online=True)
+    out = tmp_path / "w.safetensors"
+    _, stats = lfq.train(cfg, out)
+    assert len(stats["losses"]) == 2 and len(stats["critic_losses"]) == 2
+    r = lfq.rollout((cfg, str(out), 7))
+    assert r["chosen"] in (0, 1) and len(r["rewards"]) == 1
