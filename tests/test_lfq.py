@@ -128,3 +128,26 @@ def test_online_training_fits_actor_and_critic(tmp_path: Path) -> None:
     assert len(stats["losses"]) == 2 and len(stats["critic_losses"]) == 2
     r = lfq.rollout((cfg, str(out), 7))
     assert r["chosen"] in (0, 1) and len(r["rewards"]) == 1
+
+
+def test_reproduce_quick_with_the_shipped_weights(tmp_path: Path) -> None:
+    from l4sim.experiments import lfq_001
+
+    rows = lfq_001.reproduce(tmp_path, only=["offline-small", "fq 100"], quick=True)
+    assert len(rows) == 2 * 2 * 2 * lfq_001.QUICK_POINTS
+    assert (tmp_path / "results.md").is_file() and (tmp_path / "fig8.png").is_file()
+    (m, cca, corr_bw, corr_delay, _), *_ = lfq_001.table_one(rows)
+    # The shipped network sizes the buffer with the BDP (paper Table I: 98.3 %, 99.1 %).
+    assert (m, cca) == ("offline-small", "newreno")
+    assert corr_bw >= 0.95 and corr_delay >= 0.9
+    seven = {g: (thr, mx, avg) for g, thr, mx, avg in lfq_001.table_seven(rows)}
+    # Paper Table VII: LFQ keeps a far smaller queue than fq 100.
+    assert seven["offline-small"][2] < 0.5 * seven["fq 100"][2]
+
+
+def test_reproduce_train_quick_retrains(tmp_path: Path) -> None:
+    from l4sim.experiments import lfq_001
+
+    rows = lfq_001.reproduce(tmp_path, only=["online"], quick=True, train=True, figures=False)
+    assert (tmp_path / "weights" / "online.safetensors").is_file()
+    assert {r.qdisc for r in rows} == {"online"} and all(r.output is not None for r in rows)

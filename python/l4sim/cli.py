@@ -255,7 +255,8 @@ def reproduce_cmd(
     name: Annotated[
         str,
         typer.Argument(
-            help="Experiment: aqm-004, l4s-rtt-fairness, rl-tcp or macc-002.", show_default=False
+            help="Experiment: aqm-004, l4s-rtt-fairness, rl-tcp, macc-002 or lfq-001.",
+            show_default=False,
         ),
     ],
     out: Annotated[
@@ -273,6 +274,15 @@ def reproduce_cmd(
     figures: Annotated[bool, typer.Option(help="Draw the per-case figures.")] = True,
     jobs: Annotated[int | None, _JOBS] = None,
     ray: Annotated[str | None, _RAY] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="A few cases only, for tests (lfq-001).")
+    ] = False,
+    train: Annotated[
+        bool,
+        typer.Option(
+            "--train", help="Retrain the learned models instead of the shipped ones (lfq-001)."
+        ),
+    ] = False,
 ) -> None:
     """Rebuild a paper's experiment and write its table(s) and figures."""
     import importlib
@@ -294,18 +304,22 @@ def reproduce_cmd(
             raise typer.BadParameter(
                 f"--only {only!r} names no known case set; known: {', '.join(exp.GROUPS)}"
             )
+    extra = {k: v for k, v in {"quick": quick, "train": train}.items() if v}
+    if extra and not hasattr(exp, "train_models"):
+        raise typer.BadParameter(f"--{' and --'.join(extra)} only apply to lfq-001")
     out_dir = out if out is not None else Path("out") / name
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err_console
     ) as bar:
-        task = bar.add_task(name, total=len(exp.cases(subset or exp.GROUPS)))
+        opts = exp.case_options(quick) if hasattr(exp, "case_options") else {}
+        task = bar.add_task(name, total=len(exp.cases(subset or exp.GROUPS, **opts)))
 
         def step(case: Any, done: int, n: int) -> None:
             bar.update(task, completed=done, description=f"{name}: {case.name}")
 
         with make_executor(jobs, ray) as executor:
             rows = exp.reproduce(
-                out_dir, only=subset, figures=figures, on_case=step, executor=executor
+                out_dir, only=subset, figures=figures, on_case=step, executor=executor, **extra
             )
         bar.update(task, completed=len(rows), description=name)
     print(exp.markdown_table(rows))

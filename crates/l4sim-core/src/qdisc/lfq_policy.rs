@@ -211,25 +211,33 @@ fn affine(l: &Layer, x: &[f32], y: &mut [f32]) {
 }
 
 /// [`affine`] for [`ROWS`] inputs at once (row `r` at `x[r * xs..]`, its output at
-/// `y[r * ys..]`): each weight is loaded once for all rows; every output gets the same
-/// additions in the same order as [`affine`], so the same bits.
+/// `y[r * ys..]`), [`SUB`] outputs of a block at a time so that the `ROWS · SUB`
+/// accumulators fit the registers: each weight is loaded once for all rows; every output
+/// gets the same additions in the same order as [`affine`], so the same bits.
 #[inline]
 fn affine_rows(l: &Layer, x: &[f32], xs: usize, y: &mut [f32], ys: usize) {
     for (k, (bias, w)) in l.b.iter().zip(l.w.chunks_exact(l.inputs)).enumerate() {
-        let mut acc = [*bias; ROWS];
-        for (i, row) in w.iter().enumerate() {
-            for (r, acc) in acc.iter_mut().enumerate() {
-                let xi = x[r * xs + i];
-                for (a, wj) in acc.iter_mut().zip(row) {
-                    *a += xi * wj;
+        for s in (0..BLOCK).step_by(SUB) {
+            let b: [f32; SUB] = bias[s..s + SUB].try_into().unwrap_or_default();
+            let mut acc = [b; ROWS];
+            for (i, row) in w.iter().enumerate() {
+                let row = &row[s..s + SUB];
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    let xi = x[r * xs + i];
+                    for (a, wj) in acc.iter_mut().zip(row) {
+                        *a += xi * wj;
+                    }
                 }
             }
-        }
-        for (r, acc) in acc.iter().enumerate() {
-            y[r * ys + k * BLOCK..][..BLOCK].copy_from_slice(acc);
+            for (r, acc) in acc.iter().enumerate() {
+                y[r * ys + k * BLOCK + s..][..SUB].copy_from_slice(acc);
+            }
         }
     }
 }
+
+/// Outputs per row computed together by [`affine_rows`]: 4 rows x 8 = eight registers.
+const SUB: usize = 8;
 
 /// Feature vectors evaluated together by [`LfqPolicy::outputs`] (batching across flows;
 /// `benchmarks/bench_lfq.py` measures it).
