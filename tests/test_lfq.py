@@ -151,3 +151,27 @@ def test_reproduce_train_quick_retrains(tmp_path: Path) -> None:
     rows = lfq_001.reproduce(tmp_path, only=["online"], quick=True, train=True, figures=False)
     assert (tmp_path / "weights" / "online.safetensors").is_file()
     assert {r.qdisc for r in rows} == {"online"} and all(r.output is not None for r in rows)
+
+
+def test_interval_one_keeps_the_per_packet_outputs(tmp_path: Path) -> None:
+    """lfq_interval = 1 decides on every arrival and gives, bit for bit, what the first
+    LFQ increment gave (its numbers, from main before the blocked layout and the default
+    of 10); the default interval decides on every 10th arrival."""
+    torch.manual_seed(0)
+    net = lfq.LfqNet(16)
+    with torch.no_grad():
+        net.fc4.weight.mul_(3000.0)
+        net.fc4.bias.fill_(20.0)
+    w = str(tmp_path / "w.safetensors")
+    lfq.save_weights(w, net)
+    qdisc = {"kind": "fq", "lfq_policy": w, "lfq_interval": 1}
+    sim = l4sim.Simulation(lfq.scenario(12.0, 10.0, "newreno", 3.0, qdisc))
+    sim.run()
+    q = sim.summary()["queues"][0]
+    assert (q["packets"], q["drops"], q["backlog_max_pkts"]) == (2966, 47, 27)
+    assert q["backlog_mean_pkts"] == pytest.approx(13.585013906333334, rel=1e-12)
+    assert sim.observe_flow_queues(lfq.LINK)["limit_pkts"][0] == 24
+    del qdisc["lfq_interval"]
+    default = l4sim.Simulation(lfq.scenario(12.0, 10.0, "newreno", 3.0, qdisc))
+    default.run()
+    assert default.summary() != sim.summary()
