@@ -156,7 +156,7 @@ def test_reproduce_train_quick_retrains(tmp_path: Path) -> None:
 def test_interval_one_keeps_the_per_packet_outputs(tmp_path: Path) -> None:
     """lfq_interval = 1 decides on every arrival and gives, bit for bit, what the first
     LFQ increment gave (its numbers, from main before the blocked layout and the default
-    of 10); the default interval decides on every 10th arrival."""
+    of 10; 20 ms round trip = the 10 ms link it used); the default interval differs."""
     torch.manual_seed(0)
     net = lfq.LfqNet(16)
     with torch.no_grad():
@@ -165,13 +165,13 @@ def test_interval_one_keeps_the_per_packet_outputs(tmp_path: Path) -> None:
     w = str(tmp_path / "w.safetensors")
     lfq.save_weights(w, net)
     qdisc = {"kind": "fq", "lfq_policy": w, "lfq_interval": 1}
-    sim = l4sim.Simulation(lfq.scenario(12.0, 10.0, "newreno", 3.0, qdisc))
+    sim = l4sim.Simulation(lfq.scenario(12.0, 20.0, "newreno", 3.0, qdisc))
     sim.run()
     q = sim.summary()["queues"][0]
     assert (q["packets"], q["drops"], q["backlog_max_pkts"]) == (2966, 47, 27)
     assert q["backlog_mean_pkts"] == pytest.approx(13.585013906333334, rel=1e-12)
     assert sim.observe_flow_queues(lfq.LINK)["limit_pkts"][0] == 24
     del qdisc["lfq_interval"]
-    default = l4sim.Simulation(lfq.scenario(12.0, 10.0, "newreno", 3.0, qdisc))
+    default = l4sim.Simulation(lfq.scenario(12.0, 20.0, "newreno", 3.0, qdisc))
     default.run()
     assert default.summary() != sim.summary()

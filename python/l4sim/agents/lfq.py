@@ -117,7 +117,9 @@ def scenario(
     qdisc: dict[str, Any],
     seed: int = 1,
 ) -> l4sim.Scenario:
-    """The paper's setup: two hosts, one TCP flow, ``qdisc`` in front of the bottleneck."""
+    """The paper's setup: two hosts, one TCP flow, ``qdisc`` in front of the bottleneck.
+    ``delay_ms`` is the round-trip propagation delay: the authors' ``rl.cc`` gives their one
+    point-to-point link ``delay / 2`` (``actual_delay``)."""
     return l4sim.Scenario.parse(
         {
             "seed": seed,
@@ -125,7 +127,7 @@ def scenario(
             "topology": {
                 "preset": "two_host",
                 "rate": f"{round(bw_mbps * 1e3)}kbps",
-                "delay": f"{round(delay_ms * 1e3)}us",
+                "delay": f"{round(delay_ms * 1e3 / 2)}us",
                 "qdisc": qdisc,
             },
             "flows": [{"kind": "tcp", "cca": cca}],
