@@ -175,3 +175,13 @@ def test_interval_one_keeps_the_per_packet_outputs(tmp_path: Path) -> None:
     default = l4sim.Simulation(lfq.scenario(12.0, 20.0, "newreno", 3.0, qdisc))
     default.run()
     assert default.summary() != sim.summary()
+
+
+def test_training_can_start_from_weights(tmp_path: Path) -> None:
+    torch.manual_seed(4)
+    start = lfq.LfqNet(16)
+    path = tmp_path / "start.safetensors"
+    lfq.save_weights(path, start)
+    net, _ = lfq.train(lfq.LfqConfig(flows=0, width=16, init_weights=str(path)))
+    for p, q in zip(net.parameters(), start.parameters(), strict=True):
+        assert torch.equal(p, q)

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 from torch import nn
 
 import l4sim
@@ -84,6 +84,9 @@ class LfqConfig:
     """Stop after the batch that passes this wall time (None: train all ``flows``)."""
     checkpoint_every: int = 0
     """Write the weights to ``out`` every this many flows (0: only at the end)."""
+    init_weights: str | None = None
+    """Start from this weights file (continue a run, or refine offline weights online, the
+    paper's section VIII) instead of PyTorch's initialisation."""
 
 
 class LfqNet(nn.Module):
@@ -224,6 +227,8 @@ def train(
     fitted by MSE to the reward achieved after the experiment; both SGD at ``LR``."""
     torch.manual_seed(cfg.seed)
     net = LfqNet(cfg.width)
+    if cfg.init_weights is not None:
+        net.load_state_dict(load_file(cfg.init_weights))
     critic = LfqNet(cfg.width) if cfg.online else None
     opt = torch.optim.SGD(net.parameters(), lr=cfg.learning_rate)
     opt_critic = (
