@@ -180,7 +180,7 @@ def train_models(
     out_dir: Path,
     models: Iterable[str] = tuple(MODELS),
     quick: bool = False,
-    budget_s: float = 900.0,
+    budget_s: float = 1200.0,
     jobs: int = 1,
 ) -> dict[str, str]:
     """Retrain ``models`` from scratch (``quick``: a few flows, for tests); weights under
