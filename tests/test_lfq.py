@@ -90,3 +90,98 @@ def test_offline_training_is_deterministic_and_writes_loadable_weights(tmp_path:
     assert _core.lfq_infer(str(out), x)[0] == pytest.approx(want, abs=1e-5)
     r = lfq.rollout((cfg, str(out), 7))
     assert r["sizes"][1] - r["sizes"][0] == 2 and len(r["x"]) == 60
+
+
+def test_batched_inference_gives_the_same_bits(tmp_path: Path) -> None:
+    torch.manual_seed(2)
+    path = tmp_path / "w.safetensors"
+    lfq.save_weights(path, lfq.LfqNet(40))  # not a whole number of 32-output blocks
+    x = np.random.default_rng(3).uniform(0.0, 2.0, size=(11, 60)).tolist()
+    single = _core.lfq_infer(str(path), x)
+    assert _core.lfq_infer(str(path), x, batch=True) == single
+    assert _core.lfq_infer(str(path), x, repeat=3) == single
+
+
+def test_online_labels_follow_the_critic() -> None:
+    """rl.cc (ACTOR_CRITIC): the chosen size is the label if its reward beat the critic's
+    prediction, else the other size of the pair."""
+    critic = lfq.LfqNet(4)
+    with torch.no_grad():
+        for p in critic.parameters():
+            p.zero_()
+        critic.fc4.bias.fill_(0.5)  # predicts a reward of 0.5 for every state
+    cfg = lfq.LfqConfig(online=True)
+    results = [
+        {"sizes": (9, 11), "chosen": 0, "rewards": [0.9]},  # b - 1, better than expected
+        {"sizes": (9, 11), "chosen": 0, "rewards": [0.1]},  # b - 1, worse: b + 1
+        {"sizes": (19, 21), "chosen": 1, "rewards": [0.9]},
+        {"sizes": (19, 21), "chosen": 1, "rewards": [0.1]},
+    ]
+    x = torch.zeros((4, 60))
+    assert lfq._labels(cfg, results, critic, x) == [9, 11, 21, 19]
+
+
+def test_online_training_fits_actor_and_critic(tmp_path: Path) -> None:
+    cfg = lfq.LfqConfig(flows=4, batch=2, width=16, duration_s=2.0, seed=3, online=True)
+    out = tmp_path / "w.safetensors"
+    _, stats = lfq.train(cfg, out)
+    assert len(stats["losses"]) == 2 and len(stats["critic_losses"]) == 2
+    r = lfq.rollout((cfg, str(out), 7))
+    assert r["chosen"] in (0, 1) and len(r["rewards"]) == 1
+
+
+def test_reproduce_quick_with_the_shipped_weights(tmp_path: Path) -> None:
+    from l4sim.experiments import lfq_001
+
+    rows = lfq_001.reproduce(tmp_path, only=["offline-small", "fq 100"], quick=True)
+    assert len(rows) == 2 * 2 * 2 * lfq_001.QUICK_POINTS
+    assert (tmp_path / "results.md").is_file() and (tmp_path / "fig8.png").is_file()
+    (m, cca, corr_bw, corr_delay, _), *_ = lfq_001.table_one(rows)
+    # The shipped network sizes the buffer with the BDP (paper Table I: 98.3 %, 99.1 %).
+    assert (m, cca) == ("offline-small", "newreno")
+    assert corr_bw >= 0.95 and corr_delay >= 0.9
+    seven = {g: (thr, mx, avg) for g, thr, mx, avg in lfq_001.table_seven(rows)}
+    # Paper Table VII: LFQ keeps a far smaller queue than fq 100.
+    assert seven["offline-small"][2] < 0.5 * seven["fq 100"][2]
+
+
+def test_reproduce_train_quick_retrains(tmp_path: Path) -> None:
+    from l4sim.experiments import lfq_001
+
+    rows = lfq_001.reproduce(tmp_path, only=["online"], quick=True, train=True, figures=False)
+    assert (tmp_path / "weights" / "online.safetensors").is_file()
+    assert {r.qdisc for r in rows} == {"online"} and all(r.output is not None for r in rows)
+
+
+def test_interval_one_keeps_the_per_packet_outputs(tmp_path: Path) -> None:
+    """lfq_interval = 1 decides on every arrival and gives, bit for bit, what the first
+    LFQ increment gave (its numbers, from main before the blocked layout and the default
+    of 10; 20 ms round trip = the 10 ms link it used); the default interval differs."""
+    torch.manual_seed(0)
+    net = lfq.LfqNet(16)
+    with torch.no_grad():
+        net.fc4.weight.mul_(3000.0)
+        net.fc4.bias.fill_(20.0)
+    w = str(tmp_path / "w.safetensors")
+    lfq.save_weights(w, net)
+    qdisc = {"kind": "fq", "lfq_policy": w, "lfq_interval": 1}
+    sim = l4sim.Simulation(lfq.scenario(12.0, 20.0, "newreno", 3.0, qdisc))
+    sim.run()
+    q = sim.summary()["queues"][0]
+    assert (q["packets"], q["drops"], q["backlog_max_pkts"]) == (2966, 47, 27)
+    assert q["backlog_mean_pkts"] == pytest.approx(13.585013906333334, rel=1e-12)
+    assert sim.observe_flow_queues(lfq.LINK)["limit_pkts"][0] == 24
+    del qdisc["lfq_interval"]
+    default = l4sim.Simulation(lfq.scenario(12.0, 20.0, "newreno", 3.0, qdisc))
+    default.run()
+    assert default.summary() != sim.summary()
+
+
+def test_training_can_start_from_weights(tmp_path: Path) -> None:
+    torch.manual_seed(4)
+    start = lfq.LfqNet(16)
+    path = tmp_path / "start.safetensors"
+    lfq.save_weights(path, start)
+    net, _ = lfq.train(lfq.LfqConfig(flows=0, width=16, init_weights=str(path)))
+    for p, q in zip(net.parameters(), start.parameters(), strict=True):
+        assert torch.equal(p, q)

@@ -291,7 +291,7 @@ def reproduce_cmd(
     name: Annotated[
         str,
         typer.Argument(
-            help="Experiment: aqm-004, a3c-004, l4s-rtt-fairness, rl-tcp or macc-002.",
+            help="Experiment: aqm-004, a3c-004, l4s-rtt-fairness, rl-tcp, macc-002 or lfq-001.",
             show_default=False,
         ),
     ],
@@ -311,7 +311,14 @@ def reproduce_cmd(
     jobs: Annotated[int | None, _JOBS] = None,
     ray: Annotated[str | None, _RAY] = None,
     quick: Annotated[
-        bool, typer.Option("--quick", help="A small, fast version (a3c-004 only).")
+        bool,
+        typer.Option("--quick", help="A small, fast version (a3c-004, lfq-001)."),
+    ] = False,
+    train: Annotated[
+        bool,
+        typer.Option(
+            "--train", help="Retrain the learned models instead of the shipped ones (lfq-001)."
+        ),
     ] = False,
 ) -> None:
     """Rebuild a paper's experiment and write its table(s) and figures."""
@@ -335,16 +342,19 @@ def reproduce_cmd(
             raise typer.BadParameter(
                 f"--only {only!r} names no known case set; known: {', '.join(exp.GROUPS)}"
             )
-    extra: dict[str, Any] = {}
-    if quick:
-        if "quick" not in inspect.signature(exp.reproduce).parameters:
-            raise typer.BadParameter(f"experiment {name!r} has no --quick mode")
-        extra["quick"] = True
+    extra = {k: v for k, v in {"quick": quick, "train": train}.items() if v}
+    refused = [k for k in extra if k not in inspect.signature(exp.reproduce).parameters]
+    if refused:
+        raise typer.BadParameter(f"experiment {name!r} has no --{' or --'.join(refused)} mode")
     out_dir = out if out is not None else Path("out") / name
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err_console
     ) as bar:
-        task = bar.add_task(name, total=len(exp.cases(subset or exp.GROUPS, **extra)))
+        if hasattr(exp, "case_options"):
+            opts = exp.case_options(quick)
+        else:
+            opts = {"quick": True} if quick else {}
+        task = bar.add_task(name, total=len(exp.cases(subset or exp.GROUPS, **opts)))
 
         def step(case: Any, done: int, n: int) -> None:
             bar.update(task, completed=done, description=f"{name}: {case.name}")

@@ -313,24 +313,42 @@ fn flow_paths<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, Py
 
 /// The raw output of the LFQ policy network in `weights_path` (`qdisc/lfq_policy.rs`) for
 /// each 60-feature row, evaluated by the code the `fq` qdisc runs (for tests and tools; an
-/// empty `features` only checks the file). A bad file or row raises `ValueError`.
+/// empty `features` only checks the file). `batch`: rows evaluated four at a time
+/// (`LfqPolicy::outputs`, the same bits); `repeat`: evaluate the rows this many times (for
+/// benchmarks: the conversion from Python is paid once). A bad file or row raises
+/// `ValueError`.
 #[pyfunction]
-fn lfq_infer(weights_path: &str, features: Vec<Vec<f64>>) -> PyResult<Vec<f32>> {
+#[pyo3(signature = (weights_path, features, batch = false, repeat = 1))]
+fn lfq_infer(
+    weights_path: &str,
+    features: Vec<Vec<f64>>,
+    batch: bool,
+    repeat: u32,
+) -> PyResult<Vec<f32>> {
     use l4sim_core::qdisc::lfq_features::LEN;
     use l4sim_core::qdisc::lfq_policy::LfqPolicy;
     let mut p = LfqPolicy::load(weights_path).map_err(PyValueError::new_err)?;
-    features
+    let rows = features
         .iter()
         .map(|row| {
-            let x: &[f64; LEN] = row.as_slice().try_into().map_err(|_| {
+            <[f64; LEN]>::try_from(row.as_slice()).map_err(|_| {
                 PyValueError::new_err(format!(
                     "an LFQ feature row has {} values, expected {LEN}",
                     row.len()
                 ))
-            })?;
-            Ok(p.output(x))
+            })
         })
-        .collect()
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut out = Vec::with_capacity(rows.len());
+    for _ in 0..repeat.max(1) {
+        if batch {
+            p.outputs(&rows, &mut out);
+        } else {
+            out.clear();
+            out.extend(rows.iter().map(|x| p.output(x)));
+        }
+    }
+    Ok(out)
 }
 
 /// The deterministic action p' of the A3C-L4S actor in `weights_path` on each normalised

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 from torch import nn
 
 import l4sim
@@ -77,6 +77,16 @@ class LfqConfig:
     seed: int = 1
     jobs: int = 1
     """Worker processes for the rollouts (1: in this process)."""
+    online: bool = False
+    """Online actor-critic (``rl.cc`` ``ACTOR_CRITIC = true``): one run per flow, a random
+    b - 1 or b + 1 at the experiment, judged against a critic; batches of 40."""
+    time_budget_s: float | None = None
+    """Stop after the batch that passes this wall time (None: train all ``flows``)."""
+    checkpoint_every: int = 0
+    """Write the weights to ``out`` every this many flows (0: only at the end)."""
+    init_weights: str | None = None
+    """Start from this weights file (continue a run, or refine offline weights online, the
+    paper's section VIII) instead of PyTorch's initialisation."""
 
 
 class LfqNet(nn.Module):
@@ -110,7 +120,9 @@ def scenario(
     qdisc: dict[str, Any],
     seed: int = 1,
 ) -> l4sim.Scenario:
-    """The paper's setup: two hosts, one TCP flow, ``qdisc`` in front of the bottleneck."""
+    """The paper's setup: two hosts, one TCP flow, ``qdisc`` in front of the bottleneck.
+    ``delay_ms`` is the round-trip propagation delay: the authors' ``rl.cc`` gives their one
+    point-to-point link ``delay / 2`` (``actual_delay``)."""
     return l4sim.Scenario.parse(
         {
             "seed": seed,
@@ -118,7 +130,7 @@ def scenario(
             "topology": {
                 "preset": "two_host",
                 "rate": f"{round(bw_mbps * 1e3)}kbps",
-                "delay": f"{round(delay_ms * 1e3)}us",
+                "delay": f"{round(delay_ms * 1e3 / 2)}us",
                 "qdisc": qdisc,
             },
             "flows": [{"kind": "tcp", "cca": cca}],
@@ -136,7 +148,9 @@ def _after(sim: Simulation, t0: float, q0: float, sent0: int) -> tuple[float, fl
 
 
 def rollout(task: tuple[LfqConfig, str, int]) -> dict[str, Any]:
-    """One A/B pair: the features at the fork, the buffer there and both rewards."""
+    """One A/B pair: the features at the fork, the buffer there and both rewards; online
+    (``cfg.online``) a single run with one of b - 1, b + 1 drawn at random (``rewards`` then
+    holds that one's reward and ``chosen`` its index)."""
     cfg, weights, seed = task
     rng = np.random.default_rng(seed)
     bw = float(rng.uniform(*cfg.bandwidth_mbps))
@@ -153,9 +167,13 @@ def rollout(task: tuple[LfqConfig, str, int]) -> dict[str, Any]:
     lower = min(max(b - 1, 1), 998)
     q0 = sim.summary()["queues"][0]["backlog_mean_pkts"]
     sent0 = sim.observe()["queues"]["dequeued_bytes"][0]
+    # Online: one branch, drawn at random (rl.cc: m_action_to_perform); offline: both.
+    chosen = int(rng.integers(2)) if cfg.online else -1
     rewards = []
-    for size in (lower, lower + 2):
-        branch = sim.fork()
+    for k, size in enumerate((lower, lower + 2)):
+        if chosen not in (-1, k):
+            continue
+        branch = sim if cfg.online else sim.fork()
         branch.apply({"kind": "set_flow_limit", "link": LINK, "flow": 0, "limit": size})
         branch.run()
         thr, queue = _after(branch, t_fork, q0, sent0)
@@ -163,6 +181,7 @@ def rollout(task: tuple[LfqConfig, str, int]) -> dict[str, Any]:
     return {
         "x": x,
         "sizes": (lower, lower + 2),
+        "chosen": chosen,
         "rewards": rewards,
         "bw": bw,
         "delay": delay,
@@ -181,31 +200,88 @@ def _map(ex: Executor, fn: Callable[[Any], Any], items: Sequence[Any]) -> list[A
     return out
 
 
-def train(cfg: LfqConfig, out: str | Path | None = None) -> tuple[LfqNet, dict[str, Any]]:
-    """Train from scratch; write the weights to ``out`` (safetensors) if given."""
+def _labels(cfg: LfqConfig, results: list[dict[str, Any]], critic: LfqNet | None, x: torch.Tensor):
+    """The better buffer size of each rollout (offline: the A/B winner; online: the chosen
+    size if its reward beat the critic's prediction, else the other one, ``rl.cc``)."""
+    if critic is None:
+        return [r["sizes"][int(np.argmax(r["rewards"]))] for r in results]
+    with torch.no_grad():
+        expected = critic(x).squeeze(1).tolist()
+    return [
+        r["sizes"][r["chosen"] if r["rewards"][0] > e else 1 - r["chosen"]]
+        for r, e in zip(results, expected, strict=True)
+    ]
+
+
+def train(
+    cfg: LfqConfig,
+    out: str | Path | None = None,
+    progress: Callable[[dict[str, float]], None] | None = None,
+) -> tuple[LfqNet, dict[str, Any]]:
+    """Train from scratch; write the weights to ``out`` (safetensors) if given; ``progress``
+    gets flows, wall time, loss and mean output after every batch.
+
+    Offline (``rl.cc`` ``ACTOR_CRITIC = false``): L1 between the network's output at the
+    fork and the A/B winner. Online (``ACTOR_CRITIC = true``): the actor's L1 towards the
+    size the critic's verdict implies, and the critic (the same architecture, ``RlNetReward``)
+    fitted by MSE to the reward achieved after the experiment; both SGD at ``LR``."""
     torch.manual_seed(cfg.seed)
     net = LfqNet(cfg.width)
+    if cfg.init_weights is not None:
+        net.load_state_dict(load_file(cfg.init_weights))
+    critic = LfqNet(cfg.width) if cfg.online else None
     opt = torch.optim.SGD(net.parameters(), lr=cfg.learning_rate)
+    opt_critic = (
+        torch.optim.SGD(critic.parameters(), lr=cfg.learning_rate) if critic is not None else None
+    )
     seeds = np.random.default_rng(cfg.seed).integers(1, 2**31 - 1, size=cfg.flows)
     losses: list[float] = []
+    critic_losses: list[float] = []
+    outputs: list[float] = []
     start = time.perf_counter()
+    done = 0
+    sim_s = 0.0
     with tempfile.TemporaryDirectory() as tmp, make_executor(jobs=cfg.jobs) as ex:
         weights = str(Path(tmp) / "policy.safetensors")
         for i in range(0, cfg.flows, cfg.batch):
             save_weights(weights, net)
             tasks = [(cfg, weights, int(s)) for s in seeds[i : i + cfg.batch]]
+            t0 = time.perf_counter()
             results = _map(ex, rollout, tasks)
-            x = torch.tensor([r["x"] for r in results], dtype=torch.float32)
-            labels = torch.tensor(
-                [r["sizes"][int(np.argmax(r["rewards"]))] for r in results],
-                dtype=torch.float32,
-            )
-            loss = nn.functional.l1_loss(net(x).squeeze(1), labels)
+            sim_s += time.perf_counter() - t0
+            x = torch.tensor(np.array([r["x"] for r in results]), dtype=torch.float32)
+            labels = torch.tensor(_labels(cfg, results, critic, x), dtype=torch.float32)
+            y = net(x).squeeze(1)
+            loss = nn.functional.l1_loss(y, labels)
             opt.zero_grad()
             loss.backward()
             opt.step()
             losses.append(float(loss.detach()))
+            outputs.append(float(y.detach().mean()))
+            if critic is not None and opt_critic is not None:
+                rewards = torch.tensor([r["rewards"][0] for r in results], dtype=torch.float32)
+                closs = nn.functional.mse_loss(critic(x).squeeze(1), rewards)
+                opt_critic.zero_grad()
+                closs.backward()
+                opt_critic.step()
+                critic_losses.append(float(closs.detach()))
+            done += len(tasks)
+            if progress is not None:
+                wall = time.perf_counter() - start
+                progress({"flows": done, "wall_s": wall, "loss": losses[-1], "output": outputs[-1]})
+            if out is not None and cfg.checkpoint_every and done % cfg.checkpoint_every < cfg.batch:
+                save_weights(out, net)
+            if cfg.time_budget_s is not None and time.perf_counter() - start > cfg.time_budget_s:
+                break
     wall = time.perf_counter() - start
     if out is not None:
         save_weights(out, net)
-    return net, {"losses": losses, "wall_s": wall, "flows_per_s": cfg.flows / wall}
+    return net, {
+        "losses": losses,
+        "critic_losses": critic_losses,
+        "mean_outputs": outputs,
+        "flows": done,
+        "wall_s": wall,
+        "rollout_s": sim_s,
+        "flows_per_s": done / wall,
+    }

@@ -10,6 +10,8 @@
   :mod:`l4sim.experiments.rl_tcp` (needs PyTorch).
 - ``macc-002``: paper 002's MA-CC (VDN over TCP and AQM agents) beside its baselines, see
   :mod:`l4sim.experiments.macc_002` (needs PyTorch).
+- ``lfq-001``: paper 001's LFQ (learned per-flow buffers inside ``fq``) beside fq and
+  FqCoDel, with shipped weights (``--train`` retrains), see :mod:`l4sim.experiments.lfq_001`.
 
 Each module has ``GROUPS`` (what ``--only`` selects), ``TABLE`` (the file it writes),
 ``cases(groups)``, ``reproduce(out_dir, only=, figures=, on_case=)`` and
@@ -22,4 +24,5 @@ EXPERIMENTS = {
     "l4s-rtt-fairness": "l4sim.experiments.l4s_rtt_fairness",
     "rl-tcp": "l4sim.experiments.rl_tcp",
     "macc-002": "l4sim.experiments.macc_002",
+    "lfq-001": "l4sim.experiments.lfq_001",
 }

@@ -220,7 +220,8 @@ class Fq(_AqmBase):
     "fq 100"): ``per_flow_limit`` (packets), ``limit`` (total), ``flows``, ``quantum``,
     ``drop_batch``, ``lfq_features`` (keep LFQ's per-flow features for agents);
     ``lfq_policy`` (a weights file: LFQ mode, the network sets each flow's limit on its
-    arriving packets) and ``lfq_interval`` (a decision every n-th packet of a flow)."""
+    arriving packets) and ``lfq_interval`` (a decision every n-th packet of a flow; default 10,
+    the paper's)."""
 
     kind: Literal["fq"] = "fq"
     limit: PacketLimit | None = None

@@ -137,7 +137,8 @@ pub struct FqConfig {
     /// limit from its features on arriving packets (implies `lfq_features`).
     pub lfq_policy: Option<String>,
     /// LFQ mode: a decision on every n-th arriving packet of a flow (its 1st, n+1-th, ...);
-    /// 1 = every packet, as the paper (the authors' `m_every_nth` option).
+    /// 1 = every packet. Default 10: paper 001 §III ("by default, we only let the DL run
+    /// for every 10th packet"), the authors' `rl.cc` `every_nth = 10`.
     pub lfq_interval: u32,
 }
 
@@ -151,7 +152,7 @@ impl Default for FqConfig {
             drop_batch: d_batch(),
             lfq_features: false,
             lfq_policy: None,
-            lfq_interval: 1,
+            lfq_interval: 10,
         }
     }
 }

@@ -15,9 +15,13 @@
 //! tensors are ignored. `python/l4sim/agents/lfq.py` writes it. The header is read with
 //! `serde_json` (the safetensors crate is not available offline; the format is small).
 //!
-//! Evaluation is in `f32` with preallocated buffers: each layer is `y = b`, then
-//! `y += x_i · W[:, i]` for each input `i` in order (weights stored transposed), which the
-//! compiler vectorises and which gives the same result on every machine.
+//! Evaluation is in `f32` with preallocated buffers: each output is its bias plus
+//! `x_i · W[j, i]` added for each input `i` in order, so every machine (and every layout
+//! below) gives the same bits. The weights are stored in blocks of [`BLOCK`] outputs,
+//! input-major inside a block (`[block][input][BLOCK]`, the last block padded with zeros):
+//! one block's accumulators stay in vector registers over the whole input loop and the
+//! weights stream through memory once, in order. Plain Rust on fixed-size arrays, which
+//! the compiler vectorises (SSE2 on a default x86-64 build).
 
 use std::sync::Arc;
 
@@ -29,13 +33,18 @@ const LEAKY_SLOPE: f32 = 0.01;
 pub const MIN_LIMIT: u32 = 1;
 pub const MAX_LIMIT: u32 = 1000;
 
+/// Outputs computed together: 32 `f32` accumulators are eight 128-bit registers, half
+/// of x86-64's sixteen (`benchmarks/bench_lfq.py` measured 8, 16, 32 and 64).
+pub const BLOCK: usize = 32;
+
 #[derive(Debug)]
 struct Layer {
     inputs: usize,
     outputs: usize,
-    /// `[inputs][outputs]`: the transpose of PyTorch's weight.
-    w_t: Vec<f32>,
-    b: Vec<f32>,
+    /// `[outputs / BLOCK rounded up][inputs][BLOCK]` of PyTorch's `W[out][in]`.
+    w: Vec<[f32; BLOCK]>,
+    /// The biases, by block (padding zero).
+    b: Vec<[f32; BLOCK]>,
 }
 
 /// The immutable network, shared by every copy of a qdisc (forks included).
@@ -50,6 +59,10 @@ pub struct LfqPolicy {
     net: Arc<LfqNet>,
     a: Vec<f32>,
     b: Vec<f32>,
+    /// [`ROWS`] rows of `stride` activations for batched evaluation.
+    rows_a: Vec<f32>,
+    rows_b: Vec<f32>,
+    stride: usize,
 }
 
 impl LfqNet {
@@ -138,17 +151,21 @@ impl LfqNet {
             let (i, o) = (dims[k], dims[k + 1]);
             let w = tensor(&format!("fc{}.weight", k + 1), &[o, i])?;
             let b = tensor(&format!("fc{}.bias", k + 1), &[o])?;
-            let mut w_t = vec![0.0; i * o];
+            let blocks = o.div_ceil(BLOCK);
+            let mut wb = vec![[0.0; BLOCK]; blocks * i];
+            let mut bb = vec![[0.0; BLOCK]; blocks];
             for r in 0..o {
+                let (blk, j) = (r / BLOCK, r % BLOCK);
+                bb[blk][j] = b[r];
                 for c in 0..i {
-                    w_t[c * o + r] = w[r * i + c];
+                    wb[blk * i + c][j] = w[r * i + c];
                 }
             }
             Ok(Layer {
                 inputs: i,
                 outputs: o,
-                w_t,
-                b,
+                w: wb,
+                b: bb,
             })
         };
         Ok(LfqNet {
@@ -175,15 +192,60 @@ fn usizes(t: &serde_json::Value, key: &str) -> Vec<usize> {
         .unwrap_or_default()
 }
 
-/// `y = b + W x` over the transposed weights (`w_t` is `[x.len()][y.len()]`).
+/// `y = b + W x`, block by block; `y` holds `outputs` rounded up to [`BLOCK`].
 #[inline]
 fn affine(l: &Layer, x: &[f32], y: &mut [f32]) {
-    y.copy_from_slice(&l.b);
-    for (xi, row) in x.iter().zip(l.w_t.chunks_exact(l.outputs)) {
-        for (yj, wj) in y.iter_mut().zip(row) {
-            *yj += xi * wj;
+    for ((out, bias), w) in y
+        .chunks_exact_mut(BLOCK)
+        .zip(&l.b)
+        .zip(l.w.chunks_exact(l.inputs))
+    {
+        let mut acc = *bias;
+        for (xi, row) in x.iter().zip(w) {
+            for (a, wj) in acc.iter_mut().zip(row) {
+                *a += xi * wj;
+            }
+        }
+        out.copy_from_slice(&acc);
+    }
+}
+
+/// [`affine`] for [`ROWS`] inputs at once (row `r` at `x[r * xs..]`, its output at
+/// `y[r * ys..]`), [`SUB`] outputs of a block at a time so that the `ROWS · SUB`
+/// accumulators fit the registers: each weight is loaded once for all rows; every output
+/// gets the same additions in the same order as [`affine`], so the same bits.
+#[inline]
+fn affine_rows(l: &Layer, x: &[f32], xs: usize, y: &mut [f32], ys: usize) {
+    for (k, (bias, w)) in l.b.iter().zip(l.w.chunks_exact(l.inputs)).enumerate() {
+        for s in (0..BLOCK).step_by(SUB) {
+            let b: [f32; SUB] = bias[s..s + SUB].try_into().unwrap_or_default();
+            let mut acc = [b; ROWS];
+            for (i, row) in w.iter().enumerate() {
+                let row = &row[s..s + SUB];
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    let xi = x[r * xs + i];
+                    for (a, wj) in acc.iter_mut().zip(row) {
+                        *a += xi * wj;
+                    }
+                }
+            }
+            for (r, acc) in acc.iter().enumerate() {
+                y[r * ys + k * BLOCK + s..][..SUB].copy_from_slice(acc);
+            }
         }
     }
+}
+
+/// Outputs per row computed together by [`affine_rows`]: 4 rows x 8 = eight registers.
+const SUB: usize = 8;
+
+/// Feature vectors evaluated together by [`LfqPolicy::outputs`] (batching across flows;
+/// `benchmarks/bench_lfq.py` measures it).
+pub const ROWS: usize = 4;
+
+/// `n` rounded up to whole blocks.
+fn padded(n: usize) -> usize {
+    n.div_ceil(BLOCK) * BLOCK
 }
 
 #[inline]
@@ -197,12 +259,19 @@ fn leaky(y: &mut [f32]) {
 
 impl LfqPolicy {
     pub fn new(net: Arc<LfqNet>) -> LfqPolicy {
-        let widest = net.layers.iter().map(|l| l.outputs.max(l.inputs)).max();
+        let widest = net
+            .layers
+            .iter()
+            .map(|l| padded(l.outputs).max(l.inputs))
+            .max();
         let n = widest.unwrap_or(LEN);
         LfqPolicy {
             net,
             a: vec![0.0; n],
             b: vec![0.0; n],
+            rows_a: vec![0.0; ROWS * n],
+            rows_b: vec![0.0; ROWS * n],
+            stride: n,
         }
     }
 
@@ -221,14 +290,47 @@ impl LfqPolicy {
             *a = *f as f32;
         }
         let (a, b) = (&mut self.a, &mut self.b);
-        affine(l1, &a[..LEN], &mut b[..l1.outputs]);
+        affine(l1, &a[..LEN], &mut b[..padded(l1.outputs)]);
         leaky(&mut b[..l1.outputs]);
-        affine(l2, &b[..l2.inputs], &mut a[..l2.outputs]);
+        affine(l2, &b[..l2.inputs], &mut a[..padded(l2.outputs)]);
         leaky(&mut a[..l2.outputs]);
-        affine(l3, &a[..l3.inputs], &mut b[..l3.outputs]);
+        affine(l3, &a[..l3.inputs], &mut b[..padded(l3.outputs)]);
         leaky(&mut b[..l3.outputs]);
-        affine(l4, &b[..l4.inputs], &mut a[..1]);
+        affine(l4, &b[..l4.inputs], &mut a[..BLOCK]);
         a[0]
+    }
+
+    /// The raw outputs for many feature vectors, [`ROWS`] at a time (equal to
+    /// [`output`](Self::output) on each, bit for bit); `out` is cleared first.
+    pub fn outputs(&mut self, features: &[[f64; LEN]], out: &mut Vec<f32>) {
+        out.clear();
+        let mut chunks = features.chunks_exact(ROWS);
+        for chunk in &mut chunks {
+            let [l1, l2, l3, l4] = &self.net.layers;
+            let (n, a, b) = (self.stride, &mut self.rows_a, &mut self.rows_b);
+            for (r, f) in chunk.iter().enumerate() {
+                for (a, f) in a[r * n..][..LEN].iter_mut().zip(f) {
+                    *a = *f as f32;
+                }
+            }
+            let layer = |l: &Layer, x: &mut Vec<f32>, y: &mut Vec<f32>, act: bool| {
+                affine_rows(l, x, n, y, n);
+                if act {
+                    for r in 0..ROWS {
+                        leaky(&mut y[r * n..][..l.outputs]);
+                    }
+                }
+            };
+            layer(l1, a, b, true);
+            layer(l2, b, a, true);
+            layer(l3, a, b, true);
+            layer(l4, b, a, false);
+            out.extend((0..ROWS).map(|r| a[r * n]));
+        }
+        for f in chunks.remainder() {
+            let y = self.output(f);
+            out.push(y);
+        }
     }
 
     /// The buffer limit for one feature vector: the output rounded (half away from zero,
@@ -315,6 +417,81 @@ pub(crate) mod tests {
         x[0] = f64::NAN;
         assert_eq!(p.limit(&x), MIN_LIMIT);
         assert_eq!(p.net().macs(), 2 * LEN + 4 + 4 + 2);
+    }
+
+    /// A network of widths `h` with pseudo-random weights in [-0.5, 0.5).
+    fn random(h: usize) -> Vec<u8> {
+        let mut state = 12345u64;
+        let mut v = |n: usize| -> Vec<f32> {
+            (0..n)
+                .map(|_| {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+                })
+                .collect()
+        };
+        safetensors(&[
+            ("fc1.weight", vec![h, LEN], v(h * LEN)),
+            ("fc1.bias", vec![h], v(h)),
+            ("fc2.weight", vec![h, h], v(h * h)),
+            ("fc2.bias", vec![h], v(h)),
+            ("fc3.weight", vec![h, h], v(h * h)),
+            ("fc3.bias", vec![h], v(h)),
+            ("fc4.weight", vec![1, h], v(h)),
+            ("fc4.bias", vec![1], v(1)),
+        ])
+    }
+
+    /// The textbook evaluation over PyTorch's `[out][in]` weights, in the same order.
+    fn reference(bytes: &[u8], h: usize, x: &[f64; LEN]) -> f32 {
+        let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+        let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + header_len]).unwrap();
+        let data = &bytes[8 + header_len..];
+        let t = |name: &str| -> Vec<f32> {
+            let o = usizes(&header[name], "data_offsets");
+            data[o[0]..o[1]]
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        };
+        let mut a: Vec<f32> = x.iter().map(|v| *v as f32).collect();
+        for (k, outs) in [(1, h), (2, h), (3, h), (4, 1)] {
+            let (w, b) = (t(&format!("fc{k}.weight")), t(&format!("fc{k}.bias")));
+            let mut y: Vec<f32> = (0..outs)
+                .map(|j| {
+                    let mut s = b[j];
+                    for (i, xi) in a.iter().enumerate() {
+                        s += xi * w[j * a.len() + i];
+                    }
+                    s
+                })
+                .collect();
+            if k < 4 {
+                leaky(&mut y);
+            }
+            a = y;
+        }
+        a[0]
+    }
+
+    #[test]
+    fn blocked_and_batched_layouts_give_the_textbook_bits() {
+        // Widths below, at and across a block, as the shipped (64) and the paper's (256).
+        for h in [5, BLOCK, BLOCK + 7, 64, 256] {
+            let bytes = random(h);
+            let mut p = LfqPolicy::new(Arc::new(LfqNet::parse(&bytes).unwrap()));
+            let xs: Vec<[f64; LEN]> = (0..(2 * ROWS + 3))
+                .map(|r| std::array::from_fn(|i| ((r * 7 + i * 3) % 11) as f64 / 5.0 - 0.7))
+                .collect();
+            let mut batched = Vec::new();
+            p.outputs(&xs, &mut batched);
+            assert_eq!(batched.len(), xs.len());
+            for (x, yb) in xs.iter().zip(&batched) {
+                let want = reference(&bytes, h, x);
+                assert_eq!(p.output(x).to_bits(), want.to_bits(), "width {h}");
+                assert_eq!(yb.to_bits(), want.to_bits(), "width {h}, batched");
+            }
+        }
     }
 
     #[test]
