@@ -36,6 +36,7 @@ ROWS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "quickack": ({"quickack": True}, {}),
     "prr_in_cwr": ({"prr_in_cwr": True}, {}),
     "linux_rto": ({"linux_rto": True}, {}),
+    "quickack_linux_rto": ({"quickack": True, "linux_rto": True}, {}),
     "all": (
         {"rack": True, "quickack": True, "prr_in_cwr": True, "linux_rto": True},
         CUBIC_LINUX,
