@@ -12,6 +12,9 @@
   :mod:`l4sim.experiments.macc_002` (needs PyTorch).
 - ``lfq-001``: paper 001's LFQ (learned per-flow buffers inside ``fq``) beside fq and
   FqCoDel, with shipped weights (``--train`` retrains), see :mod:`l4sim.experiments.lfq_001`.
+- ``remote-rl-tcp-000``: paper 000's stage 1, the control path's RTT through FIFO, the
+  paper's FqCoDel stand-in and DualPI2 (Table 2), see
+  :mod:`l4sim.experiments.remote_rl_tcp_000`.
 
 Each module has ``GROUPS`` (what ``--only`` selects), ``TABLE`` (the file it writes),
 ``cases(groups)``, ``reproduce(out_dir, only=, figures=, on_case=)`` and
@@ -25,4 +28,5 @@ EXPERIMENTS = {
     "rl-tcp": "l4sim.experiments.rl_tcp",
     "macc-002": "l4sim.experiments.macc_002",
     "lfq-001": "l4sim.experiments.lfq_001",
+    "remote-rl-tcp-000": "l4sim.experiments.remote_rl_tcp_000",
 }

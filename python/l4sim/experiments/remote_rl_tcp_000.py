@@ -1,0 +1,171 @@
+"""Paper 000's remote-brain RL-TCP, stage 1 (Fig. 3, Table 2): the control path's RTT.
+
+The paper (§5) splits its system in two because ns-3 + ns3-ai could not simulate it whole.
+Stage 1, measured here: on the left dumbbell of Fig. 2 (N = M = L = 1) the remote server's
+flow RS_1 (a bulk TCP flow whose congestion control the paper drives from Python every
+0.1 s) shares a 10 Mbit/s / 0.01 ms bottleneck with one CUBIC flow BC_1; access links
+100 Mbit/s, 10 ms (link 1) and 9.5 ms (link 2, the competing hosts); 500 KB socket
+buffers; 200 s. Table 2 is RS_1's mean RTT with a FIFO (105 ms) and with "L4S" (65 ms),
+for which the authors used FqCoDel with RS_1 sending ECT(1), ns-3 having no DualQ. We add
+the real DualPI2.
+
+Choices the paper leaves open, stated: the FIFO holds 100 packets (ns-3's default device
+queue; the paper gives no size, and its 105 ms fits it: 40 ms of path plus ~65 ms of
+queue); RS_1 runs NewReno with ECN negotiated (sending ECT(1) in the L4S cases) as a
+stand-in for the RL-TCP agent, whose own actions do not set the queue the CUBIC flow
+builds; BC_1's path is 9 + 0.01 + 10 ms one way (the preset's receivers share one access
+delay), the paper's 9.5 + 0.01 + 9.5; each seed starts BC_1 at a random time in the first
+second, so that the five seeds are five samples.
+
+Still to do (issue 14): observations and actions as packets between device and server in
+one simulation, stage 2 and the unified run, the control-delay study and a remote agent
+that gets its share against CUBIC.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from l4sim.executors import Executor
+from l4sim.experiments._cases import run_cases
+from l4sim.experiments._tables import write_table
+from l4sim.run import run
+from l4sim.scenario import Scenario
+
+#: Table 2 of the paper: RS_1's mean RTT (ms).
+PAPER_TABLE2 = {"fifo": 105.0, "fq_codel": 65.0}
+
+#: The control path's queue: FIFO, the paper's FqCoDel stand-in, and DualPI2.
+QUEUES: dict[str, dict[str, Any]] = {
+    "fifo": {"kind": "fifo", "limit": "100p"},
+    "fq_codel": {"kind": "fq_codel"},
+    "dualpi2": {"kind": "dualpi2"},
+}
+GROUPS: tuple[str, ...] = tuple(QUEUES)
+SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5)
+DURATION_S = 200
+TABLE = "table2.md"
+
+
+@dataclass(frozen=True)
+class Case:
+    queue: str
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.queue}-s{self.seed}"
+
+
+@dataclass
+class Row:
+    queue: str
+    seed: int
+    rs_rtt_ms: float
+    rs_mbps: float
+    cubic_mbps: float
+
+
+def cases(groups: Iterable[str] = GROUPS, seeds: Iterable[int] = SEEDS) -> list[Case]:
+    return [Case(q, s) for q in groups for s in seeds]
+
+
+def case_options(quick: bool) -> dict[str, Any]:
+    """``--quick`` shortens the runs, not the case list."""
+    return {}
+
+
+def scenario(case: Case, duration_s: float = DURATION_S) -> Scenario:
+    """Fig. 3 with the case's bottleneck queue; RS_1 is flow 0, BC_1 flow 1."""
+    bc_start = random.Random(case.seed).uniform(0.0, 1.0)
+    l4s = case.queue != "fifo"
+    rwnd = "500KB"  # Table 1: the senders' and receivers' buffers
+    return Scenario.parse(
+        {
+            "name": f"remote-rl-tcp-000-stage1-{case.name}",
+            "seed": case.seed,
+            "duration": f"{duration_s}s",
+            "topology": {
+                "preset": "dumbbell",
+                "access": {"rate": "100Mbps", "delay": "10ms"},
+                "access_delays": ["10ms", "9ms"],
+                "bottleneck": {
+                    "rate": "10Mbps",
+                    "delay": "0.01ms",
+                    "qdisc": QUEUES[case.queue],
+                },
+            },
+            "flows": [
+                {"kind": "tcp", "cca": "newreno", "ecn": l4s, "ect1": l4s, "rwnd": rwnd},
+                {
+                    "kind": "tcp",
+                    "cca": "cubic",
+                    "ecn": l4s,
+                    "rwnd": rwnd,
+                    "start": f"{bc_start:.3f}s",
+                },
+            ],
+        }
+    )
+
+
+def run_case(case: Case, duration_s: float = DURATION_S) -> Row:
+    s = run(scenario(case, duration_s)).summary
+    rs, bc = s["flows"]
+    return Row(
+        queue=case.queue,
+        seed=case.seed,
+        rs_rtt_ms=1e3 * rs["srtt_mean_s"],
+        rs_mbps=rs["goodput_bps"] / 1e6,
+        cubic_mbps=bc["goodput_bps"] / 1e6,
+    )
+
+
+def _run_case(task: tuple[Case, float]) -> Row:
+    return run_case(*task)
+
+
+def markdown_table(rows: list[Row]) -> str:
+    """Table 2 (mean ± std over the seeds) with the paper's figure beside ours."""
+    lines = [
+        "| control-path queue | RS_1 mean RTT (ms), l4sim | paper | RS_1 Mbit/s | CUBIC Mbit/s |",
+        "|---|---|---|---|---|",
+    ]
+    for q in QUEUES:
+        rs = [r for r in rows if r.queue == q]
+        if not rs:
+            continue
+        rtt = [r.rs_rtt_ms for r in rs]
+        sd = statistics.stdev(rtt) if len(rtt) > 1 else 0.0
+        paper = PAPER_TABLE2.get(q)
+        lines.append(
+            f"| {q} | {statistics.fmean(rtt):.1f} ± {sd:.1f} | "
+            f"{'-' if paper is None else f'{paper:.0f}'} | "
+            f"{statistics.fmean(r.rs_mbps for r in rs):.2f} | "
+            f"{statistics.fmean(r.cubic_mbps for r in rs):.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def reproduce(
+    out_dir: str | Path,
+    *,
+    only: Iterable[str] | None = None,
+    figures: bool = True,
+    on_case: Callable[[Case, int, int], None] | None = None,
+    executor: Executor | None = None,
+    quick: bool = False,
+) -> list[Row]:
+    """Stage 1 for every queue x seed (``quick``: 20 s runs); writes ``table2.csv`` / ``.md``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    todo = cases(only if only is not None else GROUPS)
+    duration = 20.0 if quick else float(DURATION_S)
+    rows = run_cases(_run_case, [(c, duration) for c in todo], todo, executor, on_case)
+    write_table(rows, out, TABLE, markdown_table(rows))
+    return rows
