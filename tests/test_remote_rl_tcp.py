@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 pytest.importorskip("l4sim._core")
 
+import l4sim
 from l4sim.experiments import remote_rl_tcp_000 as exp
 
 
@@ -29,24 +31,28 @@ def test_reproduce_quick_writes_table2(tmp_path: Path) -> None:
     assert (tmp_path / "table2.csv").is_file()
 
 
+def _two_host(*control: tuple[str, str]) -> l4sim.Simulation:
+    """h0 -> h1, 10 Mbit/s, 20 ms one way: an external-window TCP flow from h0 (the device)
+    and one control flow per (src, dst) given."""
+    flows: list[dict[str, Any]] = [{"kind": "tcp", "cca": "external", "src": "h0", "dst": "h1"}]
+    flows += [{"kind": "control", "src": a, "dst": b} for a, b in control]
+    return l4sim.Simulation(
+        l4sim.Scenario.parse(
+            {
+                "duration": "3s",
+                "topology": {"preset": "two_host", "rate": "10Mbps", "delay": "20ms"},
+                "flows": flows,
+            }
+        )
+    )
+
+
 def test_an_action_never_takes_effect_before_its_packet_arrives() -> None:
     # The remote brain's action travels as a packet (a `control` flow from the server h1
     # to the device h0, 20 ms one way): the device's cwnd must not change before the packet
     # can have arrived (20 ms + its serialisation), and must change once it has (queueing
     # on the ACK direction is at most a few ms here).
-    import l4sim
-
-    sc = l4sim.Scenario.parse(
-        {
-            "duration": "3s",
-            "topology": {"preset": "two_host", "rate": "10Mbps", "delay": "20ms"},
-            "flows": [
-                {"kind": "tcp", "cca": "external", "src": "h0", "dst": "h1"},
-                {"kind": "control", "src": "h1", "dst": "h0"},
-            ],
-        }
-    )
-    sim = l4sim.Simulation(sc)
+    sim = _two_host(("h1", "h0"))
     sim.run_until(2.0)
     before = sim._sim.observe()["flows"]["cwnd_pkts"][0]
     target = 3 if before != 3 else 4
@@ -61,3 +67,28 @@ def test_an_action_never_takes_effect_before_its_packet_arrives() -> None:
         if t < 2.020:
             assert cwnd == before, (t, cwnd)
     assert landed is not None and 2.020 <= landed <= 2.030, landed
+
+
+def test_remote_brain_loop_observation_and_action_travel_as_packets() -> None:
+    # Paper 000's loop in one simulation: the device (h0) sends its observation as a packet
+    # to the server (h1) on one control flow; the server wakes when it arrives, acts on
+    # the state that packet carried, and its action travels back on another: the action
+    # lands one control RTT (2 x 20 ms plus serialisation) after the observation was taken.
+    sim = _two_host(("h0", "h1"), ("h1", "h0"))  # observations up, actions down
+    sim.run_until(1.0)
+    kept = {0: sim._sim.observe()}  # the device keeps what it sent
+    sim.send_message(1, 0)
+    assert sim.run_until_trigger(2.0), "the server wakes when the observation arrives"
+    woke = sim.now_s if hasattr(sim, "now_s") else sim._sim.now_ns / 1e9
+    (msg,) = sim.take_messages()
+    assert msg["token"] == 0 and msg["sent_s"] == 1.0
+    assert 1.020 <= woke == msg["delivered_s"] <= 1.025
+    state = kept[msg["token"]]
+    target = int(state["flows"]["cwnd_pkts"][0]) + 5
+    sim.send_control(2, {"kind": "set_cwnd", "flow": 0, "cwnd": target})
+    sim.run_until(woke + 0.0199)
+    assert sim._sim.observe()["flows"]["cwnd_pkts"][0] != target
+    sim.run_until(woke + 0.025)
+    assert sim._sim.observe()["flows"]["cwnd_pkts"][0] == target
+    with pytest.raises(l4sim.ActionError, match="not a control flow"):
+        sim.send_message(0, 1)

@@ -213,13 +213,26 @@ class Simulation:
         takes effect when the packet reaches the flow's destination (never, if dropped)."""
         self._sim.send_control(int(flow), action)
 
+    def send_message(self, flow: int, token: int) -> None:
+        """Send ``token`` (an int below 2**63, e.g. the index of an observation the agent
+        keeps) as one packet on control flow ``flow``; when it arrives,
+        :meth:`run_until_trigger` returns and :meth:`take_messages` lists it: a remote agent
+        acts on the state it carried, when it gets there (paper 000)."""
+        self._sim.send_message(int(flow), int(token))
+
+    def take_messages(self) -> list[dict[str, Any]]:
+        """Control messages delivered since the last call (``flow``, ``token``, ``sent_s``,
+        ``delivered_s``), in order of arrival."""
+        return list(self._sim.take_messages())
+
     def set_packet_trigger(self, link: str, every: int | None) -> None:
         """Make :meth:`run_until_trigger` stop after every ``every`` packets dequeued at
         ``link`` (``None``: no trigger)."""
         self._sim.set_packet_trigger(link, every)
 
     def run_until_trigger(self, t: float | int | str) -> bool:
-        """Like :meth:`run_until`, but return early (``True``) when a packet trigger fires."""
+        """Like :meth:`run_until`, but return early (``True``) when a packet trigger fires or
+        a control message (:meth:`send_message`) is delivered."""
         return self._sim.run_until_trigger(to_ns(t))
 
     def run_until_trigger_ns(self, t_ns: int) -> bool:

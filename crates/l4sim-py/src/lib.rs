@@ -114,6 +114,17 @@ impl Simulation {
             .map_err(action_error)
     }
 
+    /// Send the agent's token as a packet on control flow `flow` (an observation, say);
+    /// its arrival ends `run_until_trigger` and lists it in `take_messages`.
+    fn send_message(&mut self, flow: usize, token: u64) -> PyResult<()> {
+        self.inner.send_message(flow, token).map_err(action_error)
+    }
+
+    /// The control messages delivered since the last call.
+    fn take_messages<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.take_messages())
+    }
+
     #[pyo3(signature = (link, every=None))]
     fn set_packet_trigger(&mut self, link: &str, every: Option<u64>) -> PyResult<()> {
         self.inner

@@ -2,7 +2,7 @@
 //! observations (see `control.rs` for the types). The event loop itself is in `mod.rs`.
 
 use super::{EvKind, Simulation, Trigger};
-use crate::control::{Action, ActionError, Observation};
+use crate::control::{Action, ActionError, ControlMessage, Observation, MESSAGE_BIT};
 use crate::flow::{Endpoints, Flow};
 use crate::qdisc::lfq_features::LEN as LFQ_LEN;
 use crate::qdisc::{Qdisc, QueueDisc};
@@ -108,29 +108,55 @@ impl Simulation {
     /// reaches the flow's destination (and never, if the packet is lost).
     pub fn send_control(&mut self, flow: usize, a: Action) -> Result<(), ActionError> {
         self.check_action(&a)?;
-        let (tmpl, src) = match self.flows.get_mut(flow) {
+        self.control_endpoint(flow)?;
+        let id = self.pending.len() as u64;
+        self.pending.push(Some(a));
+        self.send_control_packet(flow, id);
+        Ok(())
+    }
+
+    /// Send the agent's `token` as one packet on control flow `flow`; when it arrives it
+    /// is listed by `take_messages` and `run_until_trigger` returns (paper 000: the device's
+    /// observations travel to the remote brain as packets).
+    pub fn send_message(&mut self, flow: usize, token: u64) -> Result<(), ActionError> {
+        if token & MESSAGE_BIT != 0 {
+            return Err(ActionError(format!(
+                "message token {token} must be below 2^63"
+            )));
+        }
+        self.control_endpoint(flow)?;
+        self.send_control_packet(flow, token | MESSAGE_BIT);
+        Ok(())
+    }
+
+    /// The messages delivered since the last call, in order of arrival.
+    pub fn take_messages(&mut self) -> Vec<ControlMessage> {
+        std::mem::take(&mut self.messages)
+    }
+
+    fn control_endpoint(&mut self, flow: usize) -> Result<(), ActionError> {
+        match self.flows.get_mut(flow) {
             Some(Flow {
                 ep: Endpoints::Control(c),
-                tmpl,
-                cfg,
                 ..
             }) => {
                 c.sent += 1;
-                (*tmpl, cfg.src as u32)
+                Ok(())
             }
-            _ => return Err(ActionError(format!("flow {flow} is not a control flow"))),
-        };
-        let id = self.pending.len() as u64;
-        self.pending.push(Some(a));
-        let f = &self.flows[flow].cfg;
-        let mut p = tmpl;
-        p.size = f.udp.packet_bytes;
-        p.ecn = f.udp.ecn.into();
+            _ => Err(ActionError(format!("flow {flow} is not a control flow"))),
+        }
+    }
+
+    /// One control packet carrying `seq` (an action's index, or a message token).
+    fn send_control_packet(&mut self, flow: usize, seq: u64) {
+        let f = &self.flows[flow];
+        let (mut p, src) = (f.tmpl, f.cfg.src as u32);
+        p.size = f.cfg.udp.packet_bytes;
+        p.ecn = f.cfg.udp.ecn.into();
         p.created = self.now;
-        p.tcp.seq = id;
+        p.tcp.seq = seq;
         self.out.push(p);
         self.flush(src);
-        Ok(())
     }
 
     pub(super) fn do_action(&mut self, a: &Action) {

@@ -10,7 +10,7 @@ use std::collections::BinaryHeap;
 mod agent;
 
 use crate::config::{ConfigError, SimConfig};
-use crate::control::{Action, ActionError};
+use crate::control::{Action, ActionError, ControlMessage, MESSAGE_BIT};
 use crate::flow::{Endpoints, Flow};
 use crate::net::link::Channel;
 use crate::net::packet::{Dir, Ecn, Packet};
@@ -19,7 +19,7 @@ use crate::qdisc::{Dropped, QueueDisc};
 use crate::rng::{Rng, KEY_FLOW};
 use crate::stats::Series;
 use crate::summary::{Summary, View};
-use crate::time::Time;
+use crate::time::{secs, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum EvKind {
@@ -109,6 +109,8 @@ pub struct Simulation {
     drops: Vec<Dropped>,
     /// Actions waiting for their time or their control packet (index = action id).
     pending: Vec<Option<Action>>,
+    /// Control messages delivered and not yet taken (`take_messages`).
+    messages: Vec<ControlMessage>,
     /// Stop `run_until_trigger` after every `every` packets sent on `channel`.
     trigger: Option<Trigger>,
     stop: bool,
@@ -165,6 +167,7 @@ impl Simulation {
             out: Vec::new(),
             drops: Vec::new(),
             pending: Vec::new(),
+            messages: Vec::new(),
             trigger: None,
             stop: false,
         })
@@ -445,7 +448,17 @@ impl Simulation {
             (Endpoints::Control(c), _) => {
                 c.received += 1;
                 c.last_latency = Some(now - p.created);
-                action = self.pending[p.tcp.seq as usize].take();
+                if p.tcp.seq & MESSAGE_BIT != 0 {
+                    self.messages.push(ControlMessage {
+                        flow: f,
+                        token: p.tcp.seq & !MESSAGE_BIT,
+                        sent_s: secs(p.created),
+                        delivered_s: secs(now),
+                    });
+                    self.stop = true; // wakes run_until_trigger
+                } else {
+                    action = self.pending[p.tcp.seq as usize].take();
+                }
             }
         }
         if let Some(a) = action {
