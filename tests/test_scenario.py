@@ -587,6 +587,13 @@ def test_bad_loss():
     assert "topology.bottleneck.loss" in msg and "1.5" in msg
 
 
+def test_link_jitter_is_a_time():
+    scen = scenario(DUMBBELL.replace('rate = "10Mbps"', 'rate = "10Mbps"\njitter = "200us"'))
+    assert scen.topology.bottleneck.jitter == 200_000
+    msg = error(DUMBBELL.replace('rate = "10Mbps"', 'rate = "10Mbps"\njitter = "soon"'))
+    assert "topology.bottleneck.jitter" in msg and "'soon'" in msg
+
+
 def test_missing_duration():
     msg = error(DUMBBELL.replace('duration = "10s"', ""))
     assert "duration is required" in msg

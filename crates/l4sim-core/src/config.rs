@@ -59,6 +59,12 @@ pub struct LinkConfig {
     /// i.i.d. loss probability applied to packets leaving the wire, each direction.
     #[serde(default)]
     pub loss: f64,
+    /// Extra delay per packet, uniform in [0, jitter_ns], that never reorders a link's
+    /// packets (a packet leaves the wire no earlier than the one before it, as netem's
+    /// jitter behind a rate or with a pfifo child): the host and interrupt timing noise that
+    /// breaks the phase effects of a deterministic simulation (Floyd & Jacobson 1992).
+    #[serde(default)]
+    pub jitter_ns: u64,
     /// Qdisc on a's egress (a → b).
     #[serde(default)]
     pub qdisc_ab: QdiscConfig,

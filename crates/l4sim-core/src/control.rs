@@ -182,6 +182,7 @@ pub(crate) mod tests {
             rate_bps,
             delay_ns,
             loss: 0.0,
+            jitter_ns: 0,
             qdisc_ab,
             qdisc_ba: QdiscConfig::default(),
         };

@@ -220,7 +220,8 @@ impl Router {
                 }
                 self.pool.release(p.uid as u32);
             } else {
-                ch.wire.push_back((t + tt + ch.delay, 0, p));
+                let at = ch.arrival(t + tt);
+                ch.wire.push_back((at, 0, p));
             }
             ch.txdone_pending = backlog > 0;
         } else {

@@ -283,20 +283,27 @@ def qdisc_for(case: Case) -> dict[str, Any]:
 class TcpVariant:
     """What to change in l4sim's TCP for a run (default: nothing): extra TCP flow options
     for both flows (e.g. ``{"rack": True}``), CUBIC options for the CUBIC flows (e.g.
-    ``{"hystart": True}``), and when the second flow starts (ms)."""
+    ``{"hystart": True}``), when the second flow starts (ms), and the senders' access
+    links' order-preserving jitter (us; the hosts' timing noise, which breaks drop-tail
+    phase effects)."""
 
     flow: tuple[tuple[str, Any], ...] = ()
     cubic: tuple[tuple[str, Any], ...] = ()
     start2_ms: float = 0.0
+    access_jitter_us: float = 0.0
 
     @staticmethod
     def of(
         flow: dict[str, Any] | None = None,
         cubic: dict[str, Any] | None = None,
         start2_ms: float = 0.0,
+        access_jitter_us: float = 0.0,
     ) -> TcpVariant:
         return TcpVariant(
-            tuple(sorted((flow or {}).items())), tuple(sorted((cubic or {}).items())), start2_ms
+            tuple(sorted((flow or {}).items())),
+            tuple(sorted((cubic or {}).items())),
+            start2_ms,
+            access_jitter_us,
         )
 
 
@@ -323,7 +330,11 @@ def scenario(
             "duration": f"{DURATION_S}s",
             "topology": {
                 "preset": "dumbbell",
-                "access": {"rate": "1Gbps", "delay": "0ms"},
+                "access": {
+                    "rate": "1Gbps",
+                    "delay": "0ms",
+                    "jitter": f"{variant.access_jitter_us:g}us",
+                },
                 "access_delays": [f"{case.rtt1_ms / 2:g}ms", f"{case.rtt2_ms / 2:g}ms"],
                 "bottleneck": {"rate": f"{case.rate_mbps}Mbps", "delay": "0ms", "qdisc": qdisc},
             },

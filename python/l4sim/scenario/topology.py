@@ -22,12 +22,16 @@ class LinkSpec(_Model):
     rate: Rate
     delay: Time
     loss: Probability = 0.0
+    #: Extra delay per packet, uniform in [0, jitter], that never reorders the link's
+    #: packets (host timing noise; breaks the phase effects of drop-tail queues).
+    jitter: Time = "0ms"  # type: ignore[assignment]
     qdisc: Qdisc = Field(default_factory=Fifo)
     qdisc_reverse: Qdisc = Field(default_factory=Fifo)
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "rate": "rate_bps",
         "delay": "delay_ns",
+        "jitter": "jitter_ns",
         "qdisc": lambda q: {"qdisc_ab": q.to_core()},
         "qdisc_reverse": lambda q: {"qdisc_ba": q.to_core()},
     }
@@ -43,6 +47,8 @@ class AccessSpec(_Model):
 
     rate: Rate = "1Gbps"  # type: ignore[assignment]
     delay: Time = "1ms"  # type: ignore[assignment]
+    #: Order-preserving per-packet jitter on every access link (as ``LinkSpec.jitter``).
+    jitter: Time = "0ms"  # type: ignore[assignment]
 
 
 class _Topology(_Model):
@@ -88,7 +94,12 @@ class Dumbbell(_Topology):
 
     def _access_link(self, delay: int) -> LinkSpec:
         return LinkSpec.model_construct(
-            rate=self.access.rate, delay=delay, loss=0.0, qdisc=Fifo(), qdisc_reverse=Fifo()
+            rate=self.access.rate,
+            delay=delay,
+            loss=0.0,
+            jitter=self.access.jitter,
+            qdisc=Fifo(),
+            qdisc_reverse=Fifo(),
         )
 
     def links(self) -> list[tuple[str, str, LinkSpec]]:

@@ -56,6 +56,8 @@ pub struct Channel {
     pub rate_bps: u64,
     pub delay: Time,
     pub loss: f64,
+    /// Order-preserving per-packet extra delay, uniform in [0, jitter] (0: none).
+    pub jitter: Time,
     pub qdisc: Qdisc,
     /// When the last bit of the packet being serialised leaves (the link is free then).
     pub busy_until: Time,
@@ -73,6 +75,19 @@ impl Channel {
     /// Busy time up to `now`, counting only the elapsed part of a transmission in progress.
     pub fn busy_time(&self, now: Time) -> u64 {
         self.stats.busy_ns - self.busy_until.saturating_sub(now)
+    }
+
+    /// When a packet whose last bit leaves at `sent` reaches the far end: the propagation
+    /// delay plus, with `jitter`, a uniform extra delay that never takes it past the packet
+    /// in front (the wire stays FIFO, as netem's jitter behind a rate).
+    #[inline]
+    pub fn arrival(&mut self, sent: Time) -> Time {
+        let mut at = sent + self.delay;
+        if self.jitter > 0 {
+            at += (self.rng.uniform() * (self.jitter + 1) as f64) as Time;
+            at = at.max(self.wire.back().map_or(0, |w| w.0));
+        }
+        at
     }
 
     /// Record the per-class backlogs after the qdisc changed.

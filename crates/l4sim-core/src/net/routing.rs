@@ -191,6 +191,7 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
                 rate_bps: l.rate_bps,
                 delay: l.delay_ns,
                 loss: l.loss,
+                jitter: l.jitter_ns,
                 qdisc,
                 busy_until: 0,
                 txdone_pending: false,
