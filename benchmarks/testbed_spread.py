@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import statistics
 import tempfile
 
@@ -53,11 +54,16 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default="", help="rates / qdiscs, comma-separated (default all)")
     ap.add_argument("--csv", help="also write every run's flows here")
+    ap.add_argument("--flow", default="{}", help="TCP options as JSON, e.g. '{\"quickack\": true}'")
     args = ap.parse_args()
     if args.seeds < 2 or args.jitter_us < 0:
         ap.error("--seeds must be at least 2 and --jitter-us not negative")
     ex = PoolExecutor(args.jobs)
-    variant = TcpVariant.of(access_jitter_us=args.jitter_us)
+    try:
+        flow_options = json.loads(args.flow)
+    except json.JSONDecodeError as e:
+        ap.error(f"--flow is not JSON: {e}")
+    variant = TcpVariant.of(flow_options, access_jitter_us=args.jitter_us)
     runs: list[list[exp.Row]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(1, args.seeds + 1):
@@ -80,7 +86,7 @@ def main() -> int:
                         f"{seed},{r.case},{r.qdisc},{r.flow1},{r.flow2},{r.testbed1_mbps},"
                         f"{r.testbed2_mbps},{r.l4sim1_mbps:.4f},{r.l4sim2_mbps:.4f}\n"
                     )
-    print(f"access jitter 0-{args.jitter_us:g} us, seeds 1-{args.seeds}")
+    print(f"access jitter 0-{args.jitter_us:g} us, seeds 1-{args.seeds}, TCP {flow_options}")
     print("| qdisc | flows | within 20 % of Linux, per seed | mean | self-agreement ceiling |")
     print("|---|---|---|---|---|")
     totals = [0.0, 0.0]

@@ -274,6 +274,7 @@ def test_two_host():
         "rate_bps": 10**7,
         "delay_ns": 10**7,
         "loss": 0.001,
+        "jitter_ns": 0,
         "qdisc_ab": {"kind": "fifo", "limit_pkts": 50},
         "qdisc_ba": {"kind": "fifo", "limit_pkts": 1000},
     }
