@@ -96,6 +96,9 @@ def test_macc_r1_raw_and_normalised():
     )
     # capacity 100 segments/step, BDP 50 000 B, ref RTT 50 ms
     assert rewards.macc_r1(s) == pytest.approx(0.5 - 0.5 - 1.5)
+    # Only the RTT above the reference: 75 ms - 50 ms = 0.5 ref; none before a sample.
+    assert rewards.macc_r1(s, 2, 1, 1, excess_rtt=True) == pytest.approx(1.0 - 0.5 - 0.5)
+    assert rewards.macc_r1(sender_step(srtt_s=math.nan), excess_rtt=True) == pytest.approx(0.0)
 
 
 def test_macc_r2_raw_and_normalised():

@@ -312,7 +312,7 @@ def reproduce_cmd(
     ray: Annotated[str | None, _RAY] = None,
     quick: Annotated[
         bool,
-        typer.Option("--quick", help="A small, fast version (a3c-004, lfq-001)."),
+        typer.Option("--quick", help="A small, fast version (a3c-004, lfq-001, macc-002)."),
     ] = False,
     train: Annotated[
         bool,

@@ -76,7 +76,13 @@ def tcp(s: SenderStep, delta: float = 1.0) -> float:
 
 
 def macc_r1(
-    s: SenderStep, a: float = 1.0, b: float = 1.0, c: float = 1.0, *, normalise: bool = True
+    s: SenderStep,
+    a: float = 1.0,
+    b: float = 1.0,
+    c: float = 1.0,
+    *,
+    normalise: bool = True,
+    excess_rtt: bool = False,
 ) -> float:
     """MA-CC's TCP-agent reward (paper 002, eq. 3): ``a·segmentsAcked - b·bytesInFlight -
     c·RTT`` with constants a, b, c > 0 (the paper does not publish them).
@@ -84,8 +90,20 @@ def macc_r1(
     ``normalise=True`` (default) puts the three terms on one scale before weighting:
     segments acked per step / the link's capacity in segments per step, bytes in flight /
     BDP, RTT / reference RTT. ``normalise=False`` uses raw units (segments, bytes,
-    seconds), as the paper writes it. RTT is the smoothed RTT (0 before a sample)."""
+    seconds), as the paper writes it. RTT is the smoothed RTT (0 before a sample).
+
+    ``excess_rtt=True`` (normalised only) charges the RTT above the reference RTT,
+    ``max(0, RTT - ref) / ref``: the paper's term less a constant, so the optimum is the
+    same, but a team can no longer earn by starving its flows before their first RTT sample
+    (with the plain term, 0 before a sample, paper 002's AQM agents learned to drop
+    everything from t = 0: measured)."""
     rtt = _nan0(s.srtt_s)
+    if normalise and excess_rtt:
+        return (
+            a * s.segments_acked / s.step_capacity_segments
+            - b * s.bytes_in_flight / max(s.bdp_bytes, 1.0)
+            - c * max(0.0, rtt - s.rtt_ref_s) / s.rtt_ref_s
+        )
     if normalise:
         return (
             a * s.segments_acked / s.step_capacity_segments

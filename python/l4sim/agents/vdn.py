@@ -11,7 +11,11 @@ executed by each agent alone (paper eq. 4-6):
     L = E_B[(sum_i Q_i(o_i, a_i) - (r_tot + gamma (1 - done) sum_i max_a Qbar_i(o'_i, a)))^2]
 
 ``mixer="none"`` trains the same agents independently instead (each its own Q on its own
-reward: paper 002's "RL-AQM + RL-TCP trained independently"). Target networks follow the
+reward: paper 002's "RL-AQM + RL-TCP trained independently"). ``mixer="qmix"`` (Rashid et
+al. 2018; beyond the paper) replaces the sum by a small monotonic mixing network whose
+weights a hypernetwork computes from the global state (all agents' observations side by
+side): Q_tot = w2(s) . elu(W1(s) q + b1(s)) + b2(s) with |W1|, |w2| >= 0, so each agent's
+greedy action is still the team's. Target networks follow the
 soft update ``Qbar <- tau Q + (1 - tau) Qbar`` after each gradient step (Algorithm 1 line 12).
 Exploration: epsilon = eps_start * eps_decay ** |D| (paper: "epsilon = 0.995^|D|", initial
 0.9), with |D| the transitions stored so far.
@@ -32,14 +36,18 @@ from torch import nn
 from l4sim.errors import EnvConfigError
 
 __all__ = [
+    "QmixMixer",
     "VdnConfig",
     "agent_type",
     "evaluate",
     "load_policy",
+    "qmix_loss",
     "save",
     "train",
     "vdn_loss",
 ]
+
+MIXERS = ("vdn", "qmix", "none")
 
 
 @dataclass
@@ -55,7 +63,11 @@ class VdnConfig:
     buffer_size: int = 20_000
     batch_size: int = 32
     learning_starts: int = 64
-    mixer: str = "vdn"  # "vdn" (sum of the agents' Qs) or "none" (independent learners)
+    #: "vdn" (sum of the agents' Qs), "qmix" (monotonic hypernetwork mixer) or "none"
+    #: (independent learners).
+    mixer: str = "vdn"
+    mix_embed: int = 16  # QMIX: width of the mixing layer
+    hyper_hidden: int = 32  # QMIX: width of the hypernetworks' hidden layer
     #: Observation columns each agent type sees (None: all). Paper 002's: TCP
     #: (segmentsAcked, bytesInFlight, RTT) = sender features 0, 1, 4; AQM (queueLength,
     #: dequeueRate, currQueueDelay) = queue features 0, 2, 3 (envs/README.md).
@@ -65,8 +77,10 @@ class VdnConfig:
     seed: int = 1
 
     def check(self) -> None:
-        if self.mixer not in ("vdn", "none"):
-            raise EnvConfigError(f"mixer {self.mixer!r} is not known; allowed: 'vdn' or 'none'")
+        if self.mixer not in MIXERS:
+            raise EnvConfigError(
+                f"mixer {self.mixer!r} is not known; allowed: 'vdn', 'qmix' or 'none'"
+            )
         if not (0 <= self.gamma <= 1 and 0 < self.tau <= 1 and self.lr > 0):
             raise EnvConfigError("gamma must be in [0, 1], tau in (0, 1] and lr positive")
         if self.batch_size < 1 or self.buffer_size < self.batch_size:
@@ -123,6 +137,61 @@ def vdn_loss(
     return torch.stack(losses).sum()
 
 
+class QmixMixer(nn.Module):
+    """QMIX's mixing network (Rashid et al. 2018): hypernetworks turn the global state into
+    non-negative weights, so Q_tot is monotonic in every agent's Q."""
+
+    def __init__(self, n_agents: int, state_dim: int, embed: int = 16, hidden: int = 32):
+        super().__init__()
+        self.n_agents, self.embed = n_agents, embed
+        self.hyper_w1 = nn.Sequential(
+            nn.Linear(state_dim, hidden), nn.ReLU(), nn.Linear(hidden, n_agents * embed)
+        )
+        self.hyper_b1 = nn.Linear(state_dim, embed)
+        self.hyper_w2 = nn.Sequential(
+            nn.Linear(state_dim, hidden), nn.ReLU(), nn.Linear(hidden, embed)
+        )
+        self.hyper_b2 = nn.Sequential(nn.Linear(state_dim, embed), nn.ReLU(), nn.Linear(embed, 1))
+
+    def forward(self, qs: torch.Tensor, state: torch.Tensor) -> torch.Tensor:
+        """``qs`` (batch x agents) and ``state`` (batch x state_dim) -> Q_tot (batch)."""
+        b = qs.shape[0]
+        w1 = self.hyper_w1(state).abs().view(b, self.n_agents, self.embed)
+        b1 = self.hyper_b1(state).view(b, 1, self.embed)
+        h = torch.nn.functional.elu(torch.bmm(qs.view(b, 1, self.n_agents), w1) + b1)
+        w2 = self.hyper_w2(state).abs().view(b, self.embed, 1)
+        b2 = self.hyper_b2(state).view(b, 1, 1)
+        return (torch.bmm(h, w2) + b2).view(b)
+
+
+def qmix_loss(
+    q: list[torch.Tensor],
+    q_next_target: list[torch.Tensor],
+    actions: list[torch.Tensor],
+    reward: torch.Tensor,
+    done: torch.Tensor,
+    gamma: float,
+    mixer: QmixMixer,
+    target_mixer: QmixMixer,
+    state: torch.Tensor,
+    next_state: torch.Tensor,
+) -> torch.Tensor:
+    """QMIX's TD loss: ``(mix(Q_i(o_i, a_i); s) - (r + gamma (1 - done)
+    mixbar(max_a Qbar_i(o'_i, a); s')))^2`` averaged over the batch (the target networks'
+    greedy actions, as in the VDN loss)."""
+    chosen = torch.stack(
+        [
+            qi.gather(1, ai.long().unsqueeze(1)).squeeze(1)
+            for qi, ai in zip(q, actions, strict=True)
+        ],
+        dim=1,
+    )
+    best_next = torch.stack([qn.max(dim=1).values for qn in q_next_target], dim=1)
+    with torch.no_grad():
+        target = reward + gamma * (1.0 - done) * target_mixer(best_next, next_state)
+    return ((mixer(chosen, state) - target) ** 2).mean()
+
+
 class Replay:
     """Joint transitions (per agent: o, a, r, o'), sampled uniformly."""
 
@@ -168,25 +237,37 @@ def _observe(cfg: VdnConfig, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray
     return {a: _select(o, cfg.obs_columns.get(agent_type(a))) for a, o in obs.items()}
 
 
+def _by_type(agents: list[str]) -> dict[str, list[str]]:
+    """Agents grouped by type, in ``agents`` order (one batched forward per type)."""
+    groups: dict[str, list[str]] = {}
+    for a in agents:
+        groups.setdefault(agent_type(a), []).append(a)
+    return groups
+
+
 def _greedy(nets: dict[str, QNet], obs: dict[str, np.ndarray]) -> dict[str, int]:
-    """Each agent's best action for its (restricted) observation."""
+    """Each agent's best action for its (restricted) observation (one forward per type)."""
     out = {}
     with torch.no_grad():
-        for a, o in obs.items():
-            x = torch.from_numpy(o).unsqueeze(0)
-            out[a] = int(nets[agent_type(a)](x).argmax(dim=1).item())
+        for t, ags in _by_type(list(obs)).items():
+            x = torch.from_numpy(np.stack([obs[a] for a in ags]))
+            best = nets[t](x).argmax(dim=1).tolist()
+            out.update(zip(ags, best, strict=True))
     return out
 
 
 @dataclass
 class TrainResult:
-    """What :func:`train` returns: the nets, its config and per-episode returns."""
+    """What :func:`train` returns: the nets, its config, per-episode returns and (with
+    ``episode_stats``) per-episode statistics; the QMIX mixer if any."""
 
     nets: dict[str, QNet]
     config: VdnConfig
     returns: list[float]
     steps: int
     wall_s: float
+    stats: list[Any] = field(default_factory=list)
+    mixer: QmixMixer | None = None
 
 
 def train(
@@ -194,9 +275,12 @@ def train(
     episodes: int,
     cfg: VdnConfig | None = None,
     on_episode: Callable[[int, float], None] | None = None,
+    episode_stats: Callable[[Any], Any] | None = None,
 ) -> TrainResult:
-    """Train on fresh episodes of ``make_env()`` (a MultiCCEnv; with ``mixer="vdn"`` give it
-    ``shared_reward=True``); episode e resets with seed ``cfg.seed + e``."""
+    """Train on fresh episodes of ``make_env()`` (a MultiCCEnv; with ``mixer="vdn"`` or
+    ``"qmix"`` give it ``shared_reward=True``); episode e resets with seed ``cfg.seed + e``.
+    ``episode_stats(env)``, if given, is called at the end of every episode and its results
+    kept in ``TrainResult.stats`` (e.g. the training curves' throughput and RTT)."""
     import time
 
     cfg = cfg or VdnConfig()
@@ -216,10 +300,19 @@ def train(
     }
     for t in nets:
         targets[t].load_state_dict(nets[t].state_dict())
-    opt = torch.optim.Adam([p for n in nets.values() for p in n.parameters()], lr=cfg.lr)
     dims = {a: nets[agent_type(a)].net[0].in_features for a in agents}
+    mixers = None
+    params = [p for n in nets.values() for p in n.parameters()]
+    if cfg.mixer == "qmix":
+        state_dim = sum(dims.values())
+        mixers = tuple(
+            QmixMixer(len(agents), state_dim, cfg.mix_embed, cfg.hyper_hidden) for _ in range(2)
+        )
+        mixers[1].load_state_dict(mixers[0].state_dict())
+        params += list(mixers[0].parameters())
+    opt = torch.optim.Adam(params, lr=cfg.lr)
     buf = Replay(agents, dims, cfg.buffer_size)
-    stored, returns, steps = 0, [], 0
+    stored, returns, steps, stats = 0, [], 0, []
     start = time.perf_counter()
     for ep in range(episodes):
         obs = _observe(cfg, env.reset(seed=cfg.seed + ep)[0])
@@ -240,32 +333,61 @@ def train(
             total += float(np.mean(list(rew.values())))
             obs = nxt
             if buf.n >= cfg.learning_starts:
-                _update(nets, targets, opt, buf, cfg, rng, agents)
+                _update(nets, targets, opt, buf, cfg, rng, agents, mixers)
         returns.append(total)
+        if episode_stats is not None:
+            stats.append(episode_stats(env))
         if on_episode is not None:
             on_episode(ep, total)
     env.close()
-    return TrainResult(nets, cfg, returns, steps, time.perf_counter() - start)
+    return TrainResult(
+        nets,
+        cfg,
+        returns,
+        steps,
+        time.perf_counter() - start,
+        stats,
+        mixers[0] if mixers else None,
+    )
 
 
-def _update(nets, targets, opt, buf: Replay, cfg: VdnConfig, rng, agents: list[str]) -> None:
+def _update(
+    nets, targets, opt, buf: Replay, cfg: VdnConfig, rng, agents: list[str], mixers=None
+) -> None:
     idx = buf.sample(cfg.batch_size, rng)
-    q, qn, acts, rews = [], [], [], []
-    for a in agents:
-        t = agent_type(a)
-        q.append(nets[t](torch.from_numpy(buf.obs[a][idx])))
+    k = len(idx)
+    q, qn, acts, rews = {}, {}, [], []
+    for t, ags in _by_type(agents).items():
+        # One forward per agent type over the agents' stacked batches.
+        x = torch.from_numpy(np.concatenate([buf.obs[a][idx] for a in ags]))
+        x2 = torch.from_numpy(np.concatenate([buf.next[a][idx] for a in ags]))
+        qt = nets[t](x)
         with torch.no_grad():
-            qn.append(targets[t](torch.from_numpy(buf.next[a][idx])))
+            qnt = targets[t](x2)
+        for j, a in enumerate(ags):
+            q[a], qn[a] = qt[j * k : (j + 1) * k], qnt[j * k : (j + 1) * k]
+    for a in agents:
         acts.append(torch.from_numpy(buf.act[a][idx]))
         rews.append(torch.from_numpy(buf.rew[a][idx]))
-    loss = vdn_loss(q, qn, acts, rews, torch.from_numpy(buf.done[idx]), cfg.gamma, cfg.mixer)
+    ql, qnl = [q[a] for a in agents], [qn[a] for a in agents]
+    done = torch.from_numpy(buf.done[idx])
+    if mixers is not None:
+        state = torch.from_numpy(np.concatenate([buf.obs[a][idx] for a in agents], axis=1))
+        nstate = torch.from_numpy(np.concatenate([buf.next[a][idx] for a in agents], axis=1))
+        loss = qmix_loss(ql, qnl, acts, rews[0], done, cfg.gamma, *mixers, state, nstate)
+    else:
+        loss = vdn_loss(ql, qnl, acts, rews, done, cfg.gamma, cfg.mixer)
     opt.zero_grad()
     loss.backward()
     opt.step()
     with torch.no_grad():
-        for t in nets:
-            for p, pt in zip(nets[t].parameters(), targets[t].parameters(), strict=True):
-                pt.mul_(1.0 - cfg.tau).add_(cfg.tau * p)
+        pairs = [(nets[t], targets[t]) for t in nets]
+        if mixers is not None:
+            pairs.append(mixers)
+        for net, tgt in pairs:
+            tp, sp = list(tgt.parameters()), list(net.parameters())
+            torch._foreach_mul_(tp, 1.0 - cfg.tau)
+            torch._foreach_add_(tp, sp, alpha=cfg.tau)
 
 
 def save(result: TrainResult, path: str | Path) -> None:
@@ -279,6 +401,7 @@ def save(result: TrainResult, path: str | Path) -> None:
                 t: [n.net[0].in_features, n.net[-1].out_features] for t, n in result.nets.items()
             },
             "returns": result.returns,
+            "mixer": None if result.mixer is None else result.mixer.state_dict(),
         },
         path,
     )

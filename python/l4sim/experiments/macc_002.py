@@ -9,20 +9,50 @@ figure is not in its text; this is our reading of "2 routers / AQM agents".
 
 Schemes (Fig. 4): RED + BBR, CoDel + BBR (rule-based), RED + RL-TCP (three TCP agents sharing
 one Q network), RL-AQM + NewReno (two AQM agents), RL-AQM + RL-TCP trained independently
-(no mixing, each agent on its own reward) and MA-CC (VDN on the shared reward r1 + r2).
-Learned schemes train ``episodes`` episodes per seed (paper: 10 iterations x 1 000), then
-one greedy evaluation episode per seed is measured: throughput (kbit/s, the three flows'
-goodput), RTT (mean smoothed RTT), MAD of cwnd (bytes; mean absolute deviation over the
-episode's 100 ms samples, averaged over flows) and MAD of the bottleneck queue (packets).
+(no mixing, each agent on its own reward), MA-CC (VDN on the shared reward r1 + r2) and,
+beyond the paper, MA-CC with a QMIX mixer. Learned schemes train ``episodes`` episodes per
+seed (paper: 10 iterations x 1 000), then one greedy evaluation episode per seed is
+measured: throughput (kbit/s, the three flows' goodput), RTT (mean smoothed RTT), MAD of
+cwnd (bytes; mean absolute deviation of the 100 ms samples, averaged over flows) and MAD of
+the bottleneck queue (packets), over the whole episode and over its last ``STEADY_S``
+seconds (the paper computes MAD "in a given time interval" and does not say which).
+
+What the paper's environment did, from ns3-gym's ``examples/rl-tcp`` (github.com/tkn-tub/
+ns3-gym, the environment paper 002 says it built on; read at commit 840738e):
+
+* Episode length: ``sim.cc`` runs ``duration = 10.0`` s by default and ``test_tcp.py`` passes
+  ``simTime = 10``; with 0.2 s steps that is 50 decisions, and eq. 1's one segment per
+  decision from ns-3's initial window of 10 caps a sender at 60 segments (7.4 Mbit/s for
+  three): the paper's 28.5 Mbit/s cannot come from a 10 s episode with eq. 1 as written.
+  We run 60 s episodes (``EPISODE``, 300 decisions): the shortest round length in which
+  +1 segment per step reaches a sender's share of the BDP (30 Mbit/s x 280 ms = 725
+  segments of 1448 B, ~242 each, by step ~232) and then holds it for ~14 s.
+* Action semantics: ``TcpRlTimeBased`` (``tcp-rl.cc``) replaces ns-3's congestion control
+  (``TcpRlBase`` is a ``TcpCongestionOps``); ``TcpTimeStepGymEnv::IncreaseWindow``
+  (``tcp-rl-env.cc``) sets ``tcb->m_cWnd = m_new_cWnd`` on every ACK and ``GetSsThresh``
+  returns the agent's ssthresh on a loss: the agent owns the window, NewReno does not run
+  between steps. That is l4sim's cca ``"external"`` (loss recovery still retransmits).
+* Default reward: the time-based env's ``m_envReward`` is 0 and never set (the event-based
+  one gives +2 per ``IncreaseWindow`` and -30 per ``GetSsThresh``): the reward is the
+  agent's own (paper eq. 3), so its constants are ours (``R1``, ``R2``).
+* ``segmentsAcked``: the sum over the step of ``IncreaseWindow``'s ``segmentsAcked`` (segments
+  newly acknowledged per ACK); ``bytesInFlight``: ``tcb->m_bytesInFlight`` sampled at each
+  ACK, reported as sum and mean over the step. Ours: segments acknowledged in the step and
+  bytes in flight at its end (``envs/features.py``).
+* ``sim.cc`` leaves the bottleneck's error model commented out
+  (``//bottleNeckLink.SetDeviceAttribute ("ReceiveErrorModel", ...)``) and uses a 400-byte
+  MTU by default; the paper states a 0.03 % packet error rate, which we apply, and we keep
+  1500-byte packets (the paper does not give its MTU).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import statistics
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +70,7 @@ SCHEMES: dict[str, tuple[dict[str, Any], str, tuple[str, ...], str | None]] = {
     "rl-aqm+newreno": ({"kind": "agent", "limit": "385p"}, "newreno", ("aqm",), "none"),
     "rl-aqm+rl-tcp": ({"kind": "agent", "limit": "385p"}, "external", ("tcp", "aqm"), "none"),
     "ma-cc": ({"kind": "agent", "limit": "385p"}, "external", ("tcp", "aqm"), "vdn"),
+    "ma-cc-qmix": ({"kind": "agent", "limit": "385p"}, "external", ("tcp", "aqm"), "qmix"),
 }
 GROUPS = tuple(SCHEMES)
 TABLE = "results.md"
@@ -50,34 +81,78 @@ PAPER: dict[str, tuple[float | None, float | None, float | None, float | None]] 
     "rl-aqm+newreno": (None, None, 607, None),
 }
 STEP = "200ms"  # Table 1
-EPISODE = "20s"  # 100 decisions per episode
+EPISODE = "60s"  # 300 decisions per episode (see the module doc)
+STEADY_S = 10.0  # the "steady" metrics: the episode's last 10 s
 SEEDS = (1, 2, 3)
-EPISODES = 200
+EPISODES = 150
+QUICK_EPISODE, QUICK_EPISODES = "4s", 2
+#: Reward constants of eq. 3 (the paper's are not published), on normalised terms
+#: (rewards.macc_r1 / macc_r2): acked segments / link capacity per step, bytes in flight /
+#: BDP, RTT above the path's base RTT / base RTT; dequeue rate / link rate, queue delay /
+#: base RTT, queue / BDP in packets, loss rate. Each term is O(1) at the operating point.
+#: a = 2 b makes r1 peak where the flows' windows sum to the BDP: below it a segment more
+#: adds a / BDP of throughput and costs b / BDP; above it throughput is flat and every
+#: segment costs b (in flight) + c (queueing RTT, once per flow). d..g weigh the queue's
+#: throughput, delay, length and losses equally: the team reward peaks at a full link with
+#: an empty queue and no drops (paper 002's stated goal), and sending nothing scores below
+#: sending at the BDP.
+R1: dict[str, Any] = {"a": 2.0, "b": 1.0, "c": 1.0, "excess_rtt": True}
+R2: dict[str, Any] = {"d": 1.0, "e": 1.0, "f": 1.0, "g": 1.0}
+
+
+@dataclass(frozen=True)
+class Net:
+    """The dumbbell: paper 002's by default; the generalisation conditions change it."""
+
+    rate: str = "30Mbps"
+    access_delay: str = "20ms"
+    bottleneck_delay: str = "100ms"
+    senders: int = 3  # agents (or the scheme's cca)
+    cubic: int = 0  # extra CUBIC flows that are not agents
+
+
+PAPER_NET = Net()
+#: Generalisation (beyond the paper): the trained team, no retraining, on other networks.
+CONDITIONS: dict[str, Net] = {
+    "paper (30 Mbit/s, 280 ms)": PAPER_NET,
+    "10 Mbit/s": Net(rate="10Mbps"),
+    "100 Mbit/s": Net(rate="100Mbps"),
+    "RTT 50 ms": Net(access_delay="5ms", bottleneck_delay="15ms"),
+    "RTT 400 ms": Net(bottleneck_delay="160ms"),
+    "+ 1 CUBIC flow (not an agent)": Net(cubic=1),
+    "4 senders": Net(senders=4),
+}
 
 
 @dataclass(frozen=True)
 class Case:
     scheme: str
     seed: int
+    quick: bool = False
 
     @property
     def name(self) -> str:
         return f"{self.scheme}-s{self.seed}"
 
 
-def cases(groups: Iterable[str] = GROUPS, seeds: Iterable[int] = SEEDS) -> list[Case]:
-    """Every (scheme, training seed)."""
+def cases(
+    groups: Iterable[str] = GROUPS, seeds: Iterable[int] = SEEDS, quick: bool = False
+) -> list[Case]:
+    """Every (scheme, training seed); ``quick``: the first seed only."""
     groups = list(groups)
     unknown = [g for g in groups if g not in SCHEMES]
     if unknown:
         raise L4simError(f"unknown scheme {unknown[0]!r}; known: {', '.join(SCHEMES)}")
-    return [Case(g, s) for g in groups for s in seeds]
+    seeds = tuple(seeds)[:1] if quick else tuple(seeds)
+    return [Case(g, s, quick) for g in groups for s in seeds]
 
 
-def scenario(scheme: str, duration: str = EPISODE, seed: int = 1) -> Scenario:
-    """Paper 002's dumbbell with ``scheme``'s queues and congestion control."""
+def scenario(scheme: str, duration: str = EPISODE, seed: int = 1, net: Net = PAPER_NET) -> Scenario:
+    """Paper 002's dumbbell (or ``net``) with ``scheme``'s queues and congestion control."""
     qdisc, cca, _, _ = SCHEMES[scheme]
     reverse = qdisc if qdisc["kind"] == "agent" else {"kind": "fifo", "limit": "385p"}
+    flows = [{"kind": "tcp", "cca": cca} for _ in range(net.senders)]
+    flows += [{"kind": "tcp", "cca": "cubic"} for _ in range(net.cubic)]
     return Scenario.parse(
         {
             "name": f"macc_002_{scheme}",
@@ -85,34 +160,36 @@ def scenario(scheme: str, duration: str = EPISODE, seed: int = 1) -> Scenario:
             "duration": duration,
             "topology": {
                 "preset": "dumbbell",
-                "access": {"rate": "100Mbps", "delay": "20ms"},
+                "access": {"rate": "100Mbps", "delay": net.access_delay},
                 "bottleneck": {
-                    "rate": "30Mbps",
-                    "delay": "100ms",
+                    "rate": net.rate,
+                    "delay": net.bottleneck_delay,
                     "loss": 0.0003,  # packet error rate 0.03 %
                     "qdisc": qdisc,
                     "qdisc_reverse": reverse,
                 },
             },
-            "flows": [{"kind": "tcp", "cca": cca} for _ in range(3)],
+            "flows": flows,
         },
         source=f"macc-002 {scheme}",
     )
 
 
-def make_env(scheme: str, duration: str = EPISODE) -> Any:
+def make_env(scheme: str, duration: str = EPISODE, net: Net = PAPER_NET) -> Any:
     """The MultiCCEnv of a learned scheme: its agents, paper 002's action sets and rewards
-    (r1 for TCP agents, r2 for AQM agents; their sum for every agent under VDN)."""
+    (r1 for TCP agents, r2 for AQM agents, constants ``R1`` / ``R2``; their sum for every
+    agent under VDN and QMIX)."""
     from l4sim.envs import MultiCCEnv
 
     _, _, learned, mixer = SCHEMES[scheme]
-    scen = scenario(scheme, duration)
     return MultiCCEnv(
-        scen,
-        tcp_flows=[0, 1, 2] if "tcp" in learned else [],
+        scenario(scheme, duration, net=net),
+        tcp_flows=list(range(net.senders)) if "tcp" in learned else [],
         aqm_links=["r0->r1", "r1->r0"] if "aqm" in learned else [],
-        shared_reward=mixer == "vdn",
+        shared_reward=mixer in ("vdn", "qmix"),
         step_interval=STEP,
+        tcp_reward_kwargs=R1,
+        aqm_reward_kwargs=R2,
     )
 
 
@@ -127,7 +204,17 @@ class Row:
     rtt_ms: float
     mad_cwnd_bytes: float
     mad_queue_pkts: float
+    steady_throughput_kbps: float
+    steady_rtt_ms: float
+    steady_mad_cwnd_bytes: float
+    steady_mad_queue_pkts: float
+    steady_queue_pkts: float
+    steady_cwnd_sum_pkts: float
     final_return: float | None
+
+    @property
+    def steps_per_s(self) -> float:
+        return self.train_steps / self.train_wall_s if self.train_wall_s > 0 else math.nan
 
 
 def _mad(xs: list[float]) -> float:
@@ -137,54 +224,103 @@ def _mad(xs: list[float]) -> float:
     return statistics.fmean(abs(x - m) for x in xs)
 
 
-def metrics(sim: Any) -> tuple[float, float, float, float]:
-    """(throughput kbit/s, mean RTT ms, MAD cwnd bytes, MAD bottleneck queue packets)."""
-    s = sim.summary()
-    flows = sim.flows()
-    mss = 1448
-    mads = []
-    for f in range(3):
-        cw = flows.filter(flows["flow"] == f)["cwnd_pkts"].to_list()
-        mads.append(_mad([c * mss for c in cw]))
+def _fmean(xs: list[float]) -> float:
+    xs = [x for x in xs if x == x]
+    return statistics.fmean(xs) if xs else math.nan
+
+
+def metrics(
+    sim: Any, flows: Iterable[int] = (0, 1, 2), since_s: float | None = None
+) -> tuple[float, float, float, float, float, float]:
+    """(throughput kbit/s, mean RTT ms, MAD cwnd bytes, MAD bottleneck queue packets, mean
+    queue packets, mean of the flows' summed cwnd in packets) of ``flows`` over the episode,
+    or over its samples after ``since_s``."""
+    flows = list(flows)
+    df = sim.flows()
     q = sim.queues()
-    backlog = q.filter((q["link"] == "r0->r1") & (q["class"] == ""))["backlog_pkts"].to_list()
-    rtts = [f["srtt_mean_s"] for f in s["flows"] if f["srtt_mean_s"] is not None]
+    q = q.filter((q["link"] == "r0->r1") & (q["class"] == ""))
+    if since_s is not None:
+        df = df.filter(df["time_s"] > since_s)
+        q = q.filter(q["time_s"] > since_s)
+    mss = 1448
+    mads, thr, rtts, cw_sum = [], 0.0, [], None
+    for f in flows:
+        d = df.filter(df["flow"] == f)
+        cw = d["cwnd_pkts"].to_list()
+        mads.append(_mad([c * mss for c in cw]))
+        rtts += [x for x in d["srtt_s"].to_list() if x == x]
+        cw_sum = cw if cw_sum is None else [a + b for a, b in zip(cw_sum, cw, strict=False)]
+        if since_s is not None and d.height > 1:
+            db = d["delivered_bytes"].to_list()
+            ts = d["time_s"].to_list()
+            thr += (db[-1] - db[0]) * 8 / (ts[-1] - ts[0])
+    if since_s is None:
+        s = sim.summary()["flows"]
+        thr = sum(s[f]["goodput_bps"] for f in flows)
+        rt = [s[f]["srtt_mean_s"] for f in flows if s[f]["srtt_mean_s"] is not None]
+        rtt = 1e3 * statistics.fmean(rt) if rt else math.nan
+    else:
+        rtt = 1e3 * _fmean(rtts)
+    backlog = [float(b) for b in q["backlog_pkts"].to_list()]
     return (
-        sum(f["goodput_bps"] for f in s["flows"]) / 1e3,
-        1e3 * statistics.fmean(rtts) if rtts else math.nan,
-        statistics.fmean(mads),
-        _mad([float(b) for b in backlog]),
+        thr / 1e3,
+        rtt,
+        _fmean(mads),
+        _mad(backlog),
+        _fmean(backlog),
+        _fmean([float(c) for c in cw_sum or []]),
     )
+
+
+def _episode_stats(env: Any) -> tuple[float, float]:
+    """A training episode's (throughput kbit/s, mean RTT ms): Fig. 3's curves."""
+    s = env.sim.summary()["flows"][:3]
+    rtts = [f["srtt_mean_s"] for f in s if f["srtt_mean_s"] is not None]
+    return sum(f["goodput_bps"] for f in s) / 1e3, 1e3 * statistics.fmean(rtts) if rtts else 0.0
+
+
+def _duration_s(duration: str) -> float:
+    from l4sim.simulation import to_ns
+
+    return to_ns(duration, "duration") / 1e9
+
+
+def _row(case: Case, episodes: int, steps: int, wall: float, sim: Any, ret: float | None) -> Row:
+    dur = _duration_s(QUICK_EPISODE if case.quick else EPISODE)
+    whole = metrics(sim)
+    steady = metrics(sim, since_s=dur - min(STEADY_S, dur / 2))
+    return Row(case.scheme, case.seed, episodes, steps, wall, *whole[:4], *steady, ret)
 
 
 def _run_case(task: tuple[Case, str, int]) -> Row:
     """One (scheme, seed) in a worker: train (learned schemes), then one greedy episode."""
     case, case_dir, episodes = task
     _, _, learned, mixer = SCHEMES[case.scheme]
+    duration = QUICK_EPISODE if case.quick else EPISODE
     if not learned:
         from l4sim.simulation import Simulation
 
-        sim = Simulation(scenario(case.scheme, seed=case.seed))
+        sim = Simulation(scenario(case.scheme, duration, seed=case.seed))
         sim.run()
-        return Row(case.scheme, case.seed, 0, 0, 0.0, *metrics(sim), None)
+        return _row(case, 0, 0, 0.0, sim, None)
     from l4sim.agents import vdn
 
     cfg = vdn.VdnConfig(mixer=mixer or "vdn", seed=case.seed)
-    result = vdn.train(lambda: make_env(case.scheme), episodes, cfg)
+    result = vdn.train(
+        lambda: make_env(case.scheme, duration), episodes, cfg, episode_stats=_episode_stats
+    )
     out = Path(case_dir)
     out.mkdir(parents=True, exist_ok=True)
     vdn.save(result, out / "policy.pt")
-    _, sim = vdn.evaluate(result.nets, cfg, make_env(case.scheme), seed=10_000 + case.seed)
-    last = result.returns[-10:]
-    return Row(
-        case.scheme,
-        case.seed,
-        episodes,
-        result.steps,
-        result.wall_s,
-        *metrics(sim),
-        statistics.fmean(last) if last else None,
+    (out / "curve.json").write_text(
+        json.dumps({"returns": result.returns, "throughput_rtt": result.stats})
     )
+    _, sim = vdn.evaluate(
+        result.nets, cfg, make_env(case.scheme, duration), seed=10_000 + case.seed
+    )
+    last = result.returns[-10:]
+    ret = statistics.fmean(last) if last else None
+    return _row(case, episodes, result.steps, result.wall_s, sim, ret)
 
 
 def reproduce(
@@ -194,37 +330,155 @@ def reproduce(
     figures: bool = True,
     on_case: Callable[[Case, int, int], None] | None = None,
     executor: Executor | None = None,
-    episodes: int = EPISODES,
+    episodes: int | None = None,
     seeds: Iterable[int] = SEEDS,
+    quick: bool = False,
 ) -> list[Row]:
     """Every scheme x training seed on ``executor``; writes ``results.csv`` / ``results.md``
-    (mean and std over seeds beside the paper) and, with ``figures``, the bar chart."""
+    (mean and std over seeds beside the paper), the generalisation of the trained MA-CC
+    teams (``generalise.md``) and, with ``figures``, the bar chart and training curves.
+    ``quick``: one seed, 2 episodes of 4 s (tests)."""
     if importlib.util.find_spec("torch") is None:
         raise L4simError("MA-CC needs PyTorch: pip install 'l4sim[rl]'")
+    if episodes is None:
+        episodes = QUICK_EPISODES if quick else EPISODES
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    todo = cases(only if only is not None else GROUPS, seeds)
+    todo = cases(only if only is not None else GROUPS, seeds, quick)
     tasks = [(c, str(out / c.name), episodes) for c in todo]
     rows = run_cases(_run_case, tasks, todo, executor, on_case)
     write_table(rows, out, TABLE, markdown_table(rows))
+    teams = [c for c in todo if SCHEMES[c.scheme][3] in ("vdn", "qmix")]
+    if teams:
+        generalise(out, teams, executor=executor, quick=quick)
     if figures:
         _figure(rows, out / "metrics.png")
+        plot_training(out, todo)
     return rows
 
 
-def _stats(xs: list[float]) -> str:
+# -- generalisation (beyond the paper) -------------------------------------------------------
+
+
+@dataclass
+class GenRow:
+    condition: str
+    scheme: str
+    seed: int
+    throughput_kbps: float
+    utilisation: float
+    rtt_ms: float
+    queue_pkts: float
+    cwnd_sum_pkts: float
+    other_kbps: float | None
+
+
+def _rate_kbps(rate: str) -> float:
+    return float(rate.removesuffix("Mbps")) * 1e3
+
+
+def _gen_case(task: tuple[str, str, int, str | None, bool]) -> GenRow:
+    """One condition x scheme x seed: the trained team's greedy episode (or a rule-based
+    scheme's run); metrics over the episode's last STEADY_S seconds."""
+    cond, scheme, seed, policy, quick = task
+    net = CONDITIONS[cond]
+    duration = QUICK_EPISODE if quick else EPISODE
+    if policy is None:
+        from l4sim.simulation import Simulation
+
+        sim = Simulation(scenario(scheme, duration, seed=10_000 + seed, net=net))
+        sim.run()
+    else:
+        from l4sim.agents import vdn
+
+        nets, cfg = vdn.load_policy(policy)
+        _, sim = vdn.evaluate(nets, cfg, make_env(scheme, duration, net), seed=10_000 + seed)
+    dur = _duration_s(duration)
+    since = dur - min(STEADY_S, dur / 2)
+    m = metrics(sim, range(net.senders), since_s=since)
+    other = None
+    if net.cubic:
+        other = metrics(sim, range(net.senders, net.senders + net.cubic), since_s=since)[0]
+    total = m[0] + (other or 0.0)
+    return GenRow(cond, scheme, seed, m[0], total / _rate_kbps(net.rate), m[1], m[4], m[5], other)
+
+
+def generalise(
+    out_dir: str | Path,
+    teams: Iterable[Case],
+    conditions: Iterable[str] | None = None,
+    *,
+    executor: Executor | None = None,
+    quick: bool = False,
+    baseline: str = "red+bbr",
+) -> list[GenRow]:
+    """Evaluate the trained teams (``out_dir/<case>/policy.pt``, no retraining) and
+    ``baseline`` under each condition of ``CONDITIONS``; writes ``generalise.csv`` / ``.md``."""
+    out = Path(out_dir)
+    conds = list(conditions) if conditions is not None else list(CONDITIONS)
+    unknown = [c for c in conds if c not in CONDITIONS]
+    if unknown:
+        raise L4simError(
+            f"unknown generalisation condition {unknown[0]!r}; known: {', '.join(CONDITIONS)}"
+        )
+    teams = list(teams)
+    missing = [c.name for c in teams if not (out / c.name / "policy.pt").is_file()]
+    if missing:
+        raise L4simError(f"no trained policy for {missing[0]} in {str(out)!r}: train it first")
+    tasks: list[tuple[str, str, int, str | None, bool]] = []
+    for cond in conds:
+        for c in teams:
+            tasks.append((cond, c.scheme, c.seed, str(out / c.name / "policy.pt"), quick))
+        for seed in sorted({c.seed for c in teams}):
+            tasks.append((cond, baseline, seed, None, quick))
+    names = [replace(Case(t[1], t[2]), scheme=f"{t[0]}: {t[1]}") for t in tasks]
+    rows = run_cases(_gen_case, tasks, names, executor)
+    write_table(rows, out, "generalise.md", generalise_table(rows))
+    return rows
+
+
+def generalise_table(rows: list[GenRow]) -> str:
+    """Per condition and scheme: mean ± std over seeds (last STEADY_S s of the episode)."""
+    head = (
+        "| condition | scheme | throughput kbit/s | utilisation % | RTT ms | queue pkts "
+        "| sum of cwnd pkts | CUBIC flow kbit/s |\n|---|---|---|---|---|---|---|---|\n"
+    )
+    lines = []
+    for cond in dict.fromkeys(r.condition for r in rows):
+        for scheme in dict.fromkeys(r.scheme for r in rows):
+            rs = [r for r in rows if r.condition == cond and r.scheme == scheme]
+            if not rs:
+                continue
+            other = [r.other_kbps for r in rs if r.other_kbps is not None]
+            lines.append(
+                f"| {cond} | {scheme} | {_stats([r.throughput_kbps for r in rs])} "
+                f"| {_stats([100 * r.utilisation for r in rs])} "
+                f"| {_stats([r.rtt_ms for r in rs])} | {_stats([r.queue_pkts for r in rs], 1)} "
+                f"| {_stats([r.cwnd_sum_pkts for r in rs])} "
+                f"| {_stats(other) if other else '-'} |"
+            )
+    return head + "\n".join(lines) + "\n"
+
+
+# -- tables and figures ----------------------------------------------------------------------
+
+
+def _stats(xs: list[float], digits: int = 0) -> str:
     xs = [x for x in xs if x is not None and not math.isnan(x)]
     if not xs:
         return "-"
     sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
-    return f"{statistics.fmean(xs):,.0f} ± {sd:,.0f}"
+    return f"{statistics.fmean(xs):,.{digits}f} ± {sd:,.{digits}f}"
 
 
 def markdown_table(rows: list[Row]) -> str:
-    """Per scheme: mean ± std over training seeds, beside paper 002's Fig. 4 numbers."""
+    """Per scheme: mean ± std over training seeds, beside paper 002's Fig. 4 numbers; the
+    whole greedy episode, then its last STEADY_S seconds."""
     head = (
         "| scheme | seeds | throughput kbit/s (paper) | RTT ms (paper) | MAD cwnd bytes (paper) "
-        "| MAD queue pkts (paper) | train s / seed |\n|---|---|---|---|---|---|---|\n"
+        "| MAD queue pkts (paper) | last 10 s: throughput kbit/s | RTT ms | MAD cwnd bytes "
+        "| MAD queue pkts | train s / seed | agent steps/s |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     lines = []
     for scheme in SCHEMES:
@@ -236,12 +490,18 @@ def markdown_table(rows: list[Row]) -> str:
         def cell(vals: list[float], p: float | None) -> str:
             return f"{_stats(vals)} ({'-' if p is None else f'{p:,.0f}'})"
 
+        sps = [r.steps_per_s for r in rs if r.train_steps]
         lines.append(
             f"| {scheme} | {len(rs)} | {cell([r.throughput_kbps for r in rs], paper[0])} "
             f"| {cell([r.rtt_ms for r in rs], paper[1])} "
             f"| {cell([r.mad_cwnd_bytes for r in rs], paper[2])} "
             f"| {cell([r.mad_queue_pkts for r in rs], paper[3])} "
-            f"| {statistics.fmean(r.train_wall_s for r in rs):.1f} |"
+            f"| {_stats([r.steady_throughput_kbps for r in rs])} "
+            f"| {_stats([r.steady_rtt_ms for r in rs])} "
+            f"| {_stats([r.steady_mad_cwnd_bytes for r in rs])} "
+            f"| {_stats([r.steady_mad_queue_pkts for r in rs], 1)} "
+            f"| {statistics.fmean(r.train_wall_s for r in rs):.0f} "
+            f"| {statistics.fmean(sps) if sps else 0:.0f} |"
         )
     return head + "\n".join(lines) + "\n"
 
@@ -272,4 +532,47 @@ def _figure(rows: list[Row], path: Path) -> None:
     fig.suptitle("MA-CC (paper 002 Fig. 4): mean and std over training seeds", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _smooth(xs: list[float], k: int = 10) -> list[float]:
+    out, acc = [], 0.0
+    for i, x in enumerate(xs):
+        acc += x
+        if i >= k:
+            acc -= xs[i - k]
+        out.append(acc / min(i + 1, k))
+    return out
+
+
+def plot_training(out: Path, todo: Iterable[Case], path: Path | None = None) -> None:
+    """Fig. 3-style training curves: throughput and RTT of every training episode (mean over
+    seeds, moving average of 10 episodes), one line per learned scheme."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curves: dict[str, list[list[tuple[float, float]]]] = {}
+    for c in todo:
+        f = out / c.name / "curve.json"
+        if f.is_file():
+            curves.setdefault(c.scheme, []).append(json.loads(f.read_text())["throughput_rtt"])
+    if not curves:
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
+    for scheme, runs in curves.items():
+        n = min(len(r) for r in runs)
+        for k, ax in enumerate(axes):
+            ys = [statistics.fmean(r[i][k] for r in runs) for i in range(n)]
+            ax.plot(range(1, n + 1), _smooth(ys), label=f"{scheme} ({len(runs)} seeds)")
+    axes[0].set_ylabel("throughput (kbit/s)")
+    axes[1].set_ylabel("mean RTT (ms)")
+    for ax in axes:
+        ax.set_xlabel("training episode")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("MA-CC (paper 002 Fig. 3): training episodes (exploring policy)", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path or out / "training.png", dpi=110)
     plt.close(fig)
