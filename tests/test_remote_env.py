@@ -111,3 +111,23 @@ def test_bad_config_is_one_sentence() -> None:
         RemoteTcpEnv(duration_s=5, episode_s=6)
     with pytest.raises(EnvConfigError, match="unified layout"):
         RemoteTcpEnv(unified_scenario(n=1, m=1, l=1, duration_s=5), n=2)
+
+
+def test_fixed_control_delay_is_the_papers_stage_2() -> None:
+    # control_delay_s: the state is fresh, the action lands exactly that much later.
+    env = RemoteTcpEnv(m=0, duration_s=5, control_delay_s=0.105, obs_mode="aware")
+    obs, info = env.reset(seed=1)
+    assert info["age_s"] == 0.0
+    for _ in range(10):
+        obs, *_ = env.step(1)
+    assert obs[10] == 1.0  # one action in flight: 105 ms > one 100 ms step
+    sim = env.sim
+    t0 = sim.now
+    env._act(sim, env.last, 3)
+    target = int(env._commanded[0] // env.mss)
+    sim.run_until(t0 + 0.1049)
+    assert sim.observe()["flows"]["cwnd_pkts"][0] != target
+    sim.run_until(t0 + 0.1051)
+    assert sim.observe()["flows"]["cwnd_pkts"][0] == target
+    with pytest.raises(EnvConfigError, match="control_delay_s"):
+        RemoteTcpEnv(control_delay_s=-1)

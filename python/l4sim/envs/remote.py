@@ -227,7 +227,9 @@ class RemoteTcpEnv(L4simEnv):
     (:func:`unified_scenario`) unless ``scenario`` is given (then ``n``, ``m``, ``l`` must
     describe it). ``episode_s`` (default: the scenario's duration after the warm-up) ends the
     episode (truncated). ``obs_mode``, ``action_set``, ``reward`` as in the module doc;
-    ``peer_policy(obs) -> action`` answers the other devices."""
+    ``peer_policy(obs) -> action`` answers the other devices. ``control_delay_s`` replaces
+    the packets by the paper's stage 2: each state reaches the server at once and each
+    action lands exactly ``control_delay_s`` later (the control RTT as a fixed delay)."""
 
     def __init__(
         self,
@@ -247,6 +249,7 @@ class RemoteTcpEnv(L4simEnv):
         min_cwnd: int = 1,
         max_cwnd: int | None = None,
         peer_policy: Callable[[np.ndarray], int] | None = None,
+        control_delay_s: float | None = None,
         step_interval: float | str = "100ms",
         warmup: float | str = 0,
     ):
@@ -283,6 +286,11 @@ class RemoteTcpEnv(L4simEnv):
                 )
             horizon = round(episode_s * 1e9)
         self.end_ns = self.warmup_ns + horizon
+        if control_delay_s is not None and not 0 <= control_delay_s <= 10:
+            raise EnvConfigError(
+                f"control_delay_s {control_delay_s!r} must be between 0 and 10 seconds"
+            )
+        self.control_delay_ns = None if control_delay_s is None else round(control_delay_s * 1e9)
         self.n = n
         self.obs_mode, self.action_set = obs_mode, action_set
         self.peer_policy = peer_policy
@@ -308,6 +316,7 @@ class RemoteTcpEnv(L4simEnv):
         self._actions: dict[int, tuple[int, float]] = {}  # token -> (device, state age)
         self._landed = [0] * self.n  # actions applied at each device
         self._sent_to = [0] * self.n  # actions sent to each device
+        self._landing: list[list[int]] = [[] for _ in range(self.n)]  # fixed-delay mode
         self.control_rtts_s: list[float] = []
         """Per landed action: its state's age plus the action packet's one-way delay."""
         self._next_tick_ns = 0
@@ -324,13 +333,19 @@ class RemoteTcpEnv(L4simEnv):
         for i in range(self.n):
             rec = self._trackers[i].step(raw)
             obs = np.array(sender_vector(rec), np.float32)
+            if self.control_delay_ns is not None:  # actions scheduled to land by now
+                self._landed[i] = sum(1 for t in self._landing[i] if t <= sim.now_ns)
             p = _Pending(
                 i, obs, float(self.reward_fn(rec)), raw["time_s"], rec, landed=self._landed[i]
             )
+            self.sent += 1
+            if self.control_delay_ns is not None:  # stage 2: the state reaches it at once
+                self.delivered += 1
+                self._arrived.append((p, p.sent_s))
+                continue
             self._pending[self._token] = p
             sim.send_message(self.index.obs_flow(i), self._token)
             self._token += 1
-            self.sent += 1
 
     def _wait(self, sim: Any, device: int) -> _Pending | None:
         """Run until a state of ``device`` reaches the server (answering the others), or the
@@ -394,15 +409,22 @@ class RemoteTcpEnv(L4simEnv):
         w = min(max(w, self.min_cwnd * mss), self.max_cwnd * mss)
         self._commanded[i] = w
         segs = max(int(w // mss), self.min_cwnd)
-        sim.send_control(
-            self.index.action_flow(i), {"kind": "set_cwnd", "flow": self.index.iot(i), "cwnd": segs}
-        )
+        act = {"kind": "set_cwnd", "flow": self.index.iot(i), "cwnd": segs}
+        self.actions_sent += 1
+        self._sent_to[i] += 1
+        if self.control_delay_ns is not None:  # stage 2: a fixed delay, no packets
+            if self.control_delay_ns > 0:
+                sim.schedule_ns(act, self.control_delay_ns)
+            else:
+                sim.apply(act)
+            self._landing[i].append(sim.now_ns + self.control_delay_ns)
+            self.control_rtts_s.append(self.control_delay_ns / 1e9)
+            return
+        sim.send_control(self.index.action_flow(i), act)
         # A message right behind the action tells us (not the agent) when it landed.
         sim.send_message(self.index.action_flow(i), self._token)
         self._actions[self._token] = (i, p.age_s)
         self._token += 1
-        self.actions_sent += 1
-        self._sent_to[i] += 1
 
     # -- Gymnasium API --------------------------------------------------------------------------
 
