@@ -319,6 +319,8 @@ class RemoteTcpEnv(L4simEnv):
         self._landing: list[list[int]] = [[] for _ in range(self.n)]  # fixed-delay mode
         self.control_rtts_s: list[float] = []
         """Per landed action: its state's age plus the action packet's one-way delay."""
+        self.control_rtt_at_s: list[float] = []
+        """When each of those actions landed."""
         self._next_tick_ns = 0
         self.sent = self.delivered = 0
         self.actions_sent = 0
@@ -379,6 +381,7 @@ class RemoteTcpEnv(L4simEnv):
             device, state_age = self._actions.pop(token)
             self._landed[device] += 1
             self.control_rtts_s.append(state_age + msg["delivered_s"] - msg["sent_s"])
+            self.control_rtt_at_s.append(float(msg["delivered_s"]))
 
     def _vector(self, p: _Pending) -> np.ndarray:
         if self.obs_mode == "plain":
@@ -419,6 +422,7 @@ class RemoteTcpEnv(L4simEnv):
                 sim.apply(act)
             self._landing[i].append(sim.now_ns + self.control_delay_ns)
             self.control_rtts_s.append(self.control_delay_ns / 1e9)
+            self.control_rtt_at_s.append((sim.now_ns + self.control_delay_ns) / 1e9)
             return
         sim.send_control(self.index.action_flow(i), act)
         # A message right behind the action tells us (not the agent) when it landed.
