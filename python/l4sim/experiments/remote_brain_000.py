@@ -40,7 +40,11 @@ AGENTS: dict[str, dict[str, Any]] = {
     "rl-tcp": {"obs_mode": "plain", "action_set": "delta", "reward": "tcp"},
     "share": {"obs_mode": "plain", "action_set": "delta", "reward": "share"},
     "share-aware": {"obs_mode": "aware", "action_set": "mult", "reward": "share"},
+    "rate-rule": {"obs_mode": "aware", "action_set": "mult", "reward": "share"},
 }
+RULES = ("rate-rule",)
+"""Agents that are not trained (a hand-written policy on the same observation)."""
+
 #: Table 2 of the paper (ms): stage 2's fixed action delays.
 PAPER_DELAYS_MS = {"fq_codel": 65.0, "fifo": 105.0}
 UNIFIED_QUEUES = ("fifo", "fq_codel", "dualpi2")
@@ -49,7 +53,7 @@ FAIR_SEEDS = (1, 2, 3)
 FIXED_DELAYS_MS = (0.0, 50.0, 100.0, 200.0, 300.0)
 LOAD_LIMITS = (10, 50, 100, 170, 260)
 """Control-path FIFO sizes (packets) for the delay made by load: about 45-270 ms."""
-DELAY_AGENTS = ("rl-tcp", "share-aware")
+DELAY_AGENTS = ("rl-tcp", "share-aware", "rate-rule")
 TRAIN_EPISODE_S = 20.0
 TRAIN_STEPS = 8_000
 EVAL_S = 200.0
@@ -106,7 +110,9 @@ def jobs(parts: Iterable[str] = PARTS) -> list[Job]:
     if "unified" in parts:
         out += [Job("unified", "rl-tcp", q) for q in UNIFIED_QUEUES]
     if "fairshare" in parts:
-        out += [Job("fairshare", a, q, s) for a in AGENTS for q in FAIR_QUEUES for s in FAIR_SEEDS]
+        for a in AGENTS:
+            seeds = FAIR_SEEDS[:1] if a in RULES else FAIR_SEEDS  # a rule is not trained
+            out += [Job("fairshare", a, q, s) for q in FAIR_QUEUES for s in seeds]
     if "delay" in parts:
         for a in DELAY_AGENTS:
             out += [Job("delay", a, "fixed", 1, d) for d in FIXED_DELAYS_MS]
@@ -161,11 +167,29 @@ def train_and_evaluate(
     from l4sim.agents import dqn
     from l4sim.experiments.rl_tcp import config
 
+    if job.agent in RULES:
+        return evaluate(job, rate_rule, eval_s)
     cfg = config(steps, job.seed)
     net, stats = dqn.train(lambda: make_env(job, TRAIN_EPISODE_S), cfg)
     if save_dir is not None:
         dqn.save(Path(save_dir) / f"{job.name}.pt", net, cfg, {"job": job.name})
     return evaluate(job, dqn.greedy_policy(net), eval_s, stats.steps, stats.wall_time_s)
+
+
+def rate_rule(obs: Any, share: float = 0.5) -> int:
+    """A hand-written remote CC on the ``aware`` observation (log1p-compressed): aim the
+    window at the fair share's rate times the RTT the state carries, ``share`` x BDP x
+    sRTT / base RTT, and take the multiplicative step nearest to it from the window last
+    commanded. A rate target does not overshoot when the action lands late (a window
+    target, unlike a window step, says where to go, not how far), so the delay hurts little."""
+    from l4sim.envs.remote import MULT_FACTORS
+
+    o = np.expm1(np.asarray(obs, np.float64))
+    srtt, commanded = o[4], o[11]
+    if srtt <= 0 or commanded <= 0:
+        return 1  # no RTT sample yet: grow
+    ratio = math.log(share * srtt / commanded)
+    return int(np.argmin([abs(ratio - math.log(f)) for f in MULT_FACTORS]))
 
 
 def evaluate(
@@ -362,7 +386,9 @@ def plot_timeseries(
     time, one column per case."""
     plt = _plt()
     cols = len(panels)
-    fig, axes = plt.subplots(3, cols, figsize=(4.2 * cols, 7.5), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(
+        3, cols, figsize=(max(4.2 * cols, 9.0), 7.5), sharex=True, squeeze=False
+    )
     rows = (
         ("cwnd", "cwnd (segments)"),
         ("rtt_ms", "RTT (ms)"),
