@@ -486,10 +486,10 @@ def figures(results: list[Result], stage1: dict[str, dict[str, list[float]]], ou
             fig_dir / "remote_rl_tcp_000_unified.png",
         )
     fs = []
-    for q in FAIR_QUEUES:
-        r = by.get(Job("fairshare", "share-aware", q, 1).name)
+    for agent, q in (("share", "fifo"), ("share-aware", "dualpi2"), ("rate-rule", "fifo")):
+        r = by.get(Job("fairshare", agent, q, 1).name)
         if r is not None:
-            fs.append((f"share-aware, control path {q}: Jain {r.jain:.3f}", r.trace))
+            fs.append((f"{agent}, control path {q}: Jain {r.jain:.3f}", r.trace))
     if fs:
         plot_timeseries(
             fs, "Fair-share remote CC (unified run)", fig_dir / "remote_rl_tcp_000_fairshare.png"
