@@ -430,15 +430,16 @@ def plot_delay_study(results: list[Result], path: Path) -> Path:
         ("cwnd_cov", "IoT cwnd std / mean"),
     )
     for ax, (key, label) in zip(axes, metrics, strict=True):
-        for agent in DELAY_AGENTS:
-            for mode, marker in (("fixed", "o-"), ("load", "s--")):
+        for agent, color in zip(DELAY_AGENTS, ("C0", "C2", "C3"), strict=False):
+            for mode, style in (("fixed", "o-"), ("load", "s--")):
                 rs = [r for r in pts if r.job.agent == agent and r.job.control == mode]
                 if rs:
                     ax.plot(
                         [r.control_rtt_ms for r in rs],
                         [getattr(r, key) for r in rs],
-                        marker,
-                        label=f"{agent}, {mode}",
+                        style,
+                        color=color,
+                        label=f"{agent}, {mode} delay" if mode == "fixed" else f"{agent}, load",
                     )
         ax.set_xlabel("control RTT (ms)")
         ax.set_ylabel(label)
@@ -496,6 +497,19 @@ def figures(results: list[Result], stage1: dict[str, dict[str, list[float]]], ou
         )
     if _delay_points(results):
         plot_delay_study(results, fig_dir / "remote_rl_tcp_000_control_delay.png")
+
+
+def load_results(path: Path) -> list[Result]:
+    """The results a run wrote to ``results.json`` (without the traces)."""
+    import json
+
+    out = []
+    for d in json.loads(Path(path).read_text()):
+        keys = ("part", "agent", "control", "seed", "delay_ms", "limit")
+        job = Job(**{k: d.pop(k) for k in keys})
+        d.pop("case")
+        out.append(Result(job=job, **d))
+    return out
 
 
 def write_results(results: list[Result], out: Path) -> None:
