@@ -51,8 +51,8 @@ QUEUES: dict[str, dict[str, Any]] = {
     "dualpi2": {"kind": "dualpi2"},
 }
 GROUPS: tuple[str, ...] = (*QUEUES, *brain.PARTS)
-QUICK_STEPS = 300
-QUICK_EVAL_S = 10.0
+QUICK_STEPS = 200
+QUICK_EVAL_S = 5.0
 SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5)
 DURATION_S = 200
 TABLE = "table2.md"
@@ -193,7 +193,7 @@ def reproduce(
     quick: bool = False,
 ) -> list[Row]:
     """Stage 1 for every queue x seed, then the trained parts (``quick``: 20 s stage-1 runs,
-    300 training steps and 10 s evaluations); writes ``table2.md``, ``stage2_unified.md``,
+    200 training steps and 5 s evaluations); writes ``table2.md``, ``stage2_unified.md``,
     ``control_delay.md``, ``fairshare.md``, ``results.json`` and the figures. Returns
     Table 2's rows."""
     out = Path(out_dir)
