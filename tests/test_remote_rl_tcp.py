@@ -168,6 +168,16 @@ def test_the_rate_rule_gets_its_share_whatever_the_control_delay() -> None:
         assert r.jain >= 0.95 and 3.5 < r.iot_mbps < 6.5, (job.name, r.iot_mbps, r.cubic_mbps)
 
 
+def test_n_devices_m_and_l_competitors_with_the_rate_rule() -> None:
+    # N = 2 devices driven from their servers against L = 2 CUBIC flows (and M = 2 on the
+    # control path): each device aims at a quarter of the 10 Mbit/s, so all four data flows
+    # end near 2.5 Mbit/s.
+    r = brain.nml_run(2, 2, 2, "dualpi2", eval_s=30.0)
+    assert r["jain"] >= 0.9 and all(1.5 < x < 3.5 for x in r["iot_mbps"]), r
+    assert 40.0 < r["control_rtt_ms"] < 45.0, r
+    assert "| 2 | 2 | 2 | dualpi2 |" in brain.nml_table([r])
+
+
 def test_reproduce_quick_stage2_writes_its_table_and_figure(tmp_path: Path) -> None:
     rows = exp.reproduce(tmp_path, only=["stage2"], quick=True)
     assert rows == []

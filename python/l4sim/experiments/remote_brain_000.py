@@ -524,3 +524,66 @@ def write_results(results: list[Result], out: Path) -> None:
         d = {k: v for k, v in vars(r).items() if k not in ("trace", "job")}
         rows.append({"case": r.job.name, **vars(r.job), **d})
     (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
+NML_TABLE = "unified_nml.md"
+
+
+def nml_run(
+    n: int = 2,
+    m: int = 2,
+    l: int = 2,  # noqa: E741
+    control_queue: str = "dualpi2",
+    eval_s: float = EVAL_S,
+) -> dict[str, Any]:
+    """The unified system with N devices, M control-path and L data-path CUBIC flows, every
+    device driven by :func:`rate_rule` aiming at 1 / (N + L) of the data bottleneck:
+    per-flow goodputs, Jain over the N + L data flows and the mean control RTT."""
+    from l4sim.envs.remote import RemoteTcpEnv
+
+    share = 1.0 / (n + l)
+    env = RemoteTcpEnv(
+        n=n,
+        m=m,
+        l=l,
+        control_queue=control_queue,
+        duration_s=eval_s,
+        obs_mode="aware",
+        action_set="mult",
+        reward="share",
+        reward_kwargs={"n_flows": n + l},
+        peer_policy=lambda o: rate_rule(np.log1p(o), share),
+    )
+    obs, _ = env.reset(seed=EVAL_SEED)
+    truncated = False
+    while not truncated:
+        obs, _, _, truncated, _ = env.step(rate_rule(np.log1p(obs), share))
+    flows = env.sim.summary()["flows"]
+    ix = env.index
+    iot = [flows[ix.iot(i)]["goodput_bps"] / 1e6 for i in range(n)]
+    cubic = [flows[ix.data_cubic(k)]["goodput_bps"] / 1e6 for k in range(l)]
+    return {
+        "n": n,
+        "m": m,
+        "l": l,
+        "control_queue": control_queue,
+        "iot_mbps": iot,
+        "cubic_mbps": cubic,
+        "jain": _jain(iot + cubic),
+        "control_rtt_ms": 1e3 * statistics.fmean(env.control_rtts_s),
+    }
+
+
+def nml_table(runs: list[dict[str, Any]]) -> str:
+    lines = [
+        "| N | M | L | control path | control RTT ms | IoT Mbit/s (each) | CUBIC Mbit/s (each) "
+        "| Jain (N + L flows) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        lines.append(
+            f"| {r['n']} | {r['m']} | {r['l']} | {r['control_queue']} | {r['control_rtt_ms']:.0f} "
+            f"| {' / '.join(f'{x:.2f}' for x in r['iot_mbps'])} "
+            f"| {' / '.join(f'{x:.2f}' for x in r['cubic_mbps'])} | {r['jain']:.3f} |"
+        )
+    return "\n".join(lines) + "\n"

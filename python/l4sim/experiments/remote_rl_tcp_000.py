@@ -221,6 +221,10 @@ def reproduce(
             on_case=shifted,
         )
         brain.write_results(results, out)
+    if "unified" in groups:  # N, M, L > 1 with the rate rule (no training; seconds)
+        eval_s = QUICK_EVAL_S if quick else brain.EVAL_S
+        nml = [brain.nml_run(2, 2, 2, q, eval_s) for q in brain.FAIR_QUEUES]
+        (out / brain.NML_TABLE).write_text(brain.nml_table(nml))
     if figures:
         stage1 = {f"stage 1, {q}": stage1_trace(q, duration) for q in QUEUES if q in groups}
         brain.figures(results, stage1, out)
