@@ -109,6 +109,8 @@ def test_bad_config_is_one_sentence() -> None:
         RemoteTcpEnv(n=0)
     with pytest.raises(EnvConfigError, match="episode_s"):
         RemoteTcpEnv(duration_s=5, episode_s=6)
+    with pytest.raises(EnvConfigError, match="episode_steps 0"):
+        RemoteTcpEnv(episode_steps=0)
     with pytest.raises(EnvConfigError, match="unified layout"):
         RemoteTcpEnv(unified_scenario(n=1, m=1, l=1, duration_s=5), n=2)
 

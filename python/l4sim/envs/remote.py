@@ -226,7 +226,8 @@ class RemoteTcpEnv(L4simEnv):
     ``n``, ``m``, ``l``, ``control_queue``, ``data_queue``, ``duration_s`` build the scenario
     (:func:`unified_scenario`) unless ``scenario`` is given (then ``n``, ``m``, ``l`` must
     describe it). ``episode_s`` (default: the scenario's duration after the warm-up) ends the
-    episode (truncated). ``obs_mode``, ``action_set``, ``reward`` as in the module doc;
+    episode (truncated), and so does ``episode_steps`` decisions if given first.
+    ``obs_mode``, ``action_set``, ``reward`` as in the module doc;
     ``peer_policy(obs) -> action`` answers the other devices. ``control_delay_s`` replaces
     the packets by the paper's stage 2: each state reaches the server at once and each
     action lands exactly ``control_delay_s`` later (the control RTT as a fixed delay)."""
@@ -242,6 +243,7 @@ class RemoteTcpEnv(L4simEnv):
         data_queue: dict[str, Any] | None = None,
         duration_s: float = 200.0,
         episode_s: float | None = None,
+        episode_steps: int | None = None,
         obs_mode: str = "plain",
         action_set: str = "delta",
         reward: Any = "tcp",
@@ -286,6 +288,13 @@ class RemoteTcpEnv(L4simEnv):
                 )
             horizon = round(episode_s * 1e9)
         self.end_ns = self.warmup_ns + horizon
+        if episode_steps is not None and (
+            isinstance(episode_steps, bool)
+            or not isinstance(episode_steps, int)
+            or episode_steps < 1
+        ):
+            raise EnvConfigError(f"episode_steps {episode_steps!r} must be a positive integer")
+        self.max_steps = episode_steps
         if control_delay_s is not None and not 0 <= control_delay_s <= 10:
             raise EnvConfigError(
                 f"control_delay_s {control_delay_s!r} must be between 0 and 10 seconds"
@@ -461,7 +470,10 @@ class RemoteTcpEnv(L4simEnv):
         self.last = p
         self.record = p.record
         self.ages_s.append(p.age_s)
-        truncated = sim.now_ns >= self.end_ns
+        self._steps += 1
+        truncated = sim.now_ns >= self.end_ns or (
+            self.max_steps is not None and self._steps >= self.max_steps
+        )
         return self._vector(p), p.reward, False, truncated, self._info(p)
 
     def _info(self, p: _Pending) -> dict[str, Any]:
