@@ -154,6 +154,21 @@ def test_fair_table_counts_the_seeds_at_the_goal() -> None:
     assert "1/3 (>= 0.95)" in text
 
 
+def test_delay_table_pools_the_seeds_and_counts_the_fifo_path_as_its_100_packets() -> None:
+    def res(job: brain.Job, jain: float, rtt: float) -> brain.Result:
+        return brain.Result(job, 0, 0.0, 4.0, 5.0, jain, 0.0, 0.1, 150.0, rtt, rtt, 0)
+
+    rs = [res(brain.Job("delay", "share-aware", "fixed", s, 100.0), 0.8 + 0.05 * s, 100.0)
+          for s in (1, 2, 3)]  # fmt: skip
+    rs.append(res(brain.Job("fairshare", "share-aware", "fifo", 2), 0.9, 135.0))
+    rs.append(res(brain.Job("fairshare", "share-aware", "dualpi2", 1), 0.9, 41.0))
+    text = brain.delay_table(rs)
+    assert "| share-aware | fixed | 100 ms | 3 | 100 ± 0 | 4.00 ± 0.00 | 5.00 ± 0.00 |" in text
+    assert "| 0.900 ± 0.050 |" in text  # Jain 0.85, 0.90, 0.95
+    assert "| share-aware | load | FIFO 100 p | 1 | 135 |" in text
+    assert "dualpi2" not in text
+
+
 def test_the_rate_rule_gets_its_share_whatever_the_control_delay() -> None:
     # The hand-written reference: aim the window at half the link's rate times the RTT the
     # state carries. Against one CUBIC flow in a 100-packet FIFO it must get about half

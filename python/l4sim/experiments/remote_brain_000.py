@@ -51,9 +51,12 @@ UNIFIED_QUEUES = ("fifo", "fq_codel", "dualpi2")
 FAIR_QUEUES = ("fifo", "dualpi2")
 FAIR_SEEDS = (1, 2, 3)
 FIXED_DELAYS_MS = (0.0, 50.0, 100.0, 200.0, 300.0)
-LOAD_LIMITS = (10, 50, 100, 170, 260)
-"""Control-path FIFO sizes (packets) for the delay made by load: about 45-270 ms."""
+LOAD_LIMITS = (10, 50, 170, 260)
+"""Control-path FIFO sizes (packets) for the delay made by load: about 45-270 ms; the
+100-packet point is the ``fifo`` control path's case (the same run, not repeated)."""
 DELAY_AGENTS = ("rl-tcp", "share-aware", "rate-rule")
+DELAY_SEEDS: dict[str, tuple[int, ...]] = {"share-aware": (1, 2, 3)}
+"""Training seeds per delay point (others: seed 1 only)."""
 TRAIN_EPISODE_S = 20.0
 TRAIN_STEPS = 8_000
 EVAL_S = 200.0
@@ -115,8 +118,10 @@ def jobs(parts: Iterable[str] = PARTS) -> list[Job]:
             out += [Job("fairshare", a, q, s) for q in FAIR_QUEUES for s in seeds]
     if "delay" in parts:
         for a in DELAY_AGENTS:
-            out += [Job("delay", a, "fixed", 1, d) for d in FIXED_DELAYS_MS]
-            out += [Job("delay", a, "load", 1, limit=b) for b in LOAD_LIMITS]
+            for s in DELAY_SEEDS.get(a, (1,)):
+                out += [Job("delay", a, "fixed", s, d) for d in FIXED_DELAYS_MS]
+                out += [Job("delay", a, "load", s, limit=b) for b in LOAD_LIMITS]
+                out.append(Job("delay", a, "fifo", s))  # the load study's 100 packets
     seen: set[str] = set()
     unique = []
     for j in out:
@@ -333,31 +338,48 @@ def fair_table(results: list[Result]) -> str:
 
 
 def delay_table(results: list[Result]) -> str:
+    """One row per agent and control RTT setting: mean ± std over its training seeds."""
     lines = [
-        "| agent | control RTT made by | setting | control RTT ms | IoT Mbit/s | CUBIC Mbit/s "
-        "| Jain | IoT loss % | IoT cwnd CoV |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| agent | control RTT made by | setting | seeds | control RTT ms | IoT Mbit/s "
+        "| CUBIC Mbit/s | Jain | IoT loss % | IoT cwnd CoV |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in _delay_points(results):
-        j = r.job
-        setting = f"{j.delay_ms:g} ms" if j.control == "fixed" else f"FIFO {j.limit} p"
-        lines.append(
-            f"| {j.agent} | {j.control} | {setting} | {r.control_rtt_ms:.0f} | {r.iot_mbps:.2f} "
-            f"| {r.cubic_mbps:.2f} | {r.jain:.3f} | {100 * r.iot_loss:.2f} | {r.cwnd_cov:.2f} |"
-        )
+    for (agent, control, setting), rs in _delay_groups(results):
+        cols = []
+        for key, fmt, scale in (
+            ("control_rtt_ms", ".0f", 1.0),
+            ("iot_mbps", ".2f", 1.0),
+            ("cubic_mbps", ".2f", 1.0),
+            ("jain", ".3f", 1.0),
+            ("iot_loss", ".2f", 100.0),
+            ("cwnd_cov", ".2f", 1.0),
+        ):
+            m, sd = _mean_sd([scale * getattr(r, key) for r in rs])
+            cols.append(f"{m:{fmt}}" if len(rs) == 1 else f"{m:{fmt}} ± {sd:{fmt}}")
+        lines.append(f"| {agent} | {control} | {setting} | {len(rs)} | " + " | ".join(cols) + " |")
     return "\n".join(lines) + "\n"
 
 
-def _delay_points(results: list[Result]) -> list[Result]:
-    pts = [
-        r
-        for r in results
-        if r.job.agent in DELAY_AGENTS
-        and r.job.seed == 1
-        and r.job.control in ("fixed", "load")
-        and (r.job.control == "load" or r.job.delay_ms in FIXED_DELAYS_MS)
-    ]
-    return sorted(pts, key=lambda r: (r.job.agent, r.job.control, r.control_rtt_ms))
+def _delay_groups(results: list[Result]) -> list[tuple[tuple[str, str, str], list[Result]]]:
+    """The delay study's results grouped by (agent, fixed / load, setting), seeds together,
+    in order of agent, mode and mean control RTT."""
+    groups: dict[tuple[str, str, str], list[Result]] = {}
+    for r in results:
+        j = r.job
+        if j.control == "fifo":  # the default control FIFO is the load study's 100 packets
+            j = Job(j.part, j.agent, "load", j.seed, limit=100)
+        if j.agent not in DELAY_AGENTS or j.control not in ("fixed", "load"):
+            continue
+        if j.control == "fixed" and j.delay_ms not in FIXED_DELAYS_MS:
+            continue
+        if j.seed not in DELAY_SEEDS.get(j.agent, (1,)):
+            continue
+        setting = f"{j.delay_ms:g} ms" if j.control == "fixed" else f"FIFO {j.limit} p"
+        groups.setdefault((j.agent, j.control, setting), []).append(r)
+    return sorted(
+        groups.items(),
+        key=lambda kv: (kv[0][0], kv[0][1], statistics.fmean(r.control_rtt_ms for r in kv[1])),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -421,7 +443,7 @@ def plot_timeseries(
 
 def plot_delay_study(results: list[Result], path: Path) -> Path:
     plt = _plt()
-    pts = _delay_points(results)
+    groups = _delay_groups(results)
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
     metrics = (
         ("iot_mbps", "IoT goodput (Mbit/s)"),
@@ -432,13 +454,16 @@ def plot_delay_study(results: list[Result], path: Path) -> Path:
     for ax, (key, label) in zip(axes, metrics, strict=True):
         for agent, color in zip(DELAY_AGENTS, ("C0", "C2", "C3"), strict=False):
             for mode, style in (("fixed", "o-"), ("load", "s--")):
-                rs = [r for r in pts if r.job.agent == agent and r.job.control == mode]
-                if rs:
-                    ax.plot(
-                        [r.control_rtt_ms for r in rs],
-                        [getattr(r, key) for r in rs],
-                        style,
+                gs = [rs for (a, c, _), rs in groups if a == agent and c == mode]
+                if gs:
+                    stats = [_mean_sd([getattr(r, key) for r in rs]) for rs in gs]
+                    ax.errorbar(
+                        [statistics.fmean(r.control_rtt_ms for r in rs) for rs in gs],
+                        [m for m, _ in stats],
+                        yerr=[sd for _, sd in stats],
+                        fmt=style,
                         color=color,
+                        capsize=2,
                         label=f"{agent}, {mode} delay" if mode == "fixed" else f"{agent}, load",
                     )
         ax.set_xlabel("control RTT (ms)")
@@ -495,7 +520,7 @@ def figures(results: list[Result], stage1: dict[str, dict[str, list[float]]], ou
         plot_timeseries(
             fs, "Fair-share remote CC (unified run)", fig_dir / "remote_rl_tcp_000_fairshare.png"
         )
-    if _delay_points(results):
+    if _delay_groups(results):
         plot_delay_study(results, fig_dir / "remote_rl_tcp_000_control_delay.png")
 
 
