@@ -20,7 +20,10 @@ The loop (every ``step_interval``, default 0.1 s, from ``warmup``): each device 
 state (the 9 sender features of :mod:`l4sim.envs.tcp` over the last interval) and sends it
 as a packet to its server (``Simulation.send_message``); the simulation runs until a state
 arrives (``run_until_trigger``); the agent acts on the state that arrived, and its action
-goes back as a packet (``send_control``) that sets the window when it lands. One
+goes back as a packet (``send_control``) that sets the window when it lands, followed by a
+message (``send_message``) whose delivery times the action for the experiment and counts it
+as applied at the device (were the action dropped and its message not, it would still be
+counted). One
 ``step()`` is one decision for device 0 (the agent's device): it returns the next state of
 device 0 that reaches the server and the reward that state carries (device 0's reward over
 its interval). States of other devices (``N > 1``) are answered by ``peer_policy``

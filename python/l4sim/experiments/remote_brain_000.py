@@ -284,7 +284,7 @@ def runs_table(results: list[Result]) -> str:
     """Stage 2 and the unified run, one row each."""
     lines = [
         "| part | agent | control path | control RTT ms (mean / p99) | IoT Mbit/s | CUBIC Mbit/s "
-        "| Jain | IoT loss % | IoT cwnd CoV | IoT p99 RTT ms | actions lost |",
+        "| Jain | IoT loss % | IoT cwnd CoV | IoT p99 RTT ms | action-flow drops |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
