@@ -89,6 +89,15 @@ def test_tcp_reward_utilisation_minus_relative_queueing_delay():
     assert rewards.tcp(sender_step(srtt_s=math.nan, min_rtt_s=math.nan)) == pytest.approx(0.5)
 
 
+def test_share_reward_peaks_at_the_fair_share():
+    s = sender_step()  # goodput 4 Mbps of 8: exactly half; (75 - 50) / 50 = 0.5
+    assert rewards.share(s) == pytest.approx(1.0 - 0.1 * 0.5)
+    assert rewards.share(s, delta=0) == pytest.approx(1.0)
+    # Half the link alone is half the reward; twice the share of four flows is none.
+    assert rewards.share(s, n_flows=1, delta=0) == pytest.approx(0.5)
+    assert rewards.share(s, n_flows=4, delta=0) == pytest.approx(0.0)
+
+
 def test_macc_r1_raw_and_normalised():
     s = sender_step()
     assert rewards.macc_r1(s, 2, 3, 4, normalise=False) == pytest.approx(

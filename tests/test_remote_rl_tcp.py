@@ -92,3 +92,115 @@ def test_remote_brain_loop_observation_and_action_travel_as_packets() -> None:
     assert sim._sim.observe()["flows"]["cwnd_pkts"][0] == target
     with pytest.raises(l4sim.ActionError, match="not a control flow"):
         sim.send_message(0, 1)
+
+
+# -- the unified run, stage 2 and the trained parts (issue 14) ---------------------------------
+
+from l4sim.envs.remote import RemoteTcpEnv  # noqa: E402
+from l4sim.experiments import remote_brain_000 as brain  # noqa: E402
+
+
+def test_unified_control_rtt_ordering_on_five_seeds() -> None:
+    # Table 2's ordering in the unified simulation, where the control traffic is the states
+    # and actions themselves: the FIFO shares CUBIC's standing queue with the actions;
+    # FqCoDel gives the sparse control flow its own queue; DualPI2 puts the ECT(1) packets in
+    # the L queue. Base RTT 40 ms plus serialisation. A sparse flow waits behind almost
+    # nothing in either of the last two: they tie at the base RTT (within 0.1 ms; DualPI2's
+    # L queue can hold a CUBIC packet being serialised, FqCoDel's sparse-flow priority not).
+    for seed in exp.SEEDS:
+        rtt = {}
+        for q in exp.QUEUES:
+            env = RemoteTcpEnv(control_queue=q, duration_s=15)
+            env.reset(seed=seed)
+            truncated = False
+            while not truncated:
+                *_, truncated, _ = env.step(0)
+            rtt[q] = 1e3 * sum(env.control_rtts_s[20:]) / len(env.control_rtts_s[20:])
+        assert rtt["fifo"] > rtt["fq_codel"] + 30.0, (seed, rtt)
+        assert rtt["fq_codel"] >= rtt["dualpi2"] - 0.1, (seed, rtt)
+        assert 40.0 < rtt["dualpi2"] < 41.0 and rtt["fq_codel"] < 41.0, (seed, rtt)
+        assert rtt["fifo"] > 80.0, rtt  # CUBIC keeps the 100-packet FIFO well filled
+
+
+def test_jobs_cover_the_parts_once_each() -> None:
+    jobs = brain.jobs()
+    names = [j.name for j in jobs]
+    assert len(names) == len(set(names))
+    fair = [j for j in jobs if j.control in brain.FAIR_QUEUES and j.seed in brain.FAIR_SEEDS]
+    trained = len(brain.AGENTS) - len(brain.RULES)
+    assert len(fair) == (trained * len(brain.FAIR_SEEDS) + len(brain.RULES)) * len(
+        brain.FAIR_QUEUES
+    )
+    assert {j.delay_ms for j in brain.jobs(["stage2"])} == {65.0, 105.0}
+    assert brain.Job("delay", "rl-tcp", "load", limit=50).env_kwargs()["control_queue"] == {
+        "kind": "fifo",
+        "limit": "50p",
+    }
+
+
+def _result(agent: str, q: str, seed: int, iot: float, cubic: float) -> brain.Result:
+    return brain.Result(
+        brain.Job("fairshare", agent, q, seed), 0, 0.0, iot, cubic, brain._jain([iot, cubic]),
+        0.0, 0.1, 150.0, 100.0, 120.0, 0,
+    )  # fmt: skip
+
+
+def test_fair_table_counts_the_seeds_at_the_goal() -> None:
+    rs = [_result("share-aware", "fifo", s, 4.5, 5.0) for s in brain.FAIR_SEEDS]
+    rs += [_result("share-aware", "dualpi2", s, 1.0 + s, 9.0 - s) for s in brain.FAIR_SEEDS]
+    text = brain.fair_table(rs)
+    assert "| share-aware | fifo |" in text and "3/3 (>= 0.9)" in text
+    # Jain of (2, 8), (3, 7), (4, 6): 0.735, 0.862, 0.962 -> one seed at 0.95
+    assert "1/3 (>= 0.95)" in text
+
+
+def test_delay_table_pools_the_seeds_and_counts_the_fifo_path_as_its_100_packets() -> None:
+    def res(job: brain.Job, jain: float, rtt: float) -> brain.Result:
+        return brain.Result(job, 0, 0.0, 4.0, 5.0, jain, 0.0, 0.1, 150.0, rtt, rtt, 0)
+
+    rs = [res(brain.Job("delay", "share-aware", "fixed", s, 100.0), 0.8 + 0.05 * s, 100.0)
+          for s in (1, 2, 3)]  # fmt: skip
+    rs.append(res(brain.Job("fairshare", "share-aware", "fifo", 2), 0.9, 135.0))
+    rs.append(res(brain.Job("fairshare", "share-aware", "dualpi2", 1), 0.9, 41.0))
+    text = brain.delay_table(rs)
+    assert "| share-aware | fixed | 100 ms | 3 | 100 ± 0 | 4.00 ± 0.00 | 5.00 ± 0.00 |" in text
+    assert "| 0.900 ± 0.050 |" in text  # Jain 0.85, 0.90, 0.95
+    assert "| share-aware | load | FIFO 100 p | 1 | 135 |" in text
+    assert "dualpi2" not in text
+
+
+def test_the_rate_rule_gets_its_share_whatever_the_control_delay() -> None:
+    # The hand-written reference: aim the window at half the link's rate times the RTT the
+    # state carries. Against one CUBIC flow in a 100-packet FIFO it must get about half
+    # (Jain >= 0.95) with the action landing 0 or 300 ms late, and through the FIFO control
+    # path (~135 ms, some actions dropped).
+    for job in (
+        brain.Job("x", "rate-rule", "fixed", 1, 0.0),
+        brain.Job("x", "rate-rule", "fixed", 1, 300.0),
+        brain.Job("x", "rate-rule", "fifo"),
+    ):
+        r = brain.evaluate(job, brain.rate_rule, eval_s=40.0)
+        assert r.jain >= 0.95 and 3.5 < r.iot_mbps < 6.5, (job.name, r.iot_mbps, r.cubic_mbps)
+
+
+def test_n_devices_m_and_l_competitors_with_the_rate_rule() -> None:
+    # N = 2 devices driven from their servers against L = 2 CUBIC flows (and M = 2 on the
+    # control path): each device aims at a quarter of the 10 Mbit/s, so all four data flows
+    # end near 2.5 Mbit/s.
+    r = brain.nml_run(2, 2, 2, "dualpi2", eval_s=30.0)
+    assert r["jain"] >= 0.9 and all(1.5 < x < 3.5 for x in r["iot_mbps"]), r
+    assert 40.0 < r["control_rtt_ms"] < 45.0, r
+    assert "| 2 | 2 | 2 | dualpi2 |" in brain.nml_table([r])
+
+
+def test_reproduce_quick_stage2_writes_its_table_and_figure(tmp_path: Path) -> None:
+    rows = exp.reproduce(tmp_path, only=["stage2"], quick=True)
+    assert rows == []
+    text = (tmp_path / brain.RUNS_TABLE).read_text()
+    assert "| stage 2 | rl-tcp | fixed 65 ms | 65 / 65 |" in text
+    assert "| stage 2 | rl-tcp | fixed 105 ms | 105 / 105 |" in text
+    assert (tmp_path / "remote_rl_tcp_000_stage2.png").stat().st_size > 10_000
+    assert (tmp_path / "models" / "rl-tcp-fixed65ms-s1.pt").is_file()
+    back = brain.load_results(tmp_path / "results.json")
+    assert [r.job.delay_ms for r in back] == [65.0, 105.0]
+    assert brain.runs_table(back) == text

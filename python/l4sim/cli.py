@@ -291,7 +291,8 @@ def reproduce_cmd(
     name: Annotated[
         str,
         typer.Argument(
-            help="Experiment: aqm-004, a3c-004, l4s-rtt-fairness, rl-tcp, macc-002 or lfq-001.",
+            help="Experiment: aqm-004, a3c-004, l4s-rtt-fairness, rl-tcp, macc-002, lfq-001 or "
+            "remote-rl-tcp-000.",
             show_default=False,
         ),
     ],
@@ -304,7 +305,8 @@ def reproduce_cmd(
         typer.Option(
             help="Comma-separated subset: AQM names (aqm-004, e.g. codel,dualpi2), rates "
             "and qdiscs (l4s-rtt-fairness, e.g. 10Mbps,pfifo), rewards (rl-tcp, e.g. "
-            "default) or schemes (macc-002, e.g. ma-cc,red+bbr)."
+            "default), schemes (macc-002, e.g. ma-cc,red+bbr) or queues and parts "
+            "(remote-rl-tcp-000, e.g. fifo,stage2,unified,delay,fairshare)."
         ),
     ] = None,
     figures: Annotated[bool, typer.Option(help="Draw the per-case figures.")] = True,
@@ -312,7 +314,10 @@ def reproduce_cmd(
     ray: Annotated[str | None, _RAY] = None,
     quick: Annotated[
         bool,
-        typer.Option("--quick", help="A small, fast version (a3c-004, lfq-001, macc-002)."),
+        typer.Option(
+            "--quick",
+            help="A small, fast version (a3c-004, lfq-001, macc-002, remote-rl-tcp-000).",
+        ),
     ] = False,
     train: Annotated[
         bool,

@@ -17,6 +17,7 @@ name             record  formula                                                
 ``a3c_l4s``      queue   - queue delay                                                paper 004
 ``a3c_utility``  queue   utilisation - w_d · delay / 10 ms - w_l · loss rate          paper 004
 ``lfq``          queue   throughput - alpha · queue                                   paper 001
+``share``        sender  1 - |goodput / (rate / n) - 1| - δ · queueing delay / minRTT  ours
 ===============  ======  ===========================================================  =========
 """
 
@@ -41,6 +42,7 @@ __all__ = [
     "macc_r1",
     "macc_r2",
     "ns3ai",
+    "share",
     "tcp",
 ]
 
@@ -164,10 +166,25 @@ def lfq(q: QueueStep, alpha: float = 0.1) -> float:
     return q.dequeue_rate_bps / 1e6 - alpha * q.backlog_pkts
 
 
+def share(s: SenderStep, n_flows: int = 2, delta: float = 0.1) -> float:
+    """A fair-share reward (paper 000's future work, ours): ``1 - |goodput / (rate_ref /
+    n_flows) - 1| - δ · max(0, sRTT - minRTT) / minRTT``. It peaks (at 1) when the flow
+    gets exactly its share of the bottleneck among ``n_flows`` flows, and falls as fast for
+    taking more as for taking less; the small delay term prefers the smaller window that
+    gets the same share. (It needs the number of flows, which the sender does not see.)"""
+    fair = s.rate_ref_bps / max(int(n_flows), 1)
+    r = 1.0 - abs(s.goodput_bps / fair - 1.0)
+    srtt, min_rtt = s.srtt_s, s.min_rtt_s
+    if srtt != srtt or min_rtt != min_rtt or min_rtt <= 0:
+        return r
+    return r - delta * max(0.0, srtt - min_rtt) / min_rtt
+
+
 SENDER_REWARDS: dict[str, Callable[..., float]] = {
     "ns3ai": ns3ai,
     "tcp": tcp,
     "macc_r1": macc_r1,
+    "share": share,
 }
 QUEUE_REWARDS: dict[str, Callable[..., float]] = {
     "macc_r2": macc_r2,

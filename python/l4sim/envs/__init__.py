@@ -5,6 +5,8 @@ Importing this package registers the Gymnasium ids:
 * ``l4sim/TcpCwnd-v0`` — :class:`TcpCwndEnv`: an agent sets a TCP sender's cwnd.
 * ``l4sim/AqmDrop-v0`` — :class:`AqmDropEnv`: an agent sets a queue's drop/mark probability.
 * ``l4sim/DualPi2-v0`` — :class:`DualPi2Env`: an agent sets DualPI2's p' (and k).
+* ``l4sim/RemoteTcp-v0`` — :class:`RemoteTcpEnv`: paper 000's remote brain, states and
+  actions as packets between an IoT device and its server in one simulation.
 
 plus :class:`MultiCCEnv` (PettingZoo ``ParallelEnv``, TCP and AQM agents, MA-CC style) and
 :class:`SimBatchVectorEnv` (a Gymnasium ``VectorEnv`` stepping N simulations in one call).
@@ -29,6 +31,7 @@ from l4sim.envs.features import (
     sender_vector,
 )
 from l4sim.envs.multi import MultiCCEnv
+from l4sim.envs.remote import RemoteTcpEnv
 from l4sim.envs.tcp import TcpCwndEnv
 from l4sim.envs.vector import SimBatchVectorEnv
 
@@ -41,6 +44,7 @@ __all__ = [
     "L4simEnv",
     "MultiCCEnv",
     "QueueStep",
+    "RemoteTcpEnv",
     "SenderStep",
     "SimBatchVectorEnv",
     "TcpCwndEnv",
@@ -53,6 +57,7 @@ ENV_IDS = {
     "l4sim/TcpCwnd-v0": "l4sim.envs.tcp:TcpCwndEnv",
     "l4sim/AqmDrop-v0": "l4sim.envs.aqm:AqmDropEnv",
     "l4sim/DualPi2-v0": "l4sim.envs.aqm:DualPi2Env",
+    "l4sim/RemoteTcp-v0": "l4sim.envs.remote:RemoteTcpEnv",
 }
 
 for _id, _entry in ENV_IDS.items():

@@ -14,7 +14,9 @@
   FqCoDel, with shipped weights (``--train`` retrains), see :mod:`l4sim.experiments.lfq_001`.
 - ``remote-rl-tcp-000``: paper 000's stage 1, the control path's RTT through FIFO, the
   paper's FqCoDel stand-in and DualPI2 (Table 2), see
-  :mod:`l4sim.experiments.remote_rl_tcp_000`.
+  :mod:`l4sim.experiments.remote_rl_tcp_000`; then stage 2, the unified run (states and
+  actions as packets), the control-delay study and a fair-share remote CC, see
+  :mod:`l4sim.experiments.remote_brain_000` (needs PyTorch).
 
 Each module has ``GROUPS`` (what ``--only`` selects), ``TABLE`` (the file it writes),
 ``cases(groups)``, ``reproduce(out_dir, only=, figures=, on_case=)`` and

@@ -17,13 +17,15 @@ builds; BC_1's path is 9 + 0.01 + 10 ms one way (the preset's receivers share on
 delay), the paper's 9.5 + 0.01 + 9.5; each seed starts BC_1 at a random time in the first
 second, so that the five seeds are five samples.
 
-Still to do (issue 14): observations and actions as packets between device and server in
-one simulation, stage 2 and the unified run, the control-delay study and a remote agent
-that gets its share against CUBIC.
+The rest of issue 14 (stage 2, the unified run with states and actions as packets, the
+control-delay study and a fair-share remote CC) is :mod:`l4sim.experiments.remote_brain_000`;
+``reproduce`` runs both (``--only`` takes queue names for stage 1 and the parts
+``stage2``, ``unified``, ``delay``, ``fairshare``).
 """
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 from collections.abc import Callable, Iterable
@@ -32,10 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from l4sim.executors import Executor
+from l4sim.experiments import remote_brain_000 as brain
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_table
 from l4sim.run import run
 from l4sim.scenario import Scenario
+from l4sim.simulation import Simulation
 
 #: Table 2 of the paper: RS_1's mean RTT (ms).
 PAPER_TABLE2 = {"fifo": 105.0, "fq_codel": 65.0}
@@ -46,7 +50,9 @@ QUEUES: dict[str, dict[str, Any]] = {
     "fq_codel": {"kind": "fq_codel"},
     "dualpi2": {"kind": "dualpi2"},
 }
-GROUPS: tuple[str, ...] = tuple(QUEUES)
+GROUPS: tuple[str, ...] = (*QUEUES, *brain.PARTS)
+QUICK_STEPS = 200
+QUICK_EVAL_S = 5.0
 SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5)
 DURATION_S = 200
 TABLE = "table2.md"
@@ -71,8 +77,14 @@ class Row:
     cubic_mbps: float
 
 
-def cases(groups: Iterable[str] = GROUPS, seeds: Iterable[int] = SEEDS) -> list[Case]:
-    return [Case(q, s) for q in groups for s in seeds]
+def stage1_cases(queues: Iterable[str] = QUEUES, seeds: Iterable[int] = SEEDS) -> list[Case]:
+    return [Case(q, s) for q in queues if q in QUEUES for s in seeds]
+
+
+def cases(groups: Iterable[str] = GROUPS) -> list[Case | brain.Job]:
+    """Stage 1's runs for the queues in ``groups``, then the trained cases of its parts."""
+    groups = list(groups)
+    return [*stage1_cases(groups), *brain.jobs([g for g in groups if g in brain.PARTS])]
 
 
 def case_options(quick: bool) -> dict[str, Any]:
@@ -152,20 +164,68 @@ def markdown_table(rows: list[Row]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def stage1_trace(queue: str, duration_s: float = DURATION_S, seed: int = 1) -> dict[str, list]:
+    """Fig. 6/7: RS_1's and BC_1's cwnd, sRTT and queueing delay (sRTT - min RTT) every
+    0.1 s of a stage-1 run."""
+    sim = Simulation(scenario(Case(queue, seed), duration_s))
+    keys = ("time_s", "iot_cwnd", "cubic_cwnd", "iot_rtt_ms", "cubic_rtt_ms")
+    trace: dict[str, list] = {k: [] for k in (*keys, "iot_qdelay_ms", "cubic_qdelay_ms")}
+    for k in range(1, round(duration_s * 10) + 1):
+        sim.run_until(k / 10)
+        f = sim.observe()["flows"]
+        trace["time_s"].append(k / 10)
+        for tag, i in (("iot", 0), ("cubic", 1)):
+            rtt, low = f["srtt_s"][i], f["min_rtt_s"][i]
+            ok = rtt == rtt and low == low
+            trace[f"{tag}_cwnd"].append(float(f["cwnd_pkts"][i]))
+            trace[f"{tag}_rtt_ms"].append(1e3 * rtt if ok else math.nan)
+            trace[f"{tag}_qdelay_ms"].append(1e3 * (rtt - low) if ok else math.nan)
+    return trace
+
+
 def reproduce(
     out_dir: str | Path,
     *,
     only: Iterable[str] | None = None,
     figures: bool = True,
-    on_case: Callable[[Case, int, int], None] | None = None,
+    on_case: Callable[[Any, int, int], None] | None = None,
     executor: Executor | None = None,
     quick: bool = False,
 ) -> list[Row]:
-    """Stage 1 for every queue x seed (``quick``: 20 s runs); writes ``table2.csv`` / ``.md``."""
+    """Stage 1 for every queue x seed, then the trained parts (``quick``: 20 s stage-1 runs,
+    200 training steps and 5 s evaluations); writes ``table2.md``, ``stage2_unified.md``,
+    ``control_delay.md``, ``fairshare.md``, ``results.json`` and the figures. Returns
+    Table 2's rows."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    todo = cases(only if only is not None else GROUPS)
+    groups = list(only) if only is not None else list(GROUPS)
+    todo = stage1_cases(groups)
     duration = 20.0 if quick else float(DURATION_S)
     rows = run_cases(_run_case, [(c, duration) for c in todo], todo, executor, on_case)
-    write_table(rows, out, TABLE, markdown_table(rows))
+    if rows:
+        write_table(rows, out, TABLE, markdown_table(rows))
+    jobs = brain.jobs([g for g in groups if g in brain.PARTS])
+    results: list[brain.Result] = []
+    if jobs:
+
+        def shifted(case: Any, done: int, total: int) -> None:
+            if on_case is not None:
+                on_case(case, len(todo) + done, len(todo) + total)
+
+        results = brain.run_all(
+            out,
+            jobs,
+            steps=QUICK_STEPS if quick else brain.TRAIN_STEPS,
+            eval_s=QUICK_EVAL_S if quick else brain.EVAL_S,
+            executor=executor,
+            on_case=shifted,
+        )
+        brain.write_results(results, out)
+    if "unified" in groups:  # N, M, L > 1 with the rate rule (no training; seconds)
+        eval_s = QUICK_EVAL_S if quick else brain.EVAL_S
+        nml = [brain.nml_run(2, 2, 2, q, eval_s) for q in brain.FAIR_QUEUES]
+        (out / brain.NML_TABLE).write_text(brain.nml_table(nml))
+    if figures:
+        stage1 = {f"stage 1, {q}": stage1_trace(q, duration) for q in QUEUES if q in groups}
+        brain.figures(results, stage1, out)
     return rows

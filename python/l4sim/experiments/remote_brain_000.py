@@ -1,0 +1,614 @@
+"""Paper 000's remote brain beyond stage 1: stage 2, the unified run, the control-delay
+study and a fair-share remote CC (issue 14). ``l4sim reproduce remote-rl-tcp-000`` runs
+these after Table 2 (:mod:`l4sim.experiments.remote_rl_tcp_000`).
+
+Every case trains a DQN (the RL-TCP hyper-parameters of :mod:`l4sim.experiments.rl_tcp`)
+on :class:`~l4sim.envs.remote.RemoteTcpEnv` in 20 s episodes, then runs it greedily for
+200 s (seed :data:`EVAL_SEED`, unseen in training) and measures the data bottleneck:
+
+* **stage 2** (the paper's Fig. 4, 8, 9): RL-TCP against CUBIC on the tail-drop FIFO, each
+  action landing a fixed 65 ms or 105 ms (Table 2) after the state it answers;
+* **unified** (Fig. 2 / 5, N = M = L = 1): states and actions as packets over the control
+  dumbbell through FIFO, FqCoDel (control packets ECT(1)) or DualPI2;
+* **delay study**: the agents trained and run at each control RTT, made either by a fixed
+  delay (0-300 ms) or by load (one CUBIC flow filling a control-path FIFO of 10-260
+  packets);
+* **fair share**: three agents x the FIFO and DualPI2 control paths x 3 training seeds.
+
+Agents (:data:`AGENTS`): ``rl-tcp`` is ns3-ai's RL-TCP as the paper ran it (9 features,
+``delta`` actions, l4sim's ``tcp`` reward: utilisation minus relative queueing delay);
+``share`` the same with the ``share`` reward (goodput at the fair share, small delay
+penalty); ``share-aware`` adds the state's age, the actions in flight and the commanded
+window to the observation and uses multiplicative actions.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from l4sim.executors import Executor
+from l4sim.experiments._cases import run_cases
+
+AGENTS: dict[str, dict[str, Any]] = {
+    "rl-tcp": {"obs_mode": "plain", "action_set": "delta", "reward": "tcp"},
+    "share": {"obs_mode": "plain", "action_set": "delta", "reward": "share"},
+    "share-aware": {"obs_mode": "aware", "action_set": "mult", "reward": "share"},
+    "rate-rule": {"obs_mode": "aware", "action_set": "mult", "reward": "share"},
+}
+RULES = ("rate-rule",)
+"""Agents that are not trained (a hand-written policy on the same observation)."""
+
+#: Table 2 of the paper (ms): stage 2's fixed action delays.
+PAPER_DELAYS_MS = {"fq_codel": 65.0, "fifo": 105.0}
+UNIFIED_QUEUES = ("fifo", "fq_codel", "dualpi2")
+FAIR_QUEUES = ("fifo", "dualpi2")
+FAIR_SEEDS = (1, 2, 3)
+FIXED_DELAYS_MS = (0.0, 50.0, 100.0, 200.0, 300.0)
+LOAD_LIMITS = (10, 50, 170, 260)
+"""Control-path FIFO sizes (packets) for the delay made by load: about 45-270 ms; the
+100-packet point is the ``fifo`` control path's case (the same run, not repeated)."""
+DELAY_AGENTS = ("rl-tcp", "share-aware", "rate-rule")
+DELAY_SEEDS: dict[str, tuple[int, ...]] = {"share-aware": (1, 2, 3)}
+"""Training seeds per delay point (others: seed 1 only)."""
+TRAIN_EPISODE_S = 20.0
+TRAIN_STEPS = 8_000
+EVAL_S = 200.0
+EVAL_SEED = 10_007
+PARTS = ("stage2", "unified", "delay", "fairshare")
+GOAL_JAIN = {"fifo": 0.9, "dualpi2": 0.95}
+FAIR_TABLE = "fairshare.md"
+DELAY_TABLE = "control_delay.md"
+RUNS_TABLE = "stage2_unified.md"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One trained agent and its evaluation.
+
+    ``control`` is a control-path queue name, ``"fixed"`` (a fixed control RTT of
+    ``delay_ms``, the paper's stage 2) or ``"load"`` (a FIFO of ``limit`` packets filled by
+    one CUBIC flow)."""
+
+    part: str
+    agent: str
+    control: str
+    seed: int = 1
+    delay_ms: float | None = None
+    limit: int | None = None
+
+    @property
+    def name(self) -> str:
+        if self.control == "fixed":
+            tail = f"fixed{self.delay_ms or 0:g}ms"
+        elif self.control == "load":
+            tail = f"load{self.limit}p"
+        else:
+            tail = self.control
+        return f"{self.agent}-{tail}-s{self.seed}"
+
+    def env_kwargs(self) -> dict[str, Any]:
+        kw: dict[str, Any] = dict(AGENTS[self.agent])
+        if self.control == "fixed":
+            kw.update(m=0, control_delay_s=(self.delay_ms or 0.0) / 1e3)
+        elif self.control == "load":
+            kw["control_queue"] = {"kind": "fifo", "limit": f"{self.limit}p"}
+        else:
+            kw["control_queue"] = self.control
+        return kw
+
+
+def jobs(parts: Iterable[str] = PARTS) -> list[Job]:
+    """Every case of ``parts``, each trained once (a case two parts share runs once)."""
+    parts = set(parts)
+    out: list[Job] = []
+    if "stage2" in parts:
+        out += [Job("stage2", "rl-tcp", "fixed", 1, d) for d in PAPER_DELAYS_MS.values()]
+    if "unified" in parts:
+        out += [Job("unified", "rl-tcp", q) for q in UNIFIED_QUEUES]
+    if "fairshare" in parts:
+        for a in AGENTS:
+            seeds = FAIR_SEEDS[:1] if a in RULES else FAIR_SEEDS  # a rule is not trained
+            out += [Job("fairshare", a, q, s) for q in FAIR_QUEUES for s in seeds]
+    if "delay" in parts:
+        for a in DELAY_AGENTS:
+            for s in DELAY_SEEDS.get(a, (1,)):
+                out += [Job("delay", a, "fixed", s, d) for d in FIXED_DELAYS_MS]
+                out += [Job("delay", a, "load", s, limit=b) for b in LOAD_LIMITS]
+                out.append(Job("delay", a, "fifo", s))  # the load study's 100 packets
+    seen: set[str] = set()
+    unique = []
+    for j in out:
+        if j.name not in seen:
+            seen.add(j.name)
+            unique.append(j)
+    return unique
+
+
+@dataclass
+class Result:
+    job: Job
+    train_steps: int
+    train_s: float
+    iot_mbps: float
+    cubic_mbps: float
+    jain: float
+    iot_loss: float
+    """The IoT flow's dropped packets / packets sent."""
+    cwnd_cov: float
+    """cwnd stability: std / mean of the IoT flow's window over the run's last 3/4."""
+    iot_rtt_p99_ms: float
+    control_rtt_ms: float
+    """Mean control RTT of the landed actions (state's age + the action's one way)."""
+    control_rtt_p99_ms: float
+    actions_lost: int
+    trace: dict[str, list[float]] = field(default_factory=dict, repr=False)
+
+
+def _jain(xs: list[float]) -> float:
+    s, q = sum(xs), sum(x * x for x in xs)
+    return s * s / (len(xs) * q) if q > 0 else 0.0
+
+
+def make_env(job: Job, duration_s: float, **extra: Any) -> Any:
+    from l4sim.envs.remote import RemoteTcpEnv
+    from l4sim.experiments.rl_tcp import compress_observation
+
+    return compress_observation(
+        RemoteTcpEnv(duration_s=duration_s, **job.env_kwargs(), **extra)  # type: ignore[arg-type]
+    )
+
+
+def train_and_evaluate(
+    job: Job, steps: int = TRAIN_STEPS, eval_s: float = EVAL_S, save_dir: str | None = None
+) -> Result:
+    """Train ``job``'s agent for ``steps`` decisions, then measure its greedy policy."""
+    from l4sim.agents import dqn
+    from l4sim.experiments.rl_tcp import config
+
+    if job.agent in RULES:
+        return evaluate(job, rate_rule, eval_s)
+    cfg = config(steps, job.seed)
+    net, stats = dqn.train(lambda: make_env(job, TRAIN_EPISODE_S), cfg)
+    if save_dir is not None:
+        dqn.save(Path(save_dir) / f"{job.name}.pt", net, cfg, {"job": job.name})
+    return evaluate(job, dqn.greedy_policy(net), eval_s, stats.steps, stats.wall_time_s)
+
+
+def rate_rule(obs: Any, share: float = 0.5) -> int:
+    """A hand-written remote CC on the ``aware`` observation (log1p-compressed): aim the
+    window at the fair share's rate times the RTT the state carries, ``share`` x BDP x
+    sRTT / base RTT, and take the multiplicative step nearest to it from the window last
+    commanded. A rate target does not overshoot when the action lands late (a window
+    target, unlike a window step, says where to go, not how far), so the delay hurts little."""
+    from l4sim.envs.remote import MULT_FACTORS
+
+    o = np.expm1(np.asarray(obs, np.float64))
+    srtt, commanded = o[4], o[11]
+    if srtt <= 0 or commanded <= 0:
+        return 1  # no RTT sample yet: grow
+    ratio = math.log(share * srtt / commanded)
+    return int(np.argmin([abs(ratio - math.log(f)) for f in MULT_FACTORS]))
+
+
+def evaluate(
+    job: Job,
+    policy: Callable[[Any], int],
+    eval_s: float = EVAL_S,
+    train_steps: int = 0,
+    train_s: float = 0.0,
+) -> Result:
+    """Run ``policy`` greedily for ``eval_s`` and measure the data bottleneck (module doc)."""
+    env = make_env(job, eval_s)
+    base = env.unwrapped
+    obs, _ = env.reset(seed=EVAL_SEED)
+    ix = base.index
+    ctrl_cubic = ix.control_cubic(0) if ix.m else None
+    keys = ("time_s", "iot_cwnd", "cubic_cwnd", "ctrl_cwnd", "iot_rtt_ms", "cubic_rtt_ms")
+    keys += ("ctrl_rtt_ms", "iot_qdelay_ms", "cubic_qdelay_ms", "ctrl_qdelay_ms")
+    trace: dict[str, list[float]] = {k: [] for k in keys}
+    truncated = False
+    while not truncated:
+        obs, _, _, truncated, info = env.step(policy(obs))
+        f = base.sim.observe()["flows"]
+        trace["time_s"].append(float(info["time_s"]))
+        for tag, i in (("iot", 0), ("cubic", ix.data_cubic(0)), ("ctrl", ctrl_cubic)):
+            if i is None:
+                continue
+            rtt, low = f["srtt_s"][i], f["min_rtt_s"][i]
+            trace[f"{tag}_cwnd"].append(float(f["cwnd_pkts"][i]))
+            trace[f"{tag}_rtt_ms"].append(1e3 * rtt if rtt == rtt else math.nan)
+            q = 1e3 * (rtt - low) if rtt == rtt and low == low else math.nan
+            trace[f"{tag}_qdelay_ms"].append(q)
+    s = base.sim.summary()["flows"]
+    iot, cubic = s[0], s[ix.data_cubic(0)]
+    sent_pkts = max(iot["bytes_sent"] / base.mss, 1.0)
+    cw = np.array(trace["iot_cwnd"][len(trace["iot_cwnd"]) // 4 :])
+    rtts = [x for x in trace["iot_rtt_ms"] if x == x]
+    ctrl = base.control_rtts_s or [math.nan]
+    trace["control_rtt_ms"] = [1e3 * x for x in base.control_rtts_s]
+    trace["control_rtt_t"] = list(base.control_rtt_at_s)
+    env.close()
+    g = [iot["goodput_bps"] / 1e6, cubic["goodput_bps"] / 1e6]
+    return Result(
+        job=job,
+        train_steps=train_steps,
+        train_s=train_s,
+        iot_mbps=g[0],
+        cubic_mbps=g[1],
+        jain=_jain(g),
+        iot_loss=iot["drops"] / sent_pkts,
+        cwnd_cov=float(cw.std() / cw.mean()) if cw.size and cw.mean() > 0 else math.nan,
+        iot_rtt_p99_ms=float(np.percentile(rtts, 99)) if rtts else math.nan,
+        control_rtt_ms=1e3 * statistics.fmean(ctrl),
+        control_rtt_p99_ms=1e3 * float(np.percentile(ctrl, 99)),
+        actions_lost=int(s[ix.action_flow(0)]["drops"]) if job.control != "fixed" else 0,
+        trace=trace,
+    )
+
+
+def _run(task: tuple[Job, int, float, str | None]) -> Result:
+    return train_and_evaluate(*task)
+
+
+def run_all(
+    out: Path,
+    todo: list[Job],
+    *,
+    steps: int,
+    eval_s: float,
+    executor: Executor | None = None,
+    on_case: Callable[[Job, int, int], None] | None = None,
+) -> list[Result]:
+    models = out / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    tasks = [(j, steps, eval_s, str(models)) for j in todo]
+    return run_cases(_run, tasks, todo, executor, on_case)
+
+
+# --------------------------------------------------------------------------------------------
+# Tables.
+
+
+def _ms(mean: float, sd: float | None = None) -> str:
+    return f"{mean:.0f}" if sd is None else f"{mean:.0f} ± {sd:.0f}"
+
+
+def runs_table(results: list[Result]) -> str:
+    """Stage 2 and the unified run, one row each."""
+    lines = [
+        "| part | agent | control path | control RTT ms (mean / p99) | IoT Mbit/s | CUBIC Mbit/s "
+        "| Jain | IoT loss % | IoT cwnd CoV | IoT p99 RTT ms | action-flow drops |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        j = r.job
+        if j.part not in ("stage2", "unified") and not (j.agent == "rl-tcp" and j.seed == 1):
+            continue
+        if j.part == "stage2" or (j.control == "fixed" and j.delay_ms in PAPER_DELAYS_MS.values()):
+            part, path = "stage 2", f"fixed {j.delay_ms:g} ms"
+        elif j.control in UNIFIED_QUEUES:
+            part, path = "unified", j.control
+        else:
+            continue
+        lines.append(
+            f"| {part} | {j.agent} | {path} | {r.control_rtt_ms:.0f} / {r.control_rtt_p99_ms:.0f} "
+            f"| {r.iot_mbps:.2f} | {r.cubic_mbps:.2f} | {r.jain:.3f} | {100 * r.iot_loss:.2f} "
+            f"| {r.cwnd_cov:.2f} | {r.iot_rtt_p99_ms:.0f} | {r.actions_lost} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _mean_sd(xs: list[float]) -> tuple[float, float]:
+    return statistics.fmean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
+
+
+def fair_table(results: list[Result]) -> str:
+    """Agent x control path over the training seeds (mean ± std) and how many reach the goal
+    (Jain >= 0.9 with the FIFO control path, >= 0.95 with DualPI2)."""
+    lines = [
+        "| agent | control path | control RTT ms | IoT Mbit/s | CUBIC Mbit/s | Jain "
+        "| IoT p99 RTT ms | seeds at the goal |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for a in AGENTS:
+        for q in FAIR_QUEUES:
+            rs = [
+                r
+                for r in results
+                if r.job.agent == a and r.job.control == q and r.job.seed in FAIR_SEEDS
+            ]
+            if not rs:
+                continue
+            cols = []
+            for key in ("control_rtt_ms", "iot_mbps", "cubic_mbps", "jain", "iot_rtt_p99_ms"):
+                m, sd = _mean_sd([getattr(r, key) for r in rs])
+                fmt = ".3f" if key == "jain" else (".2f" if "mbps" in key else ".0f")
+                cols.append(f"{m:{fmt}} ± {sd:{fmt}}")
+            goal = GOAL_JAIN[q]
+            hit = sum(r.jain >= goal for r in rs)
+            lines.append(f"| {a} | {q} | " + " | ".join(cols) + f" | {hit}/{len(rs)} (>= {goal}) |")
+    return "\n".join(lines) + "\n"
+
+
+def delay_table(results: list[Result]) -> str:
+    """One row per agent and control RTT setting: mean ± std over its training seeds."""
+    lines = [
+        "| agent | control RTT made by | setting | seeds | control RTT ms | IoT Mbit/s "
+        "| CUBIC Mbit/s | Jain | IoT loss % | IoT cwnd CoV |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (agent, control, setting), rs in _delay_groups(results):
+        cols = []
+        for key, fmt, scale in (
+            ("control_rtt_ms", ".0f", 1.0),
+            ("iot_mbps", ".2f", 1.0),
+            ("cubic_mbps", ".2f", 1.0),
+            ("jain", ".3f", 1.0),
+            ("iot_loss", ".2f", 100.0),
+            ("cwnd_cov", ".2f", 1.0),
+        ):
+            m, sd = _mean_sd([scale * getattr(r, key) for r in rs])
+            cols.append(f"{m:{fmt}}" if len(rs) == 1 else f"{m:{fmt}} ± {sd:{fmt}}")
+        lines.append(f"| {agent} | {control} | {setting} | {len(rs)} | " + " | ".join(cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _delay_groups(results: list[Result]) -> list[tuple[tuple[str, str, str], list[Result]]]:
+    """The delay study's results grouped by (agent, fixed / load, setting), seeds together,
+    in order of agent, mode and mean control RTT."""
+    groups: dict[tuple[str, str, str], list[Result]] = {}
+    for r in results:
+        j = r.job
+        if j.control == "fifo":  # the default control FIFO is the load study's 100 packets
+            j = Job(j.part, j.agent, "load", j.seed, limit=100)
+        if j.agent not in DELAY_AGENTS or j.control not in ("fixed", "load"):
+            continue
+        if j.control == "fixed" and j.delay_ms not in FIXED_DELAYS_MS:
+            continue
+        if j.seed not in DELAY_SEEDS.get(j.agent, (1,)):
+            continue
+        setting = f"{j.delay_ms:g} ms" if j.control == "fixed" else f"FIFO {j.limit} p"
+        groups.setdefault((j.agent, j.control, setting), []).append(r)
+    return sorted(
+        groups.items(),
+        key=lambda kv: (kv[0][0], kv[0][1], statistics.fmean(r.control_rtt_ms for r in kv[1])),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Figures.
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+FLOW_LABELS = (("iot", "IoT (RL)"), ("cubic", "CUBIC, data path"), ("ctrl", "CUBIC, control path"))
+
+
+def plot_timeseries(
+    panels: list[tuple[str, dict[str, list[float]]]],
+    title: str,
+    path: Path,
+    flows: tuple[tuple[str, str], ...] = FLOW_LABELS,
+) -> Path:
+    """The paper's Fig. 6-9: cwnd, RTT and queueing delay (sRTT - min RTT) per flow over
+    time, one column per case."""
+    plt = _plt()
+    cols = len(panels)
+    fig, axes = plt.subplots(
+        3, cols, figsize=(max(4.2 * cols, 9.0), 7.5), sharex=True, squeeze=False
+    )
+    rows = (
+        ("cwnd", "cwnd (segments)"),
+        ("rtt_ms", "RTT (ms)"),
+        ("qdelay_ms", "queueing delay (ms)"),
+    )
+    for c, (label, tr) in enumerate(panels):
+        t = tr["time_s"]
+        for r, (key, ylabel) in enumerate(rows):
+            ax = axes[r][c]
+            for tag, name in flows:
+                ys = tr.get(f"{tag}_{key}") or []
+                if ys:
+                    ax.plot(t[: len(ys)], ys, lw=0.6, label=name)
+            if key == "rtt_ms" and tr.get("control_rtt_t"):
+                ax.plot(tr["control_rtt_t"], tr["control_rtt_ms"], ".", ms=1.5, label="control RTT")
+            ax.grid(alpha=0.3)
+            if c == 0:
+                ax.set_ylabel(ylabel)
+            if r == 0:
+                ax.set_title(label, fontsize=9)
+            if r == 2:
+                ax.set_xlabel("time (s)")
+        axes[0][c].legend(fontsize=7, loc="upper right")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def plot_delay_study(results: list[Result], path: Path) -> Path:
+    plt = _plt()
+    groups = _delay_groups(results)
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
+    metrics = (
+        ("iot_mbps", "IoT goodput (Mbit/s)"),
+        ("jain", "Jain index vs CUBIC"),
+        ("iot_loss", "IoT loss (fraction)"),
+        ("cwnd_cov", "IoT cwnd std / mean"),
+    )
+    for ax, (key, label) in zip(axes, metrics, strict=True):
+        for agent, color in zip(DELAY_AGENTS, ("C0", "C2", "C3"), strict=False):
+            for mode, style in (("fixed", "o-"), ("load", "s--")):
+                gs = [rs for (a, c, _), rs in groups if a == agent and c == mode]
+                if gs:
+                    stats = [_mean_sd([getattr(r, key) for r in rs]) for rs in gs]
+                    ax.errorbar(
+                        [statistics.fmean(r.control_rtt_ms for r in rs) for rs in gs],
+                        [m for m, _ in stats],
+                        yerr=[sd for _, sd in stats],
+                        fmt=style,
+                        color=color,
+                        capsize=2,
+                        label=f"{agent}, {mode} delay" if mode == "fixed" else f"{agent}, load",
+                    )
+        ax.set_xlabel("control RTT (ms)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[1].axhline(0.9, color="grey", ls=":", lw=0.8)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Remote CC against one CUBIC flow vs the control RTT (fixed delay or load)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def figures(results: list[Result], stage1: dict[str, dict[str, list[float]]], out: Path) -> None:
+    """Fig. 6/7 (stage 1), 8/9 (stage 2), the unified run and the delay study."""
+    fig_dir = out
+    if stage1:
+        plot_timeseries(
+            list(stage1.items()),
+            "Stage 1 (Fig. 6/7): RS_1 (bulk, NewReno stand-in) vs CUBIC on the control path",
+            fig_dir / "remote_rl_tcp_000_stage1.png",
+            (("iot", "RS_1 (NewReno, stand-in)"), ("cubic", "BC_1 (CUBIC)")),
+        )
+    by = {r.job.name: r for r in results}
+    s2 = [
+        (f"stage 2, actions delayed {d:g} ms", by[n].trace)
+        for d in PAPER_DELAYS_MS.values()
+        if (n := Job("stage2", "rl-tcp", "fixed", 1, d).name) in by
+    ]
+    if s2:
+        plot_timeseries(
+            s2,
+            "Stage 2 (Fig. 8/9): RL-TCP vs CUBIC, tail-drop FIFO",
+            fig_dir / "remote_rl_tcp_000_stage2.png",
+        )
+    un = []
+    for q in UNIFIED_QUEUES:
+        r = by.get(Job("unified", "rl-tcp", q).name)
+        if r is not None:
+            un.append((f"unified, control path {q} ({r.control_rtt_ms:.0f} ms)", r.trace))
+    if un:
+        plot_timeseries(
+            un,
+            "Unified run: states and actions as packets (RL-TCP vs CUBIC on the data path)",
+            fig_dir / "remote_rl_tcp_000_unified.png",
+        )
+    fs = []
+    for agent, q in (("share", "fifo"), ("share-aware", "dualpi2"), ("rate-rule", "fifo")):
+        r = by.get(Job("fairshare", agent, q, 1).name)
+        if r is not None:
+            fs.append((f"{agent}, control path {q}: Jain {r.jain:.3f}", r.trace))
+    if fs:
+        plot_timeseries(
+            fs, "Fair-share remote CC (unified run)", fig_dir / "remote_rl_tcp_000_fairshare.png"
+        )
+    if _delay_groups(results):
+        plot_delay_study(results, fig_dir / "remote_rl_tcp_000_control_delay.png")
+
+
+def load_results(path: Path) -> list[Result]:
+    """The results a run wrote to ``results.json`` (without the traces)."""
+    import json
+
+    out = []
+    for d in json.loads(Path(path).read_text()):
+        keys = ("part", "agent", "control", "seed", "delay_ms", "limit")
+        job = Job(**{k: d.pop(k) for k in keys})
+        d.pop("case")
+        out.append(Result(job=job, **d))
+    return out
+
+
+def write_results(results: list[Result], out: Path) -> None:
+    """The three tables (Markdown) and every case's numbers (``results.json``, no traces)."""
+    import json
+
+    (out / RUNS_TABLE).write_text(runs_table(results))
+    (out / FAIR_TABLE).write_text(fair_table(results))
+    (out / DELAY_TABLE).write_text(delay_table(results))
+    rows = []
+    for r in results:
+        d = {k: v for k, v in vars(r).items() if k not in ("trace", "job")}
+        rows.append({"case": r.job.name, **vars(r.job), **d})
+    (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
+NML_TABLE = "unified_nml.md"
+
+
+def nml_run(
+    n: int = 2,
+    m: int = 2,
+    l: int = 2,  # noqa: E741
+    control_queue: str = "dualpi2",
+    eval_s: float = EVAL_S,
+) -> dict[str, Any]:
+    """The unified system with N devices, M control-path and L data-path CUBIC flows, every
+    device driven by :func:`rate_rule` aiming at 1 / (N + L) of the data bottleneck:
+    per-flow goodputs, Jain over the N + L data flows and the mean control RTT."""
+    from l4sim.envs.remote import RemoteTcpEnv
+
+    share = 1.0 / (n + l)
+    env = RemoteTcpEnv(
+        n=n,
+        m=m,
+        l=l,
+        control_queue=control_queue,
+        duration_s=eval_s,
+        obs_mode="aware",
+        action_set="mult",
+        reward="share",
+        reward_kwargs={"n_flows": n + l},
+        peer_policy=lambda o: rate_rule(np.log1p(o), share),
+    )
+    obs, _ = env.reset(seed=EVAL_SEED)
+    truncated = False
+    while not truncated:
+        obs, _, _, truncated, _ = env.step(rate_rule(np.log1p(obs), share))
+    flows = env.sim.summary()["flows"]
+    ix = env.index
+    iot = [flows[ix.iot(i)]["goodput_bps"] / 1e6 for i in range(n)]
+    cubic = [flows[ix.data_cubic(k)]["goodput_bps"] / 1e6 for k in range(l)]
+    return {
+        "n": n,
+        "m": m,
+        "l": l,
+        "control_queue": control_queue,
+        "iot_mbps": iot,
+        "cubic_mbps": cubic,
+        "jain": _jain(iot + cubic),
+        "control_rtt_ms": 1e3 * statistics.fmean(env.control_rtts_s),
+    }
+
+
+def nml_table(runs: list[dict[str, Any]]) -> str:
+    lines = [
+        "| N | M | L | control path | control RTT ms | IoT Mbit/s (each) | CUBIC Mbit/s (each) "
+        "| Jain (N + L flows) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        lines.append(
+            f"| {r['n']} | {r['m']} | {r['l']} | {r['control_queue']} | {r['control_rtt_ms']:.0f} "
+            f"| {' / '.join(f'{x:.2f}' for x in r['iot_mbps'])} "
+            f"| {' / '.join(f'{x:.2f}' for x in r['cubic_mbps'])} | {r['jain']:.3f} |"
+        )
+    return "\n".join(lines) + "\n"
