@@ -13,14 +13,18 @@ import l4sim
 from l4sim.experiments import remote_rl_tcp_000 as exp
 
 
-def test_control_rtt_ordering_fifo_above_fq_codel_at_least_dualpi2_on_five_seeds() -> None:
+def test_control_rtt_fifo_far_above_fq_codel_and_dualpi2_on_five_seeds() -> None:
     # The paper's claim (Table 2): prioritising the control flow shortens its RTT. A FIFO
-    # shares CUBIC's standing queue with RS_1; FqCoDel isolates RS_1 and keeps its own
-    # queue near CoDel's 5 ms; DualPI2's L queue marks at 1 ms. Base RTT 40 ms.
+    # shares CUBIC's standing queue with RS_1 (100 packets, up to 120 ms at 10 Mbit/s);
+    # FqCoDel isolates RS_1 and keeps its own queue near CoDel's 5 ms target; DualPI2's L
+    # queue marks from 1 ms. Base RTT 40 ms; what the prioritised paths add beyond the
+    # queue is the receiver's ACK timing (delayed ACKs of 40 ms at a window of a few
+    # segments), so neither may exceed a quarter of the base RTT.
     for seed in exp.SEEDS:
         rtt = {q: exp.run_case(exp.Case(q, seed)).rs_rtt_ms for q in exp.QUEUES}
-        assert rtt["fifo"] > rtt["fq_codel"] >= rtt["dualpi2"], (seed, rtt)
-        assert rtt["dualpi2"] > 40.0, rtt  # never below the path's propagation RTT
+        for q in ("fq_codel", "dualpi2"):
+            assert 40.0 < rtt[q] < 50.0, (seed, rtt)  # never below the propagation RTT
+            assert rtt["fifo"] > 2.5 * rtt[q], (seed, rtt)
 
 
 def test_reproduce_quick_writes_table2(tmp_path: Path) -> None:

@@ -4,7 +4,10 @@ The testbed: Heist & Morton, "L4S Tests" (github.com/heistp/l4s-tests, scenario 
 Fairness", November 2020). Two TCP flows (TCP Prague or CUBIC, each with its own path RTT of
 10, 20, 80 or 160 ms) share a 10 or 50 Mbit/s bottleneck (HTB shaping a DualPI2 qdisc) in
 network namespaces running the L4STeam kernel of August 2020; both hosts have
-``tcp_ecn = 3``, so CUBIC negotiates ECN and DualPI2 marks it with p'^2 instead of dropping.
+``tcp_ecn = 3`` (the ``fl`` harness sets it for the ``l4s`` arch), which in that kernel's
+AccECN patches means "request and accept Accurate ECN": CUBIC negotiates ECN with AccECN
+feedback (a CE count on every ACK, no ECE latched until CWR), and DualPI2 marks it with
+p'^2 instead of dropping.
 Both flows start together and run for 3 minutes; each flow's throughput is taken over the
 final minute. Their table of DualPI2 results is :data:`TESTBED` below.
 
@@ -313,8 +316,16 @@ def scenario(
     """Two flows on a dumbbell; flow i's whole path RTT sits on its sender's access link."""
 
     def flow(cca: str) -> dict[str, Any]:
-        # The testbed's hosts run tcp_ecn = 3: CUBIC negotiates ECN too.
-        f: dict[str, Any] = {"kind": "tcp", "cca": cca, "ecn": True, **dict(variant.flow)}
+        # The testbed's hosts run tcp_ecn = 3, AccECN in the L4STeam kernel (its
+        # ip-sysctl.txt: "Enable AccECN when requested by incoming connections and also
+        # request AccECN on outgoing connection attempts"): CUBIC negotiates it too.
+        f: dict[str, Any] = {
+            "kind": "tcp",
+            "cca": cca,
+            "ecn": True,
+            "accecn": True,
+            **dict(variant.flow),
+        }
         if cca == "cubic" and variant.cubic:
             f["cca"] = {"kind": "cubic", **dict(variant.cubic)}
         return f

@@ -90,7 +90,9 @@ class TcpFlow(_FlowBase):
     defaults (mss 1448 B, initial window 10 segments, no initial ssthresh, min RTO 200 ms,
     delayed ACK every 2 segments / 40 ms, SACK and timestamps on, no pacing, …);
     ``rack = true`` turns on RACK-TLP loss detection (RFC 8985, Linux's default; off here),
-    ``quickack = true`` the receiver's Linux quick-ACK mode, ``prr_in_cwr = true`` Linux's
+    ``quickack = false`` turns off the receiver's Linux quick-ACK mode (on by default: the
+    first 16 segments, those after an idle RTO or a duplicate, 2 at the first CE and the
+    segment carrying CWR are ACKed at once), ``prr_in_cwr = true`` Linux's
     gradual (PRR) reduction after an ECN echo, ``linux_rto = true`` Linux's RTO (at least
     SRTT + min_rto).
     ``init_cwnd`` / ``init_ssthresh`` are in segments. ``cca`` is a kind or a table of the

@@ -72,10 +72,12 @@ pub struct TcpConfig {
     /// `tcp_early_retrans = 3`): time-based loss marking with a reordering window, and tail
     /// loss probes, in place of RFC 6675's three-SACK rule. Needs SACK.
     pub rack: bool,
-    /// Receiver: Linux's quick-ACK mode (`tcp_incr_quickack`, `tcp_enter_quickack_mode`):
-    /// every segment is ACKed at once for the first 16 data segments, after an idle gap
-    /// longer than the RTO, after a duplicate segment (16 more), and for 2 segments after
-    /// the first CE mark of a classic-ECN episode. Off: RFC 5681 delayed ACKs throughout.
+    /// Receiver: Linux's quick-ACK mode (`tcp_incr_quickack`, `tcp_enter_quickack_mode`),
+    /// on by default as in Linux: every segment is ACKed at once for the first 16 data
+    /// segments, after an idle gap longer than the RTO, after a duplicate segment (16 more),
+    /// and for 2 segments after the first CE mark of a classic-ECN episode; a segment
+    /// carrying CWR is ACKed at once (`tcp_ecn_accept_cwr`). Off: RFC 5681 delayed ACKs
+    /// throughout.
     pub quickack: bool,
     /// An ECN echo reduces cwnd as Linux does (`tcp_enter_cwr` only sets ssthresh; then
     /// `tcp_cong_control` → `tcp_cwnd_reduction`, PRR, per ACK through CWR, landing on
@@ -119,7 +121,7 @@ impl Default for TcpConfig {
             cubic_initial_cap: false,
             sack: true,
             rack: false,
-            quickack: false,
+            quickack: true,
             prr_in_cwr: false,
             linux_rto: false,
             timestamps: true,

@@ -6,7 +6,8 @@
 //!   fill a gap. With `quickack`, Linux's quick-ACK mode too (`tcp_event_data_recv`,
 //!   `tcp_incr_quickack`, `tcp_enter_quickack_mode`, `tcp_dec_quickack_mode`): the first 16
 //!   data segments, those after an idle gap longer than the RTO, after a duplicate, and 2
-//!   after the first CE of a classic-ECN episode are each ACKed at once.
+//!   after the first CE of a classic-ECN episode are each ACKed at once, as is a segment
+//!   carrying CWR (`tcp_ecn_accept_cwr`).
 //! - Timestamps (RFC 7323 §4.3): TS.Recent is taken from segments at the left window edge.
 //! - SACK (RFC 2018 §4): when out-of-order data is held, ACKs carry up to 3 blocks, the
 //!   first containing the segment that triggered the ACK, then the most recently reported.
@@ -171,6 +172,9 @@ impl TcpReceiver {
             EcnFeedback::Classic => {
                 if h.flags & flags::CWR != 0 {
                     self.ece = false;
+                    // Linux tcp_ecn_accept_cwr: "the sender ... has entered CWR, then its
+                    // cwnd may be very low", so a data segment with CWR is ACKed at once.
+                    ack_now |= self.quickack && h.len > 0;
                 }
                 if ce {
                     // Linux __tcp_ecn_check_ce: "better not delay acks, sender can have a
@@ -371,9 +375,11 @@ mod tests {
         }
     }
 
+    /// An RFC 5681 receiver (no quick-ACK mode) acknowledging every `delack`-th segment.
     fn rx(delack: u32) -> TcpReceiver {
         let cfg = TcpConfig {
             delack_count: delack,
+            quickack: false,
             ..TcpConfig::default()
         };
         TcpReceiver::new(&cfg, Packet::default())
@@ -479,6 +485,7 @@ mod tests {
     fn dctcp_echo_mirrors_ce_and_acks_at_each_change() {
         let cfg = TcpConfig {
             cca: CcaKind::Dctcp,
+            quickack: false,
             ..TcpConfig::default()
         };
         let mut r = TcpReceiver::new(&cfg, Packet::default());
@@ -589,6 +596,33 @@ mod tests {
         r.on_segment(&ce_at(22_000, 32 * MS), 32 * MS, &mut out);
         r.on_segment(&seg(23_000, 1000, 33 * MS), 33 * MS, &mut out);
         assert_eq!(out.len(), 3);
+    }
+
+    #[test]
+    fn quickack_acks_the_cwr_segment_at_once() {
+        // Linux tcp_ecn_accept_cwr sets ICSK_ACK_NOW for a data segment with CWR.
+        let mut r = quick_rx();
+        r.ecn = EcnFeedback::Classic;
+        acks_for(&mut r, 0, 20, 0);
+        let mut out = Vec::new();
+        r.on_segment(&seg(20_000, 1000, 30 * MS), 30 * MS, &mut out);
+        assert!(out.is_empty(), "delayed as usual");
+        let mut cwr = seg(21_000, 1000, 31 * MS);
+        cwr.tcp.flags |= flags::CWR;
+        r.on_segment(&cwr, 31 * MS, &mut out);
+        assert_eq!(out.len(), 1);
+        // Without the option the CWR segment waits for a second one, as RFC 5681 allows.
+        let mut r = rx(2);
+        r.ecn = EcnFeedback::Classic;
+        let mut out = Vec::new();
+        for i in 0..3 {
+            let mut p = seg(i * 1000, 1000, i * MS);
+            if i == 2 {
+                p.tcp.flags |= flags::CWR;
+            }
+            r.on_segment(&p, i * MS, &mut out);
+        }
+        assert_eq!(out.len(), 1);
     }
 
     fn ce_at(seq: u64, t: Time) -> Packet {

@@ -596,7 +596,11 @@ impl TcpSender {
                 }
             }
             CaState::Cwr | CaState::Open | CaState::Disorder => {
-                if self.state == CaState::Cwr && ack >= self.high_seq {
+                // Linux tcp_fastretrans_alert: CWR is held until something *above* high_seq
+                // is acknowledged, i.e. until the segment that carried CWR (the first new one
+                // sent after the reduction) got through, so that echoes the receiver sent
+                // before it saw CWR are not taken for a new congestion event.
+                if self.state == CaState::Cwr && ack > self.high_seq {
                     self.exit_reduction(now);
                 }
                 let may_recover = self.loss_recover.is_none_or(|r| self.snd_una > r);
@@ -1567,13 +1571,16 @@ mod tests {
         assert_eq!(snd.stats.bytes_acked, 40 * 1448);
     }
 
-    /// A classic-ECN NewReno flow with 20 segments out gets a CE mark on the first:
-    /// (cwnd after the echo, cwnd when CWR ends, new segments sent during CWR).
-    fn ecn_echo(prr_in_cwr: bool) -> (u32, u32, u32) {
+    /// A classic-ECN NewReno flow with 20 segments out gets a CE mark on the first; the
+    /// receiver echoes ECE on every ACK until the segment carrying CWR reaches it. Returns
+    /// (cwnd after the echo, cwnd at the end of the window's ACKs, new segments sent during
+    /// them, cwnd when CWR ends, window reductions).
+    fn ecn_echo(prr_in_cwr: bool) -> (u32, u32, u32, u32, u64) {
         let cfg = TcpConfig {
             ecn: true,
             init_cwnd: 20,
             prr_in_cwr,
+            quickack: false,
             ..TcpConfig::default()
         };
         let mut snd = TcpSender::new(&cfg, Packet::default(), None, 1);
@@ -1591,37 +1598,62 @@ mod tests {
             rcv.on_segment(p, 30 * MS, &mut back);
         }
         let mut after_echo = None;
-        let mut sent_in_cwr = 0;
         for (k, a) in back.iter().enumerate() {
-            // Only the first ACK echoes: as if the receiver had seen CWR since.
-            let mut a = *a;
-            if k > 0 {
-                a.tcp.flags &= !flags::ECE;
-            }
-            snd.on_ack(&a, 40 * MS + k as Time, &mut out);
-            if snd.state == CaState::Cwr {
-                after_echo.get_or_insert(snd.w.cwnd);
-                sent_in_cwr = out.len() as u32;
-            }
+            assert!(a.tcp.flags & flags::ECE != 0, "ECE until CWR is seen");
+            snd.on_ack(a, 40 * MS + k as Time, &mut out);
+            after_echo.get_or_insert(snd.w.cwnd);
         }
-        assert_eq!(snd.state, CaState::Open, "CWR ends with the window");
-        (after_echo.unwrap(), snd.w.cwnd, sent_in_cwr)
+        let (window_end, sent_in_window) = (snd.w.cwnd, out.len() as u32);
+        // Every ACK of the window echoed ECE, the last one acknowledging exactly what was
+        // outstanding at the echo: CWR holds until the segment that carried CWR is through.
+        assert_eq!(snd.state, CaState::Cwr);
+        assert!(out[0].tcp.flags & flags::CWR != 0);
+        back.clear();
+        for p in &out {
+            rcv.on_segment(p, 60 * MS, &mut back);
+        }
+        out.clear();
+        snd.on_ack(&back[0], 80 * MS, &mut out);
+        assert_eq!(
+            snd.state,
+            CaState::Open,
+            "CWR ends once the CWR segment is acknowledged"
+        );
+        (
+            after_echo.unwrap(),
+            window_end,
+            sent_in_window,
+            snd.w.cwnd,
+            snd.stats.ecn_reductions,
+        )
+    }
+
+    #[test]
+    fn one_reduction_per_echo_episode_as_linux_holds_cwr() {
+        // Linux tcp_fastretrans_alert leaves CWR only when snd_una passes high_seq; ending
+        // it at high_seq would take the last echo of the window for a new congestion event
+        // and reduce twice (0.5 x 0.5) for one mark.
+        for prr in [false, true] {
+            let (.., reductions) = ecn_echo(prr);
+            assert_eq!(reductions, 1, "prr_in_cwr = {prr}");
+        }
     }
 
     #[test]
     fn prr_in_cwr_reduces_gradually_as_linux_tcp_cwnd_reduction() {
         // RFC 3168 §6.1.2 as written: cwnd = ssthresh = 10 at the echo; the rest of the
         // window's ACKs send nothing until the flight falls below 10.
-        let (echo, end, _) = ecn_echo(false);
-        assert_eq!((echo, end), (10, 10));
+        let (echo, end, _, cwr_end, _) = ecn_echo(false);
+        assert_eq!((echo, end, cwr_end), (10, 10, 10));
         // Linux (tcp_enter_cwr, then PRR per ACK, RFC 6937): the first ACK (2 segments
         // delivered) leaves cwnd = flight 18 + ceil(2 * 10 / 20) = 19. ACK k (2 segments
         // each) then finds a flight of 19 - k and sends one segment (ceil(2k * 10 / 20) -
         // (k - 1)) while that is above ssthresh: k = 1..8; the 9th ACK meets the flight at
-        // 10 and sends nothing, the 10th ends CWR at ssthresh.
-        let (echo, end, sent) = ecn_echo(true);
+        // 10 and sends nothing; the 10th acknowledges exactly high_seq, which keeps CWR, and
+        // PRR's reduction bound (flight 8 < ssthresh) sends 2 more; CWR ends at ssthresh.
+        let (echo, end, sent, cwr_end, _) = ecn_echo(true);
         assert_eq!(echo, 19);
-        assert_eq!(end, 10);
-        assert_eq!(sent, 8);
+        assert_eq!((end, cwr_end), (10, 10));
+        assert_eq!(sent, 10);
     }
 }
