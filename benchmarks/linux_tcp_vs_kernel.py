@@ -35,15 +35,14 @@ GRID = Path(__file__).resolve().parent / "data" / "emulate_vs_sim.json"
 TOL = 0.20
 
 VARIANTS: dict[str, dict[str, Any]] = {
-    "RFC (default)": {},
+    "default (Linux quick ACKs)": {},
+    "no quickack (RFC 5681 receiver)": {"quickack": False},
     "rack": {"rack": True},
     "linux_rto": {"linux_rto": True},
-    "quickack": {"quickack": True},
     "rack + linux_rto": {"rack": True, "linux_rto": True},
-    "rack + linux_rto + quickack + prr_in_cwr": {
+    "rack + linux_rto + prr_in_cwr": {
         "rack": True,
         "linux_rto": True,
-        "quickack": True,
         "prr_in_cwr": True,
     },
 }

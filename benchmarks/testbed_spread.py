@@ -54,18 +54,19 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default="", help="rates / qdiscs, comma-separated (default all)")
     ap.add_argument("--csv", help="also write every run's flows here")
-    ap.add_argument("--flow", default="{}", help="TCP options as JSON, e.g. '{\"quickack\": true}'")
+    ap.add_argument("--flow", default="{}", help="TCP options as JSON, e.g. '{\"rack\": true}'")
+    ap.add_argument("--cubic", default="{}", help="CUBIC options as JSON: '{\"hystart\": true}'")
     args = ap.parse_args()
     if args.seeds < 2 or args.jitter_us < 0:
         ap.error("--seeds must be at least 2 and --jitter-us not negative")
-    ex = PoolExecutor(args.jobs)
     try:
         flow_options = json.loads(args.flow)
+        cubic_options = json.loads(args.cubic)
     except json.JSONDecodeError as e:
-        ap.error(f"--flow is not JSON: {e}")
-    variant = TcpVariant.of(flow_options, access_jitter_us=args.jitter_us)
+        ap.error(f"--flow / --cubic is not JSON: {e}")
+    variant = TcpVariant.of(flow_options, cubic_options, access_jitter_us=args.jitter_us)
     runs: list[list[exp.Row]] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, PoolExecutor(args.jobs) as ex:
         for seed in range(1, args.seeds + 1):
             runs.append(
                 exp.reproduce(
@@ -86,7 +87,10 @@ def main() -> int:
                         f"{seed},{r.case},{r.qdisc},{r.flow1},{r.flow2},{r.testbed1_mbps},"
                         f"{r.testbed2_mbps},{r.l4sim1_mbps:.4f},{r.l4sim2_mbps:.4f}\n"
                     )
-    print(f"access jitter 0-{args.jitter_us:g} us, seeds 1-{args.seeds}, TCP {flow_options}")
+    print(
+        f"access jitter 0-{args.jitter_us:g} us, seeds 1-{args.seeds}, "
+        f"TCP {flow_options}, CUBIC {cubic_options}"
+    )
     print("| qdisc | flows | within 20 % of Linux, per seed | mean | self-agreement ceiling |")
     print("|---|---|---|---|---|")
     totals = [0.0, 0.0]
