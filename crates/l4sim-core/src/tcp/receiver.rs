@@ -545,6 +545,14 @@ mod tests {
         )
     }
 
+    /// A classic-ECN quick-ACK receiver past its first 20 segments (quick ACKs used up).
+    fn classic_quick_rx_after_start() -> TcpReceiver {
+        let mut r = quick_rx();
+        r.ecn = EcnFeedback::Classic;
+        acks_for(&mut r, 0, 20, 0);
+        r
+    }
+
     /// ACKs sent for `n` in-order 1000-byte segments starting at `seq`, 1 ms apart from
     /// `t0`.
     fn acks_for(r: &mut TcpReceiver, seq: u64, n: u64, t0: Time) -> usize {
@@ -582,9 +590,7 @@ mod tests {
 
     #[test]
     fn quickack_for_two_segments_at_the_first_ce_of_an_episode() {
-        let mut r = quick_rx();
-        r.ecn = EcnFeedback::Classic;
-        acks_for(&mut r, 0, 20, 0);
+        let mut r = classic_quick_rx_after_start();
         let mut out = Vec::new();
         let mut ce = seg(20_000, 1000, 30 * MS);
         ce.ecn = Ecn::Ce;
@@ -601,9 +607,7 @@ mod tests {
     #[test]
     fn quickack_acks_the_cwr_segment_at_once() {
         // Linux tcp_ecn_accept_cwr sets ICSK_ACK_NOW for a data segment with CWR.
-        let mut r = quick_rx();
-        r.ecn = EcnFeedback::Classic;
-        acks_for(&mut r, 0, 20, 0);
+        let mut r = classic_quick_rx_after_start();
         let mut out = Vec::new();
         r.on_segment(&seg(20_000, 1000, 30 * MS), 30 * MS, &mut out);
         assert!(out.is_empty(), "delayed as usual");
