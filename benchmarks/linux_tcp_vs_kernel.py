@@ -33,9 +33,12 @@ from l4sim.scenario import loads
 DATA = Path(__file__).resolve().parent / "data" / "emulate_small_windows.json"
 GRID = Path(__file__).resolve().parent / "data" / "emulate_vs_sim.json"
 TOL = 0.20
+#: CUBIC's three Linux behaviours, off by default in l4sim (these cases turn HyStart on).
+CUBIC_LINUX = {"hystart": True, "linux_alpha": True, "initial_cap": True}
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "default (Linux quick ACKs)": {},
+    "CUBIC as Linux (+ constant alpha, 5 % cap)": {"cubic": CUBIC_LINUX},
     "no quickack (RFC 5681 receiver)": {"quickack": False},
     "rack": {"rack": True},
     "linux_rto": {"linux_rto": True},
@@ -48,12 +51,22 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
+def with_options(sc: Any, opts: dict[str, Any]) -> Any:
+    """`sc` with TCP options `opts` on every flow (`opts["cubic"]`: CUBIC options for the
+    CUBIC flows)."""
+    d = sc.to_dict()
+    cubic = opts.get("cubic", {})
+    for f in d["flows"]:
+        f.update({k: v for k, v in opts.items() if k != "cubic"})
+        cca = f.get("cca")
+        if cubic and (cca == "cubic" or (isinstance(cca, dict) and cca["kind"] == "cubic")):
+            f["cca"] = {**(cca if isinstance(cca, dict) else {"kind": "cubic"}), **cubic}
+    return type(sc).parse(d)
+
+
 def goodputs(case: dict[str, Any], opts: dict[str, Any]) -> tuple[list[float], list[str]]:
     sc = loads(scenario(case["qdisc"], case["mix"], "20s"))
-    d = sc.to_dict()
-    for f in d["flows"]:
-        f.update(opts)
-    s = run(type(sc).parse(d)).summary
+    s = run(with_options(sc, opts)).summary
     ccs = [f["cca"] for f in s["flows"]]
     return [f["goodput_bps"] for f in s["flows"]], ccs
 
@@ -75,10 +88,7 @@ def grid_case(name: str, opts: dict[str, Any]) -> dict[str, Any]:
     qdisc, cca = "_".join(parts[1:-3]), parts[-3]
     flows, mbps = int(parts[-2][:-1]), int(parts[-1][:-1])
     sc = loads(grid_scenario(qdisc, cca, flows, mbps, "20s"))
-    d = sc.to_dict()
-    for f in d["flows"]:
-        f.update(opts)
-    return figures(run(type(sc).parse(d)).summary)
+    return figures(run(with_options(sc, opts)).summary)
 
 
 def grid(path: Path) -> None:
