@@ -74,6 +74,7 @@ L4SIM_TCP_DEFAULTS: dict[str, Any] = {
     "sack": True,
     "timestamps": True,
     "pacing": False,
+    "cubic_hystart": True,
 }
 
 
@@ -249,6 +250,7 @@ def ns3_spec_from_scenario(sc, **extra: Any) -> dict[str, Any]:
         "buf_bytes": max(tcp["rwnd_bytes"], 4 << 20),
         "sack": tcp["sack"],
         "timestamps": tcp["timestamps"],
+        "cubic_hystart": tcp["cubic_hystart"],
         "seed": cfg["seed"],
         **extra,
     }

@@ -35,8 +35,8 @@ DEFAULT_SPEC: dict[str, Any] = {
     # "newreno" (ns3::TcpNewReno), "cubic" (ns3::TcpCubic) or "linuxreno" (ns3::TcpLinuxReno:
     # NewReno growing by segments acked, as Linux and l4sim; only for diagnosis).
     "cca": "newreno",
-    # ns-3 CUBIC's HyStart (RFC 9406 style slow-start exit; ns-3's default is on). l4sim's
-    # CUBIC has none: the AQM cross-check turns it off.
+    # ns-3 CUBIC's HyStart (Linux-style ACK-train and delay detection; ns-3's default is
+    # on, as l4sim's and Linux's): bench_vs_ns3 copies the l4sim flows' setting.
     "cubic_hystart": True,
     "duration_s": 60.0,
     "start_s": 0.0,  # one start time for all flows, or a list with one per flow
@@ -303,7 +303,7 @@ def _configure_tcp(ns, spec: dict[str, Any]) -> None:
     sd("ns3::TcpSocketBase::ReTxThreshold", ns.UintegerValue(spec["dupack_threshold"]))
     # No pacing (ns-3's default; l4sim sends on ACK clock).
     sd("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(False))
-    # CUBIC's HyStart (ns-3 default on; l4sim's CUBIC has none).
+    # CUBIC's HyStart (ns-3's default on, as l4sim's).
     sd("ns3::TcpCubic::HyStart", ns.BooleanValue(bool(spec["cubic_hystart"])))
 
 

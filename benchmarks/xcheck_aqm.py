@@ -2,7 +2,7 @@
 
     python benchmarks/xcheck_aqm.py [--cases fifo-newreno,pie-cubic,...] [--duration 60]
                                     [--seeds 1] [--jobs 1] [--json out.json]
-                                    [--ns3-reno linux|newreno] [--ns3-hystart]
+                                    [--ns3-reno linux|newreno]
                                     [--goodput-tol 5] [--sojourn-tol 20] [--no-check]
 
 Every case is `scenarios/xcheck_<qdisc>.toml` (4 bulk flows, 10 Mbps / 20 ms bottleneck,
@@ -11,8 +11,8 @@ derived from the scenario's normalised configuration by bench_vs_ns3.ns3_spec_fr
 the same topology and TCP parameters, and ns-3's queue disc of the same kind configured to
 l4sim's parameters (ns3_scenarios._aqm_attributes) over a 1-packet device queue. l4sim's
 NewReno (Linux semantics: the window grows by the segments an ACK covers) is compared with
-ns-3's TcpLinuxReno, not TcpNewReno (grows per ACK; --ns3-reno newreno), and ns-3's CUBIC runs
-without HyStart (l4sim's CUBIC has none) unless --ns3-hystart.
+ns-3's TcpLinuxReno, not TcpNewReno (grows per ACK; --ns3-reno newreno). Both CUBICs run
+HyStart (the default of l4sim, ns-3 and Linux; a scenario that turns it off turns ns-3's off).
 
 Printed per case: total goodput, mean sojourn at the bottleneck and drops on both sides,
 with the differences. l4sim's sojourn is enqueue to start of transmission of each packet
@@ -174,7 +174,6 @@ def main(argv: list[str] | None = None) -> int:
         " as Linux and l4sim) or TcpNewReno (one segment per ACK in slow start, MSS^2/cwnd"
         " per ACK in congestion avoidance)",
     )
-    ap.add_argument("--ns3-hystart", action="store_true", help="keep ns-3 CUBIC's HyStart on")
     ap.add_argument("--ns3-inprocess", action="store_true", help="run ns-3 in this process")
     ap.add_argument("--goodput-tol", type=float, default=5.0, help="goal: |goodput diff| %%")
     ap.add_argument("--sojourn-tol", type=float, default=20.0, help="goal: |sojourn diff| %%")
@@ -198,8 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         row: dict[str, Any] = {"case": case, "l4sim_runs": [], "ns3_runs": [None] * len(seeds)}
         for k, seed in enumerate(seeds):
             sc = load_case(l4sim, case, args.duration, seed)
-            extra: dict[str, Any] = {"cubic_hystart": args.ns3_hystart}
-            spec = ns3_spec_from_scenario(sc, **extra)
+            spec = ns3_spec_from_scenario(sc)
             if spec["cca"] == "newreno" and args.ns3_reno == "linux":
                 spec["cca"] = "linuxreno"
             row["ns3_spec"] = spec
@@ -244,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         f"4 bulk flows, 10 Mbps / 20 ms, {rows[0]['ns3_spec']['duration_s']:g} s,"
         f" seeds {seeds[0]}..{seeds[-1]}; ns-3 NewReno = "
         f"{'TcpLinuxReno' if args.ns3_reno == 'linux' else 'TcpNewReno'},"
-        f" ns-3 CUBIC HyStart {'on' if args.ns3_hystart else 'off'}"
+        f" CUBIC HyStart {'on' if rows[0]['ns3_spec']['cubic_hystart'] else 'off'} in both"
     )
     print_table(rows)
     n_miss = sum(not r["ok"] for r in rows)

@@ -323,18 +323,20 @@ def control_scenario(qdisc: dict, cross: bool) -> dict:
 
 def action_latencies(env: TcpCwndEnv, n: int) -> list[float]:
     """Send n cwnd changes 100 ms apart; for each, the time until the sender's cwnd changes,
-    observed at the env's 1 ms steps (no-op actions send nothing)."""
+    observed at the env's 1 ms steps (no-op actions send nothing); ``math.inf`` for an
+    action whose packet was lost (not landed within 300 ms, twice the 30 ms path plus a full
+    120 ms queue: a queue dropped it)."""
     out = []
     for k in range(n):
         t0 = env.sim.now
         before = env.sim.observe()["flows"]["cwnd_pkts"][0]
         env.step(1 if k % 2 == 0 else 2)  # +1 / -1 segment
         steps = 1
-        while env.sim.observe()["flows"]["cwnd_pkts"][0] == before:
-            assert steps < 1000, "the action never landed"
+        while env.sim.observe()["flows"]["cwnd_pkts"][0] == before and steps < 300:
             env.step(0)
             steps += 1
-        out.append(env.sim.now - t0)
+        landed = env.sim.observe()["flows"]["cwnd_pkts"][0] != before
+        out.append(env.sim.now - t0 if landed else math.inf)
         for _ in range(100 - steps % 100):
             env.step(0)
     return out
@@ -363,13 +365,18 @@ def test_l4s_control_traffic_lands_sooner_than_over_fifo():
             scen, control_flow=1, step_interval="1ms", warmup="3s", episode_steps=10_000
         )
         env.reset(seed=1)
-        return float(np.mean(action_latencies(env, 8)))
+        return action_latencies(env, 8)
 
     fifo = mean_latency({"kind": "fifo", "limit": "100p"})
     l4s = mean_latency({"kind": "dualpi2"})
+    # The drop-tail FIFO that CUBIC fills may drop an action's packet; the L queue marks
+    # ECT(1) packets instead of dropping them, so every action lands.
+    assert all(math.isfinite(x) for x in l4s), l4s
+    landed = [x for x in fifo if math.isfinite(x)]
+    assert len(landed) >= len(fifo) // 2, fifo
     # paper 000 measured 105 ms (FIFO) vs 65 ms (L4S) RTT for its control traffic
-    assert l4s >= 0.030
-    assert fifo > l4s + 0.030, (fifo, l4s)
+    assert min(l4s) >= 0.030
+    assert np.mean(landed) > np.mean(l4s) + 0.030, (fifo, l4s)
 
 
 def test_packet_trigger_ends_steps_early():

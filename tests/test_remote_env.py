@@ -57,9 +57,14 @@ def test_an_action_takes_effect_only_when_its_return_packet_arrives(queue: str) 
             landed = sim.now
     assert landed is not None, "the action never landed"
     assert landed - t0 >= ONE_WAY_S - 1e-9, landed - t0
-    # The companion message behind the action says when its packet arrived.
-    msgs = [m for m in sim.take_messages() if m["flow"] == env.index.action_flow(0)]
-    assert msgs and abs(msgs[0]["delivered_s"] - landed) <= 0.0005, (msgs, landed)
+    # The companion message behind the action says when its packet arrived (an earlier
+    # step's may still have been in the FIFO's queue: pick the one sent at t0).
+    msgs = [
+        m
+        for m in sim.take_messages()
+        if m["flow"] == env.index.action_flow(0) and abs(m["sent_s"] - t0) <= 1e-9
+    ]
+    assert len(msgs) == 1 and abs(msgs[0]["delivered_s"] - landed) <= 0.0005, (msgs, landed)
 
 
 def test_same_seed_same_episode_and_the_fifo_control_path_is_slower() -> None:

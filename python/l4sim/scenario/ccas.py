@@ -50,7 +50,7 @@ class Cubic(_CcaBase):
     """CUBIC (RFC 9438, Linux ``tcp_cubic``): ``hystart`` (Linux's HyStart ends slow start on
     an ACK train or a delay increase), ``linux_alpha`` (Linux's constant Reno-friendly
     alpha 8/15 instead of RFC 9438's switch to 1) and ``initial_cap`` (Linux's 5 % per RTT
-    before the first loss); each off by default (RFC 9438), on in Linux."""
+    before the first loss); each on by default, as in Linux (``false``: RFC 9438 as written)."""
 
     kind: Literal["cubic"] = "cubic"
     hystart: Flag | None = None

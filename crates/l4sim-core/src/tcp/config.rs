@@ -51,19 +51,19 @@ pub struct TcpConfig {
     /// the first CE mark ever halves the window (Prague 0.7's default).
     pub prague_alpha_mode: u8,
     /// CUBIC only: HyStart ends slow start on an ACK train or a delay increase (Linux
-    /// `tcp_cubic` module parameter `hystart`; Ha & Rhee 2011). Linux has it on; off here
-    /// until it is validated: with it on, the Linux testbed's scenario 1 agrees less (247
-    /// instead of 250 of 288 flows within 20 %), and the 2020 kernel's HyStart predates
-    /// Linux 5.7's changes that this model follows.
+    /// `tcp_cubic` module parameter `hystart`, default 1; Ha & Rhee 2011, as Linux 5.7+
+    /// implements it). On by default as in Linux. Off: slow start runs until the first loss
+    /// or mark (RFC 9438 leaves HyStart to RFC 9406).
     pub cubic_hystart: bool,
     /// CUBIC only: Linux's Reno-friendly estimate (`tcp_friendliness` in `bictcp_update`):
     /// W_est grows by a constant 8/15 segment per window of ACKs (`beta_scale` = 15 for
     /// β = 717/1024) and caps `cnt` whenever it exceeds cwnd. Off: RFC 9438 §4.3, α_cubic
     /// = 3(1−β)/(1+β) until W_est reaches cwnd_prior, then 1, used only while
-    /// W_cubic(t) < W_est.
+    /// W_cubic(t) < W_est. On by default as in Linux.
     pub cubic_linux_alpha: bool,
     /// CUBIC only: before the first loss (W_max = 0) grow at most 5 % per RTT in
-    /// congestion avoidance (`cnt` ≤ 20; Linux `bictcp_update`). RFC 9438 has no such cap.
+    /// congestion avoidance (`cnt` ≤ 20; Linux `bictcp_update`). On by default as in
+    /// Linux; RFC 9438 has no such cap.
     pub cubic_initial_cap: bool,
     /// Selective acknowledgements (RFC 2018) with RFC 6675 loss recovery; on by default as
     /// in Linux (`net.ipv4.tcp_sack = 1`). Off: NewReno recovery (RFC 6582).
@@ -116,9 +116,10 @@ impl Default for TcpConfig {
             accecn: None,
             prague_rtt_independence: false,
             prague_alpha_mode: 1,
-            cubic_hystart: false,
-            cubic_linux_alpha: false,
-            cubic_initial_cap: false,
+            // Linux tcp_cubic's behaviour (hystart = 1, tcp_friendliness, the 5 % cap).
+            cubic_hystart: true,
+            cubic_linux_alpha: true,
+            cubic_initial_cap: true,
             sack: true,
             rack: false,
             quickack: true,
