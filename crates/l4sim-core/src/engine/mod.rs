@@ -4,10 +4,8 @@
 //! they were scheduled and a run is a pure function of the configuration. The whole
 //! [`Simulation`] is plain data: `fork()` is `clone()`.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 mod agent;
+mod queue;
 
 use crate::config::{ConfigError, SimConfig};
 use crate::control::{Action, ActionError, ControlMessage, MESSAGE_BIT};
@@ -20,68 +18,7 @@ use crate::rng::{Rng, KEY_FLOW};
 use crate::stats::Series;
 use crate::summary::{Summary, View};
 use crate::time::{secs, Time};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum EvKind {
-    /// A channel finished serialising a packet and packets are waiting in its qdisc.
-    TxDone(u32),
-    /// The oldest packet on a channel's wire reaches the far end.
-    Arrive(u32),
-    FlowStart(u32),
-    FlowStop(u32),
-    SenderTimer(u32),
-    ReceiverTimer(u32),
-    UdpSend(u32),
-    Sample,
-    /// A scheduled agent action (index into `pending`) takes effect.
-    Action(u32),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Ev {
-    time: Time,
-    seq: u64,
-    kind: EvKind,
-}
-
-impl Ord for Ev {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the earliest (time, seq) pops first.
-        (other.time, other.seq).cmp(&(self.time, self.seq))
-    }
-}
-impl PartialOrd for Ev {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-#[derive(Clone, Debug, Default)]
-struct EventQueue {
-    heap: BinaryHeap<Ev>,
-    seq: u64,
-}
-
-impl EventQueue {
-    #[inline]
-    fn push(&mut self, time: Time, kind: EvKind) {
-        let seq = self.next_seq();
-        self.push_with_seq(time, seq, kind);
-    }
-
-    /// Take the next sequence number now for an event pushed later (`push_with_seq`): the
-    /// event then sorts exactly as if it had been pushed now.
-    #[inline]
-    fn next_seq(&mut self) -> u64 {
-        self.seq += 1;
-        self.seq
-    }
-
-    #[inline]
-    fn push_with_seq(&mut self, time: Time, seq: u64, kind: EvKind) {
-        self.heap.push(Ev { time, seq, kind });
-    }
-}
+use queue::{EvKind, EventQueue};
 
 /// Packet accounting for the conservation check.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -218,11 +155,11 @@ impl Simulation {
     pub(crate) fn run_loop(&mut self, t: Time, stop_on_trigger: bool) -> bool {
         let end = t.min(self.cfg.duration_ns);
         self.stop = false;
-        while let Some(ev) = self.queue.heap.peek() {
-            if ev.time > end {
+        while let Some(t) = self.queue.peek_time() {
+            if t > end {
                 break;
             }
-            let ev = self.queue.heap.pop().unwrap();
+            let ev = self.queue.pop().unwrap();
             self.now = ev.time;
             self.events += 1;
             self.dispatch(ev.kind);
