@@ -303,12 +303,14 @@ impl Simulation {
     fn enqueue(&mut self, c: usize, p: Packet) {
         let now = self.now;
         let ch = &mut self.channels[c];
-        ch.offer(p, now, &mut self.drops);
         if ch.txdone_pending {
             // The link is busy and will pull from the qdisc when it frees.
+            ch.offer(p, now, &mut self.drops);
         } else if now >= ch.busy_until {
-            self.start_tx(c);
+            let next = ch.offer_and_take(p, now, &mut self.drops);
+            self.transmit(c, next);
         } else {
+            ch.offer(p, now, &mut self.drops);
             ch.txdone_pending = true;
             let at = ch.busy_until;
             self.queue.push(at, EvKind::TxDone(c as u32));
@@ -316,12 +318,20 @@ impl Simulation {
         self.account_drops();
     }
 
-    /// The link is free: take the next packet from the qdisc and put it on the wire. A
-    /// "transmission done" event is needed only if more packets wait behind it.
+    /// The link is free: take the next packet from the qdisc and put it on the wire.
     fn start_tx(&mut self, c: usize) {
+        let next = self.channels[c].take(self.now, &mut self.drops);
+        self.transmit(c, next);
+    }
+
+    /// Put the packet the free link `c` took (with its serialisation time and the backlog
+    /// behind it) on the wire. A "transmission done" event is needed only if more packets
+    /// wait behind it.
+    #[inline]
+    fn transmit(&mut self, c: usize, next: Option<(Packet, Time, u32)>) {
         let now = self.now;
         let ch = &mut self.channels[c];
-        if let Some((p, tt, backlog)) = ch.take(now, &mut self.drops) {
+        if let Some((p, tt, backlog)) = next {
             if let Some(t) = self.trigger.as_mut().filter(|t| t.channel == c) {
                 if ch.stats.tx_pkts >= t.next {
                     t.next += t.every;
