@@ -79,7 +79,7 @@ fn main() {
     let s = sim.summary();
     let gp: f64 = s.flows.iter().map(|f| f.goodput_bps).sum();
     println!(
-        "{flows} flow(s), {mbps} Mbps, {secs} s simulated: wall {wall:.3} s, {:.0}x real time, \
+        "{flows} flow(s), {mbps} Mbps, {secs} s simulated: wall {wall:.6} s, {:.0}x real time, \
          {:.2} M events/s, goodput {:.3} Mbps, bottleneck drops {}",
         secs as f64 / wall,
         sim.events() as f64 / wall / 1e6,

@@ -4,10 +4,8 @@
 //! they were scheduled and a run is a pure function of the configuration. The whole
 //! [`Simulation`] is plain data: `fork()` is `clone()`.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 mod agent;
+mod queue;
 
 use crate::config::{ConfigError, SimConfig};
 use crate::control::{Action, ActionError, ControlMessage, MESSAGE_BIT};
@@ -20,68 +18,7 @@ use crate::rng::{Rng, KEY_FLOW};
 use crate::stats::Series;
 use crate::summary::{Summary, View};
 use crate::time::{secs, Time};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum EvKind {
-    /// A channel finished serialising a packet and packets are waiting in its qdisc.
-    TxDone(u32),
-    /// The oldest packet on a channel's wire reaches the far end.
-    Arrive(u32),
-    FlowStart(u32),
-    FlowStop(u32),
-    SenderTimer(u32),
-    ReceiverTimer(u32),
-    UdpSend(u32),
-    Sample,
-    /// A scheduled agent action (index into `pending`) takes effect.
-    Action(u32),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Ev {
-    time: Time,
-    seq: u64,
-    kind: EvKind,
-}
-
-impl Ord for Ev {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the earliest (time, seq) pops first.
-        (other.time, other.seq).cmp(&(self.time, self.seq))
-    }
-}
-impl PartialOrd for Ev {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-#[derive(Clone, Debug, Default)]
-struct EventQueue {
-    heap: BinaryHeap<Ev>,
-    seq: u64,
-}
-
-impl EventQueue {
-    #[inline]
-    fn push(&mut self, time: Time, kind: EvKind) {
-        let seq = self.next_seq();
-        self.push_with_seq(time, seq, kind);
-    }
-
-    /// Take the next sequence number now for an event pushed later (`push_with_seq`): the
-    /// event then sorts exactly as if it had been pushed now.
-    #[inline]
-    fn next_seq(&mut self) -> u64 {
-        self.seq += 1;
-        self.seq
-    }
-
-    #[inline]
-    fn push_with_seq(&mut self, time: Time, seq: u64, kind: EvKind) {
-        self.heap.push(Ev { time, seq, kind });
-    }
-}
+use queue::{EvKind, EventQueue};
 
 /// Packet accounting for the conservation check.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -218,11 +155,11 @@ impl Simulation {
     pub(crate) fn run_loop(&mut self, t: Time, stop_on_trigger: bool) -> bool {
         let end = t.min(self.cfg.duration_ns);
         self.stop = false;
-        while let Some(ev) = self.queue.heap.peek() {
-            if ev.time > end {
+        while let Some(t) = self.queue.peek_time() {
+            if t > end {
                 break;
             }
-            let ev = self.queue.heap.pop().unwrap();
+            let ev = self.queue.pop().unwrap();
             self.now = ev.time;
             self.events += 1;
             self.dispatch(ev.kind);
@@ -366,12 +303,14 @@ impl Simulation {
     fn enqueue(&mut self, c: usize, p: Packet) {
         let now = self.now;
         let ch = &mut self.channels[c];
-        ch.offer(p, now, &mut self.drops);
         if ch.txdone_pending {
             // The link is busy and will pull from the qdisc when it frees.
+            ch.offer(p, now, &mut self.drops);
         } else if now >= ch.busy_until {
-            self.start_tx(c);
+            let next = ch.offer_and_take(p, now, &mut self.drops);
+            self.transmit(c, next);
         } else {
+            ch.offer(p, now, &mut self.drops);
             ch.txdone_pending = true;
             let at = ch.busy_until;
             self.queue.push(at, EvKind::TxDone(c as u32));
@@ -379,12 +318,20 @@ impl Simulation {
         self.account_drops();
     }
 
-    /// The link is free: take the next packet from the qdisc and put it on the wire. A
-    /// "transmission done" event is needed only if more packets wait behind it.
+    /// The link is free: take the next packet from the qdisc and put it on the wire.
     fn start_tx(&mut self, c: usize) {
+        let next = self.channels[c].take(self.now, &mut self.drops);
+        self.transmit(c, next);
+    }
+
+    /// Put the packet the free link `c` took (with its serialisation time and the backlog
+    /// behind it) on the wire. A "transmission done" event is needed only if more packets
+    /// wait behind it.
+    #[inline]
+    fn transmit(&mut self, c: usize, next: Option<(Packet, Time, u32)>) {
         let now = self.now;
         let ch = &mut self.channels[c];
-        if let Some((p, tt, backlog)) = ch.take(now, &mut self.drops) {
+        if let Some((p, tt, backlog)) = next {
             if let Some(t) = self.trigger.as_mut().filter(|t| t.channel == c) {
                 if ch.stats.tx_pkts >= t.next {
                     t.next += t.every;
@@ -417,7 +364,11 @@ impl Simulation {
         self.start_tx(c);
     }
 
+    #[inline]
     fn account_drops(&mut self) {
+        if self.drops.is_empty() {
+            return; // the common case; draining an empty `Vec` still costs a little
+        }
         for d in self.drops.drain(..) {
             self.counters.dropped_qdisc += 1;
             let f = &mut self.flows[d.pkt.flow as usize];

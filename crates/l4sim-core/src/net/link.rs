@@ -120,7 +120,37 @@ impl Channel {
         let backlog = self.qdisc.backlog_pkts();
         self.stats.backlog.set(now, backlog as f64);
         self.update_class_backlogs(now);
-        let p = next?;
+        Some(self.sent(next?, now, backlog))
+    }
+
+    /// `offer` then `take` at the same instant: a packet reaching an idle link. An empty
+    /// FIFO would hand the packet straight back, so it is not stored and taken out again;
+    /// the statistics are updated exactly as by `offer` and `take`.
+    #[inline]
+    pub fn offer_and_take(
+        &mut self,
+        mut p: Packet,
+        now: Time,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<(Packet, Time, u32)> {
+        if matches!(&self.qdisc, Qdisc::Fifo(q) if q.passes_through(&p)) {
+            p.enqueued = now;
+            self.stats.backlog.set(now, 1.0);
+            self.stats.backlog_max = self.stats.backlog_max.max(1);
+            self.update_class_backlogs(now);
+            self.stats.backlog.set(now, 0.0);
+            self.update_class_backlogs(now);
+            return Some(self.sent(p, now, 0));
+        }
+        self.offer(p, now, drops);
+        self.take(now, drops)
+    }
+
+    /// Account `p` leaving the qdisc at `now` with `backlog` packets behind it, and mark the
+    /// link busy until its last bit leaves. Returns it with its serialisation time and the
+    /// backlog.
+    #[inline]
+    fn sent(&mut self, p: Packet, now: Time, backlog: u32) -> (Packet, Time, u32) {
         let soj = now - p.enqueued;
         self.stats.sojourn.record(soj);
         self.stats.iv_sojourn_sum += soj;
@@ -137,7 +167,7 @@ impl Channel {
         self.stats.tx_pkts += 1;
         self.stats.tx_bytes += p.size as u64;
         self.busy_until = now + tt;
-        Some((p, tt, backlog))
+        (p, tt, backlog)
     }
 
     /// Close a sampling interval of length `iv` at `now`: the link's utilisation over it;
@@ -178,5 +208,65 @@ impl Channel {
     /// Carried or holds anything: worth reporting.
     pub fn used(&self) -> bool {
         self.stats.tx_pkts > 0 || self.qdisc.backlog_pkts() > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::fifo::FifoConfig;
+    use crate::qdisc::QdiscConfig;
+
+    fn channel(limit_bytes: Option<u64>) -> Channel {
+        let fifo = QdiscConfig::Fifo(FifoConfig {
+            limit_pkts: Some(3),
+            limit_bytes,
+        });
+        Channel {
+            name: "a->b".into(),
+            from: 0,
+            to: 1,
+            rate_bps: 10_000_000,
+            delay: 1_000,
+            loss: 0.0,
+            jitter: 0,
+            qdisc: Qdisc::from_config(&fifo, Rng::for_component(1, 0)),
+            busy_until: 0,
+            txdone_pending: false,
+            wire: VecDeque::new(),
+            rng: Rng::for_component(1, 1),
+            stats: ChannelStats::default(),
+        }
+    }
+
+    /// `offer_and_take` leaves a FIFO channel exactly as `offer` then `take` do, whether
+    /// the packet passes straight through, waits behind others, or does not fit.
+    #[test]
+    fn offer_and_take_is_offer_then_take() {
+        for limit_bytes in [None, Some(1200)] {
+            let (mut a, mut b) = (channel(limit_bytes), channel(limit_bytes));
+            let (mut da, mut db) = (Vec::new(), Vec::new());
+            for (i, (now, size)) in [(5, 1500), (10, 100), (10, 1000), (20, 40), (3_000_000, 700)]
+                .into_iter()
+                .enumerate()
+            {
+                let p = Packet {
+                    uid: i as u64,
+                    size,
+                    ..Packet::default()
+                };
+                // Queue one packet first on every other round, so both paths are taken.
+                if i % 2 == 1 {
+                    a.offer(p, now, &mut da);
+                    b.offer(p, now, &mut db);
+                }
+                a.offer(p, now, &mut da);
+                let ta = a.take(now, &mut da);
+                let tb = b.offer_and_take(p, now, &mut db);
+                assert_eq!(format!("{ta:?}"), format!("{tb:?}"));
+                assert_eq!(format!("{a:?}"), format!("{b:?}"));
+                assert_eq!(format!("{da:?}"), format!("{db:?}"));
+            }
+        }
     }
 }

@@ -52,6 +52,24 @@ impl Fifo {
             stats: QdiscStats::default(),
         }
     }
+
+    /// `pkt` would not fit: pfifo drops when the queue already holds `limit` packets,
+    /// bfifo when the arrival would take the backlog over `limit` bytes (Linux sch_fifo.c).
+    #[inline]
+    fn overflows(&self, pkt: &Packet) -> bool {
+        let over_pkts = self.limit_pkts.is_some_and(|l| self.q.len() as u64 >= l);
+        let over_bytes = self
+            .limit_bytes
+            .is_some_and(|l| self.bytes + pkt.size as u64 > l);
+        over_pkts || over_bytes
+    }
+
+    /// An `enqueue` of `pkt` followed at once by a `dequeue` would hand it straight back:
+    /// the queue is empty and it fits. (Neither would change the counters.)
+    #[inline]
+    pub fn passes_through(&self, pkt: &Packet) -> bool {
+        self.q.is_empty() && !self.overflows(pkt)
+    }
 }
 
 impl QueueDisc for Fifo {
@@ -61,13 +79,7 @@ impl QueueDisc for Fifo {
         self.limit_bytes = limit_bytes;
     }
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
-        // pfifo: drop when the queue already holds `limit` packets; bfifo: when the arrival
-        // would take the backlog over `limit` bytes (Linux sch_fifo.c).
-        let over_pkts = self.limit_pkts.is_some_and(|l| self.q.len() as u64 >= l);
-        let over_bytes = self
-            .limit_bytes
-            .is_some_and(|l| self.bytes + pkt.size as u64 > l);
-        if over_pkts || over_bytes {
+        if self.overflows(&pkt) {
             self.stats.drop(pkt, DropReason::Overflow, drops);
             return;
         }
