@@ -5,8 +5,9 @@ Cases: FIFO (100 packets), CoDel, PIE, FQ-CoDel, DualPI2 (their defaults) x Reno
 BBR x 1 and 4 bulk flows x 10 and 50 Mbit/s, a dumbbell with 20 ms base RTT (bottleneck
 8 ms, access links 1 ms each way). CUBIC runs with HyStart in the simulator too
 (``hystart = true``, l4sim's default since issue 17, written out because the kept kernel
-results were compared against it before), as Linux has it on. Compared: total goodput (within 10 %) and the
-bottleneck's mean sojourn (within 20 %; where both are under 1 ms, within 0.2 ms).
+results were compared against it before), as Linux has it on. Compared: total goodput
+(within 10 %) and the bottleneck's mean sojourn (within 20 %; where both are under 1 ms,
+within 0.2 ms).
 
     sudo python benchmarks/emulate_vs_sim.py [--duration 20s] [--quick] [--json out.json]
 
