@@ -55,7 +55,7 @@ def main() -> int:
     ap.add_argument("--only", default="", help="rates / qdiscs, comma-separated (default all)")
     ap.add_argument("--csv", help="also write every run's flows here")
     ap.add_argument("--flow", default="{}", help="TCP options as JSON, e.g. '{\"rack\": true}'")
-    ap.add_argument("--cubic", default="{}", help="CUBIC options as JSON: '{\"hystart\": true}'")
+    ap.add_argument("--cubic", default="{}", help="CUBIC options as JSON: '{\"hystart\": false}'")
     args = ap.parse_args()
     if args.seeds < 2 or args.jitter_us < 0:
         ap.error("--seeds must be at least 2 and --jitter-us not negative")
