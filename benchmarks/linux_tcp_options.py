@@ -4,12 +4,13 @@ Runs `l4sim reproduce l4s-rtt-fairness`'s 144 cases (288 flows through DualPI2, 
 fq_codel beside heistp/l4s-tests' scenario 1) with each of l4sim's Linux-behaviour TCP
 options on (CUBIC's three, on by default, each off instead), and the pfifo rows also with
 the second flow starting 0, 7, 19, 43 and 101 ms late (one start moves them by several
-flows). Prints the README's table: flows within 20 %
-of Linux per qdisc, the pfifo mean over the starts, all flows, and the median error.
+flows). Prints the README's table: flows within 20 % of Linux per qdisc, the pfifo mean
+over the starts, all flows, and the median error.
 
     python benchmarks/linux_tcp_options.py [--jobs 2] [--only default,rack]
 
-About 1 minute per row on 2 cores (the pfifo starts add 4 x 48 cases).
+About 1 minute per row on 2 idle cores, 12 min for the 10 rows (the pfifo starts add
+4 x 48 cases).
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@
 //! can only lower `cnt`, and the window then grows through `cong_avoid_ai`.
 //!
 //! HyStart (option `cubic_hystart`, on by default as Linux's `hystart = 1`,
-//! `hystart_detect = 3`; Ha & Rhee 2011 as Linux implements it, not RFC 9406's HyStart++): slow start ends (ssthresh = cwnd) when,
-//! from a window of 16 segments on, either the ACKs of a round arrive in a train (each within
-//! 2 ms of the last) lasting longer than half the minimum delay, or the minimum RTT of the
-//! round's first 8 samples exceeds the minimum delay by delay_min/8 clamped to [4, 16] ms.
+//! `hystart_detect = 3`; Ha & Rhee 2011 as Linux implements it, not RFC 9406's HyStart++):
+//! slow start ends (ssthresh = cwnd) when, from a window of 16 segments on, either the ACKs
+//! of a round arrive in a train (each within 2 ms of the last) lasting longer than half the
+//! minimum delay, or the minimum RTT of the round's first 8 samples exceeds the minimum
+//! delay by delay_min/8 clamped to [4, 16] ms.
 
 use super::{AckSample, CaState, CongestionOps, Window};
 use crate::time::{secs, Time, MS, SEC};
