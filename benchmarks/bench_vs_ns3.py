@@ -49,7 +49,7 @@ def _dumbbell(n: int, rate: str) -> dict[str, Any]:
                 "qdisc": {"kind": "fifo", "limit": "100p"},
             },
         },
-        "flows": [{"kind": "tcp", "cca": "newreno", "count": n}],
+        "flows": [{"kind": "tcp", "cca": "newreno", "count": n, "rack": False, "linux_rto": False}],
     }
 
 
@@ -75,6 +75,8 @@ L4SIM_TCP_DEFAULTS: dict[str, Any] = {
     "timestamps": True,
     "pacing": False,
     "cubic_hystart": True,
+    "rack": True,
+    "linux_rto": True,
 }
 
 
@@ -215,6 +217,11 @@ def ns3_spec_from_scenario(sc, **extra: Any) -> dict[str, Any]:
         raise Unsupported(f"{sc.name}: ECN is not ported to ns-3 yet")
     if tcp["pacing"]:
         raise Unsupported(f"{sc.name}: pacing is not ported to ns-3")
+    if tcp["rack"] or tcp["linux_rto"]:
+        raise Unsupported(
+            f"{sc.name}: ns-3 has neither RACK-TLP nor Linux's RTO; set rack = false and "
+            "linux_rto = false in the flows to compare RFC 6675 and RFC 6298 on both sides"
+        )
     if tcp["header_bytes"] != 52:
         raise Unsupported(
             f"{sc.name}: header_bytes {tcp['header_bytes']} != 52 (IP + TCP + timestamps), "

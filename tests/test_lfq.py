@@ -165,11 +165,11 @@ def test_interval_one_keeps_the_per_packet_outputs(tmp_path: Path) -> None:
     w = str(tmp_path / "w.safetensors")
     lfq.save_weights(w, net)
     qdisc = {"kind": "fq", "lfq_policy": w, "lfq_interval": 1}
-    # That increment predates Linux's quick-ACK mode as the default receiver.
+    # That increment predates Linux's quick-ACK mode, RACK-TLP and Linux's RTO as defaults.
     rfc = lfq.scenario(12.0, 20.0, "newreno", 3.0, qdisc).model_dump(
         mode="json", exclude_none=True, by_alias=True
     )
-    rfc["flows"][0]["quickack"] = False
+    rfc["flows"][0] |= {"quickack": False, "rack": False, "linux_rto": False}
     sim = l4sim.Simulation(l4sim.Scenario.parse(rfc))
     sim.run()
     q = sim.summary()["queues"][0]

@@ -89,12 +89,12 @@ class TcpFlow(_FlowBase):
     """A TCP flow: bulk unless ``size`` is given. Unset options take the core's Linux
     defaults (mss 1448 B, initial window 10 segments, no initial ssthresh, min RTO 200 ms,
     delayed ACK every 2 segments / 40 ms, SACK and timestamps on, no pacing, …);
-    ``rack = true`` turns on RACK-TLP loss detection (RFC 8985, Linux's default; off here),
+    RACK-TLP loss detection (RFC 8985) and Linux's RTO (at least SRTT + min_rto) are on as
+    in Linux (``rack = false`` / ``linux_rto = false``: RFC 6675 and RFC 6298, as ns-3),
     ``quickack = false`` turns off the receiver's Linux quick-ACK mode (on by default: the
     first 16 segments, those after an idle RTO or a duplicate, 2 at the first CE and the
     segment carrying CWR are ACKed at once), ``prr_in_cwr = true`` Linux's
-    gradual (PRR) reduction after an ECN echo, ``linux_rto = true`` Linux's RTO (at least
-    SRTT + min_rto).
+    gradual (PRR) reduction after an ECN echo.
     ``init_cwnd`` / ``init_ssthresh`` are in segments. ``cca`` is a kind or a table of the
     algorithm's options (:mod:`l4sim.scenario.ccas`); ``prague_rtt_independence`` and
     ``prague_alpha_mode`` are the old spelling of Prague's options."""

@@ -70,7 +70,8 @@ pub struct TcpConfig {
     pub sack: bool,
     /// RACK-TLP loss detection (RFC 8985; Linux `net.ipv4.tcp_recovery = 1`,
     /// `tcp_early_retrans = 3`): time-based loss marking with a reordering window, and tail
-    /// loss probes, in place of RFC 6675's three-SACK rule. Needs SACK.
+    /// loss probes, in place of RFC 6675's three-SACK rule. Needs SACK (ignored without
+    /// it). On by default as in Linux; off: RFC 6675 (what ns-3 implements).
     pub rack: bool,
     /// Receiver: Linux's quick-ACK mode (`tcp_incr_quickack`, `tcp_enter_quickack_mode`),
     /// on by default as in Linux: every segment is ACKed at once for the first 16 data
@@ -84,8 +85,8 @@ pub struct TcpConfig {
     /// ssthresh when CWR ends). Off: cwnd drops to ssthresh at the echo (RFC 3168 §6.1.2).
     pub prr_in_cwr: bool,
     /// Linux's RTO (`tcp_rtt_estimator`, `__tcp_set_rto`): SRTT plus a variance term that
-    /// never falls below `min_rto`, so RTO >= SRTT + 200 ms. Off: RFC 6298,
-    /// max(min_rto, SRTT + 4 RTTVAR).
+    /// never falls below `min_rto`, so RTO >= SRTT + 200 ms. On by default as in Linux;
+    /// off: RFC 6298, max(min_rto, SRTT + 4 RTTVAR) (what ns-3 implements).
     pub linux_rto: bool,
     /// RTT samples from the timestamp option (RFC 7323), as Linux by default. Off: Karn's
     /// algorithm on never-retransmitted segments. (Header bytes and MSS are set separately.)
@@ -121,10 +122,11 @@ impl Default for TcpConfig {
             cubic_linux_alpha: true,
             cubic_initial_cap: true,
             sack: true,
-            rack: false,
+            // Linux's loss detection (tcp_recovery = 1) and RTO (tcp_rtt_estimator).
+            rack: true,
             quickack: true,
             prr_in_cwr: false,
-            linux_rto: false,
+            linux_rto: true,
             timestamps: true,
             pacing: false,
             rwnd_bytes: 64 << 20,

@@ -1320,10 +1320,14 @@ mod tests {
 
     /// Sender and receiver joined by a lossless-unless-told, infinitely fast path with a
     /// fixed one-way delay; `drops` lists (segment index, how many of its transmissions are
-    /// lost). Returns the sender and the times of its retransmissions.
+    /// lost). Returns the sender and the times of its retransmissions. Loss recovery is
+    /// RFC 6675 (with SACK) or RFC 6582 (without) and the RTO RFC 6298's: RACK and Linux's
+    /// RTO off, as their own tests below compare against these.
     fn transfer(sack: bool, segments: u64, drops: &[(u64, usize)]) -> (TcpSender, Vec<Time>) {
         let cfg = TcpConfig {
             sack,
+            rack: false,
+            linux_rto: false,
             init_cwnd: 20,
             ..TcpConfig::default()
         };
