@@ -2,14 +2,15 @@
 
 Runs `l4sim reproduce l4s-rtt-fairness`'s 144 cases (288 flows through DualPI2, pfifo and
 fq_codel beside heistp/l4s-tests' scenario 1) with each of l4sim's Linux-behaviour TCP
-options on (CUBIC's three, on by default, each off instead), and the pfifo rows also with
+options off where it is on by default (CUBIC's three, quick ACKs, RACK-TLP, Linux's RTO)
+and on where it is off (PRR after an ECN echo), and the pfifo rows also with
 the second flow starting 0, 7, 19, 43 and 101 ms late (one start moves them by several
 flows). Prints the README's table: flows within 20 % of Linux per qdisc, the pfifo mean
 over the starts, all flows, and the median error.
 
-    python benchmarks/linux_tcp_options.py [--jobs 2] [--only default,rack]
+    python benchmarks/linux_tcp_options.py [--jobs 2] [--only default,no_rack]
 
-About 1 minute per row on 2 idle cores, 12 min for the 10 rows (the pfifo starts add
+About 1 minute per row on 2 idle cores, 13 min for the 11 rows (the pfifo starts add
 4 x 48 cases).
 """
 
@@ -36,10 +37,11 @@ ROWS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "no_linux_alpha": ({}, {"linux_alpha": False}),
     "no_initial_cap": ({}, {"initial_cap": False}),
     "cubic_rfc": ({}, CUBIC_RFC),
-    "rack": ({"rack": True}, {}),
+    "no_rack": ({"rack": False}, {}),
+    "no_linux_rto": ({"linux_rto": False}, {}),
+    "rfc_loss": ({"rack": False, "linux_rto": False}, {}),
     "prr_in_cwr": ({"prr_in_cwr": True}, {}),
-    "linux_rto": ({"linux_rto": True}, {}),
-    "all": ({"rack": True, "prr_in_cwr": True, "linux_rto": True}, {}),
+    "rfc_all": ({"rack": False, "linux_rto": False, "quickack": False}, CUBIC_RFC),
 }
 
 

@@ -54,7 +54,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default="", help="rates / qdiscs, comma-separated (default all)")
     ap.add_argument("--csv", help="also write every run's flows here")
-    ap.add_argument("--flow", default="{}", help="TCP options as JSON, e.g. '{\"rack\": true}'")
+    ap.add_argument("--flow", default="{}", help="TCP options as JSON, e.g. '{\"rack\": false}'")
     ap.add_argument("--cubic", default="{}", help="CUBIC options as JSON: '{\"hystart\": false}'")
     args = ap.parse_args()
     if args.seeds < 2 or args.jitter_us < 0:

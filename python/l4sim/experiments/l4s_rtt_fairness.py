@@ -285,7 +285,7 @@ def qdisc_for(case: Case) -> dict[str, Any]:
 @dataclass(frozen=True)
 class TcpVariant:
     """What to change in l4sim's TCP for a run (default: nothing): extra TCP flow options
-    for both flows (e.g. ``{"rack": True}``), CUBIC options for the CUBIC flows (e.g.
+    for both flows (e.g. ``{"rack": False}``), CUBIC options for the CUBIC flows (e.g.
     ``{"hystart": False}``), when the second flow starts (ms), and the senders' access
     links' order-preserving jitter (us; the hosts' timing noise, which breaks drop-tail
     phase effects)."""

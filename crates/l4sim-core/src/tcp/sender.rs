@@ -179,6 +179,8 @@ pub struct TcpSender {
     ecn_requested: bool,
     accecn_requested: bool,
     ect1: bool,
+    /// Retransmissions keep ECT (Linux `tcp_ca_needs_ecn`).
+    ect_on_rtx: bool,
     sack_requested: bool,
     timestamps: bool,
     pacing_configured: bool,
@@ -284,6 +286,7 @@ impl TcpSender {
             ecn_requested: cfg.ecn || needs.ecn || accecn,
             accecn_requested: accecn,
             ect1: cfg.ect1.unwrap_or(needs.ect1),
+            ect_on_rtx: needs.ecn,
             sack_requested: cfg.sack,
             timestamps: cfg.timestamps,
             pacing_configured: cfg.pacing,
@@ -1147,11 +1150,13 @@ impl TcpSender {
     fn transmit(&mut self, i: usize, rtx: bool, now: Time, out: &mut Vec<Packet>) {
         let (seq, len) = (self.segs[i].seq, self.segs[i].len);
         let mut p = self.packet(seq, len, flags::ACK, now);
-        if self.ecn_ok && !rtx {
-            // RFC 3168 §6.1.5: retransmissions are sent Not-ECT; §6.1.2: CWR on the next
-            // new data segment after a reduction.
+        // RFC 3168 §6.1.5: retransmissions are sent Not-ECT, except (Linux tcp_ecn_send)
+        // when the congestion control needs ECN (tcp_ca_needs_ecn: DCTCP, Prague), whose
+        // retransmissions keep the flow's ECT codepoint (RFC 8311 §4.3 allows it): an L4S
+        // retransmission stays in the L queue. §6.1.2: CWR on the next new data segment.
+        if self.ecn_ok && (!rtx || self.ect_on_rtx) {
             p.ecn = if self.ect1 { Ecn::Ect1 } else { Ecn::Ect0 };
-            if self.cwr_pending {
+            if self.cwr_pending && !rtx {
                 p.tcp.flags |= flags::CWR;
                 self.cwr_pending = false;
             }
@@ -1341,6 +1346,16 @@ mod tests {
         segments: u64,
         drops: &[(u64, usize)],
     ) -> (TcpSender, Vec<Time>, Vec<Time>) {
+        let (snd, rtx, sends, _) = run_capture(cfg, segments, drops);
+        (snd, rtx, sends)
+    }
+
+    /// As [`run`]; also returns every data segment sent, in order.
+    fn run_capture(
+        cfg: TcpConfig,
+        segments: u64,
+        drops: &[(u64, usize)],
+    ) -> (TcpSender, Vec<Time>, Vec<Time>, Vec<Packet>) {
         let mss = cfg.mss as u64;
         let mut snd = TcpSender::new(&cfg, Packet::default(), Some(segments * mss), 1);
         let mut rcv = TcpReceiver::new(&cfg, Packet::default());
@@ -1350,6 +1365,7 @@ mod tests {
         let mut dropped = Vec::new();
         let mut rtx_times = Vec::new();
         let mut sends = Vec::new();
+        let mut sent = Vec::new();
         let mut out = Vec::new();
         let mut now = 0;
         snd.start(now, &mut out);
@@ -1357,6 +1373,7 @@ mod tests {
             for p in out.drain(..) {
                 if p.dir == Dir::Forward && p.tcp.len > 0 {
                     sends.push(now);
+                    sent.push(p);
                     if snd.stats.retransmits as usize > rtx_times.len() {
                         rtx_times.push(now);
                     }
@@ -1373,7 +1390,7 @@ mod tests {
                 wire.push((now + owd, order, p));
             }
             if snd.is_finished() {
-                return (snd, rtx_times, sends);
+                return (snd, rtx_times, sends, sent);
             }
             let timers = [
                 snd.rto_timer.deadline,
@@ -1511,6 +1528,35 @@ mod tests {
         h.ace = (h.ace + 3) % 8;
         h.set_accecn(None);
         assert_eq!(snd.accecn_delta(&h), 3);
+    }
+
+    #[test]
+    fn retransmissions_keep_ect_only_when_the_algorithm_needs_ecn() {
+        // Linux tcp_ecn_send: a classic-ECN flow resends Not-ECT (RFC 3168 §6.1.5); Prague
+        // (tcp_ca_needs_ecn) resends ECT(1), so that an L4S retransmission is not steered
+        // into a classic queue behind the data sent after it.
+        let resent = |cfg: TcpConfig| -> Vec<Ecn> {
+            let (snd, _, _, sent) = run_capture(cfg, 30, &[(5, 1)]);
+            assert_eq!(snd.stats.retransmits, 1);
+            let seq = 5 * 1448;
+            sent.iter()
+                .filter(|p| p.tcp.seq == seq)
+                .map(|p| p.ecn)
+                .collect()
+        };
+        // (RFC 6675 recovery: in this zero-serialisation toy one retransmission each.)
+        let prague = TcpConfig {
+            cca: crate::tcp::config::CcaKind::Prague,
+            rack: false,
+            ..TcpConfig::default()
+        };
+        assert_eq!(resent(prague), vec![Ecn::Ect1, Ecn::Ect1]);
+        let classic = TcpConfig {
+            ecn: true,
+            rack: false,
+            ..TcpConfig::default()
+        };
+        assert_eq!(resent(classic), vec![Ecn::Ect0, Ecn::NotEct]);
     }
 
     #[test]
