@@ -37,17 +37,13 @@ TOL = 0.20
 CUBIC_RFC = {"hystart": False, "linux_alpha": False, "initial_cap": False}
 
 VARIANTS: dict[str, dict[str, Any]] = {
-    "default (Linux quick ACKs, Linux CUBIC)": {},
+    "default (Linux quick ACKs, CUBIC, RACK-TLP and RTO)": {},
     "CUBIC as RFC 9438 (no HyStart, RFC alpha, no 5 % cap)": {"cubic": CUBIC_RFC},
     "no quickack (RFC 5681 receiver)": {"quickack": False},
-    "rack": {"rack": True},
-    "linux_rto": {"linux_rto": True},
-    "rack + linux_rto": {"rack": True, "linux_rto": True},
-    "rack + linux_rto + prr_in_cwr": {
-        "rack": True,
-        "linux_rto": True,
-        "prr_in_cwr": True,
-    },
+    "RFC 6675 loss detection (rack = false)": {"rack": False},
+    "RFC 6298 RTO (linux_rto = false)": {"linux_rto": False},
+    "both (RFC 6675 and RFC 6298)": {"rack": False, "linux_rto": False},
+    "prr_in_cwr": {"prr_in_cwr": True},
 }
 
 

@@ -53,7 +53,12 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
             start_ns: 0,
             stop_ns: None,
             size_bytes: None,
-            tcp: TcpConfig::default(),
+            // As scenarios/bench_*.toml: RFC 6675 and RFC 6298, which ns-3 implements.
+            tcp: TcpConfig {
+                rack: false,
+                linux_rto: false,
+                ..TcpConfig::default()
+            },
             udp: UdpConfig::default(),
         });
     }
