@@ -583,6 +583,13 @@ def test_tcp_ecn_must_be_bool():
     assert "flows[2].ecn" in msg and "true or false" in msg
 
 
+def test_rack_needs_sack():
+    msg = error(DUMBBELL.replace('cca = "cubic"', "sack = false\nrack = true"))
+    assert "flows[2]" in msg and "rack = true needs sack = true" in msg and "\n" not in msg
+    # Without SACK the default RACK is simply not used.
+    assert scenario(DUMBBELL.replace('cca = "cubic"', "sack = false")).flows[2].sack is False
+
+
 def test_bad_loss():
     msg = error(DUMBBELL.replace('rate = "10Mbps"', 'rate = "10Mbps"\nloss = 1.5'))
     assert "topology.bottleneck.loss" in msg and "1.5" in msg

@@ -146,6 +146,17 @@ class TcpFlow(_FlowBase):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _rack_needs_sack(self) -> TcpFlow:
+        """RACK-TLP asked for without SACK is an error (without SACK the core falls back to
+        NewReno recovery, so a default ``rack`` is simply not used)."""
+        if self.rack is True and self.sack is False:
+            raise ValueError(
+                "rack = true needs sack = true: RACK-TLP (RFC 8985) finds losses from SACK "
+                "blocks; drop rack or set sack = true"
+            )
+        return self
+
     def core_params(self) -> dict[str, Any]:
         tcp = self.core_fields()
         if self.timestamps is False:
