@@ -315,9 +315,9 @@ def test_rack_keeps_every_flow_going_after_a_timeout(cca: str, qdisc: dict[str, 
     # the head must leave whatever cwnd says (tcp_retransmit_timer): otherwise the sender
     # waits for an ACK that cannot come. Under RED with ECN, BBR's Not-ECT retransmissions
     # are dropped where its ECT data is only marked (p ~ 0.8 in RED's gentle region);
-    # Linux's five flows got 6.7-9.0 Mbit/s in two emulator runs where l4sim with RFC 6675
-    # collapses to 3.2. With RACK the link stays full, and at least four flows above a
-    # quarter of their 2 Mbit/s share: a flow left with nothing in flight can only resend
-    # its head at each backed-off RTO, and at p ~ 0.8 one of five may sit there.
+    # Linux's five flows got 6.7-9.0 Mbit/s in two emulator runs, none under 0.39 Mbit/s,
+    # where l4sim with RFC 6675 collapsed to 3.2. Bounds: the kernel's lowest figures less
+    # the emulator comparison's 20 % (on other seeds one flow of five can still sit in RTO
+    # back-off with nothing in flight, resending its head, Not-ECT, at each RTO).
     share = _five_flows(cca, qdisc, rack=True)
-    assert sum(share) > 8.0 and sorted(share)[1] > 0.5, share
+    assert min(share) > 0.8 * 0.39 and sum(share) > 0.8 * 6.7, share
