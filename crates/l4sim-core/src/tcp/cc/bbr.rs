@@ -768,12 +768,13 @@ mod tests {
     const R: Time = 100 * MS;
     const BW: f64 = 1000.0;
 
-    /// A BBR sender fed synthetic ACKs.
+    /// A BBR sender fed synthetic ACKs of `per_ack` segments each.
     struct H {
         b: Bbr,
         w: Window,
         now: Time,
         delivered: u64,
+        per_ack: u32,
     }
 
     impl H {
@@ -786,6 +787,7 @@ mod tests {
                 w,
                 now: 0,
                 delivered: 0,
+                per_ack: 1,
             }
         }
 
@@ -822,10 +824,10 @@ mod tests {
             losses: u32,
         ) {
             self.now += rtt / n as u64;
-            self.delivered += 1;
+            self.delivered += self.per_ack as u64;
             let s = AckSample {
                 now: self.now,
-                acked: 1,
+                acked: self.per_ack,
                 rtt: Some(rtt),
                 srtt: Some(rtt),
                 min_rtt: Some(R),
@@ -839,8 +841,8 @@ mod tests {
                 delivered: Some(n),
                 interval: (n as f64 / rate * 1e9) as Time,
                 losses,
-                acked_sacked: 1,
-                prior_in_flight: in_flight + 1,
+                acked_sacked: self.per_ack,
+                prior_in_flight: in_flight + self.per_ack,
                 is_app_limited: app_limited,
             };
             self.b.cong_control(&mut self.w, &s, &rs);
@@ -998,31 +1000,9 @@ mod tests {
         // acknowledged and none expected, so cwnd = 2 × 100 + 10 + 3 × 2 = 216, give or
         // take the rounding below.
         let mut h = H::to_probe_bw(3);
+        h.per_ack = 10;
         for _ in 0..30 {
-            let prior = h.delivered;
-            for _ in 0..10 {
-                h.now += 10 * MS;
-                h.delivered += 10;
-                let s = AckSample {
-                    now: h.now,
-                    acked: 10,
-                    rtt: Some(R),
-                    srtt: Some(R),
-                    min_rtt: Some(R),
-                    in_flight: 150,
-                    delivered: h.delivered,
-                    ..AckSample::default()
-                };
-                let rs = RateSample {
-                    prior_delivered: prior,
-                    delivered: Some(100),
-                    interval: R,
-                    acked_sacked: 10,
-                    prior_in_flight: 160,
-                    ..RateSample::default()
-                };
-                h.b.cong_control(&mut h.w, &s, &rs);
-            }
+            h.round(10, BW, R, 150, false);
         }
         // The fixed-point bw floors 1000/s a hair low, so an epoch expects 9 where 10
         // arrive and runs on, the excess settling one or two above 10 (Linux's arithmetic).
