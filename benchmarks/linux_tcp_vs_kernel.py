@@ -125,10 +125,10 @@ def per_flow_table(cases: list[dict[str, Any]]) -> None:
         s_cells = " / ".join(
             f"{s / 1e6:.2f}{'*' if m else ''}" for s, m in zip(sim, miss, strict=True)
         )
+        n_ok = len(sim) - sum(miss)
         total += len(sim)
-        ok += len(sim) - sum(miss)
-        good = f"{len(sim) - sum(miss)} of {len(sim)}"
-        print(f"| {c['qdisc']} | {c['mix']} | {k_cells} | {s_cells} | {good} |")
+        ok += n_ok
+        print(f"| {c['qdisc']} | {c['mix']} | {k_cells} | {s_cells} | {n_ok} of {len(sim)} |")
     print(f"\n{ok} of {total} flows within 20 % of the kernel (flows of one algorithm sorted)")
 
 

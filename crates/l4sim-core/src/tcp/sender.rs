@@ -1346,16 +1346,17 @@ mod tests {
         segments: u64,
         drops: &[(u64, usize)],
     ) -> (TcpSender, Vec<Time>, Vec<Time>) {
-        let (snd, rtx, sends, _) = run_capture(cfg, segments, drops);
-        (snd, rtx, sends)
+        let (snd, rtx, sent) = run_capture(cfg, segments, drops);
+        // A segment is stamped with the time it is sent.
+        (snd, rtx, sent.iter().map(|p| p.created).collect())
     }
 
-    /// As [`run`]; also returns every data segment sent, in order.
+    /// As [`run`], returning every data segment sent (in order) instead of their times.
     fn run_capture(
         cfg: TcpConfig,
         segments: u64,
         drops: &[(u64, usize)],
-    ) -> (TcpSender, Vec<Time>, Vec<Time>, Vec<Packet>) {
+    ) -> (TcpSender, Vec<Time>, Vec<Packet>) {
         let mss = cfg.mss as u64;
         let mut snd = TcpSender::new(&cfg, Packet::default(), Some(segments * mss), 1);
         let mut rcv = TcpReceiver::new(&cfg, Packet::default());
@@ -1364,7 +1365,6 @@ mod tests {
         let mut order = 0;
         let mut dropped = Vec::new();
         let mut rtx_times = Vec::new();
-        let mut sends = Vec::new();
         let mut sent = Vec::new();
         let mut out = Vec::new();
         let mut now = 0;
@@ -1372,7 +1372,6 @@ mod tests {
         loop {
             for p in out.drain(..) {
                 if p.dir == Dir::Forward && p.tcp.len > 0 {
-                    sends.push(now);
                     sent.push(p);
                     if snd.stats.retransmits as usize > rtx_times.len() {
                         rtx_times.push(now);
@@ -1390,7 +1389,7 @@ mod tests {
                 wire.push((now + owd, order, p));
             }
             if snd.is_finished() {
-                return (snd, rtx_times, sends, sent);
+                return (snd, rtx_times, sent);
             }
             let timers = [
                 snd.rto_timer.deadline,
@@ -1536,7 +1535,7 @@ mod tests {
         // (tcp_ca_needs_ecn) resends ECT(1), so that an L4S retransmission is not steered
         // into a classic queue behind the data sent after it.
         let resent = |cfg: TcpConfig| -> Vec<Ecn> {
-            let (snd, _, _, sent) = run_capture(cfg, 30, &[(5, 1)]);
+            let (snd, _, sent) = run_capture(cfg, 30, &[(5, 1)]);
             assert_eq!(snd.stats.retransmits, 1);
             let seq = 5 * 1448;
             sent.iter()

@@ -365,7 +365,8 @@ impl Bbr {
             expected = 0;
         }
         self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xf_ffff);
-        let extra = (self.ack_epoch_acked as u64 - expected.min(self.ack_epoch_acked as u64))
+        let extra = (self.ack_epoch_acked as u64)
+            .saturating_sub(expected)
             .min(w.cwnd as u64) as u32;
         let slot = &mut self.extra_acked[self.extra_acked_win_idx];
         *slot = (*slot).max(extra);
