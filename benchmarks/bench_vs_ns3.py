@@ -70,7 +70,7 @@ L4SIM_TCP_DEFAULTS: dict[str, Any] = {
     "delack_count": 2,
     "delack_timeout_ns": 40_000_000,
     "dupack_threshold": 3,
-    "rwnd_bytes": 64 << 20,
+    "rwnd_bytes": None,
     "sack": True,
     "timestamps": True,
     "pacing": False,
@@ -221,6 +221,11 @@ def ns3_spec_from_scenario(sc, **extra: Any) -> dict[str, Any]:
         raise Unsupported(
             f"{sc.name}: ns-3 has neither RACK-TLP nor Linux's RTO; set rack = false and "
             "linux_rto = false in the flows to compare RFC 6675 and RFC 6298 on both sides"
+        )
+    if tcp["rwnd_bytes"] is None:
+        raise Unsupported(
+            f"{sc.name}: ns-3's receive buffer is fixed (no autotuning); set rwnd in the flows "
+            '(e.g. rwnd = "64MiB") to compare the same fixed window on both sides'
         )
     if tcp["header_bytes"] != 52:
         raise Unsupported(

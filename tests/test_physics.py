@@ -321,3 +321,62 @@ def test_rack_keeps_every_flow_going_after_a_timeout(cca: str, qdisc: dict[str, 
     # back-off with nothing in flight, resending its head, Not-ECT, at each RTO).
     share = _five_flows(cca, qdisc, rack=True)
     assert min(share) > 0.8 * 0.39 and sum(share) > 0.8 * 6.7, share
+
+
+def test_a_fixed_receive_window_caps_the_rate_at_window_per_rtt() -> None:
+    # 10 Mbit/s, base RTT 2·(18 + 2) = 40 ms: BDP 50 kB. A fixed 16 KiB window (SO_RCVBUF)
+    # holds 11 whole segments (15 928 B); with every segment ACKed at once each one's round
+    # trip is 40 ms plus its own 1.2 ms at the bottleneck (and ~0.1 ms of access links and
+    # ACK), so the rate is 15 928 B per 41.3 ms: 3.09 Mbit/s of payload, no queue, and the
+    # sender is limited by the window all the time (tcpi_rwnd_limited ~ the run).
+    # Autotuning (the default) grows the window past the BDP within a few RTTs: the link
+    # is full, and the window limits only while the buffer is growing.
+    def flow(extra: dict[str, Any]) -> dict[str, Any]:
+        sc = dumbbell(
+            duration="20s", flows=[{"kind": "tcp", "cca": "cubic", "delack": False, **extra}]
+        )
+        return l4sim.run(sc).summary["flows"][0]
+
+    fixed = flow({"rwnd": "16KiB"})
+    rtt = 0.040 + WIRE * 8 / 10e6 + 0.0001
+    assert fixed["goodput_bps"] == pytest.approx(11 * MSS * 8 / rtt, rel=0.01)
+    assert fixed["rwnd_limited_s"] > 0.95 * 20
+    auto = flow({})
+    assert auto["goodput_bps"] > 0.95 * 10e6 * MSS / WIRE
+    assert auto["rwnd_limited_s"] < 0.5
+
+
+def test_reno_beside_bbr_under_red_ecn_does_not_stall() -> None:
+    # Reno's retransmission of a hole is Not-ECT (RFC 3168 §6.1.5) and RED above max_th
+    # drops it while it marks ECT data. With a fixed 64 MiB window Reno ran megabytes
+    # past the hole, its SACKed ECT data kept RED's average up, and both flows stalled
+    # (0.26 / 0.11 Mbit/s). Linux's autotuned window (tcp_rcv_space_adjust) stops the
+    # sender at the edge offered when the hole opened. Bounds: the kernel's figures
+    # through the same qdisc (l4sim emulate, 0.70 / 8.60 Mbit/s) less the emulator
+    # comparison's 20 %.
+    sc = l4sim.Scenario.parse(
+        {
+            "duration": "20s",
+            "topology": {
+                "preset": "dumbbell",
+                "access": {"rate": "1Gbps", "delay": "1ms"},
+                "bottleneck": {
+                    "rate": "10Mbps",
+                    "delay": "8ms",
+                    "qdisc": {
+                        "kind": "red",
+                        "limit": "100p",
+                        "min_th": "5p",
+                        "max_th": "15p",
+                        "ecn": True,
+                    },
+                },
+            },
+            "flows": [
+                {"kind": "tcp", "cca": "newreno", "ecn": True},
+                {"kind": "tcp", "cca": "bbr", "ecn": True},
+            ],
+        }
+    )
+    reno, bbr = (f["goodput_bps"] / 1e6 for f in l4sim.run(sc).summary["flows"])
+    assert reno > 0.8 * 0.70 and bbr > 0.8 * 8.60, (reno, bbr)

@@ -670,3 +670,19 @@ def test_error_names_the_file(tmp_path):
 def test_the_core_accepts_every_shipped_scenario(path):
     core = pytest.importorskip("l4sim._core")
     core.Simulation(load(path).to_core_json())  # raises ValueError on any unknown field
+
+
+def test_fixed_window_or_autotuning():
+    msg = error(DUMBBELL.replace('cca = "cubic"', 'rwnd = "500KB"\nrmem_max = "16MiB"'))
+    assert "flows[2]" in msg and "give one of them" in msg and "\n" not in msg
+    flows = scenario(DUMBBELL.replace('cca = "cubic"', 'rmem_max = "16MiB"')).to_core_config()
+    assert flows["flows"][2]["tcp"]["rmem_max_bytes"] == 16 << 20
+
+
+@pytest.mark.parametrize(
+    ("option", "fragment"),
+    [('rmem_max = "64KiB"', "rmem_max must be between"), ('rwnd = "2GiB"', "rwnd must be between")],
+)
+def test_window_bounds(option: str, fragment: str):
+    msg = error(DUMBBELL.replace('cca = "cubic"', option))
+    assert "flows[2]" in msg and fragment in msg and "\n" not in msg

@@ -419,6 +419,7 @@ class _Traffic:
 # Indices into the unpacked struct tcp_info (field offsets in linux/tcp.h).
 _MSS, _UNACKED, _RTT, _SSTHRESH, _CWND = 10, 12, 23, 25, 26
 _TOTAL_RETRANS, _BYTES_ACKED, _NOTSENT, _DELIVERY_RATE = 31, 34, 38, 42
+_RWND_LIMITED = 44  # tcpi_rwnd_limited, microseconds
 _DELIVERED_CE, _BYTES_SENT = 47, 48
 _CA_STATE = 1
 
@@ -714,6 +715,7 @@ def _flow_summaries(sc: Scenario, traffic: _Traffic) -> list[dict[str, Any]]:
                 "bytes_sent": info[_BYTES_SENT] if info is not None else None,
                 "retransmits": info[_TOTAL_RETRANS] if info is not None else 0,
                 "timeouts": None,
+                "rwnd_limited_s": info[_RWND_LIMITED] / 1e6 if tcp and info is not None else None,
                 "srtt_mean_s": sum(f.rtt_samples) / len(f.rtt_samples) if f.rtt_samples else None,
                 "fct_s": f.fct,
                 # From the router (drops, CE-marked arrivals, one-way delay): `_result`.

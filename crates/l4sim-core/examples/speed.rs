@@ -53,10 +53,11 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
             start_ns: 0,
             stop_ns: None,
             size_bytes: None,
-            // As scenarios/bench_*.toml: RFC 6675 and RFC 6298, which ns-3 implements.
+            // As scenarios/bench_*.toml: RFC 6675, RFC 6298 and a fixed window, as ns-3.
             tcp: TcpConfig {
                 rack: false,
                 linux_rto: false,
+                rwnd_bytes: Some(64 << 20),
                 ..TcpConfig::default()
             },
             udp: UdpConfig::default(),

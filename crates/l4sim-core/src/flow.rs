@@ -178,6 +178,8 @@ impl Flow {
                 timeouts: snd.stats.timeouts,
                 cca: snd.cc.name(),
                 delivery_rate: snd.stats.delivery_rate,
+                rwnd_limited_ns: snd.stats.rwnd_limited_ns,
+                rwnd_limited_since: snd.stats.rwnd_limited_since,
             }),
             _ => None,
         }
@@ -204,6 +206,16 @@ pub struct TcpTotals {
     pub cca: &'static str,
     /// The delivery rate `tcp_info` reports, followed over the run.
     pub delivery_rate: DeliveryRate,
+    /// Receive-window-limited time: closed periods, and the start of an open one.
+    pub rwnd_limited_ns: u64,
+    pub rwnd_limited_since: Option<Time>,
+}
+
+impl TcpTotals {
+    /// Time limited by the receive window up to `end` (`tcp_info.tcpi_rwnd_limited`).
+    pub fn rwnd_limited_ns(&self, end: Time) -> u64 {
+        self.rwnd_limited_ns + self.rwnd_limited_since.map_or(0, |t| end.saturating_sub(t))
+    }
 }
 
 impl Flow {

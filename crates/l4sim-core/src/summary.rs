@@ -46,6 +46,9 @@ pub struct FlowSummary {
     pub bytes_sent: u64,
     pub retransmits: u64,
     pub timeouts: u64,
+    /// TCP: time the sender had data and room in cwnd but not in the receiver's window
+    /// (Linux `tcp_info.tcpi_rwnd_limited`); null for UDP.
+    pub rwnd_limited_s: Option<f64>,
     pub srtt_mean_s: Option<f64>,
     /// Flow completion time of a sized flow; null for bulk or unfinished flows.
     pub fct_s: Option<f64>,
@@ -150,6 +153,7 @@ impl Summary {
                 bytes_sent: f.payload_sent(),
                 retransmits: tcp.map_or(0, |t| t.retransmits),
                 timeouts: tcp.map_or(0, |t| t.timeouts),
+                rwnd_limited_s: tcp.map(|t| secs(t.rwnd_limited_ns(end))),
                 srtt_mean_s: tcp.and_then(|t| t.srtt_mean_s),
                 fct_s: fct.map(secs),
                 drops: f.drops,

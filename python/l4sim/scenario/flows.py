@@ -112,6 +112,7 @@ class TcpFlow(_FlowBase):
     delack: Annotated[Delack, BeforeValidator(_delack_shorthand)] | None = None
     dupack_threshold: Count | None = None
     rwnd: Size | None = None
+    rmem_max: Size | None = None
     ect1: Annotated[bool, Field(strict=True)] | None = None
     prague_rtt_independence: Annotated[bool, Field(strict=True)] | None = None
     prague_alpha_mode: Literal[0, 1] | None = None
@@ -131,6 +132,7 @@ class TcpFlow(_FlowBase):
         "max_rto": "max_rto_ns",
         "init_rto": "init_rto_ns",
         "rwnd": "rwnd_bytes",
+        "rmem_max": "rmem_max_bytes",
         "delack": _delack_core,
     }
 
@@ -144,6 +146,29 @@ class TcpFlow(_FlowBase):
                     f"cca.{option} and {key} are the same option; give it once, as "
                     f"cca.{option} ({key} is its old spelling)"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _fixed_or_autotuned_window(self) -> TcpFlow:
+        """A fixed ``rwnd`` turns autotuning off (Linux ``SO_RCVBUF``), so ``rmem_max``,
+        autotuning's ceiling, would be ignored: giving both is an error."""
+        if self.rwnd is not None and self.rmem_max is not None:
+            raise ValueError(
+                "rwnd fixes the receive window and turns autotuning off, so rmem_max (its "
+                "ceiling) would be ignored; give one of them"
+            )
+        # RFC 7323 §2.3: windows up to 2^30 bytes; Linux's buffer starts at tcp_rmem[1].
+        mss = self.mss or (1460 if self.timestamps is False else 1448)
+        if self.rwnd is not None and not mss <= self.rwnd <= 1 << 30:
+            raise ValueError(
+                f"rwnd must be between one segment ({mss} B) and 1 GiB (RFC 7323), "
+                f"not {self.rwnd} B"
+            )
+        if self.rmem_max is not None and not 128 << 10 <= self.rmem_max <= 2 << 30:
+            raise ValueError(
+                "rmem_max must be between 128 KiB (Linux's initial buffer, tcp_rmem[1]) and "
+                f"2 GiB, not {self.rmem_max} B"
+            )
         return self
 
     @model_validator(mode="after")

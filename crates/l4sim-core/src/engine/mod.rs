@@ -489,7 +489,7 @@ mod tests {
         let mut cfg = path(QdiscConfig::default());
         cfg.links[0].jitter_ns = jitter;
         cfg.flows[0].tcp.cca = CcaKind::Newreno;
-        cfg.flows[0].tcp.rwnd_bytes = 16 << 10;
+        cfg.flows[0].tcp.rwnd_bytes = Some(16 << 10);
         let mut sim = Simulation::new(cfg).unwrap();
         sim.run();
         sim.summary().flows.swap_remove(0)

@@ -69,6 +69,9 @@ pub struct TcpHeader {
     /// Payload bytes.
     pub len: u32,
     pub flags: u16,
+    /// Window field (RFC 793), scaled by the receiver's window shift except on a SYN
+    /// (RFC 7323 §2.2).
+    pub wnd: u16,
     /// Timestamp option (RFC 7323): sender's clock and the echoed value.
     pub ts_val: Time,
     pub ts_ecr: Time,

@@ -94,8 +94,13 @@ pub struct TcpConfig {
     /// Pace transmissions at 120 % (200 % in slow start) of cwnd/SRTT, as Linux does
     /// under the `fq` qdisc. Algorithms that need pacing (BBR) turn it on themselves.
     pub pacing: bool,
-    /// Receiver window in bytes (a cap on flight size; large by default as Linux autotuning).
-    pub rwnd_bytes: u64,
+    /// A fixed receive window in bytes (a buffer set with `SO_RCVBUF`, which turns Linux's
+    /// autotuning off). `None`: Linux's receive-buffer autotuning (`tcp_moderate_rcvbuf`,
+    /// `tcp_rcv_space_adjust`; see `tcp::rcvbuf`), as by default.
+    pub rwnd_bytes: Option<u64>,
+    /// The largest receive buffer autotuning grows to (Linux `net.ipv4.tcp_rmem[2]`,
+    /// 6 MiB: a window of at most 3 MiB). Raise it for paths whose BDP is larger.
+    pub rmem_max_bytes: u64,
 }
 
 impl Default for TcpConfig {
@@ -129,7 +134,8 @@ impl Default for TcpConfig {
             linux_rto: true,
             timestamps: true,
             pacing: false,
-            rwnd_bytes: 64 << 20,
+            rwnd_bytes: None,
+            rmem_max_bytes: crate::tcp::rcvbuf::TCP_RMEM_MAX,
         }
     }
 }
@@ -151,6 +157,17 @@ impl TcpConfig {
         }
         if self.min_rto_ns == 0 || self.min_rto_ns > self.max_rto_ns {
             return Err("min_rto must be positive and not above max_rto".into());
+        }
+        // RFC 7323 §2.3: a window shift of at most 14, so windows up to 2^30 bytes.
+        if self
+            .rwnd_bytes
+            .is_some_and(|w| w < self.mss as u64 || w > 1 << 30)
+        {
+            return Err("rwnd must be between one segment and 1 GiB (RFC 7323)".into());
+        }
+        if self.rmem_max_bytes < crate::tcp::rcvbuf::TCP_RMEM_INIT || self.rmem_max_bytes > 1 << 31
+        {
+            return Err("rmem_max must be between 128 KiB (Linux tcp_rmem[1]) and 2 GiB".into());
         }
         if self.prague_alpha_mode > 1 {
             return Err("prague_alpha_mode must be 0 or 1".into());

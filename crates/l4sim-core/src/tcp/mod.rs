@@ -7,6 +7,7 @@
 pub mod cc;
 pub mod config;
 pub mod rack;
+pub mod rcvbuf;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;

@@ -21,6 +21,7 @@
 //!     and the AccECN option's byte counters; a change of CE state triggers an immediate
 //!     ACK (§3.2.2.5.1).
 
+use super::rcvbuf::RcvBuf;
 use super::Timer;
 use crate::net::packet::{flags, Dir, Ecn, Packet, TcpHeader};
 use crate::tcp::config::{CcaKind, TcpConfig};
@@ -84,6 +85,10 @@ pub struct TcpReceiver {
     last_data: Option<Time>,
     /// The receiver's RTO for the idle test (it sends no data: Linux's initial 1 s).
     idle_rto: Time,
+    /// The offered window (Linux's autotuning or a fixed `rwnd`).
+    pub win: RcvBuf,
+    /// Timestamps in use: the receiver measures its RTT from their echo.
+    timestamps: bool,
 
     pub stats: ReceiverStats,
 }
@@ -119,6 +124,8 @@ impl TcpReceiver {
             quick: 0,
             last_data: None,
             idle_rto: cfg.init_rto_ns,
+            win: RcvBuf::new(cfg.rwnd_bytes, cfg.rmem_max_bytes, cfg.mss),
+            timestamps: cfg.timestamps,
             stats: ReceiverStats::default(),
         }
     }
@@ -147,6 +154,8 @@ impl TcpReceiver {
             self.ts_recent = h.ts_val;
             let mut p = self.ack_packet(f, now);
             p.tcp.sack_perm = self.sack_ok;
+            p.tcp.wnd = self.win.syn_window();
+            self.win.established(now);
             out.push(p);
             return;
         }
@@ -214,6 +223,10 @@ impl TcpReceiver {
         if h.seq <= self.last_ack_sent && h.ts_val >= self.ts_recent {
             self.ts_recent = h.ts_val;
         }
+        if h.len > 0 {
+            self.win
+                .on_data(h.len, self.timestamps.then_some(h.ts_ecr), now);
+        }
         let end = h.seq + h.len as u64;
         if end <= self.rcv_nxt {
             // Duplicate: ACK at once so the sender learns where we are (Linux
@@ -226,6 +239,8 @@ impl TcpReceiver {
         } else if h.seq <= self.rcv_nxt {
             let had_gap = !self.ooo.is_empty();
             self.advance(end);
+            self.win
+                .on_in_order(h.len, self.rcv_nxt, self.ooo_bytes(), now);
             if had_gap {
                 self.send_ack(now, out); // RFC 5681 §4.2: fills (part of) a gap
             } else {
@@ -239,6 +254,8 @@ impl TcpReceiver {
         } else {
             self.insert_ooo(h.seq, end);
             self.note_recent(h.seq);
+            self.win
+                .on_out_of_order(h.len, self.ooo_bytes(), self.sack_ok);
             self.send_ack(now, out); // RFC 5681 §4.2: immediate duplicate ACK
         }
     }
@@ -259,6 +276,11 @@ impl TcpReceiver {
         }
         self.ooo.drain(..k);
         self.stats.bytes_delivered += self.rcv_nxt - before;
+    }
+
+    /// Bytes held out of order.
+    fn ooo_bytes(&self) -> u64 {
+        self.ooo.iter().map(|(s, e)| e - s).sum()
     }
 
     fn insert_ooo(&mut self, start: u64, end: u64) {
@@ -322,6 +344,7 @@ impl TcpReceiver {
             f |= flags::ECE;
         }
         let mut p = self.ack_packet(f, now);
+        p.tcp.wnd = self.win.select_window(self.rcv_nxt, self.ooo_bytes());
         if self.ecn == EcnFeedback::Accurate {
             p.tcp.ace = (self.r_cep & 7) as u8;
             p.tcp.set_accecn(Some(self.r_bytes));

@@ -28,6 +28,7 @@ use std::collections::VecDeque;
 
 use super::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, RateSample, Window};
 use super::rack::{probe_timeout, sent_after, Rack};
+use super::rcvbuf::window_shift;
 use super::rtt::RttEstimator;
 use super::Timer;
 use crate::net::packet::{flags, Dir, Ecn, Packet, TcpHeader};
@@ -92,6 +93,11 @@ pub struct SenderStats {
     pub srtt_n: u64,
     /// Time the last application byte was acknowledged.
     pub done_at: Option<Time>,
+    /// Time spent limited by the receive window, closed periods (Linux
+    /// `TCP_CHRONO_RWND_LIMITED`, `tcp_info.tcpi_rwnd_limited`).
+    pub rwnd_limited_ns: u64,
+    /// Start of the current receive-window-limited period.
+    pub rwnd_limited_since: Option<Time>,
     /// The delivery rate `tcp_info` would report, over the run.
     pub delivery_rate: DeliveryRate,
 }
@@ -175,7 +181,13 @@ pub struct TcpSender {
     mss: u32,
     header: u32,
     dupthresh: u32,
+    /// The receiver's offered window from `snd_una` (Linux `snd_wnd`), and the shift its
+    /// window fields carry.
     rwnd: u64,
+    rcv_wscale: u8,
+    /// The receiver's latest timestamp, echoed on data (RFC 7323 §4.3 TS.Recent; the
+    /// receiver measures its RTT from it, Linux `tcp_rcv_rtt_measure_ts`).
+    ts_recent: Time,
     ecn_requested: bool,
     accecn_requested: bool,
     ect1: bool,
@@ -282,7 +294,10 @@ impl TcpSender {
             mss: cfg.mss,
             header: cfg.header_bytes,
             dupthresh: cfg.dupack_threshold,
-            rwnd: cfg.rwnd_bytes,
+            // Before the SYN-ACK nothing is sent but the SYN.
+            rwnd: 0,
+            rcv_wscale: window_shift(cfg.rwnd_bytes, cfg.rmem_max_bytes),
+            ts_recent: 0,
             ecn_requested: cfg.ecn || needs.ecn || accecn,
             accecn_requested: accecn,
             ect1: cfg.ect1.unwrap_or(needs.ect1),
@@ -416,6 +431,7 @@ impl TcpSender {
             len,
             flags: f,
             ts_val: now,
+            ts_ecr: self.ts_recent,
             ..TcpHeader::default()
         };
         p
@@ -424,6 +440,9 @@ impl TcpSender {
     /// An ACK (or SYN-ACK) from the receiver.
     pub fn on_ack(&mut self, pkt: &Packet, now: Time, out: &mut Vec<Packet>) {
         let h = pkt.tcp;
+        // RFC 7323 §4.3: TS.Recent from a segment at the left edge (the receiver's ACKs
+        // carry no data, so every one is), never moving back.
+        self.ts_recent = self.ts_recent.max(h.ts_val);
         match self.phase {
             Phase::SynSent if h.flags & flags::SYN != 0 => {
                 self.phase = Phase::Established;
@@ -435,6 +454,8 @@ impl TcpSender {
                 self.ecn_ok =
                     self.accecn || (self.ecn_requested && h.flags & flags::ECE != 0 && !accecn_ack);
                 self.sack_ok = self.sack_requested && h.sack_perm;
+                // RFC 7323 §2.2: a SYN's window field is not scaled.
+                self.rwnd = h.wnd as u64;
                 if !self.syn_retransmitted {
                     self.sample_rtt(now - self.syn_sent_at);
                 } else {
@@ -459,6 +480,14 @@ impl TcpSender {
         let prior_sacked = self.sacked_out;
         let prior_lost = self.lost_out;
         let advanced = ack > self.snd_una;
+        // Linux tcp_ack_update_window: take the offered window from an ACK that advances,
+        // or that offers more (or nothing); a larger window on a non-advancing ACK is a
+        // window update, not a duplicate (FLAG_WIN_UPDATE, RFC 5681 §2 (e)).
+        let nwin = (h.wnd as u64) << self.rcv_wscale;
+        let win_update = !advanced && (nwin > self.rwnd || nwin == 0);
+        if advanced || win_update {
+            self.rwnd = nwin;
+        }
         let mut rate = RateAcc {
             now,
             ..RateAcc::default()
@@ -504,7 +533,7 @@ impl TcpSender {
                 newly_sacked += self.sack_range(start, end, &mut rate);
             }
         }
-        let is_dupack = !advanced && h.len == 0 && !self.segs.is_empty();
+        let is_dupack = !advanced && !win_update && h.len == 0 && !self.segs.is_empty();
         let newly_ce = if self.accecn {
             self.accecn_delta(&h)
         } else {
@@ -1098,10 +1127,12 @@ impl TcpSender {
             let in_flight = self.in_flight();
             if in_flight >= self.w.cwnd {
                 self.cwnd_limited = true;
+                self.rwnd_chrono(false, now);
                 return sent_new;
             }
             if self.pacing() && now < self.next_send {
                 self.pace_timer.arm(self.next_send);
+                self.rwnd_chrono(false, now);
                 return sent_new;
             }
             if self.lost_out > self.retrans_out {
@@ -1116,10 +1147,24 @@ impl TcpSender {
                     self.app_limited_until = (self.delivered + in_flight as u64).max(1);
                 }
                 self.cwnd_limited = false;
+                self.rwnd_chrono(self.app_limit > self.snd_nxt, now);
                 return sent_new;
             };
             self.send_new(len, now, out);
             sent_new = true;
+        }
+    }
+
+    /// Linux `tcp_write_xmit`: start the receive-window-limited chrono when the window
+    /// stopped new data (`tcp_snd_wnd_test` failed), stop it otherwise.
+    fn rwnd_chrono(&mut self, limited: bool, now: Time) {
+        match (limited, self.stats.rwnd_limited_since) {
+            (true, None) => self.stats.rwnd_limited_since = Some(now),
+            (false, Some(t)) => {
+                self.stats.rwnd_limited_ns += now - t;
+                self.stats.rwnd_limited_since = None;
+            }
+            _ => {}
         }
     }
 
@@ -1368,10 +1413,26 @@ mod tests {
         let mut sent = Vec::new();
         let mut out = Vec::new();
         let mut now = 0;
+        // The right edge of the window the receiver offered (RFC 793 SND.UNA + SND.WND):
+        // no new data may pass it.
+        let mut right_edge = 0;
         snd.start(now, &mut out);
         loop {
             for p in out.drain(..) {
+                if p.dir == Dir::Reverse {
+                    let shift = if p.tcp.flags & flags::SYN != 0 {
+                        0
+                    } else {
+                        rcv.win.wscale
+                    };
+                    right_edge = right_edge.max(p.tcp.ack + ((p.tcp.wnd as u64) << shift));
+                }
                 if p.dir == Dir::Forward && p.tcp.len > 0 {
+                    assert!(
+                        p.tcp.seq + p.tcp.len as u64 <= right_edge,
+                        "segment {} past the offered window's edge {right_edge}",
+                        p.tcp.seq
+                    );
                     sent.push(p);
                     if snd.stats.retransmits as usize > rtx_times.len() {
                         rtx_times.push(now);
@@ -1527,6 +1588,33 @@ mod tests {
         h.ace = (h.ace + 3) % 8;
         h.set_accecn(None);
         assert_eq!(snd.accecn_delta(&h), 3);
+    }
+
+    /// A hole that stays (its segment lost eight times): with Linux's autotuned window
+    /// the sender stops at the edge the receiver offered when the hole opened (about two
+    /// RTTs of data, at most 3 MiB), where a fixed 64 MiB window let it run on.
+    #[test]
+    fn a_lasting_hole_stops_the_sender_at_the_offered_window() {
+        let run_ahead = |rwnd_bytes: Option<u64>| {
+            let cfg = TcpConfig {
+                rwnd_bytes,
+                ..TcpConfig::default()
+            };
+            let (snd, _, sent) = run_capture(cfg, 40_000, &[(300, 8)]);
+            assert_eq!(snd.stats.bytes_acked, 40_000 * 1448);
+            // Segments sent while 300 was still missing (before its last transmission).
+            let last = sent.iter().rposition(|p| p.tcp.seq == 300 * 1448).unwrap();
+            let beyond = sent[..last]
+                .iter()
+                .map(|p| p.tcp.seq + p.tcp.len as u64)
+                .max()
+                .unwrap();
+            beyond - 301 * 1448
+        };
+        let auto = run_ahead(None);
+        let fixed = run_ahead(Some(64 << 20));
+        assert!(auto <= 3 << 20, "{auto} bytes past the hole");
+        assert!(fixed > 2 * auto, "fixed 64 MiB: {fixed}, autotuned: {auto}");
     }
 
     #[test]
