@@ -41,6 +41,8 @@ ROWS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "no_linux_rto": ({"linux_rto": False}, {}),
     "rfc_loss": ({"rack": False, "linux_rto": False}, {}),
     "prr_in_cwr": ({"prr_in_cwr": True}, {}),
+    # A fixed window, no receive-buffer autotuning (the default until issue 17's last change).
+    "fixed_rwnd": ({"rwnd": "64MiB"}, {}),
     "rfc_all": ({"rack": False, "linux_rto": False, "quickack": False}, CUBIC_RFC),
 }
 

@@ -40,13 +40,14 @@ TOL = 0.20
 CUBIC_RFC = {"hystart": False, "linux_alpha": False, "initial_cap": False}
 
 VARIANTS: dict[str, dict[str, Any]] = {
-    "default (Linux quick ACKs, CUBIC, RACK-TLP and RTO)": {},
+    "default (Linux quick ACKs, CUBIC, RACK-TLP, RTO, receive-buffer autotuning)": {},
     "CUBIC as RFC 9438 (no HyStart, RFC alpha, no 5 % cap)": {"cubic": CUBIC_RFC},
     "no quickack (RFC 5681 receiver)": {"quickack": False},
     "RFC 6675 loss detection (rack = false)": {"rack": False},
     "RFC 6298 RTO (linux_rto = false)": {"linux_rto": False},
     "both (RFC 6675 and RFC 6298)": {"rack": False, "linux_rto": False},
     "prr_in_cwr": {"prr_in_cwr": True},
+    "fixed 64 MiB window (no receive-buffer autotuning)": {"rwnd": "64MiB"},
 }
 
 

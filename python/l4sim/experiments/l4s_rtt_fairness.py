@@ -326,6 +326,10 @@ def scenario(
             "accecn": True,
             **dict(variant.flow),
         }
+        if "rwnd" not in f:
+            # The testbed's 2020 kernel (5.x) autotunes up to tcp_rmem[2] = 6 MiB, where
+            # Linux 6.16+ (l4sim's default) goes to 32 MiB.
+            f.setdefault("rmem_max", "6MiB")
         if cca == "cubic" and variant.cubic:
             f["cca"] = {"kind": "cubic", **dict(variant.cubic)}
         return f

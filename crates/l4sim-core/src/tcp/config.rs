@@ -98,8 +98,8 @@ pub struct TcpConfig {
     /// autotuning off). `None`: Linux's receive-buffer autotuning (`tcp_moderate_rcvbuf`,
     /// `tcp_rcv_space_adjust`; see `tcp::rcvbuf`), as by default.
     pub rwnd_bytes: Option<u64>,
-    /// The largest receive buffer autotuning grows to (Linux `net.ipv4.tcp_rmem[2]`,
-    /// 6 MiB: a window of at most 3 MiB). Raise it for paths whose BDP is larger.
+    /// The largest receive buffer autotuning grows to (Linux `net.ipv4.tcp_rmem[2]`: 32 MiB
+    /// since Linux 6.16, a window of at most 16 MiB; 6 MiB in 4.20-6.15).
     pub rmem_max_bytes: u64,
 }
 

@@ -1,8 +1,9 @@
 //! The receive window a receiver advertises: Linux's receive-buffer autotuning, or a fixed
 //! window.
 //!
-//! Autotuning (Linux `net.ipv4.tcp_moderate_rcvbuf = 1`, `tcp_rmem = 4096 131072 6291456`,
-//! `tcp_adv_win_scale = 1`, a bulk reader that reads whatever arrives in order at once):
+//! Autotuning (Linux `net.ipv4.tcp_moderate_rcvbuf = 1`, `tcp_rmem = 4096 131072 33554432`
+//! as since Linux 6.16 (6291456 before: `rmem_max`), `tcp_adv_win_scale = 1`, a bulk
+//! reader that reads whatever arrives in order at once):
 //!
 //! - the buffer starts at `tcp_rmem[1]` and half of it is offered as window (the other
 //!   half is taken as skb overhead: `tcp_win_from_space`); the first window is 45
@@ -18,8 +19,8 @@
 //!   `tcp_adv_win_scale = 1` assumes), and the offered window's right edge never moves
 //!   left (`tcp_select_window`, `net.ipv4.tcp_shrink_window = 0`).
 //!
-//! So a sender can run at most about two RTTs' worth of data past a hole, where a fixed
-//! 64 MiB window let it run megabytes ahead (a Not-ECT retransmission dropped by RED above
+//! So a sender can run at most about two RTTs' worth of data past a hole (and never more
+//! than half the largest buffer), where a fixed 64 MiB window let it run megabytes ahead (a Not-ECT retransmission dropped by RED above
 //! `max_th` again and again while new ECT data kept the average up).
 //!
 //! A fixed window (`rwnd`, a buffer set with `SO_RCVBUF`, which turns autotuning off in
@@ -27,14 +28,17 @@
 //!
 //! Not modelled: window-update ACKs sent when the application reads (`tcp_cleanup_rbuf`),
 //! memory pressure and pruning of the out-of-order queue (the window keeps it within the
-//! buffer), and Linux 6.5+'s measured `scaling_ratio` in place of `tcp_adv_win_scale`.
+//! buffer), and Linux 6.6+'s measured `scaling_ratio` in place of `tcp_adv_win_scale` (a
+//! window of ~60 % of the buffer where this takes 50 %).
 
 use crate::time::Time;
 
 /// Linux `tcp_rmem[1]`: the receive buffer a connection starts with.
 pub const TCP_RMEM_INIT: u64 = 131_072;
-/// Linux `tcp_rmem[2]`: the largest buffer autotuning grows to.
-pub const TCP_RMEM_MAX: u64 = 6_291_456;
+/// Linux `tcp_rmem[2]`: the largest buffer autotuning grows to, 32 MiB since Linux 6.16.
+pub const TCP_RMEM_MAX: u64 = 33_554_432;
+/// `tcp_rmem[2]` of Linux 4.20 to 6.15.
+pub const TCP_RMEM_MAX_OLD: u64 = 6_291_456;
 /// RFC 7323 §2.3: the largest window shift.
 const MAX_WSCALE: u32 = 14;
 /// `MAX_TCP_HEADER` plus the `sk_buff` and `skb_shared_info` of one segment on x86-64
@@ -264,23 +268,24 @@ impl RcvBuf {
         if let Some(b) = self.fixed {
             return (b >> self.wscale).min(u16::MAX as u64) as u16;
         }
-        let unit = 1u64 << self.wscale;
+        // Window units of 2^wscale bytes: round down to one (`round_down`), up (`ALIGN`).
+        let mask = (1u64 << self.wscale) - 1;
         let mut free = self.free_space(ooo_bytes);
         let allowed = win_from_space(self.rcvbuf);
         let full = self.window_clamp.min(allowed);
         let mut new_win = 'w: {
             if free < full / 2 {
-                free = free / unit * unit;
+                free &= !mask;
                 if free < allowed / 16 || free < self.advmss {
                     break 'w 0;
                 }
             }
-            free.min(self.rcv_ssthresh).div_ceil(unit) * unit
+            (free.min(self.rcv_ssthresh) + mask) & !mask
         };
         // Never shrink the offered window: its right edge stays where it was.
         let cur_win = (self.rcv_wup + self.rcv_wnd).saturating_sub(rcv_nxt);
         if new_win < cur_win {
-            new_win = cur_win.div_ceil(unit) * unit;
+            new_win = (cur_win + mask) & !mask;
         }
         self.rcv_wnd = new_win;
         self.rcv_wup = rcv_nxt;
@@ -300,8 +305,9 @@ mod tests {
 
     const MSS: u32 = 1448;
 
+    /// Autotuning as in Linux 4.20-6.15 (`tcp_rmem[2]` 6 MiB: window shift 7).
     fn auto() -> RcvBuf {
-        RcvBuf::new(None, TCP_RMEM_MAX, MSS)
+        RcvBuf::new(None, TCP_RMEM_MAX_OLD, MSS)
     }
 
     #[test]
@@ -369,7 +375,7 @@ mod tests {
         assert_eq!((r.rcvbuf, r.space), (buf, 20 * m));
         // Capped at tcp_rmem[2].
         r.on_in_order(MSS, 100_000 * m, 0, 60 * MS);
-        assert_eq!(r.rcvbuf, TCP_RMEM_MAX);
+        assert_eq!(r.rcvbuf, TCP_RMEM_MAX_OLD);
     }
 
     /// A hole: data held out of order takes window, the right edge never recedes, and the
@@ -400,7 +406,9 @@ mod tests {
 
     #[test]
     fn shift_from_the_largest_buffer() {
-        assert_eq!(wscale_for(TCP_RMEM_MAX), 7);
+        // ss -i: wscale 7 with Linux 6.15's 6 MiB, 10 with 6.16's 32 MiB.
+        assert_eq!(wscale_for(TCP_RMEM_MAX_OLD), 7);
+        assert_eq!(window_shift(None, TCP_RMEM_MAX), 10);
         assert_eq!(wscale_for(64 << 20), 11);
         assert_eq!(wscale_for(1 << 40), 14);
         assert_eq!(wscale_for(65_535), 0);
