@@ -101,6 +101,9 @@ def test_dumbbell_run_end_to_end(router: Path, tmp_path: Path) -> None:
     for f in s["flows"]:
         # RTT: 2 x (10 ms + 2 x 1 ms access) plus queueing, at most the buffer's 72 ms.
         assert 0.024 < f["srtt_mean_s"] < 0.024 + 0.08, f
+        # tcpi_rwnd_limited: the kernel's autotuned window is no limit at a 30 kB BDP
+        # beyond its first RTTs (it was read, in seconds, not left null).
+        assert 0 <= f["rwnd_limited_s"] < 0.5, f
     assert s["emulation"]["router"]["unroutable"] == 0
     # The router knows each flow: every drop is at the bottleneck (access FIFOs of 1000
     # never fill), and data packets take at least the path's propagation (1 + 10 + 1 ms).
