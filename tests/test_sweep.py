@@ -292,6 +292,30 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_points(tmp_path: Path) -> None:
 # l4sim reproduce through the executor.
 
 
+def test_an_interrupt_just_after_a_point_is_written_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C can land between a point's file and the sweep's own bookkeeping (a race the
+    # subprocess test above once hit): the parquet must still hold every point file.
+    import l4sim.sweep as sw
+
+    write_json = sw._write_json
+
+    def write_then_interrupt(path: Path, data: Any) -> None:
+        write_json(path, data)
+        if path.parent.name == sw.POINTS and len(list(path.parent.glob("*.json"))) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(sw, "_write_json", write_then_interrupt)
+    spec = load_spec(write_spec(tmp_path, '[grid]\n"duration" = ["1s", "2s", "3s"]\n'))
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(spec, out, executor=SerialExecutor())
+    kept = len(list((out / sw.POINTS).glob("*.json")))
+    df = pl.read_parquet(out / "sweep.parquet")
+    assert df.filter(pl.col("record") == "flow")["point"].n_unique() == kept == 2
+
+
 def test_reproduce_with_a_pool_matches_serial(tmp_path: Path) -> None:
     tables = []
     for jobs in ("1", "2"):

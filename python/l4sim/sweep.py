@@ -628,6 +628,9 @@ def run_sweep(
             raise
         finally:
             wall = time.perf_counter() - start
+            # The point files are the truth: a Ctrl-C between a point's file and its entry
+            # in `records` must not leave that point out of sweep.parquet.
+            records.update(_read_records(out / POINTS, set(unique)))
             parquet = write_parquet(out, spec, pts, records)
             _write_json(out / META, _meta(spec, pts, records))
         ran = sum(1 for p in todo if records.get(p.key, {}).get("run_id") == run_id)
