@@ -49,7 +49,17 @@ def _dumbbell(n: int, rate: str) -> dict[str, Any]:
                 "qdisc": {"kind": "fifo", "limit": "100p"},
             },
         },
-        "flows": [{"kind": "tcp", "cca": "newreno", "count": n, "rack": False, "linux_rto": False}],
+        # As the shipped bench_*.toml: RFC 6675, RFC 6298 and a fixed window, as ns-3 has.
+        "flows": [
+            {
+                "kind": "tcp",
+                "cca": "newreno",
+                "count": n,
+                "rack": False,
+                "linux_rto": False,
+                "rwnd": "64MiB",
+            }
+        ],
     }
 
 
@@ -57,27 +67,34 @@ CASES["1flow10M"] = ("scenarios/bench_1flow_10M.toml", _dumbbell(1, "10Mbps"))
 CASES["4flow10M"] = ("scenarios/bench_4flow_10M.toml", _dumbbell(4, "10Mbps"))
 CASES["1flow100M"] = ("scenarios/bench_1flow_100M.toml", _dumbbell(1, "100Mbps"))
 
-#: l4sim's TcpConfig defaults (crates/l4sim-core/src/config.rs), used where a scenario's
-#: normalised configuration leaves a TCP parameter to the core.
-L4SIM_TCP_DEFAULTS: dict[str, Any] = {
-    "cca": "newreno",
-    "ecn": False,
-    "mss": 1448,
-    "header_bytes": 52,
-    "init_cwnd": 10,
-    "min_rto_ns": 200_000_000,
-    "init_rto_ns": 1_000_000_000,
-    "delack_count": 2,
-    "delack_timeout_ns": 40_000_000,
-    "dupack_threshold": 3,
-    "rwnd_bytes": None,
-    "sack": True,
-    "timestamps": True,
-    "pacing": False,
-    "cubic_hystart": True,
-    "rack": True,
-    "linux_rto": True,
-}
+#: The TcpConfig keys the ns-3 port reads or refuses to vary between flows; their defaults
+#: come from the core itself (`_core.contract()["tcp"]`), where a scenario's normalised
+#: configuration leaves them out.
+L4SIM_TCP_KEYS = (
+    "cca",
+    "ecn",
+    "mss",
+    "header_bytes",
+    "init_cwnd",
+    "min_rto_ns",
+    "init_rto_ns",
+    "delack_count",
+    "delack_timeout_ns",
+    "dupack_threshold",
+    "rwnd_bytes",
+    "sack",
+    "timestamps",
+    "pacing",
+    "cubic_hystart",
+    "rack",
+    "linux_rto",
+)
+
+
+def _tcp_defaults() -> dict[str, Any]:
+    """The core's TcpConfig defaults for `L4SIM_TCP_KEYS`."""
+    core = _import_l4sim()._core.contract()["tcp"]
+    return {k: core[k] for k in L4SIM_TCP_KEYS}
 
 
 #: l4sim's qdisc defaults (each qdisc's `Default` impl in crates/l4sim-core/src/qdisc/, listed
@@ -202,15 +219,16 @@ def ns3_spec_from_scenario(sc, **extra: Any) -> dict[str, Any]:
         raise Unsupported(f"{sc.name}: access links need the same FIFO both ways")
 
     flows = cfg["flows"]
+    defaults = _tcp_defaults()
     tcps = []
     for i, f in enumerate(flows):
         if f["kind"] != "tcp" or f.get("size_bytes") is not None or f.get("stop_ns") is not None:
             raise Unsupported(f"{sc.name}: flow {i} is not a bulk TCP flow")
         if (names[f["src"]], names[f["dst"]]) != (f"s{i}", f"d{i}"):
             raise Unsupported(f"{sc.name}: flow {i} must run s{i} -> d{i}")
-        tcps.append({**L4SIM_TCP_DEFAULTS, **f.get("tcp", {})})
+        tcps.append({**defaults, **f.get("tcp", {})})
     tcp = tcps[0]
-    for key in L4SIM_TCP_DEFAULTS:
+    for key in L4SIM_TCP_KEYS:
         if any(t[key] != tcp[key] for t in tcps):
             raise Unsupported(f"{sc.name}: flows differ in tcp.{key}; ns-3 sets it globally")
     if tcp["ecn"]:

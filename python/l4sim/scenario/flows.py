@@ -23,6 +23,10 @@ from l4sim.scenario.fields import (
     writes,
 )
 
+#: Linux's MSS on a 1500-byte MTU: 1448 with the 12-byte timestamp option (the core's
+#: default), 1460 without it.
+MSS_TIMESTAMPS, MSS_NO_TIMESTAMPS = 1448, 1460
+
 
 def _delack_shorthand(v: Any) -> Any:
     """``delack = false`` disables delayed ACKs (ACK every segment); ``true`` keeps defaults."""
@@ -158,7 +162,7 @@ class TcpFlow(_FlowBase):
                 "ceiling) would be ignored; give one of them"
             )
         # RFC 7323 §2.3: windows up to 2^30 bytes; Linux's buffer starts at tcp_rmem[1].
-        mss = self.mss or (1460 if self.timestamps is False else 1448)
+        mss = self.mss or (MSS_NO_TIMESTAMPS if self.timestamps is False else MSS_TIMESTAMPS)
         if self.rwnd is not None and not mss <= self.rwnd <= 1 << 30:
             raise ValueError(
                 f"rwnd must be between one segment ({mss} B) and 1 GiB (RFC 7323), "
@@ -185,8 +189,7 @@ class TcpFlow(_FlowBase):
     def core_params(self) -> dict[str, Any]:
         tcp = self.core_fields()
         if self.timestamps is False:
-            # Without the 12-byte timestamp option Linux's MSS on a 1500-byte MTU is 1460.
-            tcp = {"mss": 1460, "header_bytes": 40} | tcp
+            tcp = {"mss": MSS_NO_TIMESTAMPS, "header_bytes": 40} | tcp
         return {"tcp": tcp}
 
 

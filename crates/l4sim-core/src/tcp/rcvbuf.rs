@@ -37,8 +37,6 @@ use crate::time::Time;
 pub const TCP_RMEM_INIT: u64 = 131_072;
 /// Linux `tcp_rmem[2]`: the largest buffer autotuning grows to, 32 MiB since Linux 6.16.
 pub const TCP_RMEM_MAX: u64 = 33_554_432;
-/// `tcp_rmem[2]` of Linux 4.20 to 6.15.
-pub const TCP_RMEM_MAX_OLD: u64 = 6_291_456;
 /// RFC 7323 §2.3: the largest window shift.
 const MAX_WSCALE: u32 = 14;
 /// `MAX_TCP_HEADER` plus the `sk_buff` and `skb_shared_info` of one segment on x86-64
@@ -53,7 +51,7 @@ fn win_from_space(space: u64) -> u64 {
 
 /// The window shift a receiver whose buffer can reach `max_window_space` asks for
 /// (Linux `tcp_select_initial_window`: `ilog2(space) - 15`, at most 14).
-pub fn wscale_for(max_window_space: u64) -> u8 {
+fn wscale_for(max_window_space: u64) -> u8 {
     let log2 = 63 - max_window_space.max(1).leading_zeros();
     log2.saturating_sub(15).min(MAX_WSCALE) as u8
 }
@@ -63,7 +61,7 @@ pub fn wscale_for(max_window_space: u64) -> u8 {
 pub fn window_shift(fixed: Option<u64>, rmem_max: u64) -> u8 {
     match fixed {
         Some(b) => wscale_fixed(b),
-        None => wscale_for(win_from_space(TCP_RMEM_INIT.min(rmem_max)).max(rmem_max)),
+        None => wscale_for(rmem_max),
     }
 }
 
@@ -291,11 +289,6 @@ impl RcvBuf {
         self.rcv_wup = rcv_nxt;
         (new_win >> self.wscale).min(u16::MAX as u64) as u16
     }
-
-    /// The buffer's size now (Linux `sk_rcvbuf`).
-    pub fn rcvbuf(&self) -> u64 {
-        self.fixed.unwrap_or(self.rcvbuf)
-    }
 }
 
 #[cfg(test)]
@@ -304,6 +297,8 @@ mod tests {
     use crate::time::MS;
 
     const MSS: u32 = 1448;
+    /// `tcp_rmem[2]` of Linux 4.20 to 6.15.
+    const TCP_RMEM_MAX_OLD: u64 = 6_291_456;
 
     /// Autotuning as in Linux 4.20-6.15 (`tcp_rmem[2]` 6 MiB: window shift 7).
     fn auto() -> RcvBuf {
