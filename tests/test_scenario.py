@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from l4sim import Scenario, ScenarioError, _core, load
+from l4sim import Scenario, ScenarioError, Simulation, _core, load
 from l4sim.scenario import loads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -275,6 +275,7 @@ def test_two_host():
         "delay_ns": 10**7,
         "loss": 0.001,
         "jitter_ns": 0,
+        "overhead_bytes": 0,
         "qdisc_ab": {"kind": "fifo", "limit_pkts": 50},
         "qdisc_ba": {"kind": "fifo", "limit_pkts": 1000},
     }
@@ -600,6 +601,41 @@ def test_link_jitter_is_a_time():
     assert scen.topology.bottleneck.jitter == 200_000
     msg = error(DUMBBELL.replace('rate = "10Mbps"', 'rate = "10Mbps"\njitter = "soon"'))
     assert "topology.bottleneck.jitter" in msg and "'soon'" in msg
+
+
+def test_link_overhead_is_bytes_per_packet():
+    scen = scenario(DUMBBELL.replace('rate = "10Mbps"', 'rate = "10Mbps"\noverhead = 14'))
+    assert scen.topology.bottleneck.overhead == 14
+    bottleneck = scen.to_core_config()["links"][0]
+    assert (bottleneck["rate_bps"], bottleneck["overhead_bytes"]) == (10_000_000, 14)
+    for bad in ("-1", "70000", '"14B"'):
+        msg = error(DUMBBELL.replace('rate = "10Mbps"', f'rate = "10Mbps"\noverhead = {bad}'))
+        assert "topology.bottleneck.overhead" in msg, msg
+
+
+def test_link_overhead_costs_its_share_of_the_rate():
+    # A bulk flow fills a 10 Mbit/s link: charged 1514 B per 1500 B packet (a Linux HTB on
+    # an Ethernet device), its goodput falls by 14 / 1514 (0.92 %), and by nothing else.
+    def goodput(overhead: int) -> float:
+        sim = Simulation(
+            {
+                "name": "overhead",
+                "duration": "20s",
+                "topology": {
+                    "preset": "dumbbell",
+                    "bottleneck": {"rate": "10Mbps", "delay": "10ms", "overhead": overhead},
+                },
+                "flows": [{"kind": "tcp", "cca": "cubic"}],
+            }
+        )
+        sim.run_until(5.0)
+        before = sim.summary()["flows"][0]["bytes_acked"]
+        sim.run()
+        return sim.summary()["flows"][0]["bytes_acked"] - before
+
+    plain, charged = goodput(0), goodput(14)
+    assert plain > 0.95 * 10e6 / 8 * 15 * 1448 / 1500  # the link is full
+    assert charged / plain == pytest.approx(1500 / 1514, abs=0.002)
 
 
 def test_missing_duration():

@@ -19,6 +19,7 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
         delay_ns: 20_000_000,
         loss: 0.0,
         jitter_ns: 0,
+        overhead_bytes: 0,
         qdisc_ab: QdiscConfig::Fifo(l4sim_core::qdisc::fifo::FifoConfig {
             limit_pkts: Some(100),
             limit_bytes: None,
@@ -42,6 +43,7 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
                 delay_ns: 1_000_000,
                 loss: 0.0,
                 jitter_ns: 0,
+                overhead_bytes: 0,
                 qdisc_ab: big.clone(),
                 qdisc_ba: big.clone(),
             });

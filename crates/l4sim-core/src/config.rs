@@ -37,6 +37,9 @@ pub struct SimConfig {
 fn default_seed() -> u64 {
     1
 }
+/// Largest per-packet link overhead accepted (a packet's own size is at most 64 KiB).
+pub const MAX_OVERHEAD_BYTES: u32 = 65_535;
+
 fn default_sample_interval() -> u64 {
     100_000_000
 }
@@ -65,6 +68,11 @@ pub struct LinkConfig {
     /// breaks the phase effects of a deterministic simulation (Floyd & Jacobson 1992).
     #[serde(default)]
     pub jitter_ns: u64,
+    /// Bytes charged per packet on top of its size when it is serialised (tc's
+    /// `overhead`): a Linux shaper on an Ethernet device (HTB, TBF) charges `skb->len`,
+    /// which holds the 14-byte MAC header that l4sim's IP-sized packets lack.
+    #[serde(default)]
+    pub overhead_bytes: u32,
     /// Qdisc on a's egress (a → b).
     #[serde(default)]
     pub qdisc_ab: QdiscConfig,
@@ -143,6 +151,12 @@ impl SimConfig {
             if l.rate_bps == 0 {
                 return err(format!("link {i} has a zero rate"));
             }
+            if l.overhead_bytes > MAX_OVERHEAD_BYTES {
+                return err(format!(
+                    "link {i} overhead {} B is more than {MAX_OVERHEAD_BYTES} B",
+                    l.overhead_bytes
+                ));
+            }
             if !(0.0..1.0).contains(&l.loss) {
                 return err(format!("link {i} loss {} is outside [0, 1)", l.loss));
             }
@@ -195,5 +209,23 @@ mod tests {
         let bad = TWO_NODES.replace("TCP", r#"{"cca": "prague", "prague_alpha_mode": 2}"#);
         let e = SimConfig::from_json(&bad).unwrap_err().to_string();
         assert!(e.contains("prague_alpha_mode must be 0 or 1"), "{e}");
+    }
+
+    #[test]
+    fn link_overhead_is_bounded() {
+        let with = |o: u32| {
+            TWO_NODES.replace("TCP", "{}").replace(
+                r#""delay_ns": 1000000"#,
+                &format!(r#""delay_ns": 1000000, "overhead_bytes": {o}"#),
+            )
+        };
+        assert!(SimConfig::from_json(&with(14)).is_ok());
+        let e = SimConfig::from_json(&with(MAX_OVERHEAD_BYTES + 1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("link 0 overhead 65536 B is more than 65535 B"),
+            "{e}"
+        );
     }
 }

@@ -183,6 +183,7 @@ pub(crate) mod tests {
             delay_ns,
             loss: 0.0,
             jitter_ns: 0,
+            overhead_bytes: 0,
             qdisc_ab,
             qdisc_ba: QdiscConfig::default(),
         };

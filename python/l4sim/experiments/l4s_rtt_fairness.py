@@ -56,6 +56,9 @@ DUALPI2_L4STEAM_2020: dict[str, Any] = {
 #: Mainline Linux (6.17+) defaults.
 DUALPI2_MAINLINE: dict[str, Any] = {"kind": "dualpi2"}
 
+#: The 14-byte Ethernet header the testbed's HTB counts in every packet's length.
+HTB_OVERHEAD_BYTES = 14
+
 DURATION_S = 180
 MEASURE_FROM_S = 120
 
@@ -351,7 +354,14 @@ def scenario(
                     "jitter": f"{variant.access_jitter_us:g}us",
                 },
                 "access_delays": [f"{case.rtt1_ms / 2:g}ms", f"{case.rtt2_ms / 2:g}ms"],
-                "bottleneck": {"rate": f"{case.rate_mbps}Mbps", "delay": "0ms", "qdisc": qdisc},
+                "bottleneck": {
+                    "rate": f"{case.rate_mbps}Mbps",
+                    "delay": "0ms",
+                    "qdisc": qdisc,
+                    # The testbed's HTB shaper charges skb->len: 1514 bytes for a
+                    # 1500-byte IP packet on its (veth, Ethernet) device.
+                    "overhead": HTB_OVERHEAD_BYTES,
+                },
             },
             "flows": flows,
         }

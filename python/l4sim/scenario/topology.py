@@ -25,6 +25,9 @@ class LinkSpec(_Model):
     #: Extra delay per packet, uniform in [0, jitter], that never reorders the link's
     #: packets (host timing noise; breaks the phase effects of drop-tail queues).
     jitter: Time = "0ms"  # type: ignore[assignment]
+    #: Bytes charged per packet on top of its size when serialised (tc's ``overhead``): a
+    #: Linux shaper (HTB, TBF) on an Ethernet device charges the 14-byte MAC header too.
+    overhead: Annotated[int, Field(ge=0, le=65_535)] = 0
     qdisc: Qdisc = Field(default_factory=Fifo)
     qdisc_reverse: Qdisc = Field(default_factory=Fifo)
 
@@ -32,6 +35,7 @@ class LinkSpec(_Model):
         "rate": "rate_bps",
         "delay": "delay_ns",
         "jitter": "jitter_ns",
+        "overhead": "overhead_bytes",
         "qdisc": lambda q: {"qdisc_ab": q.to_core()},
         "qdisc_reverse": lambda q: {"qdisc_ba": q.to_core()},
     }

@@ -192,6 +192,7 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
                 delay: l.delay_ns,
                 loss: l.loss,
                 jitter: l.jitter_ns,
+                overhead: l.overhead_bytes,
                 qdisc,
                 busy_until: 0,
                 txdone_pending: false,
