@@ -32,7 +32,7 @@ from l4sim.experiments import l4s_rtt_fairness as exp
 from l4sim.experiments.l4s_rtt_fairness import TcpVariant
 
 QDISCS = ("dualpi2", "fq_codel", "pfifo")
-TOLERANCE = 0.2  # the bound: a flow agrees when within 20 % of Linux
+TOLERANCE = exp.TOLERANCE  # the bound: a flow agrees when within 20 % of Linux
 
 
 def flows(row: exp.Row) -> tuple[float, float]:
@@ -50,7 +50,7 @@ def self_agreement(samples: list[float]) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--jitter-us", type=float, default=250.0)
+    ap.add_argument("--jitter-us", type=float, default=exp.HOST_JITTER_US)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default="", help="rates / qdiscs, comma-separated (default all)")
     ap.add_argument("--csv", help="also write every run's flows here")

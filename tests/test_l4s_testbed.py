@@ -141,6 +141,43 @@ def test_bad_subset_is_one_sentence(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr and "10Mbps" in proc.stderr
 
 
+def test_bad_seeds_are_one_sentence(tmp_path: Path) -> None:
+    proc = reproduce("10Mbps,fq_codel", tmp_path, "--seeds", "0")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--seeds" in proc.stderr
+    cmd = ["reproduce", "aqm-004", "--seeds", "2", "--out", str(tmp_path)]
+    proc = subprocess.run([sys.executable, "-m", "l4sim", *cmd], capture_output=True, text=True)
+    assert proc.returncode == 2 and "has no --seeds mode" in proc.stderr
+    assert not (tmp_path / "table.md").exists()
+
+
+def test_averaged_row_counts_each_flows_agreement_per_run() -> None:
+    def run(a: float, b: float) -> rf.Row:
+        return rf.Row("c", 10, "cubic(10ms)", "prague(10ms)", 4.0, 5.0, a, b, None, None)
+
+    # Flow 1 (testbed 4.0): 4.5 and 3.0 -> within 20 % once; flow 2 (5.0): 5.9 and 6.1
+    # -> once (5.9 is +18 %, 6.1 is +22 %).
+    row = rf.averaged([run(4.5, 5.9), run(3.0, 6.1)])
+    assert (row.seeds, row.within1, row.within2) == (2, 0.5, 0.5)
+    assert (row.l4sim1_mbps, row.l4sim2_mbps) == (3.75, 6.0)
+    assert row.mainline1_mbps is None
+    assert "3.0 of 4 flows" in rf.agreement([row, rf.averaged([run(4.0, 5.0), run(4.0, 5.0)])])
+
+
+def test_seeded_reproduction_is_the_mean_of_jittered_runs(tmp_path: Path) -> None:
+    rows = rf.reproduce(tmp_path, only=["10Mbps", "fq_codel"], figures=False, seeds=[1, 2])
+    assert len(rows) == 24 and all(r.seeds == 2 for r in rows)
+    case = rf.cases(["10Mbps", "fq_codel"])[5]
+    noisy = rf.TcpVariant.of(access_jitter_us=rf.HOST_JITTER_US)
+    runs = [rf.run_case(case, s, noisy) for s in (1, 2)]
+    assert runs[0].l4sim1_mbps != runs[1].l4sim1_mbps  # the seeds' jitter differs
+    assert rows[5] == rf.averaged(runs)
+    md = (tmp_path / rf.TABLE).read_text()
+    assert "mean of 2 seeds" in md and "on average over 2 seeds of host jitter" in md
+    with open(tmp_path / "table.csv") as fh:
+        assert {r["within1"] for r in csv.DictReader(fh)} <= {"0.0", "0.5", "1.0"}
+
+
 def test_pfifo_lets_cubic_crowd_out_prague_as_in_linux() -> None:
     # One drop-tail queue of 1000 packets (the testbed's pfifo limit at 50 Mbit/s), no ECN
     # marks: Prague answers a loss as Reno does, CUBIC grows back faster and holds the queue.

@@ -325,6 +325,15 @@ def reproduce_cmd(
             "--train", help="Retrain the learned models instead of the shipped ones (lfq-001)."
         ),
     ] = False,
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Seeds 1..N: l4s-rtt-fairness runs each case N times with the hosts' timing "
+            "noise and reports the mean and how often each flow agrees; a3c-004, macc-002: "
+            "the training seeds.",
+        ),
+    ] = None,
 ) -> None:
     """Rebuild a paper's experiment and write its table(s) and figures."""
     import importlib
@@ -347,7 +356,9 @@ def reproduce_cmd(
             raise typer.BadParameter(
                 f"--only {only!r} names no known case set; known: {', '.join(exp.GROUPS)}"
             )
-    extra = {k: v for k, v in {"quick": quick, "train": train}.items() if v}
+    extra: dict[str, Any] = {k: v for k, v in {"quick": quick, "train": train}.items() if v}
+    if seeds is not None:
+        extra["seeds"] = range(1, seeds + 1)
     refused = [k for k in extra if k not in inspect.signature(exp.reproduce).parameters]
     if refused:
         raise typer.BadParameter(f"experiment {name!r} has no --{' or --'.join(refused)} mode")
@@ -362,13 +373,13 @@ def reproduce_cmd(
         task = bar.add_task(name, total=len(exp.cases(subset or exp.GROUPS, **opts)))
 
         def step(case: Any, done: int, n: int) -> None:
-            bar.update(task, completed=done, description=f"{name}: {case.name}")
+            bar.update(task, completed=done, total=n, description=f"{name}: {case.name}")
 
         with make_executor(jobs, ray) as executor:
             rows = exp.reproduce(
                 out_dir, only=subset, figures=figures, on_case=step, executor=executor, **extra
             )
-        bar.update(task, completed=len(rows), description=name)
+        bar.update(task, completed=bar.tasks[0].total, description=name)
     print(exp.markdown_table(rows))
     out_console.print(
         f"Table in [bold]{escape(str(out_dir / exp.TABLE))}[/]; "

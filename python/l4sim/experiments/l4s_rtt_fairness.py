@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,13 @@ DUALPI2_MAINLINE: dict[str, Any] = {"kind": "dualpi2"}
 
 #: The 14-byte Ethernet header the testbed's HTB counts in every packet's length.
 HTB_OVERHEAD_BYTES = 14
+
+#: The hosts' timing noise of a seeded run (`reproduce(seeds=...)`): order-preserving
+#: jitter, uniform in [0, 250 us], on the senders' access links (about one packet time at
+#: 50 Mbit/s; it breaks the drop-tail phase effects a deterministic run repeats).
+HOST_JITTER_US = 250.0
+#: A flow agrees with the testbed when within 20 % of its throughput (issue 17's bound).
+TOLERANCE = 0.2
 
 DURATION_S = 180
 MEASURE_FROM_S = 120
@@ -400,6 +407,11 @@ class Row:
     mainline1_mbps: float | None
     mainline2_mbps: float | None
     qdisc: str = "dualpi2"
+    #: Runs averaged into this row (several: seeds of the hosts' jitter, see `reproduce`).
+    seeds: int = 1
+    #: Fraction of those runs in which each flow was within 20 % of the testbed.
+    within1: float | None = None
+    within2: float | None = None
 
     @property
     def testbed_ratio(self) -> float:
@@ -442,12 +454,40 @@ def _run_case(task: tuple[Case, int, TcpVariant]) -> Row:
     return run_case(*task)
 
 
+def averaged(runs: list[Row]) -> Row:
+    """One row from runs of the same case: mean throughputs, and how often each flow was
+    within the 20 % bound of the testbed."""
+
+    def mean(xs: list[float | None]) -> float | None:
+        return None if any(x is None for x in xs) else statistics.mean(xs)  # type: ignore[arg-type]
+
+    def within(flow: int) -> float:
+        hits = [
+            abs((r.l4sim1_mbps, r.l4sim2_mbps)[flow] / (r.testbed1_mbps, r.testbed2_mbps)[flow] - 1)
+            <= TOLERANCE
+            for r in runs
+        ]
+        return sum(hits) / len(hits)
+
+    return replace(
+        runs[0],
+        l4sim1_mbps=statistics.mean(r.l4sim1_mbps for r in runs),
+        l4sim2_mbps=statistics.mean(r.l4sim2_mbps for r in runs),
+        mainline1_mbps=mean([r.mainline1_mbps for r in runs]),
+        mainline2_mbps=mean([r.mainline2_mbps for r in runs]),
+        seeds=len(runs),
+        within1=within(0),
+        within2=within(1),
+    )
+
+
 def reproduce(
     out_dir: str | Path,
     *,
     only: Iterable[str] | None = None,
     figures: bool = True,
     seed: int = 1,
+    seeds: Iterable[int] | None = None,
     on_case: Callable[[Case, int, int], None] | None = None,
     executor: Executor | None = None,
     variant: TcpVariant = TcpVariant(),
@@ -455,11 +495,30 @@ def reproduce(
     """Run every row of the testbed's table (or the rates and qdiscs in ``only``) on ``executor``
     (default: serial), write ``table.csv``, ``table.md`` and (with ``figures``)
     ``throughput.png``. Returns the rows. ``on_case(case, done, total)`` is called as each
-    case finishes. ``variant`` changes l4sim's TCP (Linux options, a later second flow)."""
+    run finishes. ``variant`` changes l4sim's TCP (Linux options, a later second flow).
+
+    Without ``seeds``: one jitter-free run per case (``seed``). With ``seeds``: one run per
+    case and seed with the hosts' timing noise (:data:`HOST_JITTER_US` of order-preserving
+    jitter on the senders' links, unless ``variant`` sets its own), each row the mean of its
+    runs, with the fraction of runs in which each flow agreed with the testbed: the
+    testbed is one noisy sample, and this is the expected agreement with it."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS)
-    rows = run_cases(_run_case, [(case, seed, variant) for case in todo], todo, executor, on_case)
+    if seeds is None:
+        tasks = [(case, seed, variant) for case in todo]
+        rows = run_cases(_run_case, tasks, todo, executor, on_case)
+    else:
+        seed_list = list(seeds)
+        if not seed_list:
+            raise ValueError("seeds names no seed; give at least one")
+        noisy = variant
+        if not noisy.access_jitter_us:
+            noisy = replace(variant, access_jitter_us=HOST_JITTER_US)
+        tasks = [(case, s, noisy) for s in seed_list for case in todo]
+        runs = run_cases(_run_case, tasks, [t[0] for t in tasks], executor, on_case)
+        n = len(todo)
+        rows = [averaged(runs[i::n]) for i in range(n)]
     write_table(rows, out, TABLE, markdown_table(rows))
     if figures:
         plot(rows, out / "throughput.png")
@@ -477,7 +536,14 @@ def flow_errors(rows: list[Row]) -> list[float]:
 
 def _agreement(rows: list[Row]) -> str:
     errs = [abs(e) for e in flow_errors(rows)]
-    within = sum(e <= 0.2 for e in errs)
+    if rows[0].within1 is not None:
+        expected = sum((r.within1 or 0.0) + (r.within2 or 0.0) for r in rows)
+        return (
+            f"{expected:.1f} of {len(errs)} flows within 20 % of the testbed's throughput on "
+            f"average over {rows[0].seeds} seeds of host jitter; median error of the mean "
+            f"throughputs {100 * statistics.median(errs):.1f} %."
+        )
+    within = sum(e <= TOLERANCE for e in errs)
     return (
         f"{within} of {len(errs)} flows within 20 % of the testbed's throughput; "
         f"median error {100 * statistics.median(errs):.1f} %."
@@ -497,8 +563,9 @@ def agreement(rows: list[Row]) -> str:
 def markdown_table(rows: list[Row]) -> str:
     """Per row: the testbed's and our final-minute throughputs and their ratio, and Jain's
     index; then the mainline-DualPI2 ratio (DualPI2 rows); then how well the two agree."""
+    ours = "l4sim Mbit/s" if rows[0].seeds == 1 else f"l4sim Mbit/s, mean of {rows[0].seeds} seeds"
     head = (
-        "| rate | qdisc | flow 1 | flow 2 | testbed Mbit/s | l4sim Mbit/s | testbed ratio "
+        f"| rate | qdisc | flow 1 | flow 2 | testbed Mbit/s | {ours} | testbed ratio "
         "| l4sim ratio | testbed Jain | l4sim Jain | mainline ratio |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
@@ -548,7 +615,10 @@ def plot(rows: list[Row], path: Path) -> None:
         ax.set_xlim(0, top)
         ax.set_ylim(0, top)
         ax.set_xlabel("Linux testbed throughput (Mbit/s)")
-        ax.set_ylabel("l4sim throughput (Mbit/s)")
+        seeds = rows[0].seeds
+        ax.set_ylabel(
+            "l4sim throughput (Mbit/s)" if seeds == 1 else f"l4sim, mean of {seeds} seeds (Mbit/s)"
+        )
         name = {"dualpi2": "DualPI2", "pfifo": "pfifo", "fq_codel": "fq_codel"}[qdisc]
         ax.set_title(f"{name}, {rate} Mbit/s: two flows, final minute")
         for cc, (color, marker) in style.items():
