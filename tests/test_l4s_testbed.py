@@ -222,7 +222,7 @@ def test_host_timing_noise_breaks_the_drop_tail_phase_effect() -> None:
     case = _row(10, "prague", 20, "cubic", 10, "pfifo")
     q = rf.qdisc_for(case)
     calm, _ = rf.final_minute_mbps(case, q)
-    noisy = rf.TcpVariant.of(access_jitter_us=250)
+    noisy = rf.TcpVariant.of(access_jitter_us=rf.HOST_JITTER_US)
     jittered = [rf.final_minute_mbps(case, q, seed, noisy)[0] for seed in (1, 2, 3)]
     assert statistics.mean(jittered) > 1.3 * calm, (calm, jittered)
     assert statistics.mean(jittered) < case.testbed1_mbps * (1 + PER_FLOW_TOL)

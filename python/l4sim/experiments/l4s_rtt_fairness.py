@@ -462,12 +462,7 @@ def averaged(runs: list[Row]) -> Row:
         return None if any(x is None for x in xs) else statistics.mean(xs)  # type: ignore[arg-type]
 
     def within(flow: int) -> float:
-        hits = [
-            abs((r.l4sim1_mbps, r.l4sim2_mbps)[flow] / (r.testbed1_mbps, r.testbed2_mbps)[flow] - 1)
-            <= TOLERANCE
-            for r in runs
-        ]
-        return sum(hits) / len(hits)
+        return sum(abs(flow_errors([r])[flow]) <= TOLERANCE for r in runs) / len(runs)
 
     return replace(
         runs[0],

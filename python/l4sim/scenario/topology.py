@@ -27,7 +27,7 @@ class LinkSpec(_Model):
     jitter: Time = "0ms"  # type: ignore[assignment]
     #: Bytes charged per packet on top of its size when serialised (tc's ``overhead``): a
     #: Linux shaper (HTB, TBF) on an Ethernet device charges the 14-byte MAC header too.
-    overhead: Annotated[int, Field(ge=0, le=65_535)] = 0
+    overhead: Annotated[int, Field(ge=0, le=65_535)] = 0  # config.rs MAX_OVERHEAD_BYTES
     qdisc: Qdisc = Field(default_factory=Fifo)
     qdisc_reverse: Qdisc = Field(default_factory=Fifo)
 
