@@ -206,7 +206,9 @@ impl Simulation {
             }
             Action::SetLinkRate { link, rate_bps } => {
                 if let Ok(c) = self.channel_named(link) {
-                    self.channels[c].rate_bps = *rate_bps;
+                    // Waiting packets were scheduled at the old rate: back into the FIFO.
+                    self.devirtualise(c);
+                    self.channels[c].set_rate(*rate_bps);
                 }
             }
             Action::SetQueueLimit {
@@ -215,6 +217,7 @@ impl Simulation {
                 bytes,
             } => {
                 if let Ok(c) = self.channel_named(link) {
+                    self.channels[c].settle(now);
                     self.channels[c].qdisc.set_limits(*packets, *bytes);
                 }
             }
@@ -230,10 +233,15 @@ impl Simulation {
         let channel = self.channel_named(link)?;
         self.trigger = match every {
             Some(0) => return Err(ActionError("a packet trigger needs every >= 1".into())),
-            Some(every) => Some(Trigger {
-                channel,
-                every,
-                next: self.channels[channel].stats.tx_pkts + every,
+            Some(every) => Some({
+                // The trigger counts transmission starts as they happen: this link gets
+                // its "transmission done" events back.
+                self.devirtualise(channel);
+                Trigger {
+                    channel,
+                    every,
+                    next: self.channels[channel].stats.tx_pkts + every,
+                }
             }),
             None => None,
         };

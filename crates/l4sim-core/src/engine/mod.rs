@@ -66,7 +66,10 @@ impl Simulation {
         let n = cfg.nodes.len();
         let node_names: Vec<String> = cfg.nodes.iter().map(|x| x.name.clone()).collect();
         let edges = channel_edges(&cfg);
-        let channels = build_channels(&cfg);
+        let mut channels = build_channels(&cfg);
+        for ch in &mut channels {
+            ch.virt = ch.can_be_virtual();
+        }
         let routes = Routes::new(n, &edges);
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
@@ -138,6 +141,41 @@ impl Simulation {
         })
     }
 
+    /// Run every link the ordinary way: packets wait in the qdisc and a "transmission done"
+    /// event starts the next one. Results are the same as with virtual queues (ties between
+    /// events at the same nanosecond may be taken in another order); for tests and A/B
+    /// speed measurements. Must be called before the run starts.
+    pub fn without_virtual_queues(mut self) -> Simulation {
+        assert_eq!(
+            self.events, 0,
+            "without_virtual_queues before the run starts"
+        );
+        for ch in &mut self.channels {
+            ch.virt = false;
+        }
+        self
+    }
+
+    /// Leave virtual-queue mode on link `c` (see `Channel::virt`): its waiting packets go
+    /// back into its FIFO, and the link gets the "transmission done" event it then needs.
+    pub(super) fn devirtualise(&mut self, c: usize) {
+        let ch = &mut self.channels[c];
+        if ch.devirtualise(self.now) {
+            ch.txdone_pending = true;
+            let at = ch.busy_until;
+            self.queue.push(at, EvKind::TxDone(c as u32));
+        }
+    }
+
+    /// Apply every virtual link's transmission starts up to now: what readers see between
+    /// runs is then exactly the state at `now`.
+    fn settle_all(&mut self) {
+        let now = self.now;
+        for ch in self.channels.iter_mut().filter(|c| !c.waiting.is_empty()) {
+            ch.settle(now);
+        }
+    }
+
     /// An independent copy that continues exactly as this one would.
     pub fn fork(&self) -> Simulation {
         self.clone()
@@ -165,10 +203,12 @@ impl Simulation {
             self.dispatch(ev.kind);
             if stop_on_trigger && self.stop {
                 self.stop = false;
+                self.settle_all();
                 return true;
             }
         }
         self.now = self.now.max(end);
+        self.settle_all();
         false
     }
 
@@ -184,6 +224,9 @@ impl Simulation {
                 // is queued now, under the sequence number it took when it was sent, so
                 // events keep the order they would have with one entry per packet.
                 let ch = &mut self.channels[c as usize];
+                if ch.waiting.len() == ch.wire.len() {
+                    ch.settle(self.now); // the head's start must be accounted before it goes
+                }
                 let (_, _, p) = ch
                     .wire
                     .pop_front()
@@ -303,7 +346,12 @@ impl Simulation {
     fn enqueue(&mut self, c: usize, p: Packet) {
         let now = self.now;
         let ch = &mut self.channels[c];
-        if ch.txdone_pending {
+        if ch.virt {
+            let seq = self.queue.next_seq();
+            if let Some(at) = ch.virt_offer(p, now, seq, &mut self.drops) {
+                self.queue.push_with_seq(at, seq, EvKind::Arrive(c as u32));
+            }
+        } else if ch.txdone_pending {
             // The link is busy and will pull from the qdisc when it frees.
             ch.offer(p, now, &mut self.drops);
         } else if now >= ch.busy_until {
@@ -422,7 +470,7 @@ impl Simulation {
     pub fn in_flight(&self) -> u64 {
         self.channels
             .iter()
-            .map(|c| c.qdisc.backlog_pkts() as u64 + c.wire.len() as u64)
+            .map(|c| c.qdisc.backlog_pkts() as u64 + (c.wire.len() - c.waiting.len()) as u64)
             .sum()
     }
 
@@ -438,6 +486,7 @@ impl Simulation {
             f.prev_sent = f.sent_bytes();
         }
         for (i, ch) in self.channels.iter_mut().enumerate() {
+            ch.settle(now);
             if !ch.used() {
                 continue;
             }
@@ -510,5 +559,140 @@ mod tests {
         let added = jittery.owd_mean_s.unwrap() - calm.owd_mean_s.unwrap();
         assert!((0.0014..0.003).contains(&added), "{added}");
         assert_ne!(calm.bytes_acked, 0);
+    }
+
+    /// Three bulk flows (NewReno, CUBIC, NewReno) h{i} -> r0 -> r1 -> d{i} through a 10
+    /// Mbit/s / 10 ms bottleneck r0->r1 with `bottleneck`, 14 B overhead; 100 Mbit/s access.
+    fn fifo_dumbbell(bottleneck: QdiscConfig) -> SimConfig {
+        use crate::config::{FlowConfig, FlowKind, LinkConfig, NodeConfig, UdpConfig};
+        use crate::tcp::config::TcpConfig;
+        let link = |a, b, rate_bps, overhead_bytes, qdisc_ab| LinkConfig {
+            a,
+            b,
+            rate_bps,
+            delay_ns: 10 * MS,
+            loss: 0.0,
+            jitter_ns: 0,
+            overhead_bytes,
+            qdisc_ab,
+            qdisc_ba: QdiscConfig::default(),
+        };
+        let mut nodes = vec!["r0".to_string(), "r1".to_string()];
+        let mut links = vec![link(0, 1, 10_000_000, 14, bottleneck)];
+        let mut flows = Vec::new();
+        for (i, cca) in [CcaKind::Newreno, CcaKind::Cubic, CcaKind::Newreno]
+            .into_iter()
+            .enumerate()
+        {
+            let (h, d) = (nodes.len(), nodes.len() + 1);
+            nodes.extend([format!("h{i}"), format!("d{i}")]);
+            links.push(link(h, 0, 100_000_000, 0, QdiscConfig::default()));
+            links.push(link(1, d, 100_000_000, 0, QdiscConfig::default()));
+            flows.push(FlowConfig {
+                kind: FlowKind::Tcp,
+                src: h,
+                dst: d,
+                start_ns: i as Time * 300 * MS,
+                stop_ns: None,
+                size_bytes: None,
+                tcp: TcpConfig {
+                    cca,
+                    ..TcpConfig::default()
+                },
+                udp: UdpConfig::default(),
+            });
+        }
+        SimConfig {
+            seed: 3,
+            duration_ns: 8 * crate::time::SEC,
+            sample_interval_ns: 100 * MS,
+            nodes: nodes.into_iter().map(|name| NodeConfig { name }).collect(),
+            links,
+            flows,
+        }
+    }
+
+    /// Run `cfg` in chunks, with a rate change, a limit change and a packet trigger on the
+    /// way; return the summary (without its event count), the time series, and the events.
+    fn run_with_changes(cfg: &SimConfig, virtual_queues: bool) -> (String, String, u64) {
+        let mut sim = Simulation::new(cfg.clone()).unwrap();
+        if !virtual_queues {
+            sim = sim.without_virtual_queues();
+        }
+        sim.schedule_action(
+            Action::SetLinkRate {
+                link: "r0->r1".into(),
+                rate_bps: 6_000_000,
+            },
+            3 * crate::time::SEC + 7,
+        )
+        .unwrap();
+        sim.schedule_action(
+            Action::SetQueueLimit {
+                link: "r1->d1".into(),
+                packets: Some(2),
+                bytes: None,
+            },
+            5 * crate::time::SEC,
+        )
+        .unwrap();
+        let mut stops = 0;
+        for k in 1..=16u64 {
+            if k == 10 {
+                sim.set_packet_trigger("h0->r0", Some(97)).unwrap();
+            }
+            let t = k * 500 * MS;
+            while sim.run_until_trigger(t) {
+                stops += 1;
+                assert!(sim.in_flight() > 0);
+            }
+        }
+        assert!(stops > 0, "the trigger never fired");
+        let mut summary: serde_json::Value = serde_json::from_str(&sim.summary_json()).unwrap();
+        let events = summary["events"].take().as_u64().unwrap();
+        let series = format!("{:?} {:?}", sim.series.flows, sim.series.queues);
+        (summary.to_string(), series, events)
+    }
+
+    /// A FIFO link in virtual-queue mode (each packet's transmission scheduled when it is
+    /// admitted, no "transmission done" events) gives exactly the results of the ordinary
+    /// queue-and-dequeue path: summary and every time-series row, through drops (packet and
+    /// byte limits), a rate change with packets waiting, a limit change and a packet
+    /// trigger. It needs fewer events: in a saturated FIFO every packet that waits saved one.
+    #[test]
+    fn virtual_queues_change_no_result() {
+        use crate::qdisc::fifo::FifoConfig;
+        for (limit_pkts, limit_bytes) in [(Some(20), None), (None, Some(25_000))] {
+            let cfg = fifo_dumbbell(QdiscConfig::Fifo(FifoConfig {
+                limit_pkts,
+                limit_bytes,
+            }));
+            let (sum_v, series_v, events_v) = run_with_changes(&cfg, true);
+            let (sum_q, series_q, events_q) = run_with_changes(&cfg, false);
+            assert_eq!(sum_v, sum_q);
+            assert_eq!(series_v, series_q);
+            let summary: serde_json::Value = serde_json::from_str(&sum_v).unwrap();
+            assert!(
+                summary["queues"][0]["drops"].as_u64().unwrap() > 0,
+                "{summary}"
+            );
+            // The rate change and the trigger take two links out of virtual mode.
+            assert!(events_v < events_q, "{events_v} >= {events_q}");
+        }
+        // Left alone, every link stays virtual and each packet that had to wait saved its
+        // "transmission done" event: nearly every packet through the saturated bottleneck
+        // (a standing queue; only the first of a busy period finds the link free).
+        let cfg = fifo_dumbbell(QdiscConfig::default());
+        let mut v = Simulation::new(cfg.clone()).unwrap();
+        let mut q = Simulation::new(cfg).unwrap().without_virtual_queues();
+        v.run();
+        q.run();
+        assert_eq!(v.counters, q.counters);
+        let through_bottleneck = v.channels[0].stats.tx_pkts as f64;
+        let saved = (q.events() - v.events()) as f64;
+        assert!(
+            saved >= 0.95 * through_bottleneck,
+            "{saved} events saved, {through_bottleneck} packets through the bottleneck"
+        );
     }
 }

@@ -11,7 +11,7 @@ use crate::net::packet::Packet;
 use crate::qdisc::{Dropped, Qdisc, QueueDisc};
 use crate::rng::Rng;
 use crate::stats::{Histogram, TimeAverage};
-use crate::time::{secs, tx_time, Time};
+use crate::time::{secs, tx_time, Time, SEC};
 
 /// Statistics of one traffic class of a multi-class qdisc (e.g. DualPI2's L4S queue).
 #[derive(Clone, Debug, Default)]
@@ -54,6 +54,9 @@ pub struct Channel {
     pub from: u32,
     pub to: u32,
     pub rate_bps: u64,
+    /// `(rate, ns)`: at `rate` bit/s a byte takes exactly `ns` nanoseconds (0: not a whole
+    /// number). Serialisation is then a multiplication instead of a 64-bit division.
+    pub ns_per_byte: (u64, u64),
     pub delay: Time,
     pub loss: f64,
     /// Order-preserving per-packet extra delay, uniform in [0, jitter] (0: none).
@@ -65,12 +68,33 @@ pub struct Channel {
     pub busy_until: Time,
     /// A "transmission done" event is queued for `busy_until` (only while packets wait).
     pub txdone_pending: bool,
+    /// Virtual-queue mode (a drop-tail FIFO on a link without loss or jitter): a packet's
+    /// transmission start is known when it is admitted (after the packets in front of it,
+    /// at the link's rate), so it goes onto the wire at once with its arrival time and no
+    /// "transmission done" event is needed. The FIFO keeps only the counters; the
+    /// statistics of each start are applied when the link is next looked at (`settle`).
+    pub virt: bool,
+    /// Virtual mode: the start and serialisation times of the packets at the tail of
+    /// `wire` that have not started yet as of the last `settle` (the FIFO's backlog).
+    pub waiting: VecDeque<(Time, Time)>,
+    /// Virtual mode: when the last transmission scheduled on the link ends.
+    pub tail_free: Time,
     /// Packets being serialised or propagating, in departure order (a constant delay keeps
     /// arrival order), with their arrival time and event sequence number: the engine keeps
     /// one event queued per link, for the head.
     pub wire: VecDeque<(Time, u64, Packet)>,
     pub rng: Rng,
     pub stats: ChannelStats,
+}
+
+/// `(rate, ns)` for `Channel::ns_per_byte`: 8 s / rate when it is a whole number of ns.
+pub fn ns_per_byte(rate_bps: u64) -> (u64, u64) {
+    let ns = if rate_bps > 0 && (8 * SEC).is_multiple_of(rate_bps) {
+        8 * SEC / rate_bps
+    } else {
+        0
+    };
+    (rate_bps, ns)
 }
 
 impl Channel {
@@ -90,6 +114,120 @@ impl Channel {
             at = at.max(self.wire.back().map_or(0, |w| w.0));
         }
         at
+    }
+
+    /// The serialisation time of `bytes` at the link's rate (`time::tx_time`, exactly).
+    #[inline]
+    pub fn tx_time(&self, bytes: u32) -> Time {
+        match self.ns_per_byte {
+            (rate, ns) if rate == self.rate_bps && ns != 0 => bytes as u64 * ns,
+            _ => tx_time(bytes, self.rate_bps),
+        }
+    }
+
+    /// Change the link's rate (and the cached `ns_per_byte`).
+    pub fn set_rate(&mut self, rate_bps: u64) {
+        self.rate_bps = rate_bps;
+        self.ns_per_byte = ns_per_byte(rate_bps);
+    }
+
+    /// Whether this link may run in virtual-queue mode (see `virt`).
+    pub fn can_be_virtual(&self) -> bool {
+        matches!(self.qdisc, Qdisc::Fifo(_)) && self.loss == 0.0 && self.jitter == 0
+    }
+
+    /// Virtual mode: `p` reaches the link at `now`. The FIFO admits it or drops it (onto
+    /// `drops`), exactly as `offer` would; an admitted packet goes onto the wire with
+    /// event sequence number `seq` and the arrival time of its scheduled transmission.
+    /// Returns that arrival time if the wire was empty (its head event must be queued).
+    #[inline]
+    pub fn virt_offer(
+        &mut self,
+        p: Packet,
+        now: Time,
+        seq: u64,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Time> {
+        self.settle(now);
+        let tt = self.tx_time(p.size + self.overhead);
+        let Qdisc::Fifo(fifo) = &mut self.qdisc else {
+            unreachable!("virtual-queue mode needs a FIFO")
+        };
+        let idle = self.waiting.is_empty() && now >= self.tail_free;
+        let admitted = fifo.admit(p, now, drops);
+        let first = self.wire.is_empty();
+        if idle {
+            // Passes straight through (`offer_and_take`): the backlog rises to 1 and falls
+            // back to 0 at one instant, which leaves its time average as it is.
+            let p = admitted?;
+            fifo.release(p.size);
+            self.stats.backlog_max = self.stats.backlog_max.max(1);
+            self.account_start(p.size, now, p.class, now, tt);
+            self.tail_free = now + tt;
+            let at = self.tail_free + self.delay;
+            self.wire.push_back((at, seq, p));
+            return first.then_some(at);
+        }
+        let backlog = fifo.backlog_pkts();
+        self.stats.backlog.set(now, backlog as f64);
+        self.stats.backlog_max = self.stats.backlog_max.max(backlog);
+        let p = admitted?;
+        let start = now.max(self.tail_free);
+        self.tail_free = start + tt;
+        let at = self.tail_free + self.delay;
+        self.wire.push_back((at, seq, p));
+        self.waiting.push_back((start, tt)); // start > now: the link is busy, or others wait
+        first.then_some(at)
+    }
+
+    /// Virtual mode: apply every transmission start up to `now` (the `take` of each packet
+    /// that left the FIFO by then), in order. Idempotent; a no-op for other links.
+    #[inline]
+    pub fn settle(&mut self, now: Time) {
+        while let Some(&(start, tt)) = self.waiting.front() {
+            if start > now {
+                break;
+            }
+            let p = &self.wire[self.wire.len() - self.waiting.len()].2;
+            let (size, enqueued, class) = (p.size, p.enqueued, p.class);
+            let Qdisc::Fifo(fifo) = &mut self.qdisc else {
+                unreachable!("virtual-queue mode needs a FIFO")
+            };
+            fifo.release(size);
+            self.waiting.pop_front();
+            let backlog = fifo.backlog_pkts();
+            self.stats.backlog.set(start, backlog as f64);
+            self.account_start(size, enqueued, class, start, tt);
+        }
+    }
+
+    /// Leave virtual mode at `now`: the packets still waiting go back into the FIFO. Returns
+    /// whether any did (the caller then owes the link a "transmission done" event at
+    /// `busy_until`). Needed before the link's rate changes or a trigger counts its starts.
+    pub fn devirtualise(&mut self, now: Time) -> bool {
+        if !self.virt {
+            return false;
+        }
+        self.settle(now);
+        self.virt = false;
+        let n = self.waiting.len();
+        self.waiting.clear();
+        let Qdisc::Fifo(fifo) = &mut self.qdisc else {
+            unreachable!("virtual-queue mode needs a FIFO")
+        };
+        for (_, _, p) in self.wire.drain(self.wire.len() - n..) {
+            fifo.take_back(p);
+        }
+        n > 0
+    }
+
+    /// The packet at the head of the queue (virtual mode: the first waiting one on the wire).
+    fn head(&self) -> Option<&Packet> {
+        if self.virt {
+            let n = self.waiting.len();
+            return (n > 0).then(|| &self.wire[self.wire.len() - n].2);
+        }
+        self.qdisc.peek()
     }
 
     /// Record the per-class backlogs after the qdisc changed.
@@ -153,12 +291,20 @@ impl Channel {
     /// backlog.
     #[inline]
     fn sent(&mut self, p: Packet, now: Time, backlog: u32) -> (Packet, Time, u32) {
-        let soj = now - p.enqueued;
+        let tt = self.tx_time(p.size + self.overhead);
+        self.account_start(p.size, p.enqueued, p.class, now, tt);
+        (p, tt, backlog)
+    }
+
+    /// Account a packet of `size` bytes, queued since `enqueued`, starting its `tt`-long
+    /// transmission at `now`: sojourn, busy time, counters; the link is busy until its end.
+    #[inline]
+    fn account_start(&mut self, size: u32, enqueued: Time, class: u8, now: Time, tt: Time) {
+        let soj = now - enqueued;
         self.stats.sojourn.record(soj);
         self.stats.iv_sojourn_sum += soj;
         self.stats.iv_sojourn_n += 1;
-        let tt = tx_time(p.size + self.overhead, self.rate_bps);
-        if let Some(cs) = self.stats.classes.get_mut(p.class as usize) {
+        if let Some(cs) = self.stats.classes.get_mut(class as usize) {
             cs.sojourn.record(soj);
             cs.iv_sojourn_sum += soj;
             cs.iv_sojourn_n += 1;
@@ -167,9 +313,8 @@ impl Channel {
         self.stats.busy_ns += tt;
         self.stats.iv_busy_ns += tt;
         self.stats.tx_pkts += 1;
-        self.stats.tx_bytes += p.size as u64;
+        self.stats.tx_bytes += size as u64;
         self.busy_until = now + tt;
-        (p, tt, backlog)
     }
 
     /// Close a sampling interval of length `iv` at `now`: the link's utilisation over it;
@@ -202,7 +347,7 @@ impl Channel {
             dequeued_bytes: self.stats.tx_bytes,
             drops: st.drops(),
             ecn_marks: st.ecn_marks,
-            head_sojourn_s: self.qdisc.peek().map_or(0.0, |p| secs(now - p.enqueued)),
+            head_sojourn_s: self.head().map_or(0.0, |p| secs(now - p.enqueued)),
             prob: self.qdisc.prob().unwrap_or(f64::NAN),
         }
     }
@@ -229,6 +374,7 @@ mod tests {
             from: 0,
             to: 1,
             rate_bps: 10_000_000,
+            ns_per_byte: ns_per_byte(10_000_000),
             delay: 1_000,
             loss: 0.0,
             jitter: 0,
@@ -236,6 +382,9 @@ mod tests {
             qdisc: Qdisc::from_config(&fifo, Rng::for_component(1, 0)),
             busy_until: 0,
             txdone_pending: false,
+            virt: false,
+            waiting: VecDeque::new(),
+            tail_free: 0,
             wire: VecDeque::new(),
             rng: Rng::for_component(1, 1),
             stats: ChannelStats::default(),
@@ -257,6 +406,35 @@ mod tests {
         assert_eq!(tt, 1_211_200);
         assert_eq!(ch.busy_until, 1_211_200);
         assert_eq!(ch.stats.tx_bytes, 1500);
+    }
+
+    /// The multiplication for whole ns per byte gives `time::tx_time` exactly, at every
+    /// size, for rates that divide 8 s and rates that do not (division then), and follows
+    /// a rate change, whether made through `set_rate` or by writing `rate_bps`.
+    #[test]
+    fn serialisation_time_is_exact() {
+        let mut ch = channel(None);
+        for rate in [
+            10_000_000,
+            1_000_000_000,
+            3,
+            7_000_000,
+            1_500_000_000,
+            64_000,
+        ] {
+            ch.set_rate(rate);
+            for bytes in [1, 40, 52, 1500, 1514, 65_535] {
+                assert_eq!(
+                    ch.tx_time(bytes),
+                    tx_time(bytes, rate),
+                    "{bytes} B at {rate}"
+                );
+            }
+            ch.rate_bps = rate * 2 + 1;
+            assert_eq!(ch.tx_time(1500), tx_time(1500, rate * 2 + 1));
+        }
+        assert_eq!(ns_per_byte(10_000_000), (10_000_000, 800));
+        assert_eq!(ns_per_byte(7_000_000), (7_000_000, 0));
     }
 
     /// `offer_and_take` leaves a FIFO channel exactly as `offer` then `take` do, whether

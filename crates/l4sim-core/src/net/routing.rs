@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::config::SimConfig;
-use crate::net::link::{Channel, ChannelStats, ClassStats};
+use crate::net::link::{ns_per_byte, Channel, ChannelStats, ClassStats};
 use crate::qdisc::{Qdisc, QueueDisc};
 use crate::rng::{Rng, KEY_LINK, KEY_QDISC};
 use crate::time::secs;
@@ -189,6 +189,7 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
                 from: from as u32,
                 to: to as u32,
                 rate_bps: l.rate_bps,
+                ns_per_byte: ns_per_byte(l.rate_bps),
                 delay: l.delay_ns,
                 loss: l.loss,
                 jitter: l.jitter_ns,
@@ -196,6 +197,9 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
                 qdisc,
                 busy_until: 0,
                 txdone_pending: false,
+                virt: false,
+                waiting: VecDeque::new(),
+                tail_free: 0,
                 wire: VecDeque::new(),
                 rng: Rng::for_component(cfg.seed, KEY_LINK | idx),
                 stats,

@@ -36,6 +36,9 @@ impl QdiscParams for FifoConfig {
 #[derive(Clone, Debug)]
 pub struct Fifo {
     q: VecDeque<Packet>,
+    /// Admitted packets the engine holds for this FIFO (a link in virtual-queue mode keeps
+    /// them on its wire with their computed start times; see `Channel::virt`).
+    held: u32,
     bytes: u64,
     limit_pkts: Option<u64>,
     limit_bytes: Option<u64>,
@@ -46,6 +49,7 @@ impl Fifo {
     pub fn new(limit_pkts: Option<u64>, limit_bytes: Option<u64>) -> Fifo {
         Fifo {
             q: VecDeque::new(),
+            held: 0,
             bytes: 0,
             limit_pkts,
             limit_bytes,
@@ -57,7 +61,9 @@ impl Fifo {
     /// bfifo when the arrival would take the backlog over `limit` bytes (Linux sch_fifo.c).
     #[inline]
     fn overflows(&self, pkt: &Packet) -> bool {
-        let over_pkts = self.limit_pkts.is_some_and(|l| self.q.len() as u64 >= l);
+        let over_pkts = self
+            .limit_pkts
+            .is_some_and(|l| self.backlog_pkts() as u64 >= l);
         let over_bytes = self
             .limit_bytes
             .is_some_and(|l| self.bytes + pkt.size as u64 > l);
@@ -69,6 +75,40 @@ impl Fifo {
     #[inline]
     pub fn passes_through(&self, pkt: &Packet) -> bool {
         self.q.is_empty() && !self.overflows(pkt)
+    }
+
+    /// `enqueue` for a packet the caller keeps (virtual-queue mode): the same admission and
+    /// counters, but the packet is handed back instead of stored. `release` it when it
+    /// leaves the queue.
+    #[inline]
+    pub fn admit(
+        &mut self,
+        mut pkt: Packet,
+        now: Time,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Packet> {
+        if self.overflows(&pkt) {
+            self.stats.drop(pkt, DropReason::Overflow, drops);
+            return None;
+        }
+        pkt.enqueued = now;
+        self.bytes += pkt.size as u64;
+        self.held += 1;
+        Some(pkt)
+    }
+
+    /// A held packet of `size` bytes left the queue (the `dequeue` of an admitted packet).
+    #[inline]
+    pub fn release(&mut self, size: u32) {
+        self.held -= 1;
+        self.bytes -= size as u64;
+    }
+
+    /// Store a held packet after all (the caller leaves virtual-queue mode); the packets are
+    /// given back in queue order.
+    pub fn take_back(&mut self, pkt: Packet) {
+        self.held -= 1;
+        self.q.push_back(pkt);
     }
 }
 
@@ -98,7 +138,7 @@ impl QueueDisc for Fifo {
         self.q.front()
     }
     fn backlog_pkts(&self) -> u32 {
-        self.q.len() as u32
+        self.q.len() as u32 + self.held
     }
     fn backlog_bytes(&self) -> u64 {
         self.bytes
