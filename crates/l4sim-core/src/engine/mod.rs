@@ -193,14 +193,20 @@ impl Simulation {
     pub(crate) fn run_loop(&mut self, t: Time, stop_on_trigger: bool) -> bool {
         let end = t.min(self.cfg.duration_ns);
         self.stop = false;
-        while let Some(t) = self.queue.peek_time() {
-            if t > end {
+        while let Some(ev) = self.queue.peek() {
+            if ev.time > end {
                 break;
             }
-            let ev = self.queue.pop().unwrap();
             self.now = ev.time;
             self.events += 1;
-            self.dispatch(ev.kind);
+            match ev.kind {
+                // Leaves the heap in `on_arrive` (usually replaced by the next arrival).
+                EvKind::Arrive(c) => self.on_arrive(c),
+                kind => {
+                    self.queue.pop();
+                    self.dispatch(kind);
+                }
+            }
             if stop_on_trigger && self.stop {
                 self.stop = false;
                 self.settle_all();
@@ -219,24 +225,7 @@ impl Simulation {
     fn dispatch(&mut self, kind: EvKind) {
         match kind {
             EvKind::TxDone(c) => self.on_tx_done(c as usize),
-            EvKind::Arrive(c) => {
-                // One heap entry per link: the head of its wire. The next packet's arrival
-                // is queued now, under the sequence number it took when it was sent, so
-                // events keep the order they would have with one entry per packet.
-                let ch = &mut self.channels[c as usize];
-                if ch.waiting.len() == ch.wire.len() {
-                    ch.settle(self.now); // the head's start must be accounted before it goes
-                }
-                let (_, _, p) = ch
-                    .wire
-                    .pop_front()
-                    .expect("arrival without a packet on the wire");
-                if let Some(&(at, seq, _)) = ch.wire.front() {
-                    self.queue.push_with_seq(at, seq, EvKind::Arrive(c));
-                }
-                let to = ch.to;
-                self.forward(to, p);
-            }
+            EvKind::Arrive(_) => unreachable!("arrivals are taken by the run loop"),
             EvKind::FlowStart(f) => self.on_flow_start(f as usize),
             EvKind::FlowStop(f) => match &mut self.flows[f as usize].ep {
                 Endpoints::Tcp { snd, .. } => snd.stop_app(),
@@ -288,6 +277,30 @@ impl Simulation {
                 }
             }
         }
+    }
+
+    /// The head of link `c`'s wire arrives; its event is still the earliest in the queue.
+    /// One heap entry per link: the next packet's arrival replaces it, under the sequence
+    /// number it took when it was sent, so events keep the order they would have with one
+    /// entry per packet.
+    #[inline(always)]
+    fn on_arrive(&mut self, c: u32) {
+        let ch = &mut self.channels[c as usize];
+        if ch.waiting.len() == ch.wire.len() {
+            ch.settle(self.now); // the head's start must be accounted before it goes
+        }
+        let (_, _, p) = ch
+            .wire
+            .pop_front()
+            .expect("arrival without a packet on the wire");
+        match ch.wire.front() {
+            Some(&(at, seq, _)) => self.queue.replace_top(at, seq, EvKind::Arrive(c)),
+            None => {
+                self.queue.pop();
+            }
+        }
+        let to = ch.to;
+        self.forward(to, p);
     }
 
     fn on_flow_start(&mut self, f: usize) {

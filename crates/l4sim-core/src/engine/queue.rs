@@ -68,10 +68,38 @@ impl EventQueue {
         self.sift_up(self.heap.len() - 1, ev);
     }
 
-    /// The earliest event's time.
-    #[inline]
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|e| e.time)
+    /// The earliest event, left in the queue.
+    #[inline(always)]
+    pub fn peek(&self) -> Option<Ev> {
+        self.heap.first().copied()
+    }
+
+    /// Replace the earliest event by `(time, seq, kind)`: `pop` then `push_with_seq` in one
+    /// pass down the heap (the keys are unique, so what pops next is the same).
+    #[inline(always)]
+    pub fn replace_top(&mut self, time: Time, seq: u64, kind: EvKind) {
+        let ev = Ev { time, seq, kind };
+        let k = ev.key();
+        let h = &mut self.heap;
+        let n = h.len();
+        let mut i = 0;
+        loop {
+            let c = D * i + 1;
+            let m = if c + D <= n {
+                let (a, b) = (min_of(h, c, c + 1), min_of(h, c + 2, c + 3));
+                min_of(h, a, b)
+            } else if c < n {
+                (c + 1..n).fold(c, |m, j| min_of(h, m, j))
+            } else {
+                break;
+            };
+            if h[m].key() > k {
+                break;
+            }
+            h[i] = h[m];
+            i = m;
+        }
+        h[i] = ev;
     }
 
     // Always inlined: in the Python extension (a cdylib) LTO otherwise leaves the run loop's
@@ -174,7 +202,38 @@ mod tests {
                     now = e.time;
                 }
             }
-            assert_eq!(q.peek_time(), reference.peek().map(|r| r.0 .0));
+            assert_eq!(q.peek().map(|e| e.time), reference.peek().map(|r| r.0 .0));
         }
+    }
+
+    /// `replace_top` leaves the queue popping exactly what `pop` then `push_with_seq` would.
+    #[test]
+    fn replace_top_is_pop_then_push() {
+        let mut rng = Rng::for_component(11, 0);
+        let (mut a, mut b) = (EventQueue::default(), EventQueue::default());
+        let mut now = 0;
+        for round in 0..100_000u32 {
+            let at = now + (rng.next_u64() % 20);
+            let (sa, sb) = (a.next_seq(), b.next_seq());
+            assert_eq!(sa, sb);
+            let r = rng.uniform();
+            if r < 0.4 || a.peek().is_none() {
+                a.push_with_seq(at, sa, EvKind::Arrive(round));
+                b.push_with_seq(at, sb, EvKind::Arrive(round));
+            } else if r < 0.7 {
+                a.replace_top(at, sa, EvKind::Arrive(round));
+                b.pop();
+                b.push_with_seq(at, sb, EvKind::Arrive(round));
+            } else {
+                let (x, y) = (a.pop(), b.pop());
+                assert_eq!(x, y);
+                now = x.unwrap().time;
+            }
+            assert_eq!(a.peek(), b.peek());
+        }
+        while let Some(x) = b.pop() {
+            assert_eq!(a.pop(), Some(x));
+        }
+        assert_eq!(a.pop(), None);
     }
 }
