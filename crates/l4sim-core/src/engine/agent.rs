@@ -217,7 +217,8 @@ impl Simulation {
                 bytes,
             } => {
                 if let Ok(c) = self.channel_named(link) {
-                    self.channels[c].settle(now);
+                    let to = self.horizon();
+                    self.channels[c].settle(to);
                     self.channels[c].qdisc.set_limits(*packets, *bytes);
                 }
             }

@@ -156,11 +156,24 @@ impl Simulation {
         self
     }
 
+    /// Up to when virtual links' transmission starts count as done while events of this
+    /// instant may still be queued: the instant before. On the queue-and-event path a
+    /// link freeing now starts its next packet in a "transmission done" event scheduled
+    /// one serialisation time ago, after most events of the same instant (an arrival is
+    /// scheduled at least a propagation delay ahead, a sample 100 ms ahead): a packet
+    /// arriving now still finds it waiting. Only at the end of a run, when every event of
+    /// the instant has run, are starts at `now` done too (`settle_all(true)`).
+    #[inline]
+    pub(super) fn horizon(&self) -> Time {
+        self.now.saturating_sub(1)
+    }
+
     /// Leave virtual-queue mode on link `c` (see `Channel::virt`): its waiting packets go
     /// back into its FIFO, and the link gets the "transmission done" event it then needs.
     pub(super) fn devirtualise(&mut self, c: usize) {
+        let to = self.horizon();
         let ch = &mut self.channels[c];
-        if ch.devirtualise(self.now) {
+        if ch.devirtualise(to) {
             ch.txdone_pending = true;
             let at = ch.busy_until;
             self.queue.push(at, EvKind::TxDone(c as u32));
@@ -169,10 +182,14 @@ impl Simulation {
 
     /// Apply every virtual link's transmission starts up to now: what readers see between
     /// runs is then exactly the state at `now`.
-    fn settle_all(&mut self) {
-        let now = self.now;
+    fn settle_all(&mut self, instant_done: bool) {
+        let to = if instant_done {
+            self.now
+        } else {
+            self.horizon()
+        };
         for ch in self.channels.iter_mut().filter(|c| !c.waiting.is_empty()) {
-            ch.settle(now);
+            ch.settle(to);
         }
     }
 
@@ -209,12 +226,12 @@ impl Simulation {
             }
             if stop_on_trigger && self.stop {
                 self.stop = false;
-                self.settle_all();
+                self.settle_all(false); // events of this instant are still queued
                 return true;
             }
         }
         self.now = self.now.max(end);
-        self.settle_all();
+        self.settle_all(true);
         false
     }
 
@@ -287,7 +304,7 @@ impl Simulation {
     fn on_arrive(&mut self, c: u32) {
         let ch = &mut self.channels[c as usize];
         if ch.waiting.len() == ch.wire.len() {
-            ch.settle(self.now); // the head's start must be accounted before it goes
+            ch.settle(self.now - 1); // the head's start (before now) is accounted before it goes
         }
         let (_, _, p) = ch
             .wire
@@ -361,7 +378,8 @@ impl Simulation {
         let ch = &mut self.channels[c];
         if ch.virt {
             let seq = self.queue.next_seq();
-            if let Some(at) = ch.virt_offer(p, now, seq, &mut self.drops) {
+            let to = now.saturating_sub(1); // `horizon`: a start now comes after this
+            if let Some(at) = ch.virt_offer(p, now, to, seq, &mut self.drops) {
                 self.queue.push_with_seq(at, seq, EvKind::Arrive(c as u32));
             }
         } else if ch.txdone_pending {
@@ -499,7 +517,7 @@ impl Simulation {
             f.prev_sent = f.sent_bytes();
         }
         for (i, ch) in self.channels.iter_mut().enumerate() {
-            ch.settle(now);
+            ch.settle(now.saturating_sub(1)); // `horizon`: a start now comes after the sample
             if !ch.used() {
                 continue;
             }

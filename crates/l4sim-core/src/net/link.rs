@@ -136,19 +136,21 @@ impl Channel {
         matches!(self.qdisc, Qdisc::Fifo(_)) && self.loss == 0.0 && self.jitter == 0
     }
 
-    /// Virtual mode: `p` reaches the link at `now`. The FIFO admits it or drops it (onto
-    /// `drops`), exactly as `offer` would; an admitted packet goes onto the wire with
-    /// event sequence number `seq` and the arrival time of its scheduled transmission.
-    /// Returns that arrival time if the wire was empty (its head event must be queued).
+    /// Virtual mode: `p` reaches the link at `now`, after the starts up to `settled_to`
+    /// (the instant before: see `Simulation::horizon`). The FIFO admits it or drops it (onto `drops`), exactly as
+    /// `offer` would; an admitted packet goes onto the wire with event sequence number
+    /// `seq` and the arrival time of its scheduled transmission. Returns that arrival time
+    /// if the wire was empty (its head event must be queued).
     #[inline]
     pub fn virt_offer(
         &mut self,
         p: Packet,
         now: Time,
+        settled_to: Time,
         seq: u64,
         drops: &mut Vec<Dropped>,
     ) -> Option<Time> {
-        self.settle(now);
+        self.settle(settled_to);
         let tt = self.tx_time(p.size + self.overhead);
         let Qdisc::Fifo(fifo) = &mut self.qdisc else {
             unreachable!("virtual-queue mode needs a FIFO")
@@ -201,14 +203,15 @@ impl Channel {
         }
     }
 
-    /// Leave virtual mode at `now`: the packets still waiting go back into the FIFO. Returns
-    /// whether any did (the caller then owes the link a "transmission done" event at
-    /// `busy_until`). Needed before the link's rate changes or a trigger counts its starts.
-    pub fn devirtualise(&mut self, now: Time) -> bool {
+    /// Leave virtual mode after the starts up to `settled_to`: the packets still waiting go
+    /// back into the FIFO. Returns whether any did (the caller then owes the link a
+    /// "transmission done" event at `busy_until`). Needed before the link's rate changes
+    /// or a trigger counts its starts.
+    pub fn devirtualise(&mut self, settled_to: Time) -> bool {
         if !self.virt {
             return false;
         }
-        self.settle(now);
+        self.settle(settled_to);
         self.virt = false;
         let n = self.waiting.len();
         self.waiting.clear();
