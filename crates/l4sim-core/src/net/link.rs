@@ -137,10 +137,11 @@ impl Channel {
     }
 
     /// Virtual mode: `p` reaches the link at `now`, after the starts up to `settled_to`
-    /// (the instant before: see `Simulation::horizon`). The FIFO admits it or drops it (onto `drops`), exactly as
-    /// `offer` would; an admitted packet goes onto the wire with event sequence number
-    /// `seq` and the arrival time of its scheduled transmission. Returns that arrival time
-    /// if the wire was empty (its head event must be queued).
+    /// (the instant before: see `Simulation::horizon`). The FIFO admits it or drops it
+    /// (onto `drops`), exactly as `offer` would; an admitted packet goes onto the wire
+    /// with event sequence number `seq` and the arrival time of its scheduled
+    /// transmission. Returns that arrival time if the wire was empty (its head event must
+    /// be queued).
     #[inline]
     pub fn virt_offer(
         &mut self,
@@ -182,8 +183,8 @@ impl Channel {
         first.then_some(at)
     }
 
-    /// Virtual mode: apply every transmission start up to `now` (the `take` of each packet
-    /// that left the FIFO by then), in order. Idempotent; a no-op for other links.
+    /// Virtual mode: apply every transmission start at or before `now` (the `take` of each
+    /// packet that left the FIFO by then), in order. Idempotent; a no-op for other links.
     #[inline]
     pub fn settle(&mut self, now: Time) {
         while let Some(&(start, tt)) = self.waiting.front() {
