@@ -1,12 +1,13 @@
 """Engine scale: many flows, memory per flow, events per packet, batches on every core.
 
     python benchmarks/bench_engine.py [--flows 1000,10000] [--seconds 10] [--repeat 1]
-                                      [--skip-many] [--batch-only]
+                                      [--skip-many] [--skip-ns3] [--batch-only]
 
 Printed, all measured in this run:
 
-1. events per delivered packet and speed on the three dumbbells of the ns-3 comparison
-   (`python benchmarks/bench_vs_ns3.py` puts ns-3 beside them);
+1. events per delivered packet and speed on the three dumbbells of the ns-3 comparison,
+   with ns-3 3.44 beside them when it is installed (`pip install ns3`; wall times and the
+   ratio; `python benchmarks/bench_vs_ns3.py` adds goodput, drops and sojourn);
 2. many flows: N NewReno flows through one bottleneck of N Mbit/s (1 Gbit/s for 1 000,
    10 Gbit/s for 10 000; see `many_scenario`), simulated for `--seconds`:
    wall time, times real time, resident memory per flow (peak RSS of a fresh process
@@ -24,7 +25,9 @@ Exit status 0 whatever the figures (they depend on the machine).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -91,21 +94,38 @@ def run_child(spec: dict[str, Any]) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def per_packet() -> None:
+def per_packet(ns3: bool, repeat: int = 5) -> None:
+    """Events per delivered packet and speed on the ns-3 comparison's dumbbells; with
+    ``ns3``, ns-3 3.44 runs the same scenarios beside (one run each, a fresh process;
+    l4sim best of ``repeat``)."""
     import l4sim
 
+    sys.path.insert(0, str(REPO / "benchmarks"))
     print("events per delivered packet (dumbbells of the ns-3 comparison, 60 s)")
-    print(f"{'scenario':24} {'events':>10} {'packets':>10} {'ev/pkt':>7} {'x real time':>12}")
+    head = f"{'scenario':24} {'events':>10} {'packets':>10} {'ev/pkt':>7} {'x real time':>12}"
+    if ns3:
+        head += f" {'l4sim s':>8} {'ns-3 s':>7} {'ratio':>6}"
+    print(head)
     for name in ("bench_1flow_10M", "bench_4flow_10M", "bench_1flow_100M"):
-        sim = l4sim.Simulation(l4sim.load(REPO / "scenarios" / f"{name}.toml"))
-        t0 = time.perf_counter()
-        sim.run()
-        wall = time.perf_counter() - t0
+        scen = l4sim.load(REPO / "scenarios" / f"{name}.toml")
+        wall = math.inf
+        for _ in range(repeat):
+            sim = l4sim.Simulation(scen)
+            t0 = time.perf_counter()
+            sim.run()
+            wall = min(wall, time.perf_counter() - t0)
         delivered = sim.conservation()["delivered"]
-        print(
+        line = (
             f"{name:24} {sim.events:>10,} {delivered:>10,} {sim.events / delivered:>7.2f} "
             f"{sim.duration / wall:>12,.0f}"
         )
+        if ns3:
+            from bench_vs_ns3 import ns3_spec_from_scenario
+            from ns3_scenarios import run_ns3_subprocess
+
+            ns3_wall = float(run_ns3_subprocess(ns3_spec_from_scenario(scen))["wall_time_s"])
+            line += f" {wall:>8.4f} {ns3_wall:>7.2f} {ns3_wall / wall:>6.0f}"
+        print(line, flush=True)
 
 
 def many(flow_counts: list[int], seconds: float, repeat: int = 1) -> None:
@@ -233,6 +253,9 @@ def main() -> int:
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--batch-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--batch-only", action="store_true", help="only the SimBatch figures")
+    ap.add_argument(
+        "--skip-ns3", action="store_true", help="no ns-3 beside the dumbbells (else if installed)"
+    )
     a = ap.parse_args()
     if a.child:
         _child(json.loads(a.child))
@@ -243,7 +266,10 @@ def main() -> int:
     if a.batch_only:
         batch()
         return 0
-    per_packet()
+    ns3 = not a.skip_ns3 and importlib.util.find_spec("ns") is not None
+    if not ns3 and not a.skip_ns3:
+        print("(ns-3 not installed: pip install ns3 puts it beside the dumbbells)")
+    per_packet(ns3)
     if not a.skip_many:
         if a.repeat < 1:
             ap.error("--repeat must be at least 1")
