@@ -1,12 +1,19 @@
-"""Agent steps per second: single env and vectorised (N = 1, 8, 32), 10 Mbps, 100 ms steps.
+"""Agent steps per second: single env and vectorised (N = 1, 8, 32), 100 ms steps.
 
-    python benchmarks/bench_agents.py [--steps 4000] [--scenario FILE]
+    python benchmarks/bench_agents.py [--steps 4000] [--scenario FILE | --heavy]
 
 Rows: the bare core (``run_until`` only: the simulation's own cost per step), the core plus
 ``observe()``, the single Gymnasium env (``TcpCwndEnv.step``) and ``SimBatchVectorEnv`` with
 N simulations stepped in one call into Rust. "overhead" is the wall time per agent step
 beyond the bare core's (observation, features, reward, action decoding, Python). Actions
 alternate cwnd +1 / -1 segment, so every step applies an action. Resets are included.
+
+The default env (one agent flow at 10 Mbps) costs the simulation ~5 us a step and Python
+~15 us: more cores cannot help there. ``--heavy`` runs a simulation-bound env (the agent's
+flow beside three CUBIC flows at 100 Mbps, ~250 us of simulation a step), where the vector
+env spreads the simulations over the cores and computes each env's features while the
+others still run; ``vs N=1`` is then the figure issue 15 asks for (>= 1.8x at N = 8 on
+2 cores).
 """
 
 from __future__ import annotations
@@ -61,12 +68,32 @@ def bench_vector(n: int, steps: int, kwargs: dict) -> float:
     return (time.perf_counter() - t0) / (rounds * n) * steps
 
 
+#: A simulation-bound TcpCwndEnv scenario: the agent's flow and three CUBIC flows.
+HEAVY_SCENARIO: dict = {
+    "name": "env_tcp_cwnd_heavy",
+    "duration": "20s",
+    "topology": {
+        "preset": "dumbbell",
+        "bottleneck": {
+            "rate": "100Mbps",
+            "delay": "20ms",
+            "qdisc": {"kind": "fifo", "limit": "500p"},
+        },
+    },
+    "flows": [{"kind": "tcp", "cca": "external"}, {"kind": "tcp", "cca": "cubic", "count": 3}],
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=4000, help="agent steps per row")
     ap.add_argument("--scenario", default=None, help="scenario TOML (default: 10 Mbps dumbbell)")
+    ap.add_argument(
+        "--heavy", action="store_true", help="a simulation-bound env (100 Mbps, 3 CUBIC flows)"
+    )
     args = ap.parse_args()
-    kwargs = {"scenario": args.scenario or TCP_SCENARIO, "step_interval": "100ms"}
+    scenario = HEAVY_SCENARIO if args.heavy else TCP_SCENARIO
+    kwargs = {"scenario": args.scenario or scenario, "step_interval": "100ms"}
     env = TcpCwndEnv(**kwargs)
     steps = args.steps
     rows = []
@@ -76,12 +103,14 @@ def main() -> None:
     rows.append(("TcpCwndEnv (single)", bench_env(env, steps)))
     for n in (1, 8, 32):
         rows.append((f"SimBatchVectorEnv N={n}", bench_vector(n, steps, kwargs)))
-    print(f"{steps} agent steps of 100 ms on {env.scenario.name} (10 Mbps), one process")
-    print(f"{'':28} {'steps/s':>10} {'us/step':>9} {'overhead us':>12}")
+    print(f"{steps} agent steps of 100 ms on {env.scenario.name}, one process")
+    print(f"{'':28} {'steps/s':>10} {'us/step':>9} {'overhead us':>12} {'vs N=1':>7}")
     base = core_s / steps * 1e6
+    n1 = dict(rows)["SimBatchVectorEnv N=1"]
     for name, secs in rows:
         us = secs / steps * 1e6
-        print(f"{name:28} {steps / secs:10.0f} {us:9.1f} {us - base:12.1f}")
+        ratio = f"{n1 / secs:7.2f}" if name.startswith("SimBatch") else ""
+        print(f"{name:28} {steps / secs:10.0f} {us:9.1f} {us - base:12.1f} {ratio:>7}")
 
 
 if __name__ == "__main__":

@@ -288,20 +288,35 @@ class SimulationBatch:
     def __len__(self) -> int:
         return len(self._batch)
 
+    def _index(self, i: int) -> int:
+        if not 0 <= i < len(self.scenarios):
+            raise IndexError(f"batch index {i} is outside 0..{len(self.scenarios)}")
+        return i
+
     def get(self, i: int) -> Simulation:
         """A copy of simulation ``i``."""
-        return Simulation(self.scenarios[i], _core_sim=self._batch.get(i))
+        return Simulation(self.scenarios[self._index(i)], _core_sim=self._batch.get(i))
 
     def set(self, i: int, sim: Simulation) -> None:
+        self._batch.set(self._index(i), sim._sim)
         self.scenarios[i] = sim.scenario
-        self._batch.set(i, sim._sim)
 
     def apply(self, i: int, action: dict[str, Any]) -> None:
-        self._batch.apply(i, action)
+        self._batch.apply(self._index(i), action)
 
     def run_until_ns(self, t_ns: list[int]) -> None:
         """Run simulation i to ``t_ns[i]`` (capped at its duration), all in one call."""
         self._batch.run_until(t_ns)
+
+    def start_ns(self, t_ns: list[int]) -> None:
+        """Start the step of ``run_until_ns`` and return at once; ``observe(i)`` waits for
+        simulation i (so the caller can work on one while others still run), and any other
+        call first waits for the whole step."""
+        self._batch.start(t_ns)
+
+    def observe(self, i: int) -> dict[str, Any]:
+        """Simulation ``i``'s observation, once it has finished the step under way."""
+        return self._batch.observe(self._index(i))
 
     def observe_all(self) -> list[dict[str, Any]]:
         return self._batch.observe_all()

@@ -3,20 +3,24 @@
 
 use l4sim_core::control::{Action, ActionError};
 use l4sim_core::{SimConfig, Simulation as CoreSim};
-use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use pyo3::types::PyDict;
+
+mod batch;
+use batch::SimBatch;
 
 /// A Python dict → an [`Action`] (through JSON, so the core's serde form is the one schema).
-fn action(a: &Bound<'_, PyAny>) -> PyResult<Action> {
+pub(crate) fn action(a: &Bound<'_, PyAny>) -> PyResult<Action> {
     // Straight from the Python objects (no JSON text in between: actions come every step).
     pythonize::depythonize(a).map_err(|e| PyValueError::new_err(format!("invalid action: {e}")))
 }
 
 /// A Rust value → the Python objects of its serde form (dicts, lists, numbers, str).
-fn to_py<'py, T: serde::Serialize>(py: Python<'py>, x: &T) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_py<'py, T: serde::Serialize>(
+    py: Python<'py>,
+    x: &T,
+) -> PyResult<Bound<'py, PyAny>> {
     pythonize::pythonize(py, x).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
@@ -31,13 +35,13 @@ fn config_error(e: l4sim_core::ConfigError) -> PyErr {
     errors::CoreError::new_err(e.0)
 }
 
-fn action_error(e: ActionError) -> PyErr {
+pub(crate) fn action_error(e: ActionError) -> PyErr {
     errors::ActionError::new_err(e.0)
 }
 
 #[pyclass(module = "l4sim._core")]
-struct Simulation {
-    inner: CoreSim,
+pub(crate) struct Simulation {
+    pub(crate) inner: CoreSim,
 }
 
 #[pymethods]
@@ -210,145 +214,6 @@ impl Simulation {
         d.set_item("dropped_loss", c.dropped_loss)?;
         d.set_item("in_flight", self.inner.in_flight())?;
         Ok(d)
-    }
-}
-
-/// The helper threads of `run_on_all_cores`: one per core but the caller's.
-fn helpers() -> &'static rayon::ThreadPool {
-    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(cores.saturating_sub(1).max(1))
-            .thread_name(|i| format!("l4sim-batch-{i}"))
-            .build()
-            .expect("the batch's helper threads start")
-    })
-}
-
-/// Run `sims[i]` to `t_ns[i]` on the calling thread and the helper threads. Each thread
-/// takes the simulations of its own contiguous share first (the same share every step,
-/// so a simulation usually stays on the core whose cache holds it), then any not yet
-/// taken from the end of the batch; a flag per simulation makes sure each runs once. The
-/// caller works rather than sleeping until the pool is done (one wake-up less per step;
-/// on this 2-core VM N = 8 went from 1.36-1.72x to 1.51-1.78x of N = 1 in alternated
-/// runs of both).
-fn run_on_all_cores(sims: &mut [CoreSim], t_ns: &[u64]) {
-    let pool = helpers();
-    let n = sims.len();
-    let threads = (pool.current_num_threads() + 1).min(n);
-    let cells: Vec<Mutex<(&mut CoreSim, u64)>> = sims
-        .iter_mut()
-        .zip(t_ns)
-        .map(|(sim, &t)| Mutex::new((sim, t)))
-        .collect();
-    let taken: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
-    let run = |i: usize| {
-        if !taken[i].swap(true, Ordering::AcqRel) {
-            // Uncontended: the flag gives each cell to one thread.
-            let mut cell = cells[i].lock().unwrap_or_else(|e| e.into_inner());
-            let t = cell.1;
-            cell.0.run_until(t);
-        }
-    };
-    let work = |share: usize| {
-        (share * n / threads..(share + 1) * n / threads).for_each(run);
-        (0..n).rev().for_each(run);
-    };
-    pool.in_place_scope(|scope| {
-        for share in 1..threads {
-            let work = &work;
-            scope.spawn(move |_| work(share));
-        }
-        work(0);
-    });
-}
-
-/// A batch step that took longer than this (wall ns) runs the next one on all cores.
-const PARALLEL_ABOVE_NS: u64 = 200_000;
-
-/// N independent simulations stepped together: one call into Rust per step.
-#[pyclass(module = "l4sim._core")]
-struct SimBatch {
-    sims: Vec<CoreSim>,
-    /// Wall time of the previous `run_until` (decides whether the next runs in parallel).
-    last_step_ns: u64,
-}
-
-impl SimBatch {
-    fn at(&mut self, i: usize) -> PyResult<&mut CoreSim> {
-        let n = self.sims.len();
-        self.sims
-            .get_mut(i)
-            .ok_or_else(|| PyIndexError::new_err(format!("batch index {i} is outside 0..{n}")))
-    }
-}
-
-#[pymethods]
-impl SimBatch {
-    #[new]
-    fn new(sims: Vec<PyRef<'_, Simulation>>) -> Self {
-        SimBatch {
-            sims: sims.iter().map(|s| s.inner.clone()).collect(),
-            last_step_ns: 0,
-        }
-    }
-
-    fn __len__(&self) -> usize {
-        self.sims.len()
-    }
-
-    fn get(&mut self, i: usize) -> PyResult<Simulation> {
-        Ok(Simulation {
-            inner: self.at(i)?.clone(),
-        })
-    }
-
-    fn set(&mut self, i: usize, sim: PyRef<'_, Simulation>) -> PyResult<()> {
-        *self.at(i)? = sim.inner.clone();
-        Ok(())
-    }
-
-    fn apply(&mut self, i: usize, action_: &Bound<'_, PyAny>) -> PyResult<()> {
-        let a = action(action_)?;
-        self.at(i)?.apply_action(&a).map_err(action_error)
-    }
-
-    /// Run simulation i to `t_ns[i]`.
-    fn run_until(&mut self, py: Python<'_>, t_ns: Vec<u64>) -> PyResult<()> {
-        if t_ns.len() != self.sims.len() {
-            return Err(PyValueError::new_err(format!(
-                "run_until needs {} times, got {}",
-                self.sims.len(),
-                t_ns.len()
-            )));
-        }
-        // One call for the whole batch, without the GIL. The simulations are spread over
-        // the cores when the last step of the batch took long enough to pay for it (a
-        // 100 ms step of a 10 Mbps scenario takes ~10 us: there the hand-off costs more
-        // than it saves). Each simulation is independent: the results are the same either
-        // way.
-        let parallel = self.sims.len() > 1 && self.last_step_ns > PARALLEL_ABOVE_NS;
-        let start = std::time::Instant::now();
-        py.allow_threads(|| {
-            if parallel {
-                run_on_all_cores(&mut self.sims, &t_ns);
-            } else {
-                for (sim, &t) in self.sims.iter_mut().zip(&t_ns) {
-                    sim.run_until(t);
-                }
-            }
-        });
-        self.last_step_ns = start.elapsed().as_nanos() as u64;
-        Ok(())
-    }
-
-    fn observe_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let out = PyList::empty(py);
-        for s in &self.sims {
-            out.append(to_py(py, &s.observe())?)?;
-        }
-        Ok(out)
     }
 }
 

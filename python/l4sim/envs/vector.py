@@ -102,18 +102,19 @@ class SimBatchVectorEnv(VectorEnv):
                 for a in e._decode(actions[i]):
                     batch.apply(i, a)
                 targets.append(e._advance_target())
-        batch.run_until_ns(targets)
-        raws = batch.observe_all()
+        # Each env's features are computed while the other simulations may still run.
+        batch.start_ns(targets)
         n = self.num_envs
         obs = np.empty((n, *self.single_observation_space.shape), np.float32)
         rewards = np.zeros(n, np.float64)
         terminated = np.zeros(n, bool)
         truncated = np.zeros(n, bool)
         for i, e in enumerate(self.envs):
+            raw = batch.observe(i)
             if self._autoreset[i]:
-                obs[i] = e._start(raws[i])
+                obs[i] = e._start(raw)
             else:
-                obs[i], rewards[i] = e._finish(raws[i])
+                obs[i], rewards[i] = e._finish(raw)
                 terminated[i], truncated[i] = e._flags()
         self._autoreset = terminated | truncated
         return obs, rewards, terminated, truncated, {}
