@@ -267,9 +267,29 @@ def test_fork_of_tcp_env_keeps_the_agent_window():
 # -- vectorised stepping -----------------------------------------------------------------------
 
 
-def test_vector_env_matches_single_envs_and_autoresets():
+#: Simulation-bound: 1 s steps of the agent's flow beside three CUBIC flows at 100 Mbps take
+#: ~2.5 ms each, so the vector env runs them on the helper threads while it computes features.
+HEAVY_TCP_ENV: dict = {
+    "scenario": {
+        "name": "env_tcp_cwnd_heavy",
+        "duration": "20s",
+        "topology": {
+            "preset": "dumbbell",
+            "bottleneck": {"rate": "100Mbps", "delay": "20ms", "qdisc": {"kind": "fifo"}},
+        },
+        "flows": [
+            {"kind": "tcp", "cca": "external"},
+            {"kind": "tcp", "cca": "cubic", "count": 3},
+        ],
+    },
+    "step_interval": "1s",
+}
+
+
+@pytest.mark.parametrize("kwargs", [{}, HEAVY_TCP_ENV], ids=["default", "parallel"])
+def test_vector_env_matches_single_envs_and_autoresets(kwargs: dict):
     n, steps = 3, 12
-    venv = SimBatchVectorEnv("l4sim/TcpCwnd-v0", n, episode_steps=10)
+    venv = SimBatchVectorEnv("l4sim/TcpCwnd-v0", n, episode_steps=10, **kwargs)
     assert isinstance(venv, gym.vector.VectorEnv)
     acts = np.random.default_rng(5).integers(0, 5, (steps, n))
     obs, _ = venv.reset(seed=100)
@@ -280,7 +300,7 @@ def test_vector_env_matches_single_envs_and_autoresets():
         vrew.append(r)
         vtrunc.append(tr)
     for i in range(n):
-        single = TcpCwndEnv(episode_steps=10)
+        single = TcpCwndEnv(episode_steps=10, **kwargs)
         o, _ = single.reset(seed=100 + i)
         assert np.array_equal(o, vobs[0][i])
         for k in range(10):
