@@ -17,7 +17,8 @@ Printed, all measured in this run:
    stepped 100 ms at a time in steady state (after a 2 s warm-up; 3 200 steps in all for
    every N; the Ns alternated over 5 rounds, median and best), one call into Rust per
    step (the batch runs on all cores once a step is long enough), beside two processes
-   with one simulation each running side by side (the machine's own ceiling).
+   with one simulation each running side by side (the machine's own ceiling); then the
+   Gymnasium vector env's agent steps/s on a simulation-bound env (N = 1, 8, 32).
 
 Exit status 0 whatever the figures (they depend on the machine).
 """
@@ -240,6 +241,28 @@ def batch() -> None:
         f"({two}: two independent processes with one simulation each, side by side: what "
         "this machine's cores give this work with no step to wait for)"
     )
+    vector_env()
+
+
+def vector_env(steps: int = 3200) -> None:
+    """Agent steps/s of the Gymnasium vector env on a simulation-bound env
+    (`bench_agents.py --heavy`), N = 1, 8, 32, the Ns alternated, median of ROUNDS."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from bench_agents import HEAVY_SCENARIO, bench_vector
+
+    kwargs = {"scenario": HEAVY_SCENARIO, "step_interval": "100ms"}
+    rates: dict[int, list[float]] = {n: [] for n in BATCH_NS}
+    for _ in range(ROUNDS):
+        for n in BATCH_NS:
+            rates[n].append(steps / bench_vector(n, steps, kwargs))
+    med = {n: statistics.median(r) for n, r in rates.items()}
+    print(
+        f"\nSimBatchVectorEnv (TcpCwndEnv, agent flow + 3 CUBIC at 100 Mbps, 100 ms steps): "
+        f"agent steps/s, {steps} per N, the Ns alternated, median of {ROUNDS}"
+    )
+    print(f"{'N':>4} {'steps/s':>9} {'vs N=1':>7}")
+    for n in BATCH_NS:
+        print(f"{n:>4} {med[n]:>9,.0f} {med[n] / med[1]:>7.2f}")
 
 
 def main() -> int:
