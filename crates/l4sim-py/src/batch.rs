@@ -22,17 +22,19 @@ use std::time::Instant;
 /// to another thread costs more than it saves).
 const PARALLEL_ABOVE_NS: u64 = 200_000;
 
-/// The helper threads: one per core but the caller's.
-fn helpers() -> &'static rayon::ThreadPool {
-    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+/// The helper threads: one per core but the caller's (none if the system refuses threads:
+/// the batch then runs on the calling thread).
+fn helpers() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     POOL.get_or_init(|| {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         rayon::ThreadPoolBuilder::new()
             .num_threads(cores.saturating_sub(1).max(1))
             .thread_name(|i| format!("l4sim-batch-{i}"))
             .build()
-            .expect("the batch's helper threads start")
+            .ok()
     })
+    .as_ref()
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -223,7 +225,8 @@ impl SimBatch {
         }
         self.finish(py)?;
         let sh = &self.shared;
-        let parallel = n > 1 && sh.work_ns.swap(0, Ordering::Relaxed) > PARALLEL_ABOVE_NS;
+        let long = sh.work_ns.swap(0, Ordering::Relaxed) > PARALLEL_ABOVE_NS;
+        let pool = if n > 1 && long { helpers() } else { None };
         for (slot, &t) in sh.slots.iter().zip(&t_ns) {
             lock(slot).target = t;
         }
@@ -234,16 +237,15 @@ impl SimBatch {
         sh.taken
             .iter()
             .for_each(|t| t.store(false, Ordering::Release));
-        if !parallel {
+        let Some(pool) = pool else {
             // Short steps: all here and now, in one release of the GIL (`observe` then
             // finds every simulation done).
             // (`wait`, not only `claim_and_run`: a helper still finishing the previous
             // parallel step's loop may take one.)
             py.allow_threads(|| (0..n).for_each(|i| sh.wait(i)));
             return Ok(());
-        }
+        };
         self.in_step = true;
-        let pool = helpers();
         for _ in 0..pool.current_num_threads().min(n - 1) {
             let sh = Arc::clone(sh);
             // From the end: the waiting thread takes the batch from the front, in the
