@@ -133,26 +133,29 @@ impl SimBatch {
     }
 
     /// Wait for every simulation of the step under way (the GIL released).
-    fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
+    fn finish(&mut self, py: Python<'_>) {
         if self.in_step {
             let shared = &self.shared;
             py.allow_threads(|| (0..shared.slots.len()).for_each(|i| shared.wait(i)));
             self.in_step = false;
         }
-        Ok(())
     }
 
     /// Simulation i after any step under way, refused if a step of it failed.
     fn slot(&mut self, py: Python<'_>, i: usize) -> PyResult<MutexGuard<'_, Slot>> {
         self.check_index(i)?;
-        self.finish(py)?;
-        let slot = lock(&self.shared.slots[i]);
-        match &slot.failed {
-            Some(e) => Err(PyRuntimeError::new_err(format!(
-                "simulation {i} of the batch failed: {e}"
-            ))),
-            None => Ok(slot),
-        }
+        self.finish(py);
+        usable(i, lock(&self.shared.slots[i]))
+    }
+}
+
+/// `slot` (simulation i's), unless a step of it failed.
+fn usable(i: usize, slot: MutexGuard<'_, Slot>) -> PyResult<MutexGuard<'_, Slot>> {
+    match &slot.failed {
+        Some(e) => Err(PyRuntimeError::new_err(format!(
+            "simulation {i} of the batch failed: {e}"
+        ))),
+        None => Ok(slot),
     }
 }
 
@@ -198,7 +201,7 @@ impl SimBatch {
 
     fn set(&mut self, py: Python<'_>, i: usize, sim: PyRef<'_, Simulation>) -> PyResult<()> {
         self.check_index(i)?;
-        self.finish(py)?;
+        self.finish(py);
         let mut slot = lock(&self.shared.slots[i]);
         slot.sim = sim.inner.clone();
         slot.failed = None;
@@ -223,7 +226,7 @@ impl SimBatch {
                 t_ns.len()
             )));
         }
-        self.finish(py)?;
+        self.finish(py);
         let sh = &self.shared;
         let long = sh.work_ns.swap(0, Ordering::Relaxed) > PARALLEL_ABOVE_NS;
         let pool = if n > 1 && long { helpers() } else { None };
@@ -258,15 +261,11 @@ impl SimBatch {
     /// Run simulation i to `t_ns[i]`, every one, in one call (the GIL released).
     fn run_until(&mut self, py: Python<'_>, t_ns: Vec<u64>) -> PyResult<()> {
         self.start(py, t_ns)?;
-        self.finish(py)?;
-        match (0..self.len())
-            .find_map(|i| lock(&self.shared.slots[i]).failed.clone().map(|e| (i, e)))
-        {
-            Some((i, e)) => Err(PyRuntimeError::new_err(format!(
-                "simulation {i} of the batch failed: {e}"
-            ))),
-            None => Ok(()),
+        self.finish(py);
+        for (i, slot) in self.shared.slots.iter().enumerate() {
+            drop(usable(i, lock(slot))?);
         }
+        Ok(())
     }
 
     /// Simulation i's observation once it has finished the step under way (waits for it,
@@ -277,12 +276,7 @@ impl SimBatch {
         if !sh.done[i].load(Ordering::Acquire) {
             py.allow_threads(|| sh.wait(i));
         }
-        let slot = lock(&sh.slots[i]);
-        if let Some(e) = &slot.failed {
-            return Err(PyRuntimeError::new_err(format!(
-                "simulation {i} of the batch failed: {e}"
-            )));
-        }
+        let slot = usable(i, lock(&sh.slots[i]))?;
         to_py(py, &slot.sim.observe())
     }
 
