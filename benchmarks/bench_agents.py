@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from l4sim.envs import SimBatchVectorEnv, TcpCwndEnv
-from l4sim.envs.defaults import TCP_SCENARIO
+from l4sim.envs.defaults import TCP_HEAVY_SCENARIO, TCP_SCENARIO
 from l4sim.simulation import _core_module
 
 
@@ -68,22 +68,6 @@ def bench_vector(n: int, steps: int, kwargs: dict) -> float:
     return (time.perf_counter() - t0) / (rounds * n) * steps
 
 
-#: A simulation-bound TcpCwndEnv scenario: the agent's flow and three CUBIC flows.
-HEAVY_SCENARIO: dict = {
-    "name": "env_tcp_cwnd_heavy",
-    "duration": "20s",
-    "topology": {
-        "preset": "dumbbell",
-        "bottleneck": {
-            "rate": "100Mbps",
-            "delay": "20ms",
-            "qdisc": {"kind": "fifo", "limit": "500p"},
-        },
-    },
-    "flows": [{"kind": "tcp", "cca": "external"}, {"kind": "tcp", "cca": "cubic", "count": 3}],
-}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=4000, help="agent steps per row")
@@ -92,7 +76,7 @@ def main() -> None:
         "--heavy", action="store_true", help="a simulation-bound env (100 Mbps, 3 CUBIC flows)"
     )
     args = ap.parse_args()
-    scenario = HEAVY_SCENARIO if args.heavy else TCP_SCENARIO
+    scenario = TCP_HEAVY_SCENARIO if args.heavy else TCP_SCENARIO
     kwargs = {"scenario": args.scenario or scenario, "step_interval": "100ms"}
     env = TcpCwndEnv(**kwargs)
     steps = args.steps

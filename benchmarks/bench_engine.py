@@ -248,9 +248,10 @@ def vector_env(steps: int = 3200) -> None:
     """Agent steps/s of the Gymnasium vector env on a simulation-bound env
     (`bench_agents.py --heavy`), N = 1, 8, 32, the Ns alternated, median of ROUNDS."""
     sys.path.insert(0, str(REPO / "benchmarks"))
-    from bench_agents import HEAVY_SCENARIO, bench_vector
+    from bench_agents import bench_vector
+    from l4sim.envs.defaults import TCP_HEAVY_SCENARIO
 
-    kwargs = {"scenario": HEAVY_SCENARIO, "step_interval": "100ms"}
+    kwargs = {"scenario": TCP_HEAVY_SCENARIO, "step_interval": "100ms"}
     rates: dict[int, list[float]] = {n: [] for n in BATCH_NS}
     for _ in range(ROUNDS):
         for n in BATCH_NS:

@@ -27,6 +27,7 @@ from l4sim.envs import (
     queue_vector,
     sender_vector,
 )
+from l4sim.envs.defaults import TCP_HEAVY_SCENARIO
 from l4sim.errors import ActionError, EnvConfigError
 
 
@@ -267,23 +268,9 @@ def test_fork_of_tcp_env_keeps_the_agent_window():
 # -- vectorised stepping -----------------------------------------------------------------------
 
 
-#: Simulation-bound: 1 s steps of the agent's flow beside three CUBIC flows at 100 Mbps take
-#: ~2.5 ms each, so the vector env runs them on the helper threads while it computes features.
-HEAVY_TCP_ENV: dict = {
-    "scenario": {
-        "name": "env_tcp_cwnd_heavy",
-        "duration": "20s",
-        "topology": {
-            "preset": "dumbbell",
-            "bottleneck": {"rate": "100Mbps", "delay": "20ms", "qdisc": {"kind": "fifo"}},
-        },
-        "flows": [
-            {"kind": "tcp", "cca": "external"},
-            {"kind": "tcp", "cca": "cubic", "count": 3},
-        ],
-    },
-    "step_interval": "1s",
-}
+#: Simulation-bound: 1 s steps of the heavy env take ~2.5 ms each, so the vector env runs
+#: them on the helper threads while it computes features.
+HEAVY_TCP_ENV: dict = {"scenario": TCP_HEAVY_SCENARIO, "step_interval": "1s"}
 
 
 @pytest.mark.parametrize("kwargs", [{}, HEAVY_TCP_ENV], ids=["default", "parallel"])

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AQM_SCENARIO", "DUALPI2_SCENARIO", "MULTI_SCENARIO", "TCP_SCENARIO"]
+__all__ = [
+    "AQM_SCENARIO",
+    "DUALPI2_SCENARIO",
+    "MULTI_SCENARIO",
+    "TCP_HEAVY_SCENARIO",
+    "TCP_SCENARIO",
+]
 
 TCP_SCENARIO: dict[str, Any] = {
     "name": "env_tcp_cwnd",
@@ -20,6 +26,23 @@ TCP_SCENARIO: dict[str, Any] = {
     "flows": [{"kind": "tcp", "cca": "external"}],
 }
 """One agent-controlled TCP flow over a 10 Mbps / 20 ms bottleneck (RTT 44 ms), FIFO 100p."""
+
+TCP_HEAVY_SCENARIO: dict[str, Any] = {
+    "name": "env_tcp_cwnd_heavy",
+    "duration": "20s",
+    "topology": {
+        "preset": "dumbbell",
+        "bottleneck": {
+            "rate": "100Mbps",
+            "delay": "20ms",
+            "qdisc": {"kind": "fifo", "limit": "500p"},
+        },
+    },
+    "flows": [{"kind": "tcp", "cca": "external"}, {"kind": "tcp", "cca": "cubic", "count": 3}],
+}
+"""The agent's TCP flow beside three CUBIC flows at 100 Mbps (FIFO 500p): a
+simulation-bound env (~250 us of simulation per 100 ms step, Python ~15 us), where
+``SimBatchVectorEnv`` runs its simulations on every core."""
 
 AQM_SCENARIO: dict[str, Any] = {
     "name": "env_aqm_drop",
