@@ -145,7 +145,7 @@ impl Channel {
     #[inline]
     pub fn virt_offer(
         &mut self,
-        p: Packet,
+        mut p: Packet,
         now: Time,
         settled_to: Time,
         seq: u64,
@@ -157,12 +157,14 @@ impl Channel {
             unreachable!("virtual-queue mode needs a FIFO")
         };
         let idle = self.waiting.is_empty() && now >= self.tail_free;
-        let admitted = fifo.admit(p, now, drops);
+        let admitted = fifo.admit(&mut p, now, drops);
         let first = self.wire.is_empty();
         if idle {
             // Passes straight through (`offer_and_take`): the backlog rises to 1 and falls
             // back to 0 at one instant, which leaves its time average as it is.
-            let p = admitted?;
+            if !admitted {
+                return None;
+            }
             fifo.release(p.size);
             self.stats.backlog_max = self.stats.backlog_max.max(1);
             self.account_start(p.size, now, p.class, now, tt);
@@ -174,7 +176,9 @@ impl Channel {
         let backlog = fifo.backlog_pkts();
         self.stats.backlog.set(now, backlog as f64);
         self.stats.backlog_max = self.stats.backlog_max.max(backlog);
-        let p = admitted?;
+        if !admitted {
+            return None;
+        }
         let start = now.max(self.tail_free);
         self.tail_free = start + tt;
         let at = self.tail_free + self.delay;

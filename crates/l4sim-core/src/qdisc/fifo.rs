@@ -78,23 +78,19 @@ impl Fifo {
     }
 
     /// `enqueue` for a packet the caller keeps (virtual-queue mode): the same admission and
-    /// counters, but the packet is handed back instead of stored. `release` it when it
-    /// leaves the queue.
+    /// counters (an admitted packet is stamped with `now`), but the packet stays with the
+    /// caller instead of being stored; returns whether it was admitted. `release` it when
+    /// it leaves the queue.
     #[inline]
-    pub fn admit(
-        &mut self,
-        mut pkt: Packet,
-        now: Time,
-        drops: &mut Vec<Dropped>,
-    ) -> Option<Packet> {
-        if self.overflows(&pkt) {
-            self.stats.drop(pkt, DropReason::Overflow, drops);
-            return None;
+    pub fn admit(&mut self, pkt: &mut Packet, now: Time, drops: &mut Vec<Dropped>) -> bool {
+        if self.overflows(pkt) {
+            self.stats.drop(*pkt, DropReason::Overflow, drops);
+            return false;
         }
         pkt.enqueued = now;
         self.bytes += pkt.size as u64;
         self.held += 1;
-        Some(pkt)
+        true
     }
 
     /// A held packet of `size` bytes left the queue (the `dequeue` of an admitted packet).
