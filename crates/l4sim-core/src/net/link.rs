@@ -306,7 +306,7 @@ impl Channel {
 
     /// Account a packet of `size` bytes, queued since `enqueued`, starting its `tt`-long
     /// transmission at `now`: sojourn, busy time, counters; the link is busy until its end.
-    #[inline]
+    #[inline(always)]
     fn account_start(&mut self, size: u32, enqueued: Time, class: u8, now: Time, tt: Time) {
         let soj = now - enqueued;
         self.stats.sojourn.record(soj);

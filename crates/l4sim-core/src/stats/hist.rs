@@ -16,7 +16,8 @@ pub struct Histogram {
     /// Allocated on the first record (so idle links cost nothing).
     counts: Vec<u64>,
     n: u64,
-    sum: f64,
+    /// Sum of the values, exact (an integer: no rounding however long the run).
+    sum: u128,
     max: u64,
 }
 
@@ -59,7 +60,7 @@ impl Histogram {
         }
         self.counts[i] += 1;
         self.n += 1;
-        self.sum += v as f64;
+        self.sum += v as u128;
         self.max = self.max.max(v);
     }
 
@@ -72,7 +73,7 @@ impl Histogram {
         if self.n == 0 {
             f64::NAN
         } else {
-            self.sum / self.n as f64
+            self.sum as f64 / self.n as f64
         }
     }
 
