@@ -11,7 +11,9 @@ pub const SEC: Time = 1_000_000_000;
 /// Seconds as a float, for reporting only (never for ordering events).
 #[inline]
 pub fn secs(t: Time) -> f64 {
-    t as f64 * 1e-9
+    // Through i64: one instruction on x86-64 (u64 to f64 takes several), the same value for
+    // every time below 2^63 ns (292 years).
+    t as i64 as f64 * 1e-9
 }
 
 /// Time to serialise `bytes` onto a link of `rate_bps`, rounded up to whole nanoseconds.

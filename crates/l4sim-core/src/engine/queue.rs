@@ -31,10 +31,11 @@ pub(super) struct Ev {
 }
 
 impl Ev {
-    /// (time, seq) as one integer: one comparison instead of two.
+    /// Whether this event comes before `o`: times first, the sequence only on a tie (rare,
+    /// so the branch is predicted).
     #[inline(always)]
-    fn key(&self) -> u128 {
-        ((self.time as u128) << 64) | self.seq as u128
+    fn before(&self, o: &Ev) -> bool {
+        self.time < o.time || (self.time == o.time && self.seq < o.seq)
     }
 }
 
@@ -79,7 +80,6 @@ impl EventQueue {
     #[inline(always)]
     pub fn replace_top(&mut self, time: Time, seq: u64, kind: EvKind) {
         let ev = Ev { time, seq, kind };
-        let k = ev.key();
         let h = &mut self.heap;
         let n = h.len();
         let mut i = 0;
@@ -93,7 +93,7 @@ impl EventQueue {
             } else {
                 break;
             };
-            if h[m].key() > k {
+            if ev.before(&h[m]) {
                 break;
             }
             h[i] = h[m];
@@ -119,10 +119,9 @@ impl EventQueue {
     #[inline]
     fn sift_up(&mut self, mut i: usize, ev: Ev) {
         let h = &mut self.heap;
-        let k = ev.key();
         while i > 0 {
             let parent = (i - 1) / D;
-            if h[parent].key() <= k {
+            if h[parent].before(&ev) {
                 break;
             }
             h[i] = h[parent];
@@ -166,7 +165,7 @@ impl EventQueue {
 /// Index of the earlier of events `a` and `b`.
 #[inline(always)]
 fn min_of(h: &[Ev], a: usize, b: usize) -> usize {
-    if h[b].key() < h[a].key() {
+    if h[b].before(&h[a]) {
         b
     } else {
         a

@@ -189,8 +189,15 @@ impl Channel {
 
     /// Virtual mode: apply every transmission start at or before `now` (the `take` of each
     /// packet that left the FIFO by then), in order. Idempotent; a no-op for other links.
-    #[inline]
+    #[inline(always)]
     pub fn settle(&mut self, now: Time) {
+        if !self.waiting.is_empty() {
+            self.settle_waiting(now);
+        }
+    }
+
+    #[inline(never)]
+    fn settle_waiting(&mut self, now: Time) {
         while let Some(&(start, tt)) = self.waiting.front() {
             if start > now {
                 break;

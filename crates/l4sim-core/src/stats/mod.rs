@@ -31,7 +31,8 @@ impl TimeAverage {
     /// The quantity changes to `v` at `now`.
     #[inline]
     pub fn set(&mut self, now: u64, v: f64) {
-        self.integral += self.value * (now - self.since) as f64;
+        // Through i64 as in `time::secs`: exact alike below 2^63.
+        self.integral += self.value * (now - self.since) as i64 as f64;
         self.value = v;
         self.since = now;
     }
