@@ -302,10 +302,8 @@ impl Simulation {
     /// entry per packet.
     #[inline(always)]
     fn on_arrive(&mut self, c: u32) {
+        // Its start (before now) may not be settled yet: `settle` does not need the packet.
         let ch = &mut self.channels[c as usize];
-        if ch.waiting.len() == ch.wire.len() {
-            ch.settle(self.now - 1); // the head's start (before now) is accounted before it goes
-        }
         let (_, _, p) = ch
             .wire
             .pop_front()

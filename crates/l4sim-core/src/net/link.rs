@@ -74,9 +74,10 @@ pub struct Channel {
     /// "transmission done" event is needed. The FIFO keeps only the counters; the
     /// statistics of each start are applied when the link is next looked at (`settle`).
     pub virt: bool,
-    /// Virtual mode: the start and serialisation times of the packets at the tail of
-    /// `wire` that have not started yet as of the last `settle` (the FIFO's backlog).
-    pub waiting: VecDeque<(Time, Time)>,
+    /// Virtual mode: the packets at the tail of `wire` that have not started yet as of the
+    /// last `settle` (the FIFO's backlog), with what their start's statistics need, so
+    /// that `settle` never reads the wire.
+    pub waiting: VecDeque<Waiting>,
     /// Virtual mode: when the last transmission scheduled on the link ends.
     pub tail_free: Time,
     /// Packets being serialised or propagating, in departure order (a constant delay keeps
@@ -85,6 +86,17 @@ pub struct Channel {
     pub wire: VecDeque<(Time, u64, Packet)>,
     pub rng: Rng,
     pub stats: ChannelStats,
+}
+
+/// A packet admitted to a virtual queue that has not started its transmission yet.
+#[derive(Clone, Copy, Debug)]
+pub struct Waiting {
+    pub start: Time,
+    /// Serialisation time.
+    pub tt: Time,
+    pub enqueued: Time,
+    pub size: u32,
+    pub class: u8,
 }
 
 /// `(rate, ns)` for `Channel::ns_per_byte`: 8 s / rate when it is a whole number of ns.
@@ -183,7 +195,14 @@ impl Channel {
         self.tail_free = start + tt;
         let at = self.tail_free + self.delay;
         self.wire.push_back((at, seq, p));
-        self.waiting.push_back((start, tt)); // start > now: the link is busy, or others wait
+        // start > now: the link is busy, or others wait
+        self.waiting.push_back(Waiting {
+            start,
+            tt,
+            enqueued: p.enqueued,
+            size: p.size,
+            class: p.class,
+        });
         first.then_some(at)
     }
 
@@ -198,20 +217,18 @@ impl Channel {
 
     #[inline(never)]
     fn settle_waiting(&mut self, now: Time) {
-        while let Some(&(start, tt)) = self.waiting.front() {
-            if start > now {
+        while let Some(&w) = self.waiting.front() {
+            if w.start > now {
                 break;
             }
-            let p = &self.wire[self.wire.len() - self.waiting.len()].2;
-            let (size, enqueued, class) = (p.size, p.enqueued, p.class);
             let Qdisc::Fifo(fifo) = &mut self.qdisc else {
                 unreachable!("virtual-queue mode needs a FIFO")
             };
-            fifo.release(size);
+            fifo.release(w.size);
             self.waiting.pop_front();
             let backlog = fifo.backlog_pkts();
-            self.stats.backlog.set(start, backlog as f64);
-            self.account_start(size, enqueued, class, start, tt);
+            self.stats.backlog.set(w.start, backlog as f64);
+            self.account_start(w.size, w.enqueued, w.class, w.start, w.tt);
         }
     }
 
@@ -236,13 +253,13 @@ impl Channel {
         n > 0
     }
 
-    /// The packet at the head of the queue (virtual mode: the first waiting one on the wire).
-    fn head(&self) -> Option<&Packet> {
+    /// When the packet at the head of the queue was enqueued (virtual mode: the first
+    /// waiting one).
+    fn head_enqueued(&self) -> Option<Time> {
         if self.virt {
-            let n = self.waiting.len();
-            return (n > 0).then(|| &self.wire[self.wire.len() - n].2);
+            return self.waiting.front().map(|w| w.enqueued);
         }
-        self.qdisc.peek()
+        self.qdisc.peek().map(|p| p.enqueued)
     }
 
     /// Record the per-class backlogs after the qdisc changed.
@@ -362,7 +379,7 @@ impl Channel {
             dequeued_bytes: self.stats.tx_bytes,
             drops: st.drops(),
             ecn_marks: st.ecn_marks,
-            head_sojourn_s: self.head().map_or(0.0, |p| secs(now - p.enqueued)),
+            head_sojourn_s: self.head_enqueued().map_or(0.0, |t| secs(now - t)),
             prob: self.qdisc.prob().unwrap_or(f64::NAN),
         }
     }
