@@ -195,7 +195,9 @@ pub struct TcpSender {
     ect_on_rtx: bool,
     sack_requested: bool,
     timestamps: bool,
-    pacing_configured: bool,
+    /// Pacing on: configured, or the algorithm wants it (fixed per algorithm; read per
+    /// packet, so not asked of `cc` each time).
+    paced: bool,
 
     pub phase: Phase,
     syn_sent_at: Time,
@@ -304,7 +306,7 @@ impl TcpSender {
             ect_on_rtx: needs.ecn,
             sack_requested: cfg.sack,
             timestamps: cfg.timestamps,
-            pacing_configured: cfg.pacing,
+            paced: cfg.pacing || cc.wants_pacing(),
             phase: Phase::Idle,
             syn_sent_at: 0,
             syn_retransmitted: false,
@@ -372,7 +374,7 @@ impl TcpSender {
     }
 
     fn pacing(&self) -> bool {
-        self.pacing_configured || self.cc.wants_pacing()
+        self.paced
     }
 
     /// Open the connection: SYN, requesting ECN with ECE|CWR (RFC 3168 §6.1.1) and SACK
