@@ -351,14 +351,22 @@ impl Simulation {
 
     /// Inject the packets an endpoint at `node` produced into the network.
     fn flush(&mut self, node: u32) {
-        let mut out = std::mem::take(&mut self.out);
-        for mut p in out.drain(..) {
+        // Forwarding a packet sent from `node` never reaches an endpoint (a flow's two ends
+        // differ), so nothing is added to `out` on the way: it is read in place.
+        let n = self.out.len();
+        for i in 0..n {
+            let mut p = self.out[i];
             p.uid = self.next_uid;
             self.next_uid += 1;
             self.counters.sent += 1;
             self.forward(node, p);
         }
-        self.out = out;
+        debug_assert_eq!(
+            self.out.len(),
+            n,
+            "forwarding from a sender produced packets"
+        );
+        self.out.clear();
     }
 
     /// A packet is at `node`: deliver it or send it on towards its destination.
