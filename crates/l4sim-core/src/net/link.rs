@@ -169,15 +169,16 @@ impl Channel {
             unreachable!("virtual-queue mode needs a FIFO")
         };
         let idle = self.waiting.is_empty() && now >= self.tail_free;
-        let admitted = fifo.admit(&mut p, now, drops);
         let first = self.wire.is_empty();
         if idle {
             // Passes straight through (`offer_and_take`): the backlog rises to 1 and falls
-            // back to 0 at one instant, which leaves its time average as it is.
-            if !admitted {
+            // back to 0 at one instant, which leaves its time average as it is. The FIFO is
+            // empty, so it admits what fits an empty queue, and its counters end unchanged.
+            if !fifo.admits_when_empty(&p) {
+                fifo.admit(&mut p, now, drops); // drops it, counted as `admit` counts
                 return None;
             }
-            fifo.release(p.size);
+            p.enqueued = now;
             self.stats.backlog_max = self.stats.backlog_max.max(1);
             self.account_start(p.size, now, p.class, now, tt);
             self.tail_free = now + tt;
@@ -185,6 +186,7 @@ impl Channel {
             self.wire.push_back((at, seq, p));
             return first.then_some(at);
         }
+        let admitted = fifo.admit(&mut p, now, drops);
         let backlog = fifo.backlog_pkts();
         self.stats.backlog.set(now, backlog as f64);
         self.stats.backlog_max = self.stats.backlog_max.max(backlog);

@@ -70,6 +70,14 @@ impl Fifo {
         over_pkts || over_bytes
     }
 
+    /// Whether `pkt` fits when the queue is empty (the limits allow at least it): what
+    /// `admit` decides on an empty queue.
+    #[inline]
+    pub fn admits_when_empty(&self, pkt: &Packet) -> bool {
+        self.limit_pkts.is_none_or(|l| l > 0)
+            && self.limit_bytes.is_none_or(|l| pkt.size as u64 <= l)
+    }
+
     /// An `enqueue` of `pkt` followed at once by a `dequeue` would hand it straight back:
     /// the queue is empty and it fits. (Neither would change the counters.)
     #[inline]
