@@ -217,6 +217,7 @@ impl Channel {
         }
     }
 
+    /// `settle` when packets wait (out of line: most calls find none).
     #[inline(never)]
     fn settle_waiting(&mut self, now: Time) {
         while let Some(&w) = self.waiting.front() {

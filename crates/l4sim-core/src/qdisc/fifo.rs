@@ -198,4 +198,31 @@ mod tests {
         assert_eq!(drops.iter().map(|d| d.pkt.uid).collect::<Vec<_>>(), vec![2]);
         assert_eq!(q.backlog_bytes(), 250);
     }
+
+    /// `admits_when_empty` (the idle pass-through's check) is what `admit` decides on an
+    /// empty queue, at every limit an empty queue can refuse or accept.
+    #[test]
+    fn admits_when_empty_is_admit_on_an_empty_queue() {
+        for (limit_pkts, limit_bytes) in [
+            (None, None),
+            (Some(0), None),
+            (Some(1), None),
+            (None, Some(99)),
+            (None, Some(100)),
+            (Some(5), Some(1500)),
+        ] {
+            for size in [1, 100, 101, 1500, 1501] {
+                let mut q = Fifo::new(limit_pkts, limit_bytes);
+                let mut p = pkt(0, size);
+                let expect = q.admits_when_empty(&p);
+                let mut drops = Vec::new();
+                assert_eq!(
+                    q.admit(&mut p, 7, &mut drops),
+                    expect,
+                    "{limit_pkts:?} {limit_bytes:?} {size}"
+                );
+                assert_eq!(drops.len(), usize::from(!expect));
+            }
+        }
+    }
 }
