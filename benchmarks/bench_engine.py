@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))  # bench_vs_ns3, ns3_scenarios, bench_agents
 
 
 def many_scenario(flows: int, seconds: float, qdisc: str) -> dict[str, Any]:
@@ -101,7 +102,6 @@ def per_packet(ns3: bool, repeat: int = 5) -> None:
     l4sim best of ``repeat``)."""
     import l4sim
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
     print("events per delivered packet (dumbbells of the ns-3 comparison, 60 s)")
     head = f"{'scenario':24} {'events':>10} {'packets':>10} {'ev/pkt':>7} {'x real time':>12}"
     if ns3:
@@ -247,7 +247,6 @@ def batch() -> None:
 def vector_env(steps: int = 3200) -> None:
     """Agent steps/s of the Gymnasium vector env on a simulation-bound env
     (`bench_agents.py --heavy`), N = 1, 8, 32, the Ns alternated, median of ROUNDS."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
     from bench_agents import bench_vector
     from l4sim.envs.defaults import TCP_HEAVY_SCENARIO
 

@@ -74,9 +74,11 @@ pub struct Channel {
     /// "transmission done" event is needed. The FIFO keeps only the counters; the
     /// statistics of each start are applied when the link is next looked at (`settle`).
     pub virt: bool,
-    /// Virtual mode: the packets at the tail of `wire` that have not started yet as of the
-    /// last `settle` (the FIFO's backlog), with what their start's statistics need, so
-    /// that `settle` never reads the wire.
+    /// Virtual mode: the packets admitted that had not started as of the last `settle`
+    /// (the FIFO's backlog), with what their start's statistics need, so that `settle`
+    /// never reads the wire. Once settled to the instant before now (as every reader of
+    /// the link does first: `devirtualise`, samples, the end of a run), they are exactly
+    /// the tail of `wire`; between settles one may already have arrived.
     pub waiting: VecDeque<Waiting>,
     /// Virtual mode: when the last transmission scheduled on the link ends.
     pub tail_free: Time,
