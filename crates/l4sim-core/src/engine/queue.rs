@@ -1,10 +1,13 @@
-//! The event queue: a min-heap on (time, sequence number).
+//! The event queue: a min-queue on (time, sequence number).
 //!
 //! Sequence numbers are unique, so (time, seq) is a total order and any correct priority
-//! queue pops events in exactly the same order. This one is a binary heap: with one entry
-//! per busy link (not per packet) it stays small, where a 4-ary heap's three comparisons
-//! per level cost more than its saved levels (measured: the binary heap runs the 4-flow
-//! dumbbell 7 % and 1 000 flows 11 % faster, `benchmarks/ab_speed.py`).
+//! queue pops events in exactly the same order. This one is two binary heaps: link events
+//! (one entry per busy link, not per packet) and the rest (timers, mostly far ahead), so
+//! the heap nearly every event goes through stays small: on the 4-flow dumbbell 4.3 entries
+//! instead of 12.8, 4-6 % faster (its comparisons are the hard-to-predict branches). A binary
+//! heap, as a 4-ary heap's three comparisons per level cost more than its saved levels on
+//! heaps this small (the binary heap ran the 4-flow dumbbell 7 % and 1 000 flows 11 %
+//! faster; all measured with `benchmarks/ab_speed.py`).
 
 use crate::time::Time;
 
@@ -40,10 +43,38 @@ impl Ev {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+/// The event queue: two binary min-heaps under one sequence counter. Link events
+/// (arrivals and transmission ends: nearly every event, one entry per busy link) live in
+/// `links`; timers, flow starts and stops, samples and actions (mostly far in the future)
+/// in `other`, so that they do not deepen the heap every packet goes through. The earlier
+/// of the two tops is the next event; with unique (time, seq) keys the order is exactly
+/// that of one heap.
+#[derive(Clone, Debug)]
 pub(super) struct EventQueue {
-    heap: Vec<Ev>,
+    links: Heap,
+    other: Heap,
+    /// A copy of `other`'s top ([`NONE`] when it is empty), compared with `links`' top on
+    /// every event without reading `other`.
+    other_top: Ev,
     seq: u64,
+}
+
+/// Stands for "no event": after every real one.
+const NONE: Ev = Ev {
+    time: Time::MAX,
+    seq: u64::MAX,
+    kind: EvKind::Sample,
+};
+
+impl Default for EventQueue {
+    fn default() -> EventQueue {
+        EventQueue {
+            links: Heap::default(),
+            other: Heap::default(),
+            other_top: NONE,
+            seq: 0,
+        }
+    }
 }
 
 impl EventQueue {
@@ -64,22 +95,78 @@ impl EventQueue {
     #[inline]
     pub fn push_with_seq(&mut self, time: Time, seq: u64, kind: EvKind) {
         let ev = Ev { time, seq, kind };
-        self.heap.push(ev);
-        self.sift_up(self.heap.len() - 1, ev);
+        match kind {
+            EvKind::Arrive(_) | EvKind::TxDone(_) => self.links.push(ev),
+            _ => {
+                self.other.push(ev);
+                self.other_top = self.other.0[0];
+            }
+        }
+    }
+
+    /// Whether the next event is `other`'s top rather than `links`' (`None`: both empty).
+    #[inline(always)]
+    fn next_is_other(&self) -> Option<bool> {
+        match self.links.0.first() {
+            Some(l) => Some(self.other_top.before(l)),
+            None => (!self.other.0.is_empty()).then_some(true),
+        }
     }
 
     /// The earliest event, left in the queue.
     #[inline(always)]
     pub fn peek(&self) -> Option<Ev> {
-        self.heap.first().copied()
+        let other = self.next_is_other()?;
+        Some(if other {
+            self.other_top
+        } else {
+            self.links.0[0]
+        })
     }
 
-    /// Replace the earliest event by `(time, seq, kind)`: `pop` then `push_with_seq` in one
-    /// pass down the heap (the keys are unique, so what pops next is the same).
+    /// Replace the earliest event, an arrival, by the arrival `(time, seq, kind)`: `pop`
+    /// then `push_with_seq` in one pass down the heap (the keys are unique, so what pops
+    /// next is the same).
     #[inline(always)]
     pub fn replace_top(&mut self, time: Time, seq: u64, kind: EvKind) {
-        let ev = Ev { time, seq, kind };
-        let h = &mut self.heap;
+        debug_assert!(matches!(kind, EvKind::Arrive(_)));
+        debug_assert_eq!(
+            self.next_is_other(),
+            Some(false),
+            "the top is not a link event"
+        );
+        self.links.replace_top(Ev { time, seq, kind });
+    }
+
+    // Always inlined: in the Python extension (a cdylib) LTO otherwise leaves the run loop's
+    // pop as a call, ~10 % of the 100 Mbit/s benchmark.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<Ev> {
+        if self.next_is_other()? {
+            let top = self.other.pop();
+            self.other_top = self.other.0.first().copied().unwrap_or(NONE);
+            top
+        } else {
+            self.links.pop()
+        }
+    }
+}
+
+/// A binary min-heap of events on (time, seq).
+#[derive(Clone, Debug, Default)]
+struct Heap(Vec<Ev>);
+
+impl Heap {
+    #[inline]
+    fn push(&mut self, ev: Ev) {
+        self.0.push(ev);
+        self.sift_up(self.0.len() - 1, ev);
+    }
+
+    /// Replace the top (the heap is not empty) by `ev` in one pass down.
+    #[inline(always)]
+    fn replace_top(&mut self, ev: Ev) {
+        let h = &mut self.0;
         let n = h.len();
         let mut i = 0;
         loop {
@@ -100,15 +187,13 @@ impl EventQueue {
         h[i] = ev;
     }
 
-    // Always inlined: in the Python extension (a cdylib) LTO otherwise leaves the run loop's
-    // pop as a call, ~10 % of the 100 Mbit/s benchmark.
     #[inline(always)]
-    pub fn pop(&mut self) -> Option<Ev> {
-        let last = self.heap.pop()?;
-        if self.heap.is_empty() {
+    fn pop(&mut self) -> Option<Ev> {
+        let last = self.0.pop()?;
+        if self.0.is_empty() {
             return Some(last);
         }
-        let top = self.heap[0];
+        let top = self.0[0];
         self.sift_down_from_root(last);
         Some(top)
     }
@@ -116,7 +201,7 @@ impl EventQueue {
     /// Put `ev` into the hole at `i`, moving it up past later parents.
     #[inline]
     fn sift_up(&mut self, mut i: usize, ev: Ev) {
-        let h = &mut self.heap;
+        let h = &mut self.0;
         while i > 0 {
             let parent = (i - 1) / 2;
             if h[parent].before(&ev) {
@@ -133,7 +218,7 @@ impl EventQueue {
     /// and sift it up. This needs no comparison with `last` on the way down.
     #[inline]
     fn sift_down_from_root(&mut self, last: Ev) {
-        let h = &mut self.heap;
+        let h = &mut self.0;
         let n = h.len();
         let mut i = 0;
         loop {
@@ -171,24 +256,36 @@ mod tests {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
 
-    /// Random pushes and pops, with many equal times, pop in (time, seq) order.
+    /// A link event (`links` heap) or another kind (`other` heap), by `round`.
+    fn kind(round: u32) -> EvKind {
+        match round % 5 {
+            0 | 1 => EvKind::Arrive(round),
+            2 => EvKind::TxDone(round),
+            3 => EvKind::SenderTimer(round),
+            _ => EvKind::Sample,
+        }
+    }
+
+    /// Random pushes and pops of link and other events, with many equal times, pop in
+    /// (time, seq) order across both heaps.
     #[test]
     fn pops_in_time_then_sequence_order() {
         let mut rng = Rng::for_component(7, 0);
         let mut q = EventQueue::default();
         let mut reference = BinaryHeap::new();
         let mut now = 0;
-        for round in 0..200_000u32 {
+        for _ in 0..200_000u32 {
             if rng.uniform() < 0.52 {
                 let at = now + (rng.next_u64() % 20);
+                let round = rng.next_u64() as u32;
                 let seq = q.next_seq();
-                q.push_with_seq(at, seq, EvKind::Arrive(round));
+                q.push_with_seq(at, seq, kind(round));
                 reference.push(Reverse((at, seq, round)));
             } else {
                 let got = q.pop();
                 let want = reference.pop().map(|Reverse(x)| x);
                 assert_eq!(got.map(|e| (e.time, e.seq)), want.map(|w| (w.0, w.1)));
-                assert_eq!(got.map(|e| e.kind), want.map(|w| EvKind::Arrive(w.2)));
+                assert_eq!(got.map(|e| e.kind), want.map(|w| kind(w.2)));
                 if let Some(e) = got {
                     now = e.time;
                 }
@@ -208,9 +305,16 @@ mod tests {
             let (sa, sb) = (a.next_seq(), b.next_seq());
             assert_eq!(sa, sb);
             let r = rng.uniform();
-            if r < 0.4 || a.peek().is_none() {
-                a.push_with_seq(at, sa, EvKind::Arrive(round));
-                b.push_with_seq(at, sb, EvKind::Arrive(round));
+            let top_is_link = matches!(
+                a.peek(),
+                Some(Ev {
+                    kind: EvKind::Arrive(_) | EvKind::TxDone(_),
+                    ..
+                })
+            );
+            if r < 0.4 || !top_is_link {
+                a.push_with_seq(at, sa, kind(round));
+                b.push_with_seq(at, sb, kind(round));
             } else if r < 0.7 {
                 a.replace_top(at, sa, EvKind::Arrive(round));
                 b.pop();
