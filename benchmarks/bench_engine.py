@@ -290,8 +290,8 @@ def main() -> int:
         "--ns3-repeat", type=int, default=3, help="ns-3 runs per dumbbell (best wall time)"
     )
     a = ap.parse_args()
-    if a.ns3_repeat < 1:
-        ap.error("--ns3-repeat must be at least 1")
+    if a.ns3_repeat < 1 or a.repeat < 1:
+        ap.error("--repeat and --ns3-repeat must be at least 1")
     if a.child:
         _child(json.loads(a.child))
         return 0
@@ -306,8 +306,6 @@ def main() -> int:
         print("(ns-3 not installed: pip install ns3 puts it beside the dumbbells)")
     per_packet(ns3, ns3_repeat=a.ns3_repeat)
     if not a.skip_many:
-        if a.repeat < 1:
-            ap.error("--repeat must be at least 1")
         many([int(x) for x in a.flows.split(",")], a.seconds, a.repeat)
     batch()
     return 0
