@@ -43,9 +43,13 @@ _EXIT = _exception_types("Exit")
 _ABORT = _exception_types("Abort")
 _USAGE = _exception_types("TyperException") + _exception_types("ClickException")
 
+
 app = typer.Typer(
     name="l4sim",
-    help="Packet-level network simulator for congestion control and AQM (L4S first-class).",
+    help="Packet-level network simulator for congestion control and AQM (L4S first-class).\n\n"
+    "Documentation: docs/index.md in the source tree, or the site built from it "
+    "(mkdocs serve); every command and option: docs/reference/cli.md; scenario keys: "
+    "docs/reference/scenario.md.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -624,6 +628,42 @@ def train_rl_tcp_cmd(
         f"TensorBoard: tensorboard --logdir {escape(str(out / 'tb'))}",
         soft_wrap=True,
     )
+
+
+@app.command("schema")
+def schema_cmd(
+    kind: Annotated[
+        str, typer.Argument(help="scenario (a scenario file) or sweep (a sweep spec).")
+    ] = "scenario",
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")
+    ] = None,
+) -> None:
+    """Print the JSON Schema of scenario files (or sweep specs), for editors and validators.
+
+    Point an editor at it (Even Better TOML / taplo: a first line `#:schema FILE`) to get
+    completion and checks as you type; see docs/reference/schema.md.
+    """
+    from l4sim.schema import SCHEMA_KINDS, schema_json
+
+    if kind not in SCHEMA_KINDS:
+        raise typer.BadParameter(
+            f"{kind!r} is not a schema kind; allowed: {', '.join(SCHEMA_KINDS)}",
+            param_hint="KIND",
+        )
+    text = schema_json(kind)
+    if out is None:
+        sys.stdout.write(text)
+        return
+    if out.is_dir():
+        raise L4simError(f"--out {str(out)!r} is a directory; give a file name")
+    if not out.parent.is_dir():
+        raise L4simError(f"--out {str(out)!r}: the directory {str(out.parent)!r} does not exist")
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise L4simError(f"--out {str(out)!r} cannot be written ({e.strerror})") from None
+    err_console.print(f"JSON Schema ({kind}) written to [bold]{escape(str(out))}[/]")
 
 
 @app.command("version")

@@ -98,7 +98,8 @@ def find_router() -> Path:
         return Path(found)
     raise EmulationError(
         "the emulator's router l4sim-router was not found; build it with "
-        "`cargo build --release -p l4sim-emu` or set L4SIM_ROUTER to its path"
+        "`cargo build --release -p l4sim-emu` or set L4SIM_ROUTER to its path "
+        "(see docs/emulation.md)"
     )
 
 

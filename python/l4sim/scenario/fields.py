@@ -13,10 +13,14 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    WithJsonSchema,
 )
 from pydantic_core import PydanticCustomError
 
 from l4sim.units import (
+    RATE_UNITS,
+    SIZE_UNITS,
+    TIME_UNITS,
     QueueLimit,
     format_rate,
     format_size,
@@ -26,6 +30,23 @@ from l4sim.units import (
     parse_size,
     parse_time,
 )
+
+_NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+
+
+def _unit_schema(units: list[str], example: str, what: str) -> WithJsonSchema:
+    """The JSON Schema of a unit string (``l4sim schema``; editors validate TOML with it):
+    a number and one of ``units``, as :mod:`l4sim.units` parses it."""
+    alternatives = "|".join(units)
+    return WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": rf"^\s*{_NUMBER}\s*({alternatives})\s*$",
+            "description": f"{what}, written with a unit such as {example!r} "
+            f"(units: {', '.join(units)})",
+            "examples": [example],
+        }
+    )
 
 
 def _positive(what: str) -> AfterValidator:
@@ -42,6 +63,7 @@ Rate = Annotated[
     BeforeValidator(parse_rate),
     _positive("rate"),
     PlainSerializer(format_rate, return_type=str, when_used="json"),
+    _unit_schema(list(RATE_UNITS), "10Mbps", "A rate in bits per second"),
 ]
 """Bits per second, written ``"10Mbps"``; must be positive."""
 
@@ -49,6 +71,7 @@ Time = Annotated[
     int,
     BeforeValidator(parse_time),
     PlainSerializer(format_time, return_type=str, when_used="json"),
+    _unit_schema(list(TIME_UNITS), "20ms", "A time"),
 ]
 """Nanoseconds, written ``"20ms"``; zero allowed."""
 
@@ -59,6 +82,7 @@ Size = Annotated[
     BeforeValidator(parse_size),
     _positive("size"),
     PlainSerializer(format_size, return_type=str, when_used="json"),
+    _unit_schema(list(SIZE_UNITS), "1500B", "A size in bytes"),
 ]
 """Bytes, written ``"1500B"`` / ``"150KB"`` / ``"1.5MiB"``; must be positive."""
 
@@ -74,6 +98,7 @@ Limit = Annotated[
     BeforeValidator(parse_queue_limit),
     AfterValidator(_positive_limit),
     PlainSerializer(str, return_type=str, when_used="json"),
+    _unit_schema(["p", *SIZE_UNITS], "100p", "A queue limit in packets ('p') or bytes"),
 ]
 """Queue limit, written ``"100p"`` (packets) or a size (bytes)."""
 
@@ -86,7 +111,9 @@ def _in_packets(v: QueueLimit) -> QueueLimit:
     return v
 
 
-PacketLimit = Annotated[Limit, AfterValidator(_in_packets)]
+PacketLimit = Annotated[
+    Limit, AfterValidator(_in_packets), _unit_schema(["p"], "1000p", "A queue limit in packets")
+]
 """A queue limit in packets only (``"1000p"``)."""
 
 Count = Annotated[int, Field(gt=0)]

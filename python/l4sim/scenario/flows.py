@@ -53,12 +53,14 @@ class _FlowBase(_Model):
     if TYPE_CHECKING:
         kind: str  # each flow model's literal
 
-    src: str | None = None
-    dst: str | None = None
-    start: Time = "0s"  # type: ignore[assignment]
-    stop: Time | None = None
-    size: Size | None = None
-    count: Count = 1
+    src: str | None = Field(None, description="Sending node (default: the preset's s_i / h0).")
+    dst: str | None = Field(None, description="Receiving node (default: d_i / h1).")
+    start: Time = Field("0s", description="When the flow starts.")  # type: ignore[arg-type]
+    stop: Time | None = Field(None, description="When a bulk flow stops (default: the end).")
+    size: Size | None = Field(
+        None, description="Bytes to send; the flow's completion time is measured (default: bulk)."
+    )
+    count: Count = Field(1, description="Copies of this flow (each its own pair by default).")
 
     _core_skip: ClassVar[frozenset[str]] = frozenset(
         {"kind", "src", "dst", "start", "stop", "size", "count"}

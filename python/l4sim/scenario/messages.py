@@ -95,6 +95,10 @@ def _join_or(items: list[str]) -> str:
     return ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
+REFERENCE = "docs/reference/scenario.md"
+"""The page that lists every scenario key (named by errors about unknown keys)."""
+
+
 def _describe(exc: ValidationError, root: type[BaseModel]) -> str:
     """One sentence for the first error of validating ``root``: key path, bad value, what is
     allowed."""
@@ -132,7 +136,7 @@ def _describe_one(err: Any, root: type[BaseModel]) -> str:
         if isinstance(parent, type) and issubclass(parent, BaseModel):
             keys = [info.alias or f for f, info in parent.model_fields.items()]
             allowed = f"; allowed keys{where}: {', '.join(keys)}"
-        return f"{path} is not a known key{allowed}"
+        return f"{path} is not a known key{allowed} (every key: {REFERENCE})"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         key = ctx.get("discriminator", "'kind'").strip("'")
         allowed = _allowed_tags(tp)

@@ -33,13 +33,25 @@ class ResolvedFlow(BaseModel):
 class Scenario(_Model):
     """A complete simulation: topology, flows and run parameters."""
 
-    name: str = "scenario"
-    description: str = ""
-    seed: Annotated[int, Field(ge=0, lt=2**64)] = 1
-    duration: PositiveTime
-    sample_interval: PositiveTime = "100ms"  # type: ignore[assignment]
-    topology: Topology
-    flows: list[Flow] = Field(default_factory=list)
+    name: str = Field(
+        "scenario",
+        description="The run's name; `l4sim run` writes to out/NAME unless --out is given.",
+    )
+    description: str = Field("", description="Free text, kept in the results.")
+    seed: Annotated[int, Field(ge=0, lt=2**64)] = Field(
+        1,
+        description="Seeds every random stream of the run: same seed, same result, byte for byte.",
+    )
+    duration: PositiveTime = Field(description="Simulated time the run lasts.")
+    sample_interval: PositiveTime = Field(
+        "100ms",  # type: ignore[arg-type]
+        description="Period of the per-flow and per-queue time series (flows.parquet, "
+        "queues.parquet).",
+    )
+    topology: Topology = Field(description="The network: one preset and its links.")
+    flows: list[Flow] = Field(
+        default_factory=list, description="The traffic: TCP, UDP and control flows."
+    )
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Scenario:

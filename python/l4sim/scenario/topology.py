@@ -28,8 +28,12 @@ class LinkSpec(_Model):
     #: Bytes charged per packet on top of its size when serialised (tc's ``overhead``): a
     #: Linux shaper (HTB, TBF) on an Ethernet device charges the 14-byte MAC header too.
     overhead: Annotated[int, Field(ge=0, le=65_535)] = 0  # config.rs MAX_OVERHEAD_BYTES
-    qdisc: Qdisc = Field(default_factory=Fifo)
-    qdisc_reverse: Qdisc = Field(default_factory=Fifo)
+    qdisc: Qdisc = Field(
+        default_factory=Fifo, description="Queue discipline of the forward direction."
+    )
+    qdisc_reverse: Qdisc = Field(
+        default_factory=Fifo, description="Queue discipline of the reverse direction."
+    )
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "rate": "rate_bps",
@@ -72,10 +76,16 @@ class Dumbbell(_Topology):
     """``s_i — r0 — r1 — d_i``; the bottleneck r0—r1 has its qdisc on r0's egress."""
 
     preset: Literal["dumbbell"]
-    pairs: Count | None = None
-    bottleneck: LinkSpec
-    access: AccessSpec = Field(default_factory=AccessSpec)
-    access_delays: list[Time] | None = None
+    pairs: Count | None = Field(
+        None, description="Sender/receiver pairs s_i, d_i (default: the number of flows)."
+    )
+    bottleneck: LinkSpec = Field(description="The r0—r1 link.")
+    access: AccessSpec = Field(
+        default_factory=AccessSpec, description="Every access link (s_i—r0, r1—d_i)."
+    )
+    access_delays: list[Time] | None = Field(
+        None, description="Per-pair access delay (one per pair), for RTT mixes."
+    )
 
     @model_validator(mode="after")
     def _pairs(self) -> Dumbbell:
@@ -125,11 +135,13 @@ class PathTopology(_Topology):
     uniform ``link`` with an optional ``bottleneck`` at hop ``bottleneck_index``."""
 
     preset: Literal["path"]
-    routers: Count | None = None
-    hops: list[LinkSpec] | None = None
-    link: LinkSpec | None = None
-    bottleneck: LinkSpec | None = None
-    bottleneck_index: Annotated[int, Field(ge=0)] | None = None
+    routers: Count | None = Field(None, description="Number of routers K between h0 and h1.")
+    hops: list[LinkSpec] | None = Field(None, description="The K+1 links from h0 towards h1.")
+    link: LinkSpec | None = Field(None, description="One link used for every hop.")
+    bottleneck: LinkSpec | None = Field(None, description="The link at hop bottleneck_index.")
+    bottleneck_index: Annotated[int, Field(ge=0)] | None = Field(
+        None, description="Which hop (0 = h0's link) is the bottleneck."
+    )
 
     @model_validator(mode="after")
     def _shape(self) -> PathTopology:
@@ -201,15 +213,15 @@ _NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 class CustomLink(LinkSpec):
     """A link of a custom topology between nodes ``a`` and ``b`` (``qdisc`` on a → b)."""
 
-    a: str
-    b: str
+    a: str = Field(description="One end (a node name); qdisc is on a's egress.")
+    b: str = Field(description="The other end; qdisc_reverse is on b's egress.")
 
 
 class Custom(_Topology):
     """Any topology: node names and links between them."""
 
     preset: Literal["custom"]
-    nodes: list[str]
+    nodes: list[str] = Field(description="Node names.")
     links_: list[CustomLink] = Field(alias="links")
 
     model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
