@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh
-python -m pip install -q -e ".[dev,rl,ray]"
+python -m pip install -q -e ".[dev,docs,rl,ray]"
 # The HTML report's browser test drives Debian's Chromium headless; install it when missing
 # and we may (root with apt-get). Without it that one test is skipped and says why.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -18,4 +18,7 @@ cargo test --release -q -p l4sim-core -p l4sim-emu
 cargo build --release -q -p l4sim-emu
 ruff check .
 ruff format --check .
+# The docs site: every warning (a broken link or anchor, a page left out) is an error; the
+# Rust API pages come from cargo doc. tests/test_docs.py opens the result in Chromium.
+NO_MKDOCS_2_WARNING=1 mkdocs build --strict -q
 python -m pytest -q

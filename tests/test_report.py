@@ -9,7 +9,6 @@ is missing and it may; where it cannot, the browser checks are skipped and say w
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,37 +23,7 @@ from l4sim.report import build_report
 from l4sim.sweep import parse_spec, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
-BROWSER = next(
-    (b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None
-)
-needs_browser = pytest.mark.skipif(
-    BROWSER is None,
-    reason="no Chromium here (scripts/test.sh installs Debian's chromium with apt-get as root)",
-)
-
-
-def chromium(page: Path, tmp: Path, *args: str) -> tuple[str, str]:
-    """Run headless Chromium on ``page``; returns (stdout, the console messages)."""
-    assert BROWSER is not None
-    proc = subprocess.run(
-        [
-            BROWSER,
-            "--headless",
-            "--no-sandbox",  # CI runs as root
-            "--disable-gpu",
-            "--hide-scrollbars",
-            "--enable-logging=stderr",
-            "--v=0",
-            f"--user-data-dir={tmp / 'profile'}",
-            *args,
-            page.resolve().as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
-    return proc.stdout, "\n".join(console)
+from browser import chromium, needs_browser  # noqa: E402
 
 
 def check_in_browser(page: Path, tmp: Path) -> Path:

@@ -1,0 +1,207 @@
+"""The documentation: generated references current, the JSON Schemas accepting every shipped
+scenario and sweep spec and rejecting bad ones, a short README whose every link stays in the
+repository, and the built site (``mkdocs build --strict`` in scripts/test.sh) loading in
+headless Chromium with no console message."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import json
+import re
+import subprocess
+import sys
+import threading
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("l4sim._core")
+jsonschema = pytest.importorskip("jsonschema")
+
+from browser import chromium, needs_browser  # noqa: E402
+from l4sim import cli  # noqa: E402
+from l4sim.schema import schema_json, shipped_schema  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = sorted([*ROOT.glob("scenarios/*.toml"), *ROOT.glob("examples/*.toml")])
+
+
+def test_generated_references_are_current():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen_docs.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("kind", ["scenario", "sweep"])
+def test_the_shipped_schema_is_the_generated_one(kind: str):
+    assert shipped_schema(kind) == schema_json(kind)
+
+
+def _schema_from_cli(kind: str, capsys: pytest.CaptureFixture[str]) -> dict:
+    with pytest.raises(SystemExit) as e:
+        cli.main(["schema", kind])
+    assert e.value.code == 0
+    out = json.loads(capsys.readouterr().out)
+    jsonschema.Draft202012Validator.check_schema(out)
+    return out
+
+
+def _is_sweep(data: dict) -> bool:
+    return "base" in data
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_schema_accepts_every_shipped_file(path: Path, capsys):
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    schema = _schema_from_cli("sweep" if _is_sweep(data) else "scenario", capsys)
+    errors = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(data)]
+    assert errors == []
+
+
+BAD_SCENARIOS = {
+    "unknown top-level key": {"durration": "10s"},
+    "rate without a unit": {"topology.bottleneck.rate": "10"},
+    "unknown unit": {"topology.bottleneck.delay": "20 parsecs"},
+    "unknown qdisc kind": {"topology.bottleneck.qdisc": "sfq"},
+    "unknown cca": {"flows.0.cca": "copa"},
+    "unknown cca option": {"flows.0.cca": {"kind": "cubic", "rtt_independence": True}},
+    "count zero": {"flows.0.count": 0},
+    "loss of one": {"topology.bottleneck.loss": 1.0},
+    "ecn as a string": {"flows.0.ecn": "yes"},
+}
+
+
+def _set(data: dict, key: str, value: object) -> None:
+    node = data
+    parts = [int(p) if p.isdigit() else p for p in key.split(".")]
+    for p in parts[:-1]:
+        node = node[p]
+    node[parts[-1]] = value
+
+
+@pytest.mark.parametrize("case", list(BAD_SCENARIOS))
+def test_the_schema_rejects_bad_scenarios(case: str, capsys):
+    data = tomllib.loads((ROOT / "scenarios" / "demo.toml").read_text(encoding="utf-8"))
+    for key, value in BAD_SCENARIOS[case].items():
+        _set(data, key, value)
+    schema = _schema_from_cli("scenario", capsys)
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(data)), case
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"base": "x.toml", "grids": {}},
+        {"base": "x.toml", "seeds": 0},
+        {"base": "x.toml", "grid": {"flows.0.cca": []}},
+        {"base": "x.toml", "draw": {"seed": 1}},
+        {"seeds": 3},
+    ],
+)
+def test_the_sweep_schema_rejects_bad_specs(spec: dict, capsys):
+    schema = _schema_from_cli("sweep", capsys)
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(spec)), spec
+
+
+def test_schema_command_errors(tmp_path: Path, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["schema", "topology"])
+    assert e.value.code == 2
+    assert "is not a schema kind" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["schema", "--out", str(tmp_path / "missing" / "s.json")])
+    assert e.value.code == 2
+    assert "does not exist" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["schema", "sweep", "--out", str(tmp_path / "s.json")])
+    assert e.value.code == 0
+    assert json.loads((tmp_path / "s.json").read_text())["title"] == "l4sim sweep spec"
+
+
+# -- README and links --------------------------------------------------------------------------
+
+_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
+PAGES = sorted(ROOT.glob("docs/**/*.md"))
+
+
+def test_readme_is_short_and_names_the_two_commands():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    assert "bash scripts/demo.sh" in text and "bash scripts/test.sh" in text
+
+
+@pytest.mark.parametrize(
+    "page", [ROOT / "README.md", ROOT / "CHANGELOG.md", *PAGES], ids=lambda p: p.name
+)
+def test_links_stay_inside_the_repository(page: Path):
+    """Every relative link resolves to a file in the repository (no ../shared/..., no
+    absolute paths); the site build checks the docs' own links and anchors strictly."""
+    text = page.read_text(encoding="utf-8")
+    for m in _LINK.finditer(text):
+        target = (m.group(1) or m.group(2)).split("#", 1)[0]
+        if not target or re.match(r"^[a-z]+:", target):
+            continue
+        assert not target.startswith("/"), f"{page.name}: absolute link {target}"
+        resolved = (page.parent / target).resolve()
+        assert resolved.is_relative_to(ROOT), f"{page.name}: {target} leaves the repository"
+        if resolved.is_relative_to(ROOT / "docs" / "api" / "rust" / "doc"):
+            continue  # cargo doc's pages, added by docs/hooks.py; the strict build checks them
+        assert resolved.exists(), f"{page.name}: {target} does not exist"
+
+
+def test_cli_help_names_the_docs(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert "docs/index.md" in " ".join(out.split())
+
+
+# -- the built site in a browser ----------------------------------------------------------------
+
+SITE = ROOT / "site"
+
+
+@contextlib.contextmanager
+def _serve(directory: Path) -> Iterator[str]:
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
+    handler.log_message = lambda *a, **k: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@needs_browser
+@pytest.mark.skipif(
+    not (SITE / "index.html").is_file(),
+    reason="the site is not built (scripts/test.sh runs mkdocs build --strict first)",
+)
+@pytest.mark.parametrize(
+    "page", ["", "reference/scenario/", "reproductions/aqm-004/", "api/python/"]
+)
+def test_the_site_loads_in_chromium(page: str, tmp_path: Path):
+    """Served over HTTP on the loopback as a user's ``mkdocs serve`` would: no console
+    message (a missing script, a broken search index, a failed load) and a rendered page."""
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    shot = tmp_path / "page.png"
+    with _serve(SITE) as base:
+        dom, console = chromium(f"{base}/{page}", tmp_path, "--dump-dom")
+        assert console == "", console
+        assert "<article" in dom and "md-content" in dom, dom[:300]
+        chromium(f"{base}/{page}", tmp_path, "--window-size=1280,1000", f"--screenshot={shot}")
+    img = mpimg.imread(shot)
+    colours = np.unique((img[..., :3] * 255).astype(np.uint8).reshape(-1, 3), axis=0)
+    assert len(colours) > 50, (page, len(colours))  # text and the header, not a blank page
