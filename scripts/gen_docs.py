@@ -4,6 +4,7 @@
   description (the pydantic models, the core's defaults and the Rust doc comments, which
   cite the RFC or Linux source of each parameter, through :mod:`l4sim.schema`);
 - ``docs/reference/cli.md``: every command and option (from the typer app);
+- ``docs/reference/summary.md``: every field of summary.json (the core's summary schema);
 - ``python/l4sim/data/schema/{scenario,sweep}.schema.json``: the JSON Schemas shipped for
   editors (``l4sim schema``).
 
@@ -254,6 +255,68 @@ def scenario_reference() -> str:
     return "".join(out).rstrip() + "\n"
 
 
+# What `l4sim run` (run.py) adds to the core's summary; the core's fields document themselves.
+_RUN_FIELDS = {
+    "scenario": ("string", "The scenario's name."),
+    "wall_time_s": ("number", "Wall-clock seconds spent simulating."),
+    "l4sim_version": ("string", "The l4sim version that wrote the file."),
+    "partial": (
+        "boolean",
+        "True when the run was stopped early (Ctrl-C): the results cover "
+        "the simulated time so far.",
+    ),
+    "interrupted_at_s": ("number", "Where a partial run stopped (simulated s); only when partial."),
+}
+
+
+def _summary_table(node: dict[str, Any], defs: dict[str, Any]) -> list[str]:
+    rows = ["| field | type | meaning |", "|---|---|---|"]
+    for key, prop in (node.get("properties") or {}).items():
+        kind = prop.get("type", "")
+        if "$ref" in prop.get("items", {}):
+            name = prop["items"]["$ref"].rsplit("/", 1)[-1]
+            kind = f"list of [{name}](#{name.lower()})"
+        elif "$ref" in prop:
+            name = prop["$ref"].rsplit("/", 1)[-1]
+            kind = f"[{name}](#{name.lower()})"
+        elif isinstance(kind, list):
+            kind = " or ".join(k for k in kind if k != "null") + (
+                " or null" if "null" in kind else ""
+            )
+        rows.append(f"| `{key}` | {_cell(str(kind))} | {_cell(prop.get('description', ''))} |")
+    return rows
+
+
+def summary_reference() -> str:
+    """Every field of summary.json, from the core's own schema (contract ``schemas.summary``,
+    the Rust doc comments) plus the fields ``l4sim run`` adds."""
+    sc = _core.contract()["schemas"]["summary"]
+    defs = sc.get("$defs", {})
+    out = [
+        HEADER,
+        "# Summary reference\n\n",
+        "Every field of `summary.json` (what `l4sim run` writes, `Result.summary`, "
+        "`Simulation.summary()`), generated from the core's summary types "
+        "(`crates/l4sim-core/src/summary.rs`) and `python/l4sim/run.py`. The time series "
+        "(`flows.parquet`, `queues.parquet`) are described in "
+        "[Writing scenarios](../scenarios.md#what-a-run-writes).\n\n",
+        "## Run\n\n",
+        " ".join((sc.get("description") or "").split()) + "\n\n",
+        *[r + "\n" for r in _summary_table(sc, defs)],
+    ]
+    for key, (kind, text) in _RUN_FIELDS.items():
+        out.append(f"| `{key}` | {kind} | {text} (added by `l4sim run`) |\n")
+    for name, node in defs.items():
+        if node.get("type") != "object":
+            continue
+        out.append(f"\n## {name} {{ #{name.lower()} }}\n\n")
+        doc = " ".join((node.get("description") or "").split())
+        if doc:
+            out.append(doc + "\n\n")
+        out.extend(r + "\n" for r in _summary_table(node, defs))
+    return "".join(out).rstrip() + "\n"
+
+
 def cli_reference() -> str:
     command = typer.main.get_command(app)
     ctx = click.Context(command, info_name="l4sim")
@@ -263,6 +326,7 @@ def cli_reference() -> str:
         "(`python/l4sim/cli.py`). Bad input is one sentence on stderr and exit code 2; an "
         "internal failure exit code 1; Ctrl-C exit code 130.\n\n"
     )
+    text = text.replace("\\[", "[")  # rich markup escapes in help texts
     head, _, rest = text.partition("\n\n")
     return HEADER + head + "\n\n" + intro + rest.rstrip() + "\n"
 
@@ -271,6 +335,7 @@ def outputs() -> dict[Path, str]:
     out = {
         ROOT / "docs" / "reference" / "scenario.md": scenario_reference(),
         ROOT / "docs" / "reference" / "cli.md": cli_reference(),
+        ROOT / "docs" / "reference" / "summary.md": summary_reference(),
     }
     for kind in SCHEMA_KINDS:
         out[ROOT / "python" / "l4sim" / "data" / "schema" / f"{kind}.schema.json"] = schema_json(

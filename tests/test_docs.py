@@ -156,6 +156,19 @@ def test_links_stay_inside_the_repository(page: Path):
         assert resolved.exists(), f"{page.name}: {target} does not exist"
 
 
+def test_the_summary_reference_names_every_field_a_run_writes():
+    import l4sim
+
+    sc = l4sim.load(ROOT / "scenarios" / "l4s_dualpi2.toml").with_overrides(duration="2s")
+    summary = l4sim.run(sc).summary
+    page = (ROOT / "docs" / "reference" / "summary.md").read_text(encoding="utf-8")
+    keys = set(summary) | {k for f in summary["flows"] for k in f}
+    keys |= {k for q in summary["queues"] for k in q}
+    keys |= {k for q in summary["queues"] for c in q.get("classes") or [] for k in c}
+    missing = sorted(k for k in keys if f"| `{k}` |" not in page)
+    assert missing == [], missing
+
+
 def test_cli_help_names_the_docs(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--help"])

@@ -20,27 +20,14 @@ import pytest
 from l4sim import emulate as emu
 from l4sim.errors import EmulationError
 from l4sim.scenario import loads
+from netns import netns_reason
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
 
 
-def _netns_reason() -> str | None:
-    """Why namespaces cannot be used here, or None."""
-    if os.geteuid() != 0:
-        return "needs root to create network namespaces"
-    name = f"l4e-probe-{os.getpid()}"
-    p = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
-    if p.returncode != 0:
-        return f"cannot create a network namespace here ({p.stderr.strip()})"
-    subprocess.run(["ip", "netns", "del", name], capture_output=True)
-    if not Path("/dev/net/tun").exists():
-        return "no /dev/net/tun"
-    return None
-
-
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-REASON = _netns_reason() if sys.platform == "linux" else "Linux only"
+REASON = netns_reason()
 needs_netns = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 

@@ -19,7 +19,7 @@ pytest.importorskip("l4sim._core")
 
 from l4sim import cli
 from l4sim.executors import PoolExecutor, SerialExecutor, make_executor
-from l4sim.sweep import load_spec, parse_spec, points, run_point, run_sweep
+from l4sim.sweep import SweepWarning, load_spec, parse_spec, points, run_point, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = ROOT / "scenarios" / "bench_1flow_10M.toml"
@@ -85,7 +85,8 @@ seed = 7
     assert p0.scenario is not None and p0.scenario["seed"] == 1
     changed = parse_spec({"base": str(BASE), "grid": {"topology.bottleneck.rate": ["5Mbps"]}})
     unchanged = parse_spec({"base": str(BASE), "grid": {"topology.bottleneck.rate": ["10Mbps"]}})
-    plain = parse_spec({"base": str(BASE)})
+    with pytest.warns(SweepWarning):
+        plain = parse_spec({"base": str(BASE)})
     assert points(unchanged)[0].key == points(plain)[0].key != points(changed)[0].key
 
 

@@ -8,7 +8,15 @@
 """
 
 from l4sim._version import __version__
-from l4sim.errors import ActionError, CoreError, EnvConfigError, L4simError, ScenarioError
+from l4sim.budget import MemoryBudgetError
+from l4sim.errors import (
+    ActionError,
+    CoreError,
+    EnvConfigError,
+    L4simError,
+    ScenarioError,
+    ScenarioWarning,
+)
 from l4sim.results import Result, read, write
 from l4sim.run import run
 from l4sim.scenario import (
@@ -28,6 +36,7 @@ from l4sim.scenario import (
     TwoHost,
     UdpFlow,
     load,
+    loads,
 )
 from l4sim.simulation import Simulation
 
@@ -44,11 +53,13 @@ __all__ = [
     "Flow",
     "L4simError",
     "LinkSpec",
+    "MemoryBudgetError",
     "PathTopology",
     "Qdisc",
     "Result",
     "Scenario",
     "ScenarioError",
+    "ScenarioWarning",
     "Simulation",
     "TcpFlow",
     "Topology",
@@ -56,6 +67,7 @@ __all__ = [
     "UdpFlow",
     "__version__",
     "load",
+    "loads",
     "read",
     "run",
     "write",

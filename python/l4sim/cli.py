@@ -3,14 +3,18 @@
 
 Every bad input (scenario error, missing directory, bad flag value) is one red sentence on
 stderr and exit code 2; an unexpected failure inside l4sim is one sentence and exit code 1.
-Set ``L4SIM_DEBUG=1`` to get the traceback instead.
+Set ``L4SIM_DEBUG=1`` to get the traceback instead. Results go to ``--out`` or to
+``out/NAME`` with the name from the scenario (spec) file made a safe single directory name;
+Ctrl-C during ``run`` keeps the partial results (exit code 130).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
 import sys
+import warnings
 from importlib.resources import files
 from pathlib import Path
 from typing import Annotated, Any
@@ -157,14 +161,116 @@ def _report(summary: dict[str, Any], paths: list[Path]) -> None:
         )
 
 
-def _run_and_write(scenario: Scenario, out: Path, quiet: bool) -> tuple[dict[str, Any], list[Path]]:
-    from l4sim.results import write
+# --------------------------------------------------------------------------------------------
+# Output paths: a name from a file never leaves out/, an unusable --out is one sentence.
+
+OUT_ROOT = Path("out")
+"""Where the commands write when --out is not given (relative to the working directory)."""
+
+
+def safe_name(name: str, fallback: str = "run") -> str:
+    """``name`` as one harmless path component: characters other than letters, digits,
+    ``.``, ``_`` and ``-`` become ``_``, leading dots go, and an empty result is ``fallback``
+    (so ``../../x`` is ``_.._x`` and ``/abs/y`` is ``_abs_y``)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")
+    return cleaned or fallback
+
+
+def default_out(name: str, suffix: str = "") -> Path:
+    """``out/NAME`` for a name read from a scenario or spec file, sanitised by
+    :func:`safe_name` and checked to resolve inside ``out/``."""
+    path = OUT_ROOT / (safe_name(name) + suffix)
+    root = OUT_ROOT.resolve()
+    if not path.resolve().is_relative_to(root):  # e.g. out/NAME is a symlink leading away
+        raise L4simError(
+            f"the default output directory {str(path)!r} (from the name {name!r}) resolves "
+            f"outside {str(OUT_ROOT)!r}; give --out"
+        )
+    return path
+
+
+def _nearest_existing(path: Path) -> Path:
+    for p in [path, *path.parents]:
+        if p.exists() or p.is_symlink():
+            return p
+    return Path(path.anchor or ".")
+
+
+def check_out_dir(path: Path, option: str = "--out") -> Path:
+    """Fail early, in one sentence naming ``option``, when directory ``path`` cannot be
+    created or written: it is a file, it lies under a file, or the nearest existing directory
+    is not writable. Creates nothing."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise L4simError(f"{option} {str(path)!r} is a file, not a directory; give a directory")
+    found = _nearest_existing(path)
+    if not found.is_dir():
+        raise L4simError(
+            f"{option} {str(path)!r} cannot be created: {str(found)!r} is a file, not a directory"
+        )
+    if not os.access(found, os.W_OK | os.X_OK):
+        raise L4simError(
+            f"{option} {str(path)!r} cannot be written: {str(found)!r} is not writable "
+            "(permission denied)"
+        )
+    return path
+
+
+def check_out_file(path: Path, option: str = "--out") -> Path:
+    """Fail early, in one sentence naming ``option``, when file ``path`` cannot be written:
+    it is a directory, its directory does not exist or is a file, or it is not writable."""
+    path = Path(path)
+    if path.is_dir():
+        raise L4simError(f"{option} {str(path)!r} is a directory; give a file name")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        what = "is a file, not a directory" if parent.exists() else "does not exist; create it"
+        raise L4simError(f"{option} {str(path)!r} cannot be written: {str(path.parent)!r} {what}")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise L4simError(f"{option} {str(path)!r} cannot be written (permission denied)")
+    return path
+
+
+def _run_and_write(
+    scenario: Scenario,
+    out: Path,
+    quiet: bool,
+    memory_limit: str | None = None,
+    stream: bool = False,
+) -> tuple[dict[str, Any], list[Path]]:
+    """Run ``scenario`` and write its results to ``out``; Ctrl-C stops the run between chunks
+    and writes what was simulated so far (``summary["partial"]`` is then true). With
+    ``stream`` the time series go to Parquet chunk by chunk as the run goes."""
+    from l4sim.results import SeriesStream, write
     from l4sim.run import run
 
-    if out.exists() and not out.is_dir():
-        raise L4simError(f"--out {str(out)!r} exists and is not a directory")
-    result = run(scenario, progress=not quiet)
-    return result.summary, write(result, out)
+    check_out_dir(out)
+    sink = SeriesStream(out) if stream else None
+    try:
+        result = run(
+            scenario,
+            progress=not quiet,
+            stop_on_interrupt=True,
+            memory_limit=memory_limit,
+            on_series=sink,
+        )
+        return result.summary, write(result, out, stream=sink)
+    except BaseException:
+        if sink is not None:
+            sink.discard()
+        raise
+
+
+def _interrupted(summary: dict[str, Any], scenario: Scenario, out: Path) -> None:
+    """After a Ctrl-C'd run: say how far it got and where the partial results are; exit 130."""
+    reached = summary.get("interrupted_at_s") or 0.0
+    err_console.print(
+        f"interrupted at {reached:.3f} s of {scenario.duration / 1e9:g} s simulated; "
+        f"partial results in {escape(str(out))}",
+        soft_wrap=True,
+        highlight=False,
+    )
+    raise typer.Exit(130)
 
 
 # --------------------------------------------------------------------------------------------
@@ -180,7 +286,7 @@ _JOBS = typer.Option(
 _RAY = typer.Option(
     "--ray",
     help="Run on Ray: --ray alone starts a local Ray runtime, --ray ADDRESS (auto, HOST:PORT, "
-    "ray://HOST:PORT) joins a cluster. Needs pip install 'l4sim[ray]'.",
+    "ray://HOST:PORT) joins a cluster. Needs pip install 'l4sim\\[ray]'.",
     show_default=False,
 )
 
@@ -205,15 +311,37 @@ def run_cmd(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar or tables.")
     ] = False,
+    memory_limit: Annotated[
+        str | None,
+        typer.Option(
+            help="Memory budget, e.g. 4GiB (0 or none: no check); default half the memory "
+            "available, or L4SIM_MEMORY_LIMIT. A run estimated above it is refused at once.",
+            show_default=False,
+        ),
+    ] = None,
+    stream: Annotated[
+        bool,
+        typer.Option(
+            "--stream",
+            help="Write the time series to Parquet chunk by chunk as the run goes: a long "
+            "run then holds only a chunk of them in memory.",
+        ),
+    ] = False,
 ) -> None:
-    """Run a scenario and write summary.json, flows.parquet, queues.parquet, scenario.toml."""
+    """Run a scenario and write summary.json, flows.parquet, queues.parquet, scenario.toml.
+
+    Ctrl-C stops the run and writes what was simulated so far (summary.json: partial = true,
+    interrupted_at_s), exit code 130.
+    """
     sc = load(scenario)
     if seed is not None or duration is not None:
         sc = sc.with_overrides(seed=seed, duration=duration)
-    out_dir = out if out is not None else Path("out") / sc.name
-    summary, paths = _run_and_write(sc, out_dir, quiet)
+    out_dir = out if out is not None else default_out(sc.name)
+    summary, paths = _run_and_write(sc, out_dir, quiet, memory_limit, stream)
     if not quiet:
         _report(summary, paths)
+    if summary.get("partial"):
+        _interrupted(summary, sc, out_dir)
 
 
 @app.command("emulate")
@@ -239,9 +367,8 @@ def emulate_cmd(
     sc = load(scenario)
     if duration is not None:
         sc = sc.with_overrides(duration=duration)
-    out_dir = out if out is not None else Path("out") / f"{sc.name}-emu"
-    if out_dir.exists() and not out_dir.is_dir():
-        raise L4simError(f"--out {str(out_dir)!r} exists and is not a directory")
+    out_dir = out if out is not None else default_out(sc.name, "-emu")
+    check_out_dir(out_dir)
     result = emulate(sc, spin_us=spin_us)
     paths = write(result, out_dir)
     if not quiet:
@@ -258,6 +385,8 @@ def plot_cmd(
     """Draw throughput, cwnd, RTT and queue-delay figures from a results directory."""
     from l4sim.plot import plot
 
+    if fig_dir is not None:
+        check_out_dir(fig_dir, "--fig-dir")
     paths = plot(results, fig_dir)
     out_console.print(f"Figures in [bold]{escape(str(paths[0].parent))}[/]:")
     for p in paths:
@@ -279,6 +408,10 @@ def demo_cmd(
     source = files("l4sim") / "data" / "demo.toml"
     sc = loads(source.read_text(encoding="utf-8"), source="demo.toml")
     summary, paths = _run_and_write(sc, out, quiet)
+    if summary.get("partial"):
+        if not quiet:
+            _report(summary, paths)
+        _interrupted(summary, sc, out)
     figures = plot(out)
     if not quiet:
         _report(summary, paths)
@@ -338,6 +471,7 @@ def reproduce_cmd(
             "the training seeds.",
         ),
     ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
 ) -> None:
     """Rebuild a paper's experiment and write its table(s) and figures."""
     import importlib
@@ -366,9 +500,14 @@ def reproduce_cmd(
     refused = [k for k in extra if k not in inspect.signature(exp.reproduce).parameters]
     if refused:
         raise typer.BadParameter(f"experiment {name!r} has no --{' or --'.join(refused)} mode")
-    out_dir = out if out is not None else Path("out") / name
+    out_dir = out if out is not None else default_out(name)
+    check_out_dir(out_dir)
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=err_console
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err_console,
+        disable=quiet,
     ) as bar:
         if hasattr(exp, "case_options"):
             opts = exp.case_options(quick)
@@ -384,7 +523,8 @@ def reproduce_cmd(
                 out_dir, only=subset, figures=figures, on_case=step, executor=executor, **extra
             )
         bar.update(task, completed=bar.tasks[0].total, description=name)
-    print(exp.markdown_table(rows))
+    if not quiet:
+        print(exp.markdown_table(rows))
     out_console.print(
         f"Table in [bold]{escape(str(out_dir / exp.TABLE))}[/]; "
         f"everything else under [bold]{escape(str(out_dir))}[/]."
@@ -446,7 +586,8 @@ def sweep_cmd(
     from l4sim.sweep import load_spec, run_sweep
 
     sweep_spec = load_spec(spec)
-    out_dir = out if out is not None else Path("out") / sweep_spec.name
+    out_dir = out if out is not None else default_out(sweep_spec.name)
+    check_out_dir(out_dir)
     seen = {"done": 0, "total": sweep_spec.size()}
     with (
         make_executor(jobs, ray) as executor,
@@ -508,6 +649,8 @@ def report_cmd(
     """Write one self-contained HTML report (figures, sortable tables, the scenario)."""
     from l4sim.report import build_report
 
+    if out is not None:
+        check_out_file(out)
     path = build_report(directory, out)
     size = path.stat().st_size / 1e6
     out_console.print(f"Report in [bold]{escape(str(path))}[/] ({size:.1f} MB).", soft_wrap=True)
@@ -569,6 +712,7 @@ def train_rl_tcp_cmd(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    check_out_dir(out)
     if importlib.util.find_spec("torch") is None:
         raise L4simError("l4sim train needs PyTorch: pip install 'l4sim[rl]' (torch, tensorboard)")
     from l4sim.experiments import rl_tcp
@@ -577,8 +721,6 @@ def train_rl_tcp_cmd(
         raise typer.BadParameter(
             f"--reward {reward!r} is not known; allowed: {', '.join(rl_tcp.REWARDS)}"
         )
-    if out.exists() and not out.is_dir():
-        raise L4simError(f"--out {str(out)!r} exists and is not a directory")
     if load_path is not None:
         if not load_path.is_file():
             raise L4simError(f"--load {str(load_path)!r} is not a file")
@@ -655,10 +797,7 @@ def schema_cmd(
     if out is None:
         sys.stdout.write(text)
         return
-    if out.is_dir():
-        raise L4simError(f"--out {str(out)!r} is a directory; give a file name")
-    if not out.parent.is_dir():
-        raise L4simError(f"--out {str(out)!r}: the directory {str(out.parent)!r} does not exist")
+    check_out_file(out)
     try:
         out.write_text(text, encoding="utf-8")
     except OSError as e:
@@ -704,6 +843,26 @@ def _bare_ray(args: list[str]) -> list[str]:
     return out
 
 
+_python_showwarning = warnings.showwarning
+
+
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """l4sim's own warnings (a scenario's flows sharing a pair, a sweep that varies nothing)
+    as one yellow line on stderr, without Python's file and line; others as Python shows them."""
+    if not category.__module__.startswith("l4sim"):
+        _python_showwarning(message, category, filename, lineno, file, line)
+        return
+    text = " ".join(str(message).split())
+    err_console.print(f"[yellow]warning: {escape(text)}[/]", soft_wrap=True, highlight=False)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``l4sim``)."""
     args = _bare_ray(list(sys.argv[1:] if argv is None else argv))
@@ -711,6 +870,8 @@ def main(argv: list[str] | None = None) -> None:
         args = ["--help"]
     debug = os.environ.get("L4SIM_DEBUG", "") not in ("", "0")
     command = typer.main.get_command(app)
+    shown = warnings.showwarning
+    warnings.showwarning = _one_line_warning
     try:
         rv = command.main(args=args, prog_name="l4sim", standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
@@ -748,6 +909,8 @@ def main(argv: list[str] | None = None) -> None:
             "with L4SIM_DEBUG=1 for the traceback and please report it",
             1,
         )
+    finally:
+        warnings.showwarning = shown
     sys.exit(code)
 
 

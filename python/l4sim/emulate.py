@@ -18,7 +18,8 @@ sojourn, backlog, drops, marks and utilisation from the router), ``flows.parquet
 ``queues.parquet`` and ``scenario.toml``.
 
 Needs root (namespaces, TUN devices). Namespaces, devices and processes are removed on
-exit, on Ctrl-C or SIGTERM and when the router dies; namespaces left by a run that was
+exit, on Ctrl-C or SIGTERM and when the router dies; the router dies with the process that
+started it, even a SIGKILLed one (``PR_SET_PDEATHSIG``); namespaces left by a run that was
 killed (``l4e<pid>-`` of a process that no longer exists) are removed by the next run.
 """
 
@@ -47,6 +48,7 @@ import polars as pl
 
 from l4sim._version import __version__
 from l4sim.errors import EmulationError
+from l4sim.executors import pdeathsig_preexec
 from l4sim.results import Result
 from l4sim.scenario import Scenario, load
 from l4sim.scenario.flows import ControlFlow, TcpFlow, UdpFlow
@@ -589,6 +591,8 @@ def emulate(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # SIGKILLed when this thread ends (l4sim emulate killed), not left forwarding.
+            preexec_fn=pdeathsig_preexec(),
         )
         assert router.stdout is not None
         line = router.stdout.readline().strip()
@@ -705,7 +709,10 @@ def _flow_summaries(sc: Scenario, traffic: _Traffic) -> list[dict[str, Any]]:
                 "dst": f.dst.name,
                 "start_s": spec.start / 1e9,
                 "goodput_bps": received * per_s,
-                "throughput_bps": (info[_BYTES_SENT] if info is not None else received) * per_s,
+                # The kernel counts no header bytes per flow: what arrived is its payload
+                # (a lower bound of the simulator's throughput_bps, which adds headers).
+                "throughput_bps": received * per_s,
+                "send_rate_bps": (info[_BYTES_SENT] if info is not None else received) * per_s,
                 "delivery_rate_bps": None,
                 "delivery_rate_time_mean_bps": sum(f.rate_samples) / len(f.rate_samples)
                 if f.rate_samples
@@ -790,6 +797,7 @@ def _result(
         "flows": flows,
         "queues": router["queues"],
         "l4sim_version": __version__,
+        "partial": False,
         "emulation": {
             "kernel": f"{uname.sysname} {uname.release}",
             "router_elapsed_s": router["elapsed_s"],

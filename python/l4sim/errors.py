@@ -10,6 +10,10 @@ exit code 1):
 * :class:`CoreError`: the core refused a configuration it was handed, or is not built.
 * :class:`EmulationError`: ``l4sim emulate`` cannot run here (no root, no network
   namespaces, no router binary, a congestion control the kernel lacks) or its router failed.
+
+:class:`ScenarioWarning` (a ``UserWarning``, not an error) flags a scenario that is valid
+but probably not what was meant (flows sharing a sender/receiver pair, a sample interval
+longer than the run).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ __all__ = [
     "EnvConfigError",
     "L4simError",
     "ScenarioError",
+    "ScenarioWarning",
 ]
 
 
@@ -30,6 +35,11 @@ class L4simError(Exception):
 
 class ScenarioError(L4simError):
     """Invalid scenario input: names the file, the key path, the value and what is allowed."""
+
+
+class ScenarioWarning(UserWarning):
+    """A valid scenario that is probably not what was meant; the message is one sentence
+    naming the keys and what to change (issued with :func:`warnings.warn`)."""
 
 
 class EnvConfigError(L4simError, ValueError):

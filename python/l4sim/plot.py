@@ -14,7 +14,8 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from l4sim.results import Result, read
+from l4sim.errors import L4simError
+from l4sim.results import Result, make_dir, read
 
 __all__ = ["FIGURES", "plot"]
 
@@ -145,7 +146,10 @@ def _backlog(ax: Axes, result: Result) -> None:
 
 def _save(fig: Figure, path: Path) -> Path:
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as e:
+        raise L4simError(f"cannot write figure {str(path)!r} ({e.strerror or e})") from None
     return path
 
 
@@ -159,8 +163,7 @@ def plot(out_dir: str | Path, fig_dir: str | Path | None = None) -> list[Path]:
     """Draw the figures for the results in ``out_dir`` into ``fig_dir`` (default: the same
     directory); returns the PNG paths (``FIGURES``)."""
     result = read(out_dir)
-    dest = Path(fig_dir) if fig_dir is not None else Path(out_dir)
-    dest.mkdir(parents=True, exist_ok=True)
+    dest = make_dir(fig_dir if fig_dir is not None else out_dir, "figure directory")
     paths = [
         _single(_throughput, result, dest / "throughput.png"),
         _single(_cwnd, result, dest / "cwnd.png"),

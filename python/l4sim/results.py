@@ -21,7 +21,7 @@ from l4sim.errors import L4simError, ScenarioError
 from l4sim.scenario import Scenario, load
 from l4sim.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 
-__all__ = ["FILES", "Result", "read", "write"]
+__all__ = ["FILES", "Result", "SeriesStream", "make_dir", "read", "write"]
 
 FILES = ("summary.json", "flows.parquet", "queues.parquet", "scenario.toml")
 """The files :func:`write` puts in an output directory."""
@@ -55,27 +55,91 @@ class Result:
         return pl.DataFrame(rows, infer_schema_length=None)
 
 
-def write(result: Result, out_dir: str | Path) -> list[Path]:
+def make_dir(path: str | Path, what: str = "output directory") -> Path:
+    """Create directory ``path`` (and its parents) if needed; a path that is a file, lies
+    under a file or cannot be created is one sentence (:class:`~l4sim.errors.L4simError`)."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise L4simError(f"{what} {str(out)!r} is a file, not a directory; give a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise L4simError(
+            f"{what} {str(out)!r} cannot be created: part of the path is a file, not a directory"
+        ) from None
+    except OSError as e:
+        raise L4simError(f"cannot create {what} {str(out)!r} ({e.strerror or e})") from None
+    return out
+
+
+def _temp_dir(out: Path) -> Path:
+    try:
+        return Path(tempfile.mkdtemp(prefix=".l4sim-write-", dir=out))
+    except OSError as e:
+        raise L4simError(f"cannot write to output directory {str(out)!r} ({e.strerror})") from None
+
+
+class SeriesStream:
+    """Writes a run's time series to ``flows.parquet`` and ``queues.parquet`` chunk by chunk
+    as the run goes (one row group per non-empty chunk), so a long run holds only a chunk of
+    its series in memory: pass it as ``on_series`` to :func:`l4sim.run` and to
+    :func:`write`, which moves the files into place beside the summary. The files equal
+    those written from the whole series at once."""
+
+    def __init__(self, out_dir: str | Path) -> None:
+        self.out = make_dir(out_dir)
+        self.tmp = _temp_dir(self.out)
+        self._writers: dict[str, Any] = {}
+
+    def __call__(self, flows: pl.DataFrame, queues: pl.DataFrame) -> None:
+        for name, frame in (("flows", flows), ("queues", queues)):
+            if frame.height:
+                self._writer(name).write_table(frame.to_arrow().cast(self._schema(name)))
+
+    @staticmethod
+    def _schema(name: str) -> pa.Schema:
+        schema = FLOW_SCHEMA if name == "flows" else QUEUE_SCHEMA
+        return pl.DataFrame(schema=schema).to_arrow().schema
+
+    def _writer(self, name: str) -> Any:
+        import pyarrow.parquet as pq
+
+        if name not in self._writers:
+            try:
+                self._writers[name] = pq.ParquetWriter(
+                    self.tmp / f"{name}.parquet", self._schema(name), compression="zstd"
+                )
+            except OSError as e:
+                where = str(self.out)
+                raise L4simError(f"cannot write {name}.parquet in {where!r} ({e})") from None
+        return self._writers[name]
+
+    def close(self) -> None:
+        """Finish both files (an empty one, with its columns, for a series with no row)."""
+        for name in ("flows", "queues"):
+            self._writer(name).close()
+
+    def discard(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def write(result: Result, out_dir: str | Path, stream: SeriesStream | None = None) -> list[Path]:
     """Write ``result`` into ``out_dir`` (created if needed); returns the paths written.
 
     Files are written to a temporary directory inside ``out_dir`` first and moved into place
-    only when all of them were written, so a failure leaves earlier results untouched.
+    only when all of them were written, so a failure leaves earlier results untouched. With
+    ``stream`` (the :class:`SeriesStream` the run wrote its series to), the Parquet files
+    are the streamed ones and ``result``'s (empty) series are not written.
     """
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise L4simError(f"output path {str(out)!r} exists and is not a directory") from None
-    except OSError as e:
-        raise L4simError(f"cannot create output directory {str(out)!r} ({e.strerror})") from None
-    try:
-        tmp = Path(tempfile.mkdtemp(prefix=".l4sim-write-", dir=out))
-    except OSError as e:
-        raise L4simError(f"cannot write to output directory {str(out)!r} ({e.strerror})") from None
+    out = make_dir(out_dir)
+    tmp = stream.tmp if stream is not None else _temp_dir(out)
     try:
         (tmp / "summary.json").write_text(json.dumps(result.summary, indent=2) + "\n")
-        result.flows.write_parquet(tmp / "flows.parquet")
-        result.queues.write_parquet(tmp / "queues.parquet")
+        if stream is not None:
+            stream.close()
+        else:
+            result.flows.write_parquet(tmp / "flows.parquet")
+            result.queues.write_parquet(tmp / "queues.parquet")
         written = ["summary.json", "flows.parquet", "queues.parquet"]
         if result.scenario is not None:
             (tmp / "scenario.toml").write_text(result.scenario.to_toml(), encoding="utf-8")

@@ -172,7 +172,7 @@ def _scenario() -> dict[str, Any]:
 
 
 def _sweep() -> dict[str, Any]:
-    from l4sim.sweep import _DISTRIBUTIONS, _TOP_KEYS
+    from l4sim.sweep import _DISTRIBUTIONS, _TOP_KEYS, MAX_POINTS
 
     scenario = _scenario()
     defs = scenario.pop("$defs")
@@ -200,7 +200,7 @@ def _sweep() -> dict[str, Any]:
         "seeds": {
             "description": "Seeds for every point: a count N (1..N) or a list of seeds.",
             "anyOf": [
-                {"type": "integer", "minimum": 1},
+                {"type": "integer", "minimum": 1, "maximum": MAX_POINTS},
                 {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 1},
             ],
         },

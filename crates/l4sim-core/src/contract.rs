@@ -12,6 +12,7 @@ use crate::config::{CcaKind, QdiscConfig, SimConfig, TcpConfig, UdpConfig};
 use crate::control::{Action, FlowRow, Observation, QueueRow};
 use crate::net::routing::FlowPath;
 use crate::stats::series::{FlowSeries, QueueSeries};
+use crate::summary::Summary;
 
 /// Bumped when a key is renamed or removed (adding one is compatible).
 pub const VERSION: u32 = 1;
@@ -80,6 +81,7 @@ pub fn contract() -> Value {
             "config": value(&schema_for!(SimConfig)),
             "observation": value(&schema_for!(Observation)),
             "action": value(&schema_for!(Action)),
+            "summary": value(&schema_for!(Summary)),
         },
     })
 }
@@ -111,5 +113,30 @@ mod tests {
         assert_eq!(flows[0], json!("cwnd_pkts"));
         assert_eq!(flows.len(), 15);
         assert_eq!(c["observation"]["queues"].as_array().unwrap().len(), 8);
+    }
+
+    /// The summary's schema describes every field (the docs' reference is generated from
+    /// these descriptions), the per-class queue entries included.
+    #[test]
+    fn summary_schema_describes_every_field() {
+        let c = contract();
+        let s = &c["schemas"]["summary"];
+        let mut structs = vec![(String::from("Summary"), s)];
+        for name in ["FlowSummary", "QueueSummary"] {
+            structs.push((name.to_string(), &s["$defs"][name]));
+        }
+        for (name, st) in structs {
+            let props = st["properties"]
+                .as_object()
+                .unwrap_or_else(|| panic!("{name}"));
+            for (field, p) in props {
+                assert!(
+                    p["description"].as_str().is_some_and(|d| !d.is_empty()),
+                    "{name}.{field} has no description"
+                );
+            }
+        }
+        let flow = s["$defs"]["FlowSummary"]["properties"].as_object().unwrap();
+        assert!(flow.contains_key("throughput_bps") && flow.contains_key("send_rate_bps"));
     }
 }

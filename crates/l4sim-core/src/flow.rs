@@ -35,6 +35,9 @@ pub struct Flow {
     pub last_drop: Option<Time>,
     /// One-way delay (creation to delivery) of its data packets, queueing included.
     pub owd: Histogram,
+    /// Bytes of its data-direction packets that reached the destination, headers and
+    /// retransmissions included (`FlowSummary::throughput_bps`).
+    pub rx_wire_bytes: u64,
     // Values at the previous sample, for per-interval rates.
     pub(crate) prev_delivered: u64,
     pub(crate) prev_sent: u64,
@@ -121,6 +124,7 @@ impl Flow {
             drops: 0,
             last_drop: None,
             owd: Histogram::default(),
+            rx_wire_bytes: 0,
             prev_delivered: 0,
             prev_sent: 0,
         }

@@ -1,37 +1,62 @@
 //! The run summary (the `summary.json` contract in `crates/l4sim-py/API.md`), computed
-//! from the simulation state at any time.
+//! from the simulation state at any time. Its JSON Schema, with these doc comments as the
+//! field descriptions, is `contract()["schemas"]["summary"]`.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::flow::Flow;
+use crate::flow::{Endpoints, Flow};
 use crate::net::link::Channel;
 use crate::qdisc::QueueDisc;
 use crate::stats::{jain_index, Histogram};
 use crate::time::{secs, Time};
 
-#[derive(Clone, Debug, Serialize)]
+/// A run's results up to the simulated time `sim_time_s` (`summary.json`, less the fields the
+/// Python package adds: `scenario`, `wall_time_s`, `l4sim_version`).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Summary {
+    /// Simulated time reached (s).
     pub sim_time_s: f64,
+    /// Events processed.
     pub events: u64,
+    /// The configuration's seed.
     pub seed: u64,
-    /// Jain's index over the goodputs of the flows that have started.
+    /// Jain's index over the goodputs of the flows that have started: 1 when all are equal,
+    /// 1/n when one flow takes everything.
     pub jain_fairness: f64,
+    /// One entry per flow, by flow index.
     pub flows: Vec<FlowSummary>,
+    /// One entry per link direction that carried or holds anything.
     pub queues: Vec<QueueSummary>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+/// One flow's results. Rates are over its active time: from its start to its completion
+/// (sized flows), its stop, or the end of the run, whichever comes first.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FlowSummary {
+    /// Flow index (order of the configuration's flows, after `count` expansion).
     pub id: usize,
+    /// `"tcp"`, `"udp"` or `"control"`.
     pub kind: &'static str,
+    /// TCP: the congestion control's name; null otherwise.
     pub cca: Option<&'static str>,
+    /// Source node's name.
     pub src: String,
+    /// Destination node's name.
     pub dst: String,
+    /// Start time (s).
     pub start_s: f64,
-    /// Payload bytes delivered (acked for TCP) × 8 / active time.
+    /// Payload bytes delivered (acked for TCP, received for UDP) × 8 / active time (bit/s).
     pub goodput_bps: f64,
-    /// Bytes the sender put on the wire (headers, retransmissions) × 8 / active time.
+    /// Bytes of the flow's data packets that reached its destination, headers and
+    /// retransmissions included, × 8 / active time (bit/s), counted as each packet
+    /// arrives: never more than any link on its path carried.
     pub throughput_bps: f64,
+    /// Bytes the sender put on the wire (headers, retransmissions, and packets dropped on
+    /// the way) × 8 / active time (bit/s): what the flow offered, which can exceed what its
+    /// path carries (a 50 Mbit/s UDP source on a 10 Mbit/s link: 50 Mbit/s here, at most
+    /// 10 Mbit/s in `throughput_bps`).
+    pub send_rate_bps: f64,
     /// TCP: the mean, over the ACKs that carried a delivery-rate sample, of the rate Linux
     /// would report in `tcp_info.tcpi_delivery_rate` after that ACK (payload bits/s); null
     /// for UDP or before the first sample.
@@ -41,40 +66,65 @@ pub struct FlowSummary {
     pub delivery_rate_time_mean_bps: Option<f64>,
     /// TCP: the rate `tcp_info` would report now (its latest kept sample).
     pub delivery_rate_last_bps: Option<f64>,
+    /// Payload bytes delivered: cumulatively acked (TCP) or received (UDP).
     pub bytes_acked: u64,
     /// Payload bytes the sender transmitted, retransmissions included (UDP: bytes sent).
     pub bytes_sent: u64,
+    /// TCP: segments retransmitted (0 for UDP).
     pub retransmits: u64,
+    /// TCP: retransmission timeouts (0 for UDP).
     pub timeouts: u64,
     /// TCP: time the sender had data and room in cwnd but not in the receiver's window
     /// (Linux `tcp_info.tcpi_rwnd_limited`); null for UDP.
     pub rwnd_limited_s: Option<f64>,
+    /// TCP: mean of the smoothed RTT after each RTT sample (s); null for UDP or before the
+    /// first sample.
     pub srtt_mean_s: Option<f64>,
-    /// Flow completion time of a sized flow; null for bulk or unfinished flows.
+    /// Flow completion time of a sized flow (s, start to last byte acked); null for bulk or
+    /// unfinished flows.
     pub fct_s: Option<f64>,
+    /// Packets of this flow (data or ACKs) discarded by a qdisc or lost on a wire.
     pub drops: u64,
     /// Packets of this flow that arrived CE-marked.
     pub ecn_marks: u64,
-    /// One-way delay of its data packets (propagation, serialisation and queueing).
+    /// Mean one-way delay of its data packets, creation to delivery: propagation,
+    /// serialisation and queueing (s); null before the first arrives.
     pub owd_mean_s: Option<f64>,
+    /// Median of that one-way delay (s, within 0.4 %: a log-linear histogram).
     pub owd_p50_s: Option<f64>,
+    /// 99th percentile of that one-way delay (s, within 0.4 %).
     pub owd_p99_s: Option<f64>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+/// One link direction's queue (the qdisc on the egress of `link`), or one class of it.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct QueueSummary {
+    /// The link direction, `"a->b"` (node names).
     pub link: String,
+    /// The qdisc's kind (e.g. `"fifo"`, `"dualpi2"`); in a class's entry, the class's name
+    /// (e.g. `"L4S"`).
     pub qdisc: &'static str,
+    /// Packets dequeued (sent on the link).
     pub packets: u64,
+    /// Mean time a packet waited in the queue before its transmission started (s); null if
+    /// none was dequeued.
     pub sojourn_mean_s: Option<f64>,
+    /// Median of that sojourn time (s, within 0.4 %).
     pub sojourn_p50_s: Option<f64>,
+    /// 99th percentile of that sojourn time (s, within 0.4 %).
     pub sojourn_p99_s: Option<f64>,
+    /// Time-averaged backlog over the run (packets).
     pub backlog_mean_pkts: f64,
+    /// Largest backlog seen (packets).
     pub backlog_max_pkts: u32,
+    /// Packets the qdisc discarded (at enqueue or dequeue, e.g. by an AQM).
     pub drops: u64,
-    /// Packets lost on the wire after this queue (i.i.d. link loss).
+    /// Packets lost on the wire after this queue (i.i.d. link loss); 0 in a class's entry.
     pub lost: u64,
+    /// Packets the qdisc marked CE instead of dropping.
     pub ecn_marks: u64,
+    /// Share of the time the link was busy sending (0 to 1); in a class's entry, the share
+    /// spent on that class's packets.
     pub utilization: f64,
     /// Per-class entries (e.g. L4S / Classic); empty for single-class qdiscs.
     pub classes: Vec<QueueSummary>,
@@ -103,6 +153,17 @@ impl QueueSummary {
 
 fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
+}
+
+/// Bytes of flow `f`'s data packets that reached its destination, headers and
+/// retransmissions included (`FlowSummary::throughput_bps`), counted as each arrives
+/// (`Flow::rx_wire_bytes`, control packets included). Never more than any link on the
+/// path carried.
+fn received_wire_bytes(f: &Flow) -> u64 {
+    match &f.ep {
+        Endpoints::Control(_) => 0,
+        _ => f.rx_wire_bytes,
+    }
 }
 
 /// What a summary reads of a simulation (`Simulation::view`).
@@ -145,7 +206,8 @@ impl Summary {
                 dst: v.node_names[f.cfg.dst].clone(),
                 start_s: secs(start),
                 goodput_bps: rate(f.delivered_bytes()),
-                throughput_bps: rate(f.sent_bytes()),
+                throughput_bps: rate(received_wire_bytes(f)),
+                send_rate_bps: rate(f.sent_bytes()),
                 delivery_rate_bps: tcp.and_then(|t| t.delivery_rate.mean_bps()),
                 delivery_rate_time_mean_bps: tcp.and_then(|t| t.delivery_rate.time_mean_bps(end)),
                 delivery_rate_last_bps: tcp.and_then(|t| t.delivery_rate.latest_bps),
@@ -277,6 +339,39 @@ mod tests {
             assert!((f.goodput_bps / (payload * util) - 1.0).abs() < 0.03);
             assert!((mean / f.goodput_bps - 1.0).abs() < 0.05);
         }
+    }
+
+    /// A 50 Mbit/s UDP source behind a 10 Mbit/s link (the second of its path): it sends
+    /// 50 Mbit/s, 10 Mbit/s get through. A bulk TCP flow: goodput ≤ throughput ≤ what it
+    /// sent, and no more than the bottleneck.
+    #[test]
+    fn throughput_is_what_gets_through_send_rate_what_was_sent() {
+        let mut cfg = bulk(CcaKind::Newreno);
+        cfg.duration_ns = 2 * SEC;
+        cfg.flows[0].kind = FlowKind::Udp;
+        cfg.flows[0].udp.rate_bps = 50_000_000;
+        cfg.flows[0].udp.packet_bytes = 1500;
+        let mut sim = Simulation::new(cfg).unwrap();
+        sim.run();
+        let f = &sim.summary().flows[0];
+        assert!(
+            (9.5e6..=10e6).contains(&f.throughput_bps),
+            "{}",
+            f.throughput_bps
+        );
+        assert!(
+            (f.send_rate_bps / 50e6 - 1.0).abs() < 0.01,
+            "{}",
+            f.send_rate_bps
+        );
+
+        let mut sim = Simulation::new(bulk(CcaKind::Cubic)).unwrap();
+        sim.run();
+        let f = &sim.summary().flows[0];
+        assert!(f.retransmits > 0, "no loss: the test shows nothing");
+        assert!(f.goodput_bps < f.throughput_bps, "{f:?}");
+        assert!(f.throughput_bps < f.send_rate_bps, "{f:?}");
+        assert!(f.throughput_bps <= 10e6, "{f:?}");
     }
 
     #[test]

@@ -7,6 +7,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+mod columns;
+
 mod batch;
 use batch::SimBatch;
 
@@ -42,6 +44,17 @@ pub(crate) fn action_error(e: ActionError) -> PyErr {
 #[pyclass(module = "l4sim._core")]
 pub(crate) struct Simulation {
     pub(crate) inner: CoreSim,
+}
+
+impl Simulation {
+    /// Every channel's name, by channel index.
+    fn link_names(&self) -> Vec<&str> {
+        self.inner
+            .channels
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect()
+    }
 }
 
 #[pymethods]
@@ -205,6 +218,50 @@ impl Simulation {
         Ok(d)
     }
 
+    /// The per-flow time series as numeric buffers, no Python object per row (see
+    /// `columns.rs`): {column: (numpy dtype, buffer) or ("cat", codes, categories)}. The
+    /// rows stay in the core: this is a copy (`take_flow_columns` moves them).
+    fn flow_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        columns::flows(py, self.inner.series.flows.clone())
+    }
+
+    /// The per-queue time series as numeric buffers (links by name through categories); a
+    /// copy (`take_queue_columns` moves them).
+    fn queue_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        columns::queues(py, self.inner.series.queues.clone(), &self.link_names())
+    }
+
+    /// `flow_columns`, moving the rows out of the core (no copy): a caller that writes them
+    /// out as it goes keeps the run's memory bounded.
+    fn take_flow_columns<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = std::mem::take(&mut self.inner.series.flows);
+        columns::flows(py, s)
+    }
+
+    /// `queue_columns`, and the rows handed over leave the core.
+    fn take_queue_columns<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = std::mem::take(&mut self.inner.series.queues);
+        columns::queues(py, s, &self.link_names())
+    }
+
+    /// Reserve the time series' room for the whole run at once (`Series::reserve_run`);
+    /// `False` if the allocator refused it (the columns then grow as rows come).
+    fn reserve_series(&mut self) -> bool {
+        let sim = &mut self.inner;
+        sim.series.reserve_run(&sim.cfg, &sim.channels)
+    }
+
+    /// The rows a whole run adds at most to the time series: (flow rows, queue rows).
+    fn series_rows_of_run(&self) -> (u64, u64) {
+        l4sim_core::stats::Series::rows_of_run(&self.inner.cfg, &self.inner.channels)
+    }
+
+    /// Rows held by the core's time series: (flow rows, queue rows).
+    fn series_rows(&self) -> (usize, usize) {
+        let s = &self.inner.series;
+        (s.flows.time_s.len(), s.queues.time_s.len())
+    }
+
     fn conservation<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = &self.inner.counters;
         let d = PyDict::new(py);
@@ -305,6 +362,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(a3c_infer, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<SimBatch>()?;
+    m.add_class::<columns::Buffer>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

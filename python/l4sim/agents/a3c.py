@@ -509,7 +509,11 @@ def _worker_entry(
     opt_c: torch.optim.Optimizer,
     queue: Any,
 ) -> None:
-    """A Hogwild worker process: report each episode on ``queue``."""
+    """A Hogwild worker process: report each episode on ``queue``; it dies with the
+    trainer (no orphan left holding the shared weights)."""
+    from l4sim.executors import die_with_parent
+
+    die_with_parent()
     init = (actor.state_dict(), critic.state_dict())
     sync = hogwild_sync(actor, critic, opt_a, opt_c)
     run_worker(wid, cfg, init, sync, lambda *x: queue.put(x))

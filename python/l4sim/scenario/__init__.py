@@ -6,7 +6,9 @@ preset, the flows, and run parameters, with every quantity written as a unit str
 configuration of ``crates/l4sim-core/src/config.rs`` (node indices, ns, bps, bytes).
 
 Every problem is reported as a :class:`ScenarioError` whose message is one sentence naming
-the file, the key path (``flows[2].cca``), the bad value and what is allowed.
+the file, the key path (``flows[2].cca``), the bad value and what is allowed; every number
+has an upper bound its core type holds. Valid but doubtful input (flows sharing a
+dumbbell's pair, a sample interval longer than the run) is a :class:`ScenarioWarning`.
 
 Modules: :mod:`.fields` (unit field types, the base model and its core key mapping),
 :mod:`.qdiscs`, :mod:`.topology` (links, presets, reachability), :mod:`.flows`, :mod:`.ccas`
@@ -14,7 +16,7 @@ Modules: :mod:`.fields` (unit field types, the base model and its core key mappi
 ``loads``) and :mod:`.messages` (errors as one sentence).
 """
 
-from l4sim.errors import L4simError, ScenarioError
+from l4sim.errors import L4simError, ScenarioError, ScenarioWarning
 from l4sim.scenario.ccas import (
     CCA_KINDS,
     Bbr,
@@ -28,17 +30,23 @@ from l4sim.scenario.ccas import (
     Vegas,
 )
 from l4sim.scenario.fields import (
+    U32,
+    Buckets,
     Count,
     Flag,
     Fraction,
     Gain,
     Limit,
+    Many,
     PacketLimit,
+    PacketSize,
     PositiveTime,
     Probability,
     Rate,
     Size,
+    Size32,
     Time,
+    TimeOrPackets,
 )
 from l4sim.scenario.flows import FLOW_KINDS, ControlFlow, Delack, Flow, TcpFlow, UdpFlow
 from l4sim.scenario.model import ResolvedFlow, Scenario, load, loads
@@ -74,10 +82,12 @@ __all__ = [
     "FLOW_KINDS",
     "QDISC_KINDS",
     "TOPOLOGY_PRESETS",
+    "U32",
     "AccessSpec",
     "AgentQdisc",
     "Bbr",
     "Bic",
+    "Buckets",
     "Cca",
     "Codel",
     "ControlFlow",
@@ -103,8 +113,10 @@ __all__ = [
     "L4simError",
     "Limit",
     "LinkSpec",
+    "Many",
     "NewReno",
     "PacketLimit",
+    "PacketSize",
     "PathTopology",
     "Pie",
     "PositiveTime",
@@ -116,9 +128,12 @@ __all__ = [
     "ResolvedFlow",
     "Scenario",
     "ScenarioError",
+    "ScenarioWarning",
     "Size",
+    "Size32",
     "TcpFlow",
     "Time",
+    "TimeOrPackets",
     "Topology",
     "TwoHost",
     "UdpFlow",

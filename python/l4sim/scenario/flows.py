@@ -15,13 +15,17 @@ from l4sim.scenario.ccas import CCA_MODELS, Cca
 from l4sim.scenario.fields import (
     CoreKey,
     Count,
+    Many,
+    PacketSize,
     PositiveTime,
     Rate,
     Size,
     Time,
+    _at_most,
     _Model,
     writes,
 )
+from l4sim.units import CORE_U32, U32_MAX
 
 #: Linux's MSS on a 1500-byte MTU: 1448 with the 12-byte timestamp option (the core's
 #: default), 1460 without it.
@@ -60,7 +64,7 @@ class _FlowBase(_Model):
     size: Size | None = Field(
         None, description="Bytes to send; the flow's completion time is measured (default: bulk)."
     )
-    count: Count = Field(1, description="Copies of this flow (each its own pair by default).")
+    count: Many = Field(1, description="Copies of this flow (each its own pair by default).")
 
     _core_skip: ClassVar[frozenset[str]] = frozenset(
         {"kind", "src", "dst", "start", "stop", "size", "count"}
@@ -108,10 +112,10 @@ class TcpFlow(_FlowBase):
     kind: Literal["tcp"]
     cca: Cca = "newreno"  # type: ignore[assignment]
     ecn: Annotated[bool, Field(strict=True)] = False
-    mss: Size | None = None
-    header_size: Size | None = None
+    mss: PacketSize | None = None
+    header_size: PacketSize | None = None
     init_cwnd: Count | None = None
-    init_ssthresh: Annotated[int, Field(ge=2)] | None = None
+    init_ssthresh: Annotated[int, Field(ge=2), _at_most(2, U32_MAX, CORE_U32)] | None = None
     min_rto: PositiveTime | None = None
     max_rto: PositiveTime | None = None
     init_rto: PositiveTime | None = None
@@ -200,7 +204,7 @@ class UdpFlow(_FlowBase):
 
     kind: Literal["udp"]
     rate: Rate
-    packet_size: Size = "1500B"  # type: ignore[assignment]
+    packet_size: PacketSize = "1500B"  # type: ignore[assignment]
     ecn: Literal["not_ect", "ect0", "ect1", "ce"] = "not_ect"
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {"rate": "rate_bps", "packet_size": "packet_bytes"}
@@ -222,7 +226,7 @@ class ControlFlow(_FlowBase):
     queueing and L4S priority on the path decide when it lands (paper 000)."""
 
     kind: Literal["control"]
-    packet_size: Size = "100B"  # type: ignore[assignment]
+    packet_size: PacketSize = "100B"  # type: ignore[assignment]
     ecn: Literal["not_ect", "ect0", "ect1", "ce"] = "not_ect"
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {"packet_size": "packet_bytes"}

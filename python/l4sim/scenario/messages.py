@@ -99,6 +99,12 @@ REFERENCE = "docs/reference/scenario.md"
 """The page that lists every scenario key (named by errors about unknown keys)."""
 
 
+def _shown(value: Any) -> str:
+    """The bad value as the user wrote it, cut short when long (a 400-digit integer)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}…{text[-8:]}"
+
+
 def _describe(exc: ValidationError, root: type[BaseModel]) -> str:
     """One sentence for the first error of validating ``root``: key path, bad value, what is
     allowed."""
@@ -119,7 +125,7 @@ def _describe_one(err: Any, root: type[BaseModel]) -> str:
     kind = err["type"]
     value = err.get("input")
     ctx = err.get("ctx") or {}
-    shown = repr(value) if not isinstance(value, dict | list) else None
+    shown = _shown(value) if not isinstance(value, dict | list) else None
     what = f"{path} {shown}" if shown is not None and path else (path or "the scenario")
 
     if kind == "value_error":
@@ -145,8 +151,10 @@ def _describe_one(err: Any, root: type[BaseModel]) -> str:
         return f"{path}.{key} {ctx.get('tag')!r} is not known; allowed {key}s: {_join_or(allowed)}"
     if kind == "literal_error":
         return f"{what} is not allowed; allowed values: {ctx.get('expected')}"
-    if kind == "not_positive":
+    if kind in ("not_positive", "too_large"):
         return f"{what} {err['msg']}"
+    if kind == "finite_number":
+        return f"{what} is not a number; give a finite value (nan and inf are not allowed)"
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
         words = {
             "greater_than": "greater than",

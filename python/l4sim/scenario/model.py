@@ -1,19 +1,31 @@
 """The scenario: topology, flows and run parameters; cross-checks between them; reading
 TOML or JSON (:func:`load`, :func:`loads`); writing TOML back; and the expansion into
-config.rs's ``SimConfig`` (:meth:`Scenario.to_core_config`)."""
+config.rs's ``SimConfig`` (:meth:`Scenario.to_core_config`).
+
+Quantities are integers on a scenario's attributes (ns, bps, bytes,
+:class:`~l4sim.units.QueueLimit`) and unit strings in ``model_dump()`` in both modes
+(``"20s"``, ``"100p"``), so ``Scenario.model_validate(s.model_dump()) == s``;
+:meth:`Scenario.to_dict` is the same without unset options. A scenario file needs at least
+one flow (:meth:`Scenario.require_flows`; a scenario built in Python may leave them out to
+inspect its topology). Valid but doubtful input (flows sharing a dumbbell's sender/receiver
+pair, a sample interval longer than the run) is a :class:`~l4sim.errors.ScenarioWarning`.
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 import tomllib
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
+import pydantic
 import tomli_w
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from l4sim.errors import ScenarioError
-from l4sim.scenario.fields import PositiveTime, _Model
+from l4sim.errors import ScenarioError, ScenarioWarning
+from l4sim.scenario.fields import MAX_FLOWS, PositiveTime, _Model
 from l4sim.scenario.flows import ControlFlow, Flow, TcpFlow, UdpFlow
 from l4sim.scenario.messages import _describe, _prefix
 from l4sim.scenario.topology import Dumbbell, Topology, _routed
@@ -56,8 +68,15 @@ class Scenario(_Model):
     @model_validator(mode="after")
     def _cross_checks(self) -> Scenario:
         topo = self.topology
+        total = sum(f.count for f in self.flows)
+        if total > MAX_FLOWS:
+            raise ValueError(
+                f"the flows add up to {total} flows (with count), more than the {MAX_FLOWS} "
+                "allowed (a sane bound for one simulation)"
+            )
+        explicit_pairs = isinstance(topo, Dumbbell) and topo.pairs is not None
         if isinstance(topo, Dumbbell) and topo.pairs is None:
-            topo.pairs = max(1, sum(f.count for f in self.flows))
+            topo.pairs = max(1, total)
         names = topo.node_names()
         known = set(names)
         flows = self.resolved_flows()
@@ -87,6 +106,23 @@ class Scenario(_Model):
                     f"{where}.stop {format_time(spec.stop)!r} must be after its start "
                     f"{format_time(spec.start)!r}"
                 )
+        if explicit_pairs and isinstance(topo, Dumbbell):
+            _warn_shared_pairs(topo, flows)
+        if self.sample_interval > self.duration:
+            _warn(
+                f"sample_interval {format_time(self.sample_interval)!r} is longer than "
+                f"duration {format_time(self.duration)!r}, so the time series "
+                "(flows.parquet, queues.parquet) have at most one row; set sample_interval "
+                "to a fraction of the duration"
+            )
+        return self
+
+    def require_flows(self, source: str | None = None) -> Scenario:
+        """This scenario, or a :class:`ScenarioError` if it has no flows (a run without
+        traffic measures nothing; :func:`load` and :func:`loads` check it, and so should
+        whatever runs a scenario built in Python)."""
+        if not self.flows:
+            raise ScenarioError(_prefix(source) + NO_FLOWS)
         return self
 
     # -- derived views -----------------------------------------------------------------------
@@ -138,9 +174,13 @@ class Scenario(_Model):
         if not isinstance(data, dict):
             raise ScenarioError(_prefix(source) + "a scenario must be a table of keys")
         try:
-            return cls.model_validate(data)
-        except ValidationError as e:
-            raise ScenarioError(_prefix(source) + _describe(e, cls)) from None
+            try:
+                return cls.model_validate(data)
+            except ValidationError as e:
+                message = _describe(e, cls)
+        except RecursionError:
+            raise ScenarioError(_prefix(source) + _TOO_DEEP) from None
+        raise ScenarioError(_prefix(source) + message)
 
     def with_overrides(self, **changes: Any) -> Scenario:
         """A validated copy with top-level keys replaced, e.g. ``seed=3, duration="5s"``."""
@@ -157,6 +197,66 @@ class Scenario(_Model):
         return tomli_w.dumps(self.to_dict())
 
 
+NO_FLOWS = (
+    'the scenario has no flows; add at least one [[flows]] table (e.g. kind = "tcp"), '
+    "since a run without traffic measures nothing"
+)
+"""The sentence of :meth:`Scenario.require_flows`."""
+
+_TOO_DEEP = (
+    "the scenario is nested too deeply (tables or arrays inside each other hundreds of levels "
+    "down); a scenario needs only a few levels, see docs/reference/scenario.md"
+)
+
+
+_INTERNAL = (str(Path(pydantic.__file__).parent), str(Path(__file__).parent))
+
+
+def _warn(message: str) -> None:
+    """A :class:`ScenarioWarning` attributed to the first caller outside pydantic and this
+    package (the user's ``load`` or ``Scenario(...)`` line), not to a validator."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_INTERNAL):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, ScenarioWarning, stacklevel=level)
+
+
+def _warn_shared_pairs(topo: Dumbbell, flows: list[ResolvedFlow]) -> None:
+    """A :class:`ScenarioWarning` when flows without ``src``/``dst`` share a dumbbell's
+    sender/receiver pair because ``pairs`` (or ``access_delays``) gives fewer pairs than
+    there are such flows (flow i takes pair i mod pairs)."""
+    defaults = [f for f in flows if f.spec.src is None and f.spec.dst is None]
+    n = topo.pairs or 1
+    if len(defaults) <= n:
+        return
+    groups: dict[tuple[str, str], list[int]] = {}
+    for f in defaults:
+        groups.setdefault((f.src, f.dst), []).append(f.index)
+    shared = [(pair, ids) for pair, ids in groups.items() if len(ids) > 1]
+    if not shared:
+        return
+    shown = [f"flows {_join(ids)} share {a} → {b}" for (a, b), ids in shared[:3]]
+    more = f" (and {len(shared) - 3} more pairs)" if len(shared) > 3 else ""
+    given = (
+        f"topology.access_delays gives {n} pair{'s' if n > 1 else ''}"
+        if topo.access_delays is not None
+        else f"topology.pairs = {n}"
+    )
+    _warn(
+        f"{given}, fewer than the {len(defaults)} flows without src and dst, so "
+        f"{'; '.join(shown)}{more}: raise pairs to {len(defaults)} or give those flows "
+        "their own src and dst"
+    )
+
+
+def _join(ids: list[int]) -> str:
+    """``[0, 1, 2]`` → ``"0, 1 and 2"``; long lists cut short."""
+    words = [str(i) for i in ids[:6]] + (["…"] if len(ids) > 6 else [])
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def _tags_first(data: Any) -> Any:
     """Put ``preset`` / ``kind`` first in every table, for readable copies."""
     if isinstance(data, list):
@@ -168,7 +268,8 @@ def _tags_first(data: Any) -> Any:
 
 
 def load(path: str | Path) -> Scenario:
-    """Read a scenario from a TOML (or JSON) file; every problem is a :class:`ScenarioError`."""
+    """Read a scenario from a TOML (or JSON) file; every problem is a :class:`ScenarioError`
+    (a file without flows too). A UTF-8 byte order mark is skipped."""
     path = Path(path)
     name = path.name
     try:
@@ -191,22 +292,31 @@ def loads(
     json_format: bool = False,
     default_name: str | None = None,
 ) -> Scenario:
-    """Parse scenario text (TOML, or JSON with ``json_format``); errors name ``source``."""
+    """Parse scenario text (TOML, or JSON with ``json_format``); errors name ``source``.
+    A leading UTF-8 byte order mark is skipped; text without flows, or nested too deeply
+    to parse, is a :class:`ScenarioError`."""
     name = source or "scenario"
+    if text.startswith("\ufeff"):  # a UTF-8 byte order mark, as some Windows editors write
+        text = text[1:]
     if not text.strip():
         raise ScenarioError(
             f"{name}: the file is empty; a scenario needs at least duration, topology and flows"
         )
-    if json_format:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ScenarioError(f"{name}: not valid JSON ({e.msg} at line {e.lineno})") from None
-    else:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(f"{name}: not valid TOML ({e})") from None
+    try:
+        if json_format:
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as e:
+                raise ScenarioError(
+                    f"{name}: not valid JSON ({e.msg} at line {e.lineno})"
+                ) from None
+        else:
+            try:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as e:
+                raise ScenarioError(f"{name}: not valid TOML ({e})") from None
+    except RecursionError:
+        raise ScenarioError(f"{name}: {_TOO_DEEP}") from None
     if isinstance(data, dict) and default_name:
         data.setdefault("name", default_name)
-    return Scenario.parse(data, source=source)
+    return Scenario.parse(data, source=source).require_flows(source)

@@ -13,6 +13,8 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from l4sim.scenario.fields import (
+    U32,
+    Buckets,
     CoreKey,
     Count,
     Flag,
@@ -20,10 +22,12 @@ from l4sim.scenario.fields import (
     Gain,
     Limit,
     PacketLimit,
+    PacketLimit32,
     PositiveTime,
     Rate,
-    Size,
+    Size32,
     Time,
+    TimeOrPackets,
     _Model,
     writes,
 )
@@ -73,16 +77,16 @@ class Red(_AqmBase):
 
     kind: Literal["red"] = "red"
     variant: Literal["ns3", "linux"] | None = None
-    burst: Annotated[int, Field(gt=0)] | None = None
+    burst: Count | None = None
     limit: Limit | None = None
     min_th: Limit | None = None
     max_th: Limit | None = None
-    max_p: Annotated[float, Field(gt=0.0, le=1.0)] | None = None
-    w_q: Annotated[float, Field(gt=0.0, le=1.0)] | None = None
+    max_p: Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)] | None = None
+    w_q: Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)] | None = None
     gentle: Flag | None = None
     ecn: Flag | None = None
     harddrop: Flag | None = None
-    avpkt: Size | None = None
+    avpkt: Size32 | None = None
     bandwidth: Rate | None = None
     adaptive: Flag | None = None
 
@@ -138,7 +142,7 @@ class Codel(_AqmBase):
     limit: PacketLimit | None = None
     target: PositiveTime | None = None
     interval: PositiveTime | None = None
-    mtu: Size | None = None
+    mtu: Size32 | None = None
     ecn: Flag | None = None
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
@@ -163,7 +167,7 @@ class Pie(_AqmBase):
     max_ecnth: Fraction | None = None
     ecn: Flag | None = None
     bytemode: Flag | None = None
-    mtu: Size | None = None
+    mtu: Size32 | None = None
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "limit": "limit_pkts",
@@ -178,8 +182,8 @@ class FqCodel(Codel):
     (hash buckets), ``quantum`` (DRR bytes), ``drop_batch``; ``limit`` is the total."""
 
     kind: Literal["fq_codel"] = "fq_codel"  # type: ignore[assignment]
-    flows: Count | None = None
-    quantum: Size | None = None
+    flows: Buckets | None = None
+    quantum: Size32 | None = None
     drop_batch: Count | None = None
 
 
@@ -188,8 +192,8 @@ class FqPie(Pie):
     ``limit`` is the total."""
 
     kind: Literal["fq_pie"] = "fq_pie"  # type: ignore[assignment]
-    flows: Count | None = None
-    quantum: Size | None = None
+    flows: Buckets | None = None
+    quantum: Size32 | None = None
 
 
 def _weights(infer: str) -> Callable[[str], str]:
@@ -225,9 +229,9 @@ class Fq(_AqmBase):
 
     kind: Literal["fq"] = "fq"
     limit: PacketLimit | None = None
-    per_flow_limit: PacketLimit | None = None
-    flows: Count | None = None
-    quantum: Size | None = None
+    per_flow_limit: PacketLimit32 | None = None
+    flows: Buckets | None = None
+    quantum: Size32 | None = None
     drop_batch: Count | None = None
     lfq_features: Flag | None = None
     lfq_policy: LfqWeights | None = None
@@ -263,17 +267,17 @@ class DualPi2(_AqmBase):
     tupdate: PositiveTime | None = None
     alpha: Gain | None = None
     beta: Gain | None = None
-    coupling: Annotated[float, Field(gt=0.0, le=100.0)] | None = None
-    step_thresh: Time | Limit | None = None
-    min_qlen_step: Annotated[int, Field(ge=0)] | None = None
+    coupling: Annotated[float, Field(gt=0.0, le=100.0, allow_inf_nan=False)] | None = None
+    step_thresh: TimeOrPackets | None = None
+    min_qlen_step: U32 | None = None
     c_protection: Annotated[int, Field(ge=0, le=100)] | None = None
     ecn_mask: EcnMask | None = None
     drop_overload: Flag | None = None
     drop_early: Flag | None = None
-    mtu: Size | None = None
+    mtu: Size32 | None = None
     l_min_thresh: Time | None = None
     l_range: PositiveTime | None = None
-    l_th_len: Annotated[int, Field(ge=0)] | None = None
+    l_th_len: U32 | None = None
     tshift: Time | None = None
     a3c_policy: A3cWeights | None = None
 
@@ -305,9 +309,9 @@ class FqL4s(Pie):
     mode, the actor sets every queue's own p at each of its ``tupdate`` updates)."""
 
     kind: Literal["fq_l4s"] = "fq_l4s"  # type: ignore[assignment]
-    pairs: Count | None = None
-    quantum: Size | None = None
-    coupling: Annotated[float, Field(gt=0.0, le=100.0)] | None = None
+    pairs: Buckets | None = None
+    quantum: Size32 | None = None
+    coupling: Annotated[float, Field(gt=0.0, le=100.0, allow_inf_nan=False)] | None = None
     ecn_mask: EcnMask | None = None
     a3c_policy: A3cWeights | None = None
 

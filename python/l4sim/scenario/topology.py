@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from l4sim.scenario.fields import CoreKey, Count, Probability, Rate, Time, _Model
+from l4sim.scenario.fields import MAX_FLOWS, CoreKey, Many, Probability, Rate, Time, _Model
 from l4sim.scenario.qdiscs import Fifo, Qdisc
 
 
@@ -76,7 +76,7 @@ class Dumbbell(_Topology):
     """``s_i — r0 — r1 — d_i``; the bottleneck r0—r1 has its qdisc on r0's egress."""
 
     preset: Literal["dumbbell"]
-    pairs: Count | None = Field(
+    pairs: Many | None = Field(
         None, description="Sender/receiver pairs s_i, d_i (default: the number of flows)."
     )
     bottleneck: LinkSpec = Field(description="The r0—r1 link.")
@@ -90,6 +90,11 @@ class Dumbbell(_Topology):
     @model_validator(mode="after")
     def _pairs(self) -> Dumbbell:
         if self.access_delays is not None:
+            if len(self.access_delays) > MAX_FLOWS:
+                raise ValueError(
+                    f"access_delays has {len(self.access_delays)} entries, more than the "
+                    f"{MAX_FLOWS} sender/receiver pairs allowed (a sane bound for one simulation)"
+                )
             if self.pairs is None:
                 self.pairs = len(self.access_delays)
             if len(self.access_delays) != self.pairs or not self.access_delays:
@@ -135,7 +140,7 @@ class PathTopology(_Topology):
     uniform ``link`` with an optional ``bottleneck`` at hop ``bottleneck_index``."""
 
     preset: Literal["path"]
-    routers: Count | None = Field(None, description="Number of routers K between h0 and h1.")
+    routers: Many | None = Field(None, description="Number of routers K between h0 and h1.")
     hops: list[LinkSpec] | None = Field(None, description="The K+1 links from h0 towards h1.")
     link: LinkSpec | None = Field(None, description="One link used for every hop.")
     bottleneck: LinkSpec | None = Field(None, description="The link at hop bottleneck_index.")

@@ -469,6 +469,7 @@ impl Simulation {
         let flow = &mut self.flows[f];
         if p.dir == Dir::Forward {
             flow.owd.record(now - p.created);
+            flow.rx_wire_bytes += p.size as u64;
         }
         let mut action = None;
         match (&mut flow.ep, p.dir) {

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::config::SimConfig;
 use crate::flow::Flow;
 use crate::net::link::Channel;
 use crate::qdisc::QueueDisc;
@@ -50,7 +51,81 @@ pub struct Series {
     pub queues: QueueSeries,
 }
 
+impl FlowSeries {
+    /// Room for `n` more rows in every column (`false` if the allocator refused some).
+    fn reserve(&mut self, n: usize) -> bool {
+        [
+            self.time_s.try_reserve_exact(n),
+            self.flow.try_reserve_exact(n),
+            self.cwnd_pkts.try_reserve_exact(n),
+            self.ssthresh_pkts.try_reserve_exact(n),
+            self.srtt_s.try_reserve_exact(n),
+            self.delivered_bytes.try_reserve_exact(n),
+            self.goodput_bps.try_reserve_exact(n),
+            self.throughput_bps.try_reserve_exact(n),
+            self.retransmits.try_reserve_exact(n),
+            self.bytes_in_flight.try_reserve_exact(n),
+            self.ca_state.try_reserve_exact(n),
+        ]
+        .iter()
+        .all(Result::is_ok)
+    }
+}
+
+impl QueueSeries {
+    /// Room for `n` more rows in every column (`false` if the allocator refused some).
+    fn reserve(&mut self, n: usize) -> bool {
+        [
+            self.time_s.try_reserve_exact(n),
+            self.link.try_reserve_exact(n),
+            self.class.try_reserve_exact(n),
+            self.backlog_pkts.try_reserve_exact(n),
+            self.backlog_bytes.try_reserve_exact(n),
+            self.drops.try_reserve_exact(n),
+            self.ecn_marks.try_reserve_exact(n),
+            self.sojourn_s.try_reserve_exact(n),
+            self.utilization.try_reserve_exact(n),
+        ]
+        .iter()
+        .all(Result::is_ok)
+    }
+}
+
 impl Series {
+    /// The rows a whole run of `cfg` adds at most, (flows, queues): a flow's from the first
+    /// sample at or after its start, every channel's (and each class's) from the first.
+    pub fn rows_of_run(cfg: &SimConfig, channels: &[Channel]) -> (u64, u64) {
+        let iv = cfg.sample_interval_ns.max(1);
+        let samples = cfg.duration_ns / iv;
+        let flows = cfg
+            .flows
+            .iter()
+            .map(|f| samples - samples.min(f.start_ns.div_ceil(iv).saturating_sub(1)))
+            .sum();
+        let per_sample: u64 = channels
+            .iter()
+            .map(|c| 1 + c.qdisc.class_names().len() as u64)
+            .sum();
+        (flows, samples.saturating_mul(per_sample))
+    }
+
+    /// Reserve the columns' room for the rest of a run (`rows_of_run` less the rows held)
+    /// at once: rows are then appended without the copies of growing columns, nor the
+    /// blocks they free (which can stay counted in the process's memory). The room is only
+    /// reserved: memory is used as rows fill it. `false` if the allocator refused some (the
+    /// columns then grow as rows come, as without the call).
+    pub fn reserve_run(&mut self, cfg: &SimConfig, channels: &[Channel]) -> bool {
+        let (flows, queues) = Series::rows_of_run(cfg, channels);
+        let more = |total: u64, held: usize| {
+            usize::try_from(total.saturating_sub(held as u64)).unwrap_or(usize::MAX)
+        };
+        let f = more(flows, self.flows.time_s.len());
+        let q = more(queues, self.queues.time_s.len());
+        // Both, whatever the first gives.
+        let ok_f = self.flows.reserve(f);
+        self.queues.reserve(q) && ok_f
+    }
+
     pub(crate) fn push_flow(&mut self, now: Time, id: usize, f: &Flow, interval: Time) {
         let s = &mut self.flows;
         let (d_delivered, d_sent) = f.interval_delta();

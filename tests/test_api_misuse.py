@@ -1,0 +1,168 @@
+"""Python API misuse (issue 33): a wrong argument to l4sim.run, Simulation or
+SimulationBatch is one sentence naming the argument and what it allows, an L4simError (not
+an AttributeError, nor a bare "OverflowError: int too big to convert")."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("l4sim._core")
+
+import l4sim
+from l4sim import ActionError, EnvConfigError, L4simError, ScenarioError
+from l4sim.simulation import Simulation, SimulationBatch
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "scenarios" / "demo.toml"
+CWND = {"kind": "set_cwnd", "flow": 0, "cwnd": 10}
+
+
+@pytest.fixture(scope="module")
+def sim() -> Simulation:
+    return Simulation(DEMO)
+
+
+def one_sentence(e: pytest.ExceptionInfo[BaseException]) -> str:
+    msg = str(e.value)
+    assert "\n" not in msg and not msg.endswith(".")
+    assert isinstance(e.value, L4simError)
+    return msg
+
+
+@pytest.mark.parametrize("bad", [None, 42, 3.5, ["demo.toml"], b"demo.toml"])
+def test_a_scenario_of_the_wrong_type(bad: object) -> None:
+    for make in (Simulation, l4sim.run):
+        with pytest.raises(ScenarioError) as e:
+            make(bad)  # type: ignore[arg-type]
+        msg = one_sentence(e)
+        assert "must be a Scenario (l4sim.load(path)), a path to a scenario file or a " in msg
+        assert f"not {bad!r}" in msg
+
+
+def test_a_scenario_given_as_a_path_or_a_dict_still_works() -> None:
+    assert Simulation(str(DEMO)).scenario.name == "demo"
+    assert Simulation(l4sim.load(DEMO).to_dict()).scenario.name == "demo"
+
+
+@pytest.mark.parametrize(
+    ("call", "fragment"),
+    [
+        (lambda s: s.run_until(2**70), "run_until time 1180591620717411303424 is too large"),
+        (lambda s: s.run_until(math.nan), "run_until time nan must be seconds"),
+        (lambda s: s.run_until(-1), "run_until time -1 must be seconds"),
+        (lambda s: s.run_until("1e30s"), "run_until time '1e30s' is too large"),
+        (lambda s: s.run_until([1]), "run_until time [1] (list) must be seconds"),
+        (lambda s: s.run_until_ns(2**70), "run_until_ns t_ns 1180591620717411303424 is out"),
+        (lambda s: s.run_until_ns(-5), "run_until_ns t_ns -5 is out of range; allowed: 0 to"),
+        (lambda s: s.run_until_ns(1.5), "run_until_ns t_ns 1.5 is not a whole number"),
+        (lambda s: s.run_until_trigger(math.inf), "run_until_trigger time inf must be"),
+        (lambda s: s.run_until_trigger_ns(-1), "run_until_trigger_ns t_ns -1 is out of range"),
+    ],
+)
+def test_times_out_of_range(sim: Simulation, call: Any, fragment: str) -> None:
+    with pytest.raises(EnvConfigError) as e:
+        call(sim)
+    assert fragment in one_sentence(e)
+    assert sim.now_ns == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "fragment"),
+    [
+        (lambda s: s.set_queue_limit("r0->r1", "1e30p"), "queue limit '1e30p' is too large"),
+        (
+            lambda s: s.set_queue_limit("r0->r1", packets=2**64),
+            "set_queue_limit packets 18446744073709551616 is out of range; allowed: 1 to",
+        ),
+        (lambda s: s.set_queue_limit("r0->r1", bytes=-1), "set_queue_limit bytes -1 is out"),
+        (lambda s: s.set_queue_limit(None, "5p"), "set_queue_limit link None is not a link"),
+        (lambda s: s.schedule(CWND, 1e300), "schedule delay 1e+300 is too large"),
+        (lambda s: s.schedule(CWND, -1), "schedule delay -1 must be seconds"),
+        (lambda s: s.schedule_ns(CWND, 2**64), "schedule_ns delay_ns 18446744073709551616 is"),
+        (lambda s: s.set_packet_trigger("r0->r1", -1), "set_packet_trigger every -1 is out"),
+        (lambda s: s.set_packet_trigger("r0->r1", 0), "allowed: 1 to 18446744073709551615"),
+        (lambda s: s.send_control(-1, CWND), "send_control flow -1 is out of range"),
+        (lambda s: s.send_message(0, 2**63), "send_message token 9223372036854775808 is out"),
+        (lambda s: s.send_message(0, -1), "send_message token -1 is out of range"),
+    ],
+)
+def test_control_arguments_out_of_range(sim: Simulation, call: Any, fragment: str) -> None:
+    with pytest.raises(ActionError) as e:
+        call(sim)
+    assert fragment in one_sentence(e)
+
+
+@pytest.mark.parametrize(
+    ("action", "fragment"),
+    [
+        (
+            {**CWND, "cwnd": 2**70},
+            "action set_cwnd: cwnd 1180591620717411303424 is out of range; allowed: 0 to "
+            "4294967295",
+        ),
+        ({**CWND, "flow": -1}, "action set_cwnd: flow -1 is out of range"),
+        ({**CWND, "cwnd": 2.5}, "action set_cwnd: cwnd 2.5 is not a whole number"),
+        ({"kind": "set_cwnd", "flow": 0}, "action set_cwnd needs cwnd"),
+        ({**CWND, "speed": 1}, "action set_cwnd has no field 'speed'; its fields: flow, cwnd"),
+        ({"kind": "faster"}, "action kind 'faster' is not one of set_cwnd, set_drop_prob"),
+        ({"flow": 0}, "action kind None is not one of"),
+        (None, "action None is not a dict"),
+        (42, "action 42 is not a dict"),
+        (
+            {"kind": "set_link_rate", "link": "r0->r1", "rate_bps": 1e30},
+            "action set_link_rate: rate_bps 1e+30 is not a whole number",
+        ),
+        (
+            {"kind": "set_queue_limit", "link": 7, "packets": 5},
+            "action set_queue_limit: link 7 is not a string",
+        ),
+    ],
+)
+def test_actions_the_core_cannot_read(sim: Simulation, action: Any, fragment: str) -> None:
+    for call in (
+        lambda: sim.apply(action),
+        lambda: sim.schedule(action, "1ms"),
+        lambda: sim.send_control(0, action),
+    ):
+        with pytest.raises(ActionError) as e:
+            call()
+        assert fragment in one_sentence(e)
+
+
+def test_actions_the_core_refuses_keep_its_sentence(sim: Simulation) -> None:
+    with pytest.raises(ActionError, match="has no 'agent' qdisc"):
+        sim.apply({"kind": "set_drop_prob", "link": "r0->r1", "prob": 0.5})
+
+
+def test_numpy_numbers_are_accepted(sim: Simulation) -> None:
+    fork = sim.fork()
+    fork.run_until_ns(np.int64(1_000_000))
+    fork.run_until(np.float64(0.002))
+    fork.set_queue_limit("r0->r1", packets=np.int32(50))
+    assert fork.now_ns == 2_000_000
+
+
+def test_batch_arguments() -> None:
+    batch = SimulationBatch([Simulation(DEMO), Simulation(DEMO)])
+    with pytest.raises(
+        EnvConfigError,
+        match="run_until_ns needs 2 times, got 1; give one time in ns per simulation",
+    ):
+        batch.run_until_ns([1])
+    with pytest.raises(EnvConfigError, match="start_ns t_ns 5 must be a list of 2 times"):
+        batch.start_ns(5)  # type: ignore[arg-type]
+    with pytest.raises(EnvConfigError, match=r"start_ns t_ns\[1\] -1 is out of range"):
+        batch.start_ns([1, -1])
+    with pytest.raises(EnvConfigError, match=r"t_ns\[0\] 1180591620717411303424 is out of range"):
+        batch.run_until_ns([2**70, 0])
+    with pytest.raises(ActionError, match="action set_cwnd: cwnd -3 is out of range"):
+        batch.apply(0, {**CWND, "cwnd": -3})
+    with pytest.raises(IndexError, match=r"batch index 2 is outside 0\.\.2"):
+        batch.apply(2, CWND)
+    batch.run_until_ns([10**9, 2 * 10**9])
+    assert [batch.get(i).now_ns for i in range(2)] == [10**9, 2 * 10**9]

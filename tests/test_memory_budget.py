@@ -1,0 +1,239 @@
+"""Memory and size (issue 33): the memory budget refuses runs that cannot fit with one
+sentence, the time series come from the core as buffers (same frames as the list form) and
+can be drained in chunks, and a flow's throughput is what got through."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+pytest.importorskip("l4sim._core")
+
+import l4sim
+from l4sim import _core, budget
+from l4sim.budget import MemoryBudgetError
+from l4sim.simulation import FLOW_SCHEMA, QUEUE_SCHEMA, Simulation, columns_to_frame
+
+ROOT = Path(__file__).resolve().parents[1]
+GiB = 2**30
+
+
+def demo(**changes: Any) -> dict[str, Any]:
+    return {**l4sim.load(ROOT / "scenarios" / "demo.toml").to_dict(), **changes}
+
+
+def dumbbell(
+    count: int, rate: str, duration: str, limit: str = "1000p", **changes: Any
+) -> dict[str, Any]:
+    return {
+        "name": "big",
+        "duration": duration,
+        "topology": {
+            "preset": "dumbbell",
+            "access": {"rate": "1Gbps", "delay": "1ms"},
+            "bottleneck": {
+                "rate": rate,
+                "delay": "10ms",
+                "qdisc": {"kind": "fifo", "limit": limit},
+            },
+        },
+        "flows": [{"kind": "tcp", "cca": "newreno", "count": count}],
+        **changes,
+    }
+
+
+@pytest.fixture
+def machine_with_16_gib(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine with 16 GiB available (budget 8 GiB) and no L4SIM_MEMORY_LIMIT."""
+    monkeypatch.delenv(budget.ENV_VAR, raising=False)
+    monkeypatch.setattr(budget, "_mem_available", lambda: 16 * GiB)
+
+
+# -- the budget ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("interval", ["1ns", "10us"])
+def test_a_tiny_sample_interval_is_refused_with_one_sentence(
+    interval: str, machine_with_16_gib: None
+) -> None:
+    # 10us on demo.toml: 33.8 million rows (~6 GiB); 1ns: 56 TiB. Before: the core aborted
+    # ("memory allocation of 536870912 bytes failed", exit 134).
+    limit = "2GiB" if interval == "10us" else None
+    with pytest.raises(MemoryBudgetError) as e:
+        Simulation(demo(sample_interval=interval), memory_limit=limit)
+    msg = str(e.value)
+    assert msg.count(". ") == 0 and "\n" not in msg
+    assert f"raise sample_interval (now '{interval}')" in msg
+    assert "scenario 'demo' would need about" in msg and "more than the budget of" in msg
+    assert "L4SIM_MEMORY_LIMIT" in msg
+
+
+def test_a_long_run_of_many_flows_is_refused(machine_with_16_gib: None) -> None:
+    # Default sampling, 50 flows at 100 Mbit/s for 36 000 s: 90.7 million rows, ~15.6 GiB.
+    with pytest.raises(MemoryBudgetError) as e:
+        Simulation(dumbbell(50, "100Mbps", "36000s"))
+    msg = str(e.value)
+    assert "90 720 000 rows" in msg
+    assert "more than the budget of 8 GiB (half of the 16 GiB of memory available)" in msg
+    assert "shorten duration (now '36000s')" in msg
+
+
+def test_streaming_counts_one_percent_of_the_series(machine_with_16_gib: None) -> None:
+    sim = Simulation(dumbbell(50, "100Mbps", "36000s"), streaming=True)
+    assert sim.now_ns == 0
+    full = budget.estimate(sim.scenario.to_core_config())
+    part = budget.estimate(sim.scenario.to_core_config(), streaming=True)
+    assert part.series_bytes == pytest.approx(full.series_bytes / 100, rel=1e-6)
+
+
+def test_many_flows_name_their_count() -> None:
+    # A configuration as the core takes it (building a Scenario of 100 000 flows takes
+    # seconds): the flows' state dominates.
+    cfg = {
+        "duration_ns": 10**9,
+        "sample_interval_ns": 10 * 10**9,
+        "nodes": [{"name": f"n{i}"} for i in range(2)],
+        "links": [{"a": 0, "b": 1, "qdisc_ab": {"kind": "fifo"}, "qdisc_ba": {"kind": "fifo"}}],
+        "flows": [{"kind": "tcp", "src": 0, "dst": 1, "start_ns": 0}] * 100_000,
+    }
+    with pytest.raises(MemoryBudgetError, match=r"100 000 flows .*; lower the flows' count"):
+        budget.check(cfg, name="many", memory_limit="1GiB")
+
+
+def test_the_budget_comes_from_the_keyword_the_environment_or_the_machine(
+    monkeypatch: pytest.MonkeyPatch, machine_with_16_gib: None
+) -> None:
+    assert budget.resolve_limit() == (8 * GiB, "half of the 16 GiB of memory available")
+    monkeypatch.setenv(budget.ENV_VAR, "4GiB")
+    assert budget.resolve_limit() == (4 * GiB, budget.ENV_VAR)
+    assert budget.resolve_limit("1GB") == (10**9, "memory_limit=")
+    assert budget.resolve_limit(12345)[0] == 12345
+    for off in ("0", "none", "None", " off "):
+        monkeypatch.setenv(budget.ENV_VAR, off)
+        assert budget.resolve_limit()[0] is None
+    assert budget.resolve_limit(0)[0] is None
+    monkeypatch.setattr(budget, "_mem_available", lambda: None)
+    monkeypatch.delenv(budget.ENV_VAR)
+    assert budget.resolve_limit()[0] == budget.FALLBACK_LIMIT
+
+
+def test_the_check_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(budget.ENV_VAR, "none")
+    sim = Simulation(demo(sample_interval="1ns"))  # built, not run
+    assert sim.now_ns == 0
+    Simulation(demo(sample_interval="1ns"), memory_limit=0)
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ("lots", "L4SIM_MEMORY_LIMIT 'lots' is not a size such as '4GiB'"),
+        ("-3GiB", "is not a size such as '4GiB'"),
+        ("4 parsecs", "is not a size such as '4GiB'"),
+    ],
+)
+def test_a_bad_budget_is_one_sentence(
+    monkeypatch: pytest.MonkeyPatch, value: str, fragment: str
+) -> None:
+    monkeypatch.setenv(budget.ENV_VAR, value)
+    with pytest.raises(MemoryBudgetError, match=fragment):
+        Simulation(demo())
+
+
+@pytest.mark.parametrize("value", [-1, 2.5, True, [1]])
+def test_a_bad_memory_limit_keyword_is_one_sentence(value: object) -> None:
+    with pytest.raises(MemoryBudgetError, match="memory_limit"):
+        Simulation(demo(), memory_limit=value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["demo", "l4s_dualpi2", "mixed", "path_2router"])
+def test_the_estimate_counts_the_rows_the_core_will_hold(name: str) -> None:
+    scenario = l4sim.load(ROOT / "scenarios" / f"{name}.toml")
+    est = budget.estimate(scenario.to_core_config())
+    sim = Simulation(scenario)
+    assert (est.flow_rows, est.queue_rows) == tuple(sim._sim.series_rows_of_run())
+    sim.run()
+    flows, queues = sim.series_rows()
+    # Every flow row; queue rows only for the link directions that carried something.
+    assert flows == est.flow_rows and 0 < queues <= est.queue_rows
+
+
+# -- the time series' handover -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["demo", "l4s_dualpi2"])
+def test_buffer_frames_equal_the_list_form(name: str) -> None:
+    sim = Simulation(ROOT / "scenarios" / f"{name}.toml")
+    empty_f, empty_q = sim.flows(), sim.queues()
+    assert empty_f.height == 0 and empty_f.schema == pl.Schema(FLOW_SCHEMA)
+    assert empty_q.height == 0 and empty_q.schema == pl.Schema(QUEUE_SCHEMA)
+    sim.run_until("7s")
+    flows, queues = sim.flows(), sim.queues()
+    assert flows.schema == pl.Schema(FLOW_SCHEMA) and queues.schema == pl.Schema(QUEUE_SCHEMA)
+    assert_frame_equal(flows, columns_to_frame(sim._sim.flow_series(), FLOW_SCHEMA))
+    assert_frame_equal(queues, columns_to_frame(sim._sim.queue_series(), QUEUE_SCHEMA))
+    # NaN where TCP state is unset, several TCP states and classes: the text columns.
+    assert flows["ssthresh_pkts"].is_nan().any()
+    assert flows["ca_state"].n_unique() > 1
+    if name == "l4s_dualpi2":
+        assert set(queues["class"]) == {"", "L4S", "Classic"}
+
+
+def test_drained_chunks_add_up_to_the_whole_run() -> None:
+    whole = Simulation(ROOT / "scenarios" / "demo.toml")
+    whole.run()
+    sim = Simulation(ROOT / "scenarios" / "demo.toml", streaming=True)
+    chunks = []
+    for t in ("3s", "3s", "11.05s", "20s"):
+        sim.run_until(t)
+        chunks.append(sim.drain_series())
+        assert sim.series_rows() == (0, 0)
+        assert sim.flows().height == 0 and sim.queues().height == 0
+    assert_frame_equal(pl.concat([f for f, _ in chunks]), whole.flows())
+    assert_frame_equal(pl.concat([q for _, q in chunks]), whole.queues())
+    assert chunks[1][0].height == 0  # nothing new since the last drain
+    assert sim.summary() == whole.summary()
+
+
+# -- throughput_bps is what got through ------------------------------------------------------
+
+
+def test_throughput_cannot_exceed_the_link_and_send_rate_is_what_was_sent() -> None:
+    # A 50 Mbit/s UDP source on a 10 Mbit/s link: it sends 50, 10 get through (before:
+    # throughput_bps reported 50 Mbit/s).
+    scenario = {
+        "name": "udp_over",
+        "duration": "2s",
+        "topology": {"preset": "two_host", "rate": "10Mbps", "delay": "5ms"},
+        "flows": [{"kind": "udp", "rate": "50Mbps"}],
+    }
+    f = l4sim.run(scenario).summary["flows"][0]
+    assert 9.5e6 <= f["throughput_bps"] <= 10e6
+    assert f["send_rate_bps"] == pytest.approx(50e6, rel=0.01)
+    assert f["goodput_bps"] <= f["throughput_bps"]
+
+
+def test_throughput_of_tcp_flows_sums_to_no_more_than_the_bottleneck() -> None:
+    s = l4sim.run(dumbbell(40, "10Mbps", "5s", limit="20p")).summary
+    total = sum(f["throughput_bps"] for f in s["flows"])
+    sent = sum(f["send_rate_bps"] for f in s["flows"])
+    assert total <= 10e6 < sent
+    for f in s["flows"]:
+        assert f["goodput_bps"] <= f["throughput_bps"] <= f["send_rate_bps"]
+    assert all(math.isfinite(f["throughput_bps"]) for f in s["flows"])
+
+
+def test_the_summary_schema_documents_every_field() -> None:
+    schema = _core.contract()["schemas"]["summary"]
+    flow = schema["$defs"]["FlowSummary"]["properties"]
+    assert "can exceed what its" in flow["send_rate_bps"]["description"]
+    assert "reached its destination" in flow["throughput_bps"]["description"]
+    summary = json.loads(Simulation(demo())._sim.summary_json())
+    assert set(summary["flows"][0]) == set(flow)
+    assert set(summary) == set(schema["properties"])
