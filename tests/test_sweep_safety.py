@@ -436,3 +436,13 @@ def test_killing_l4sim_emulate_kills_its_router(tmp_path: Path) -> None:
         kill_and_check_orphans(proc, timeout=3)
     finally:
         emu.cleanup_leftovers()  # the killed run's namespaces (its pid is gone now)
+
+
+def test_too_many_jobs_is_one_sentence(tmp_path: Path, capsys):
+    from l4sim.executors import MAX_JOBS
+
+    spec = ROOT / "examples" / "sweep_buffers.toml"
+    with pytest.raises(SystemExit) as e:
+        cli.main(["sweep", str(spec), "--jobs", str(MAX_JOBS + 1), "--out", str(tmp_path / "x")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "worker processes" in err, err

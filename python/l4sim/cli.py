@@ -354,7 +354,10 @@ def emulate_cmd(
     spin_us: Annotated[
         float,
         typer.Option(
-            help="The router busy-waits this long before each event (microseconds).", min=0
+            help="The router busy-waits this long before each event (microseconds, at most "
+            "1 000 000).",
+            min=0,
+            max=1_000_000,
         ),
     ] = 0.0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No tables.")] = False,
@@ -466,9 +469,10 @@ def reproduce_cmd(
         int | None,
         typer.Option(
             min=1,
-            help="Seeds 1..N: l4s-rtt-fairness runs each case N times with the hosts' timing "
-            "noise and reports the mean and how often each flow agrees; a3c-004, macc-002: "
-            "the training seeds.",
+            max=1000,
+            help="Seeds 1..N (at most 1000): l4s-rtt-fairness runs each case N times with the "
+            "hosts' timing noise and reports the mean and how often each flow agrees; "
+            "a3c-004, macc-002: the training seeds.",
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,

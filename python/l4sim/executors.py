@@ -91,6 +91,10 @@ class Outcome(Generic[R]):
         return self.error is None
 
 
+MAX_JOBS = 1024
+"""The most local worker processes ``--jobs`` may ask for (each is a Python interpreter)."""
+
+
 def default_jobs() -> int:
     """The CPUs this process may use (``--jobs`` default)."""
     try:
@@ -607,6 +611,11 @@ def make_executor(jobs: int | None = None, ray: str | None = None) -> Executor:
     ``jobs == 1`` is serial, anything else a process pool of ``jobs`` (default: the CPUs)."""
     if jobs is not None and jobs < 1:
         raise L4simError(f"--jobs must be at least 1, not {jobs}")
+    if jobs is not None and jobs > MAX_JOBS:
+        raise L4simError(
+            f"--jobs {jobs} is more than the {MAX_JOBS} worker processes l4sim starts on one "
+            f"machine (this one has {default_jobs()} CPUs); use --ray for a cluster"
+        )
     if ray is not None:
         return RayExecutor(None if ray in ("", "local") else ray, jobs)
     if jobs == 1:
