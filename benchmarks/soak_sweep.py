@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from statistics import median
 
+from l4sim.executors import descendants
+
 ROOT = Path(__file__).resolve().parents[1]
 BASE = ROOT / "scenarios" / "bench_1flow_10M.toml"
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -49,19 +51,6 @@ def _stat(pid: int) -> list[str] | None:
     except OSError:
         return None
     return text[text.rindex(")") + 2 :].split()
-
-
-def descendants(pid: int) -> list[int]:
-    kids: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit() and (st := _stat(int(d))) is not None:
-            kids.setdefault(int(st[1]), []).append(int(d))
-    out, stack = [], [pid]
-    while stack:
-        for c in kids.get(stack.pop(), []):
-            out.append(c)
-            stack.append(c)
-    return out
 
 
 def alive(pid: int) -> bool:

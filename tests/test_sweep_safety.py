@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("l4sim._core")
 
 from l4sim import cli
-from l4sim.executors import die_with_parent, pdeathsig_preexec
+from l4sim.executors import descendants, die_with_parent, pdeathsig_preexec
 from l4sim.sweep import (
     MAX_POINTS,
     SweepError,
@@ -46,29 +46,6 @@ def write_spec(tmp: Path, body: str, name: str = "spec.toml") -> Path:
 
 # --------------------------------------------------------------------------------------------
 # Processes, from /proc (psutil may not be installed).
-
-
-def children_map() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{d}/stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        kids.setdefault(ppid, []).append(int(d))
-    return kids
-
-
-def descendants(pid: int) -> list[int]:
-    kids, out, stack = children_map(), [], [pid]
-    while stack:
-        for c in kids.get(stack.pop(), []):
-            out.append(c)
-            stack.append(c)
-    return out
 
 
 def alive(pid: int) -> bool:
