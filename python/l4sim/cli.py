@@ -14,6 +14,7 @@ import math
 import os
 import re
 import sys
+import time
 import warnings
 from importlib.resources import files
 from pathlib import Path
@@ -484,6 +485,7 @@ def reproduce_cmd(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from l4sim.experiments import EXPERIMENTS
+    from l4sim.manifest import write_manifest
 
     if name not in EXPERIMENTS:
         raise typer.BadParameter(
@@ -506,6 +508,7 @@ def reproduce_cmd(
         raise typer.BadParameter(f"experiment {name!r} has no --{' or --'.join(refused)} mode")
     out_dir = out if out is not None else default_out(name)
     check_out_dir(out_dir)
+    started = time.perf_counter()
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -527,6 +530,21 @@ def reproduce_cmd(
                 out_dir, only=subset, figures=figures, on_case=step, executor=executor, **extra
             )
         bar.update(task, completed=bar.tasks[0].total, description=name)
+    write_manifest(
+        out_dir,
+        experiment=name,
+        options={
+            "quick": quick,
+            "train": train,
+            "only": subset,
+            "seeds": list(extra.get("seeds", [])) or None,
+            "figures": figures,
+            "jobs": jobs,
+            "ray": ray,
+        },
+        wall_time_s=time.perf_counter() - started,
+        argv=_INVOCATION,
+    )
     if not quiet:
         print(exp.markdown_table(rows))
     out_console.print(
@@ -867,9 +885,14 @@ def _one_line_warning(
     err_console.print(f"[yellow]warning: {escape(text)}[/]", soft_wrap=True, highlight=False)
 
 
+_INVOCATION: list[str] = []
+"""The arguments :func:`main` was given (what a manifest records as the command line)."""
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``l4sim``)."""
     args = _bare_ray(list(sys.argv[1:] if argv is None else argv))
+    _INVOCATION[:] = args
     if not args:
         args = ["--help"]
     debug = os.environ.get("L4SIM_DEBUG", "") not in ("", "0")
