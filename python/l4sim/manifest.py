@@ -76,6 +76,7 @@ def write_manifest(
 ) -> Path:
     """Write ``out_dir/manifest.json`` for the run of ``experiment`` that wrote ``out_dir``."""
     out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)  # an experiment that wrote nothing yet
     files = {
         p.relative_to(out).as_posix(): _digest(p)
         for p in sorted(out.rglob("*"))
