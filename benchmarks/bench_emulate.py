@@ -182,7 +182,7 @@ def forwarding_rate(seconds: float, senders: int = 2) -> dict[str, float]:
 
 def router_cpu() -> dict[str, float]:
     out = subprocess.run(
-        [str(emu.find_router()), "--bench", "2000000"], capture_output=True, text=True, check=True
+        [*emu.find_router(), "--bench", "2000000"], capture_output=True, text=True, check=True
     ).stdout
     return {k: float(v) for k, v in (x.split("=") for x in out.split())}
 

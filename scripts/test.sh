@@ -14,11 +14,11 @@ fi
 cargo fmt --all --check
 cargo clippy --all-targets -q -- -D warnings
 cargo test --release -q -p l4sim-core -p l4sim-emu
-# The emulator's router (tests/test_emulate.py runs it where network namespaces can be made).
-cargo build --release -q -p l4sim-emu
 ruff check .
 ruff format --check .
 # The docs site: every warning (a broken link or anchor, a page left out) is an error; the
 # Rust API pages come from cargo doc. tests/test_docs.py opens the result in Chromium.
 NO_MKDOCS_2_WARNING=1 mkdocs build --strict -q
 python -m pytest -q
+# The wheel, installed into a fresh venv with no Rust on PATH (demo, emulate, its router).
+bash scripts/test_wheel.sh

@@ -1,7 +1,7 @@
 """``l4sim emulate``: the kernel's TCP between network namespaces through l4sim's router.
 
 The end-to-end tests need root and network namespaces; where they cannot be created the
-tests say so and skip. The router binary is built if missing (cargo)."""
+tests say so and skip. The router is the one the extension carries (`python -m l4sim._router`)."""
 
 from __future__ import annotations
 
@@ -32,14 +32,8 @@ needs_netns = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 
 @pytest.fixture(scope="module")
-def router() -> Path:
-    try:
-        return emu.find_router()
-    except EmulationError:
-        subprocess.run(
-            ["cargo", "build", "--release", "-q", "-p", "l4sim-emu"], cwd=ROOT, check=True
-        )
-        return emu.find_router()
+def router() -> list[str]:
+    return emu.find_router()
 
 
 def _ours(pid: int) -> list[str]:
@@ -66,7 +60,7 @@ cca = "newreno"
 
 
 @needs_netns
-def test_dumbbell_run_end_to_end(router: Path, tmp_path: Path) -> None:
+def test_dumbbell_run_end_to_end(router: list[str], tmp_path: Path) -> None:
     from l4sim.results import read, write
 
     result = emu.emulate(loads(DUMBBELL))
@@ -118,7 +112,7 @@ ecn = "ect1"
 
 
 @needs_netns
-def test_dualpi2_marks_ect1_packets_on_their_real_headers(router: Path) -> None:
+def test_dualpi2_marks_ect1_packets_on_their_real_headers(router: list[str]) -> None:
     # 12 Mbit/s of ECT(1) into 10 Mbit/s: the L4S queue grows past its 1 ms step and
     # DualPI2 marks (RFC 9332 §2.5.1.2); the receiver reads CE in the IP header.
     s = emu.emulate(loads(ECT1)).summary
@@ -210,7 +204,7 @@ def _start_cli(tmp_path: Path) -> tuple[subprocess.Popen[str], int]:
 
 
 @needs_netns
-def test_no_namespace_left_after_the_router_is_killed(router: Path, tmp_path: Path) -> None:
+def test_no_namespace_left_after_the_router_is_killed(router: list[str], tmp_path: Path) -> None:
     proc, rpid = _start_cli(tmp_path)
     try:
         os.kill(rpid, signal.SIGKILL)
@@ -226,7 +220,7 @@ def test_no_namespace_left_after_the_router_is_killed(router: Path, tmp_path: Pa
 
 @needs_netns
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupting_a_run_removes_everything(router: Path, tmp_path: Path, sig: int) -> None:
+def test_interrupting_a_run_removes_everything(router: list[str], tmp_path: Path, sig: int) -> None:
     proc, rpid = _start_cli(tmp_path)
     try:
         os.kill(proc.pid, sig)
@@ -296,7 +290,7 @@ def test_summary_keys_match_the_run_contract() -> None:
 
 
 @needs_netns
-def test_an_lfq_policy_runs_in_the_router(router: Path, tmp_path: Path) -> None:
+def test_an_lfq_policy_runs_in_the_router(router: list[str], tmp_path: Path) -> None:
     # LFQ (fq with a weights file): a network whose output is about 40 packets whatever
     # the features sets the flow's buffer in the router as in the simulator, so a CUBIC
     # flow that would fill fq's default 100-packet buffer is held near 40.
@@ -319,7 +313,7 @@ def test_an_lfq_policy_runs_in_the_router(router: Path, tmp_path: Path) -> None:
 
 
 @needs_netns
-def test_kernel_tcp_negotiates_ecn_and_answers_the_routers_marks(router: Path) -> None:
+def test_kernel_tcp_negotiates_ecn_and_answers_the_routers_marks(router: list[str]) -> None:
     # tcp_ecn = 1 in the sender's namespace: the kernel negotiates ECN (RFC 3168 §6.1.1),
     # sends ECT(0), RED marks instead of dropping (thresholds of 2 and 4 packets on the
     # instantaneous queue, which slow start's bursts exceed; no hard drops below the

@@ -2,15 +2,16 @@
 namespaces.
 
 Each host of the scenario (a flow endpoint) gets a network namespace ``l4e<pid>-<node>``
-holding one TUN device with address ``10.77.0.<node + 1>``; nothing else, no default
-route, so traffic cannot leave the run's namespaces. The Rust router ``l4sim-router``
-(``crates/l4sim-emu``) holds the TUN devices and forwards every packet through the
-scenario's links as the simulator models them (the core's ``Channel``: the qdisc of each
-link direction, serialisation at its rate, propagation delay, i.i.d. loss), writing CE
-marks into the IP headers. The endpoints are the kernel's TCP: the congestion control is
-set per socket (``TCP_CONGESTION``), ECN per namespace (``net.ipv4.tcp_ecn``). A
-traffic generator in this process (sockets opened inside the namespaces with
-``setns(2)``, one thread per endpoint) runs the scenario's flows and samples ``TCP_INFO``.
+holding one TUN device with address ``10.77.0.<node + 1>``; nothing else, no default route,
+so traffic cannot leave the run's namespaces. The Rust router ``l4sim-router``
+(``crates/l4sim-emu``, carried by the extension: ``python -m l4sim._router``) holds the TUN
+devices and forwards every packet through the scenario's links as the simulator models them
+(the core's ``Channel``: the qdisc of each link direction, serialisation at its rate,
+propagation delay, i.i.d. loss), writing CE marks into the IP headers. The endpoints are the
+kernel's TCP: the congestion control is set per socket (``TCP_CONGESTION``), ECN per
+namespace (``net.ipv4.tcp_ecn``). A traffic generator in this process (sockets opened inside
+the namespaces with ``setns(2)``, one thread per endpoint) runs the scenario's flows and
+samples ``TCP_INFO``.
 
 The results have the shape of ``l4sim run``'s: ``summary.json`` (per-flow goodput from
 the receiver; RTT, cwnd, retransmits and delivery rate from ``TCP_INFO``; per-queue
@@ -36,6 +37,7 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -83,26 +85,24 @@ _euid: Callable[[], int] = os.geteuid
 # Environment checks.
 
 
-def find_router() -> Path:
-    """The ``l4sim-router`` binary: ``$L4SIM_ROUTER``, the package's ``bin/``, the
-    checkout's ``target/release/``, or ``PATH``."""
+def find_router() -> list[str]:
+    """The command that starts the emulator's router: ``$L4SIM_ROUTER`` (a stand-alone
+    ``l4sim-router`` binary, e.g. ``target/release/l4sim-router`` from
+    ``cargo build --release -p l4sim-emu``) when set, else the router the extension carries
+    (``python -m l4sim._router``), so an installed wheel emulates without Rust."""
     env = os.environ.get("L4SIM_ROUTER")
     if env:
         if not os.access(env, os.X_OK):
             raise EmulationError(f"L4SIM_ROUTER {env!r} is not an executable file")
-        return Path(env)
-    here = Path(__file__).resolve().parent
-    for cand in (here / "bin" / "l4sim-router", here.parents[1] / "target/release/l4sim-router"):
-        if os.access(cand, os.X_OK):
-            return cand
-    found = shutil.which("l4sim-router")
-    if found:
-        return Path(found)
-    raise EmulationError(
-        "the emulator's router l4sim-router was not found; build it with "
-        "`cargo build --release -p l4sim-emu` or set L4SIM_ROUTER to its path "
-        "(see docs/emulation.md)"
-    )
+        return [env]
+    from l4sim import _core
+
+    if not hasattr(_core, "router_main"):
+        raise EmulationError(
+            "this build of l4sim's extension carries no emulator router; reinstall l4sim "
+            "(pip install .) or set L4SIM_ROUTER to an l4sim-router binary"
+        )
+    return [sys.executable, "-m", "l4sim._router"]
 
 
 def _check_host() -> None:
@@ -552,7 +552,7 @@ def emulate(
     """
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
     _check_host()
-    router_bin = find_router()
+    router_cmd = find_router()
     cleanup_leftovers()
     hosts, flows = _hosts_and_flows(sc, os.getpid())
     router: subprocess.Popen[str] | None = None
@@ -586,7 +586,7 @@ def emulate(
         }
         (tmp / "router-config.json").write_text(json.dumps(config))
         router = subprocess.Popen(
-            [str(router_bin), str(tmp / "router-config.json")],
+            [*router_cmd, str(tmp / "router-config.json")],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -354,12 +354,21 @@ fn a3c_infer(weights_path: &str, states: Vec<Vec<f32>>) -> PyResult<Vec<f64>> {
         .collect()
 }
 
+/// Run the emulator's router in this process until its run ends (`python -m l4sim._router
+/// CONFIG.json`): no logic here, `l4sim_emu::run::main` is the whole router. The GIL is
+/// released for the run.
+#[pyfunction]
+fn router_main(py: Python<'_>, args: Vec<String>) {
+    py.allow_threads(|| l4sim_emu::run::main(&args));
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(contract, m)?)?;
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
     m.add_function(wrap_pyfunction!(lfq_infer, m)?)?;
     m.add_function(wrap_pyfunction!(a3c_infer, m)?)?;
+    m.add_function(wrap_pyfunction!(router_main, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<SimBatch>()?;
     m.add_class::<columns::Buffer>()?;
