@@ -1,6 +1,6 @@
 """Stable-Baselines3 PPO learns a TCP window on l4sim (the longer example behind the test).
 
-    python examples/sb3_ppo_tcp_cwnd.py [--steps 20000] [--seed 0]
+    python examples/sb3_ppo_tcp_cwnd.py [--steps 20000] [--seed 0] [--tensorboard DIR]
 
 The agent sets the congestion window of one flow (``l4sim/TcpCwnd-v0``, continuous action
 cwnd x 2^a every 100 ms, the normalised ``tcp`` reward: goodput share minus queueing delay)
@@ -24,10 +24,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=20_000, help="training steps (100 ms each)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tensorboard", metavar="DIR", help="write TensorBoard logs (SB3's) here")
     args = ap.parse_args()
 
     env = gym.make("l4sim/TcpCwnd-v0", action_set="continuous", episode_steps=200)
-    model = PPO("MlpPolicy", env, n_steps=1024, batch_size=256, seed=args.seed, device="cpu")
+    n_steps = min(1024, max(64, args.steps))  # one rollout at most the whole budget
+    model = PPO(
+        "MlpPolicy",
+        env,
+        n_steps=n_steps,
+        batch_size=min(256, n_steps),
+        seed=args.seed,
+        device="cpu",
+        tensorboard_log=args.tensorboard,
+    )
+    if args.tensorboard:
+        print(f"TensorBoard logs in {args.tensorboard}: tensorboard --logdir {args.tensorboard}")
     t0 = time.perf_counter()
     model.learn(total_timesteps=args.steps)
     wall = time.perf_counter() - t0

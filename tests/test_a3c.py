@@ -9,6 +9,7 @@ import torch
 from l4sim import _core
 from l4sim.agents import a3c
 from l4sim.errors import EnvConfigError
+from tb_events import scalars
 
 QUICK = {"workers": 1, "episodes": 2, "steps": 20, "seed": 7}
 
@@ -43,7 +44,12 @@ def test_rust_actor_equals_pytorch_on_random_states(tmp_path):
 
 
 def test_checkpoint_round_trips(tmp_path):
-    res = a3c.train(a3c.A3cConfig(**{**QUICK, "episodes": 1}), tmp_path)
+    res = a3c.train(a3c.A3cConfig(**{**QUICK, "episodes": 1}), tmp_path, log_dir=tmp_path / "tb")
+    # TensorBoard: the episode's reward as the curve has it, and the training throughput.
+    tb = scalars(tmp_path / "tb")
+    assert tb["charts/reward_per_step"] == pytest.approx([res.curve[0][2]])
+    assert tb["worker_0/reward_per_step"] == pytest.approx([res.curve[0][2]])
+    assert tb["charts/env_steps_per_s"][0] > 0
     actor, critic = a3c.load_checkpoint(tmp_path / "checkpoint.safetensors")
     x = torch.rand(16, a3c.STATE_DIM)
     for a, b in zip(actor(x), res.actor(x), strict=True):
@@ -156,6 +162,10 @@ def test_reproduce_quick_writes_the_table_and_figures(tmp_path):
     }
     for f in ("table.md", "table.csv", "training.md", "convergence-delay.png", "policy.png"):
         assert (tmp_path / f).exists(), f
+    # One TensorBoard run per trained policy (reward x seed), each with its reward curve.
+    runs = sorted(p.name for p in (tmp_path / "tb").iterdir())
+    assert runs == sorted(p.name for p in (tmp_path / "train").iterdir()), runs
+    assert all(scalars(tmp_path / "tb" / r)["charts/reward_per_step"] for r in runs)
     for r in rows:
         assert 0.0 < r.utilisation <= 1.0
         assert r.l4s_p99_ms is not None and r.l4s_p99_ms >= r.l4s_p50_ms

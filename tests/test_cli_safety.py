@@ -347,6 +347,24 @@ def test_reproduce_quiet(fake_experiment, tmp_path, monkeypatch, capsys):
     assert "Table in out/fake/table.md" in out
 
 
+def test_reproduce_names_the_tensorboard_directory_first(
+    fake_experiment, tmp_path, monkeypatch, capsys
+):
+    """An experiment that trains names where its TensorBoard logs go before it starts."""
+    monkeypatch.chdir(tmp_path)
+    seen: list[bool] = []
+    fake_experiment.tensorboard_dir = lambda out, **kw: Path(out) / "tb"
+    inner = fake_experiment.reproduce
+
+    def reproduce(out: Path, **kw: Any) -> list[int]:
+        seen.append("TensorBoard logs in out/fake/tb" in capsys.readouterr().err)
+        return inner(out, **kw)
+
+    fake_experiment.reproduce = reproduce
+    code, _, _ = run_main(["reproduce", "fake", "-j", "1", "-q"], capsys)
+    assert code == 0 and seen == [True]
+
+
 # --------------------------------------------------------------------------------------------
 # 5. Square brackets in help text survive rich markup.
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -423,6 +427,31 @@ def test_sb3_ppo_runs_on_tcp_cwnd():
         action, _ = model.predict(obs, deterministic=True)
         obs, r, _, _, _ = env.step(action)
         assert env.observation_space.contains(obs) and np.isfinite(r)
+
+
+def test_the_sb3_example_trains_and_logs(tmp_path):
+    """examples/sb3_ppo_tcp_cwnd.py itself, on a tiny budget: it trains PPO on the env,
+    writes SB3's TensorBoard logs and reports its greedy episode."""
+    pytest.importorskip("stable_baselines3")
+    pytest.importorskip("tensorboard")
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(root / "examples" / "sb3_ppo_tcp_cwnd.py"),
+            "--steps",
+            "128",
+            "--tensorboard",
+            str(tmp_path / "tb"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root / "python")},
+    )
+    assert out.returncode == 0, out.stderr
+    assert "trained 128 steps" in out.stdout and "greedy episode: return" in out.stdout
+    assert list((tmp_path / "tb").rglob("events.out.tfevents.*"))
 
 
 def test_lfq_features_from_python():

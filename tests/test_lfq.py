@@ -15,6 +15,7 @@ import l4sim  # noqa: E402
 from l4sim import _core  # noqa: E402
 from l4sim.agents import lfq  # noqa: E402
 from l4sim.errors import L4simError, ScenarioError  # noqa: E402
+from tb_events import scalars  # noqa: E402
 
 
 def test_rust_inference_equals_pytorch(tmp_path: Path) -> None:
@@ -79,7 +80,8 @@ def test_a_forked_ab_pair_differs_only_by_the_buffer(tmp_path: Path) -> None:
 def test_offline_training_is_deterministic_and_writes_loadable_weights(tmp_path: Path) -> None:
     cfg = lfq.LfqConfig(flows=4, batch=2, width=16, duration_s=2.0, seed=3)
     out = tmp_path / "p.safetensors"
-    net, stats = lfq.train(cfg, out)
+    net, stats = lfq.train(cfg, out, log_dir=tmp_path / "tb")
+    assert scalars(tmp_path / "tb")["train/loss"] == pytest.approx(stats["losses"])
     # The rollouts of a batch on a process pool (l4sim.executors): the same training.
     net2, stats2 = lfq.train(dataclasses.replace(cfg, jobs=2))
     assert stats["losses"] == stats2["losses"] and len(stats["losses"]) == 2

@@ -9,6 +9,7 @@ torch = pytest.importorskip("torch")
 from l4sim.agents import vdn  # noqa: E402
 from l4sim.errors import EnvConfigError, L4simError  # noqa: E402
 from l4sim.experiments import macc_002  # noqa: E402
+from tb_events import scalars  # noqa: E402
 
 
 def test_vdn_loss_equals_a_hand_computation():
@@ -78,9 +79,10 @@ def test_training_is_deterministic_and_a_checkpoint_evaluates_the_same(tmp_path)
         return macc_002.make_env("ma-cc", duration="2s")
 
     cfg = vdn.VdnConfig(seed=3, learning_starts=8, batch_size=8)
-    a = vdn.train(make, 2, cfg)
+    a = vdn.train(make, 2, cfg, log_dir=tmp_path / "tb")
     b = vdn.train(make, 2, vdn.VdnConfig(seed=3, learning_starts=8, batch_size=8))
     assert a.returns == b.returns and a.steps == 20
+    assert scalars(tmp_path / "tb")["charts/episodic_return"] == pytest.approx(a.returns)
     vdn.save(a, tmp_path / "p.pt")
     nets, cfg2 = vdn.load_policy(tmp_path / "p.pt")
     r1, sim1 = vdn.evaluate(nets, cfg2, make(), seed=7)

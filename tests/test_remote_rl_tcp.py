@@ -205,6 +205,7 @@ def test_reproduce_quick_stage2_writes_its_table_and_figure(tmp_path: Path) -> N
     assert "| stage 2 | rl-tcp | fixed 105 ms | 105 / 105 |" in text
     assert (tmp_path / "remote_rl_tcp_000_stage2.png").stat().st_size > 10_000
     assert (tmp_path / "models" / "rl-tcp-fixed65ms-s1.pt").is_file()
+    assert (tmp_path / "tb" / "rl-tcp-fixed65ms-s1").is_dir()  # TensorBoard, per agent
     back = brain.load_results(tmp_path / "results.json")
     assert [r.job.delay_ms for r in back] == [65.0, 105.0]
     assert brain.runs_table(back) == text

@@ -508,6 +508,12 @@ def reproduce_cmd(
         raise typer.BadParameter(f"experiment {name!r} has no --{' or --'.join(refused)} mode")
     out_dir = out if out is not None else default_out(name)
     check_out_dir(out_dir)
+    tb_dir = exp.tensorboard_dir(out_dir, **extra) if hasattr(exp, "tensorboard_dir") else None
+    if tb_dir is not None:
+        err_console.print(
+            f"TensorBoard logs in [bold]{escape(str(tb_dir))}[/]: "
+            f"tensorboard --logdir {escape(str(tb_dir))}"
+        )
     started = time.perf_counter()
     with Progress(
         TextColumn("{task.description}"),
@@ -762,6 +768,10 @@ def train_rl_tcp_cmd(
         out_console.print(f"Evaluation in [bold]{escape(str(path))}[/]", soft_wrap=True)
         return
 
+    err_console.print(
+        f"TensorBoard logs in [bold]{escape(str(out / 'tb'))}[/]: "
+        f"tensorboard --logdir {escape(str(out / 'tb'))}"
+    )
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

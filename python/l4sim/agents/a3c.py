@@ -44,6 +44,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from l4sim import rewards as _rewards
+from l4sim.agents.tblog import ScalarLog
 from l4sim.envs.features import QueueStep
 from l4sim.errors import EnvConfigError
 
@@ -519,9 +520,13 @@ def _worker_entry(
     run_worker(wid, cfg, init, sync, lambda *x: queue.put(x))
 
 
-def train(cfg: A3cConfig, out: str | Path | None = None) -> TrainResult:
+def train(
+    cfg: A3cConfig, out: str | Path | None = None, log_dir: str | Path | None = None
+) -> TrainResult:
     """Train from scratch (Hogwild with ``cfg.workers`` processes; 1: in this process);
-    write the policy (and ``checkpoint.safetensors``) under ``out`` if given."""
+    write the policy (and ``checkpoint.safetensors``) under ``out`` if given, TensorBoard
+    scalars under ``log_dir`` (``charts/reward_per_step`` per finished episode in completion
+    order, ``worker_W/reward_per_step`` per worker episode, ``charts/env_steps_per_s``)."""
     if cfg.workers < 1 or cfg.episodes < 1 or cfg.steps < 1:
         raise EnvConfigError("workers, episodes and steps must each be at least 1")
     if cfg.reward not in REWARDS:
@@ -534,43 +539,54 @@ def train(cfg: A3cConfig, out: str | Path | None = None) -> TrainResult:
     opt_a = SharedAdam(actor.parameters(), cfg.actor_lr)
     opt_c = SharedAdam(critic.parameters(), cfg.critic_lr)
     curve: list[tuple[int, int, float, float]] = []
+    log = ScalarLog(log_dir)
     t0 = time.perf_counter()
-    if cfg.ray is not None:
-        from l4sim.agents.a3c_ray import train_ray
 
-        curve = train_ray(cfg, actor, critic, opt_a, opt_c)
-    elif cfg.workers == 1:
-        run_worker(
-            0,
-            cfg,
-            (actor.state_dict(), critic.state_dict()),
-            hogwild_sync(actor, critic, opt_a, opt_c),
-            lambda w, e, r, n: curve.append((w, e, r, time.perf_counter() - t0)),
-        )
-    else:
-        import torch.multiprocessing as mp
+    def record(w: int, e: int, r: float, t: float) -> None:
+        curve.append((w, e, r, t))
+        log.add(len(curve), {"charts/reward_per_step": r})
+        log.add(e, {f"worker_{w}/reward_per_step": r})
 
-        # Fork where available (as PyTorch's Hogwild example): a spawned worker re-imports
-        # torch and l4sim, ~15 s on this project's 2-core VM; every worker and the trainer
-        # run torch on one thread, so no OpenMP pool is live across the fork.
-        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        ctx = mp.get_context(method)
-        queue = ctx.Queue()
-        procs = [
-            ctx.Process(target=_worker_entry, args=(w, cfg, actor, critic, opt_a, opt_c, queue))
-            for w in range(cfg.workers)
-        ]
-        for p in procs:
-            p.start()
-        for _ in range(cfg.workers * cfg.episodes):
-            w, e, r, _n = queue.get()
-            curve.append((w, e, r, time.perf_counter() - t0))
-        for p in procs:
-            p.join()
-            if p.exitcode != 0:
-                raise RuntimeError(f"A3C worker exited with code {p.exitcode}")
-    wall = time.perf_counter() - t0
-    res = TrainResult(actor, critic, cfg, curve, wall, cfg.workers * cfg.episodes * cfg.steps)
+    with log:
+        if cfg.ray is not None:
+            from l4sim.agents.a3c_ray import train_ray
+
+            for row in train_ray(cfg, actor, critic, opt_a, opt_c):
+                record(*row)
+        elif cfg.workers == 1:
+            run_worker(
+                0,
+                cfg,
+                (actor.state_dict(), critic.state_dict()),
+                hogwild_sync(actor, critic, opt_a, opt_c),
+                lambda w, e, r, n: record(w, e, r, time.perf_counter() - t0),
+            )
+        else:
+            import torch.multiprocessing as mp
+
+            # Fork where available (as PyTorch's Hogwild example): a spawned worker re-imports
+            # torch and l4sim, ~15 s on this project's 2-core VM; every worker and the trainer
+            # run torch on one thread, so no OpenMP pool is live across the fork.
+            method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+            ctx = mp.get_context(method)
+            queue = ctx.Queue()
+            procs = [
+                ctx.Process(target=_worker_entry, args=(w, cfg, actor, critic, opt_a, opt_c, queue))
+                for w in range(cfg.workers)
+            ]
+            for p in procs:
+                p.start()
+            for _ in range(cfg.workers * cfg.episodes):
+                w, e, r, _n = queue.get()
+                record(w, e, r, time.perf_counter() - t0)
+            for p in procs:
+                p.join()
+                if p.exitcode != 0:
+                    raise RuntimeError(f"A3C worker exited with code {p.exitcode}")
+        wall = time.perf_counter() - t0
+        steps = cfg.workers * cfg.episodes * cfg.steps
+        log.add(steps, {"charts/env_steps_per_s": steps / max(wall, 1e-9)})
+    res = TrainResult(actor, critic, cfg, curve, wall, steps)
     if out is not None:
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)

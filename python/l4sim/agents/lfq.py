@@ -44,6 +44,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 import l4sim
+from l4sim.agents.tblog import ScalarLog
 from l4sim.errors import L4simError
 from l4sim.executors import Executor, make_executor
 from l4sim.simulation import Simulation
@@ -288,9 +289,12 @@ def train(
     cfg: LfqConfig,
     out: str | Path | None = None,
     progress: Callable[[dict[str, float]], None] | None = None,
+    log_dir: str | Path | None = None,
 ) -> tuple[LfqNet, dict[str, Any]]:
     """Train from scratch; write the weights to ``out`` (safetensors) if given; ``progress``
-    gets flows, wall time, loss and mean output after every batch.
+    gets flows, wall time, loss and mean output after every batch, and ``log_dir`` the same
+    as TensorBoard scalars (``train/loss``, ``train/mean_output``, ``train/critic_loss``,
+    ``charts/flows_per_s``) against flows done.
 
     Offline (``rl.cc`` ``ACTOR_CRITIC = false``): L1 between the network's output at the
     fork and the A/B winner. Online (``ACTOR_CRITIC = true``): the actor's L1 towards the
@@ -310,7 +314,11 @@ def train(
     start = time.perf_counter()
     done = 0
     sim_s = 0.0
-    with tempfile.TemporaryDirectory() as tmp, make_executor(jobs=cfg.jobs) as ex:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        make_executor(jobs=cfg.jobs) as ex,
+        ScalarLog(log_dir) as log,
+    ):
         weights = str(Path(tmp) / "policy.safetensors")
         for i in range(0, cfg.flows, cfg.batch):
             save_weights(weights, net)
@@ -332,11 +340,17 @@ def train(
                 rewards = torch.tensor([r["rewards"][0] for r in results], dtype=torch.float32)
                 critic_losses.append(critic_step(critic, opt_critic, x, rewards))
             done += len(tasks)
+            wall = time.perf_counter() - start
+            info = {"flows": done, "wall_s": wall, "loss": losses[-1], "output": outputs[-1]}
+            if critic_losses:
+                info["critic_loss"] = critic_losses[-1]
+            log.add(
+                done,
+                {"train/loss": losses[-1], "train/mean_output": outputs[-1]}
+                | ({"train/critic_loss": critic_losses[-1]} if critic_losses else {})
+                | {"charts/flows_per_s": done / max(wall, 1e-9)},
+            )
             if progress is not None:
-                wall = time.perf_counter() - start
-                info = {"flows": done, "wall_s": wall, "loss": losses[-1], "output": outputs[-1]}
-                if critic_losses:
-                    info["critic_loss"] = critic_losses[-1]
                 progress(info)
             if out is not None and cfg.checkpoint_every and done % cfg.checkpoint_every < cfg.batch:
                 _save(out, net, critic)

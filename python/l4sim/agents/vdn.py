@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from l4sim.agents.tblog import ScalarLog
 from l4sim.errors import EnvConfigError
 
 __all__ = [
@@ -276,11 +277,14 @@ def train(
     cfg: VdnConfig | None = None,
     on_episode: Callable[[int, float], None] | None = None,
     episode_stats: Callable[[Any], Any] | None = None,
+    log_dir: str | Path | None = None,
 ) -> TrainResult:
     """Train on fresh episodes of ``make_env()`` (a MultiCCEnv; with ``mixer="vdn"`` or
     ``"qmix"`` give it ``shared_reward=True``); episode e resets with seed ``cfg.seed + e``.
     ``episode_stats(env)``, if given, is called at the end of every episode and its results
-    kept in ``TrainResult.stats`` (e.g. the training curves' throughput and RTT)."""
+    kept in ``TrainResult.stats`` (e.g. the training curves' throughput and RTT).
+    ``log_dir``: TensorBoard scalars per episode (``charts/episodic_return``,
+    ``charts/epsilon``, ``charts/env_steps_per_s``)."""
     import time
 
     cfg = cfg or VdnConfig()
@@ -314,6 +318,7 @@ def train(
     buf = Replay(agents, dims, cfg.buffer_size)
     stored, returns, steps, stats = 0, [], 0, []
     start = time.perf_counter()
+    log = ScalarLog(log_dir)
     for ep in range(episodes):
         obs = _observe(cfg, env.reset(seed=cfg.seed + ep)[0])
         total = 0.0
@@ -335,11 +340,20 @@ def train(
             if buf.n >= cfg.learning_starts:
                 _update(nets, targets, opt, buf, cfg, rng, agents, mixers)
         returns.append(total)
+        log.add(
+            ep,
+            {
+                "charts/episodic_return": total,
+                "charts/epsilon": cfg.eps_start * cfg.eps_decay**stored,
+                "charts/env_steps_per_s": steps / max(time.perf_counter() - start, 1e-9),
+            },
+        )
         if episode_stats is not None:
             stats.append(episode_stats(env))
         if on_episode is not None:
             on_episode(ep, total)
     env.close()
+    log.close()
     return TrainResult(
         nets,
         cfg,

@@ -174,13 +174,18 @@ def train_all(
                 ray=ray,
             )
             d = _policy_path(out, reward, seed).parent
-            res = train(cfg, d)
+            res = train(cfg, d, log_dir=out / "tb" / d.name)
             with open(d / "episodes.csv", "w", newline="") as fh:
                 w = csv.writer(fh)
                 w.writerow(["worker", "episode", "reward_per_step", "wall_s"])
                 w.writerows(res.curve)
             results[(reward, seed)] = res
     return results
+
+
+def tensorboard_dir(out_dir: str | Path, **_: Any) -> Path | None:
+    """Where the trainers write TensorBoard logs (one run per trained model)."""
+    return Path(out_dir) / "tb"
 
 
 def reproduce(

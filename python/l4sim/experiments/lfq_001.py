@@ -204,9 +204,14 @@ def train_models(
             jobs=jobs,
         )
         path = wdir / f"{m}.safetensors"
-        lfq.train(cfg, path)
+        lfq.train(cfg, path, log_dir=out_dir / "tb" / m)
         paths[m] = str(path)
     return paths
+
+
+def tensorboard_dir(out_dir: str | Path, train: bool = False, **_: Any) -> Path | None:
+    """Where ``--train`` writes TensorBoard logs (one run per model); None without it."""
+    return Path(out_dir) / "tb" if train else None
 
 
 def reproduce(

@@ -306,10 +306,14 @@ def _run_case(task: tuple[Case, str, int]) -> Row:
     from l4sim.agents import vdn
 
     cfg = vdn.VdnConfig(mixer=mixer or "vdn", seed=case.seed)
-    result = vdn.train(
-        lambda: make_env(case.scheme, duration), episodes, cfg, episode_stats=_episode_stats
-    )
     out = Path(case_dir)
+    result = vdn.train(
+        lambda: make_env(case.scheme, duration),
+        episodes,
+        cfg,
+        episode_stats=_episode_stats,
+        log_dir=out.parent / "tb" / out.name,
+    )
     out.mkdir(parents=True, exist_ok=True)
     vdn.save(result, out / "policy.pt")
     (out / "curve.json").write_text(
@@ -321,6 +325,11 @@ def _run_case(task: tuple[Case, str, int]) -> Row:
     last = result.returns[-10:]
     ret = statistics.fmean(last) if last else None
     return _row(case, episodes, result.steps, result.wall_s, sim, ret)
+
+
+def tensorboard_dir(out_dir: str | Path, **_: Any) -> Path | None:
+    """Where the trainers write TensorBoard logs (one run per trained model)."""
+    return Path(out_dir) / "tb"
 
 
 def reproduce(

@@ -175,7 +175,8 @@ def train_and_evaluate(
     if job.agent in RULES:
         return evaluate(job, rate_rule, eval_s)
     cfg = config(steps, job.seed)
-    net, stats = dqn.train(lambda: make_env(job, TRAIN_EPISODE_S), cfg)
+    log_dir = Path(save_dir).parent / "tb" / job.name if save_dir is not None else None
+    net, stats = dqn.train(lambda: make_env(job, TRAIN_EPISODE_S), cfg, log_dir=log_dir)
     if save_dir is not None:
         dqn.save(Path(save_dir) / f"{job.name}.pt", net, cfg, {"job": job.name})
     return evaluate(job, dqn.greedy_policy(net), eval_s, stats.steps, stats.wall_time_s)

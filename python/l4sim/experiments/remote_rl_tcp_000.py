@@ -183,6 +183,12 @@ def stage1_trace(queue: str, duration_s: float = DURATION_S, seed: int = 1) -> d
     return trace
 
 
+def tensorboard_dir(out_dir: str | Path, **_: Any) -> Path | None:
+    """Where the trainers write TensorBoard logs (stage 2 and the unified run: one run per
+    trained agent)."""
+    return Path(out_dir) / "tb"
+
+
 def reproduce(
     out_dir: str | Path,
     *,

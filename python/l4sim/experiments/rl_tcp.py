@@ -461,6 +461,11 @@ def _run_case(task: tuple[Case, str, int, int, bool]) -> Row:
     return _dqn_row(result)
 
 
+def tensorboard_dir(out_dir: str | Path, **_: Any) -> Path | None:
+    """Where the trainers write TensorBoard logs: ``REWARD/tb`` under it, one run per reward."""
+    return Path(out_dir)
+
+
 def reproduce(
     out_dir: str | Path,
     *,
