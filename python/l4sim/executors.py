@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import ctypes
+import importlib
 import multiprocessing
 import os
 import signal
@@ -93,6 +94,11 @@ class Outcome(Generic[R]):
 
 MAX_JOBS = 1024
 """The most local worker processes ``--jobs`` may ask for (each is a Python interpreter)."""
+
+
+#: Modules a worker imports before its first task (and the forkserver preloads): by name, so
+#: that this module depends on none of them (``l4sim.sweep`` imports the executors).
+WARM_MODULES = ("l4sim.simulation", "l4sim.sweep")
 
 
 def default_jobs() -> int:
@@ -349,7 +355,7 @@ def _mp_context() -> multiprocessing.context.BaseContext:
     # (polars, Ray, rich's refresh thread), where fork is unsafe. The server imports l4sim
     # once, so a new worker (the first ones, or one replacing a dead one) starts at once.
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["l4sim.sweep", "l4sim.simulation"])
+    ctx.set_forkserver_preload(list(WARM_MODULES))
     return ctx
 
 
@@ -490,8 +496,8 @@ class PoolExecutor(Executor):
 
 def _warm() -> None:
     """A worker's first task: import what the tasks need."""
-    import l4sim.simulation
-    import l4sim.sweep  # noqa: F401
+    for name in WARM_MODULES:
+        importlib.import_module(name)
 
 
 class RayExecutor(Executor):

@@ -19,6 +19,7 @@ import polars as pl
 
 from l4sim import budget
 from l4sim.errors import ActionError, CoreError, EnvConfigError, L4simError, ScenarioError
+from l4sim.native import core as _core_module
 from l4sim.scenario import Scenario, load
 from l4sim.units import UnitError, parse_queue_limit, parse_time
 
@@ -276,17 +277,6 @@ def buffers_to_frame(
         if name not in columns:
             series.append(pl.Series(name, [], dtype=dtype))
     return pl.DataFrame(series)
-
-
-def _core_module() -> Any:
-    try:
-        from l4sim import _core
-    except ImportError as e:  # pragma: no cover - depends on the build
-        raise CoreError(
-            "the l4sim simulator core (l4sim._core) is not built; run `pip install -e .` or "
-            f"`maturin develop --release` in the repository ({e})"
-        ) from None
-    return _core
 
 
 class Simulation:

@@ -18,8 +18,9 @@ import gymnasium as gym
 import numpy as np
 
 from l4sim.errors import EnvConfigError, ScenarioError
+from l4sim.native import core as _core_module
 from l4sim.scenario import Scenario, load
-from l4sim.simulation import Simulation, _core_module, to_ns
+from l4sim.simulation import Simulation, to_ns
 
 ScenarioLike = Scenario | dict[str, Any] | str | Path
 

@@ -300,7 +300,7 @@ class Topology:
     only router)."""
 
     def __init__(self, scenario: Scenario):
-        from l4sim.simulation import _core_module
+        from l4sim.native import core as _core_module
 
         self.scenario = scenario
         self.rates: dict[str, int] = {}  # "a->b" -> rate

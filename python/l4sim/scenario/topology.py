@@ -276,7 +276,7 @@ def _routed(topology: _Topology, pairs: list[tuple[str, str]]) -> list[bool]:
     the only router (``_core.flow_paths`` on the topology's nodes and links)."""
     import json
 
-    from l4sim.simulation import _core_module
+    from l4sim.native import core as _core_module
 
     names = topology.node_names()
     index = {n: i for i, n in enumerate(names)}

@@ -1,0 +1,241 @@
+"""A3C-L4S's worker (the paper's Algorithm 3): the online DualPI2 environment, the n-step
+actor-critic losses, the gradient hand-over to the global networks, and :func:`run_worker`,
+which the Hogwild processes, the Ray tasks and ``workers=1`` all run. See
+:mod:`l4sim.agents.a3c` for the algorithm's sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from l4sim.agents.a3c_logs import OfflineEnv
+from l4sim.agents.a3c_model import (
+    A3cConfig,
+    Actor,
+    Critic,
+    make_reward,
+    norm_scale,
+    normalise,
+    raw_state,
+    to_prob,
+)
+from l4sim.envs.features import QueueStep
+from l4sim.errors import EnvConfigError
+
+# -- the online environment: one DualPI2 link, random traffic -------------------------------
+
+
+def training_scenario(
+    cfg: A3cConfig, rng: np.random.Generator
+) -> tuple[dict[str, Any], float, float]:
+    """A random episode: rate U(rates), delay U(delays), 1-4 flows of random CCA starting
+    in the first half of the warm-up; returns (scenario dict, rate in bit/s, RTT in s)."""
+    rate = float(rng.uniform(*cfg.rates_mbps)) * 1e6
+    delay_ms = float(rng.uniform(*cfg.delays_ms))
+    n = int(rng.integers(cfg.flows[0], cfg.flows[1] + 1))
+    duration = cfg.warmup_s + cfg.steps * cfg.tupdate_s + 0.1
+    flows = [
+        {
+            "kind": "tcp",
+            "cca": str(rng.choice(list(cfg.ccas))),
+            "ecn": True,
+            "start": f"{round(float(rng.uniform(0, cfg.warmup_s / 2)) * 1e6)}us",
+        }
+        for _ in range(n)
+    ]
+    scen = {
+        "name": "a3c-train",
+        "seed": int(rng.integers(1, 2**31)),
+        "duration": f"{round(duration * 1e6)}us",
+        "topology": {
+            "preset": "two_host",
+            "rate": f"{round(rate / 1e3)}kbps",
+            "delay": f"{round(delay_ms * 1e3)}us",
+            "qdisc": {"kind": "dualpi2", "tupdate": f"{round(cfg.tupdate_s * 1e6)}us"},
+        },
+        "flows": flows,
+    }
+    return scen, rate, 2 * delay_ms / 1e3
+
+
+class OnlineEnv:
+    """One worker's simulation: each step sets p' (``set_dualpi2``), runs one tupdate and
+    reads the interval's Table-1 row from the queue counters."""
+
+    def __init__(self, cfg: A3cConfig, seed: int):
+        self.cfg = cfg
+        self.rng = np.random.default_rng(seed)
+        self.scale = norm_scale(cfg)
+        self.reward_fn = make_reward(cfg)
+        self.sim: Any = None
+
+    def _row(self) -> tuple[np.ndarray, float]:
+        q = self.sim.observe()["queues"]
+        i = self.idx
+        deq, drops, marks = q["dequeued_bytes"][i], q["drops"][i], q["ecn_marks"][i]
+        d_deq, d_drops, d_marks = deq - self.prev[0], drops - self.prev[1], marks - self.prev[2]
+        self.prev = (deq, drops, marks)
+        qdelay = float(q["head_sojourn_s"][i])
+        prob = float(q["prob"][i] or 0.0)
+        raw = raw_state(
+            prob,
+            qdelay,
+            self.qdelay_old,
+            2.0,
+            d_deq,
+            q["backlog_pkts"][i],
+            q["backlog_bytes"][i],
+            d_drops,
+            d_marks,
+        )
+        self.qdelay_old = qdelay
+        step = QueueStep(
+            interval_s=self.cfg.tupdate_s,
+            rate_ref_bps=self.rate,
+            rtt_ref_s=self.rtt,
+            backlog_pkts=q["backlog_pkts"][i],
+            backlog_bytes=q["backlog_bytes"][i],
+            dequeued_bytes=d_deq,
+            sojourn_s=qdelay,
+            drops=d_drops,
+            marks=d_marks,
+            prob=prob,
+        )
+        r = self.reward_fn(step)
+        return normalise(raw, self.scale), float(r)
+
+    def reset(self) -> np.ndarray:
+        from l4sim import Scenario
+        from l4sim.simulation import Simulation
+
+        scen, self.rate, self.rtt = training_scenario(self.cfg, self.rng)
+        self.sim = Simulation(Scenario.parse(scen))
+        self.sim.run_until_ns(round(self.cfg.warmup_s * 1e9))
+        self.now_ns = self.sim.now_ns
+        q = self.sim.observe()["queues"]
+        self.idx = q["link"].index("h0->h1")
+        self.prev = (0, 0, 0)
+        self.qdelay_old = 0.0
+        obs, _ = self._row()
+        return obs
+
+    def step(self, p: float) -> tuple[np.ndarray, float]:
+        self.sim.apply({"kind": "set_dualpi2", "link": "h0->h1", "base_prob": p})
+        self.now_ns += round(self.cfg.tupdate_s * 1e9)
+        self.sim.run_until_ns(self.now_ns)
+        return self._row()
+
+
+# -- A3C ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Segment:
+    states: list[np.ndarray] = field(default_factory=list)
+    actions: list[float] = field(default_factory=list)
+    rewards: list[float] = field(default_factory=list)
+
+
+def _losses(
+    actor: Actor, critic: Critic, seg: Segment, last_v: float, cfg: A3cConfig
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Algorithm 3 lines 19-22: n-step returns R, advantage R - V(s); the actor's loss
+    -log pi(a|s) (R - V) - beta H(pi), the critic's (R - V)^2 (the authors' MSE)."""
+    returns = []
+    r_acc = last_v
+    for r in reversed(seg.rewards):
+        r_acc = r + cfg.gamma * r_acc
+        returns.append(r_acc)
+    returns.reverse()
+    s = torch.as_tensor(np.stack(seg.states))
+    a = torch.as_tensor(seg.actions, dtype=torch.float32).unsqueeze(1)
+    ret = torch.as_tensor(returns, dtype=torch.float32).unsqueeze(1)
+    v = critic(s)
+    adv = (ret - v).detach()
+    mu, std = actor(s)
+    dist = torch.distributions.Normal(mu, std)
+    actor_loss = -(dist.log_prob(a) * adv).sum() - cfg.entropy * dist.entropy().sum()
+    critic_loss = ((ret - v) ** 2).mean()
+    return actor_loss, critic_loss
+
+
+def _push(local: nn.Module, shared: nn.Module, opt: torch.optim.Optimizer) -> None:
+    """Hand the local gradients to the shared network, step its optimiser, copy back."""
+    opt.zero_grad()
+    for lp, sp in zip(local.parameters(), shared.parameters(), strict=True):
+        sp._grad = None if lp.grad is None else lp.grad.clone()
+    opt.step()
+    local.load_state_dict(shared.state_dict())
+
+
+def make_env(cfg: A3cConfig, seed: int) -> Any:
+    if cfg.mode == "online":
+        return OnlineEnv(cfg, seed)
+    if cfg.mode == "offline":
+        return OfflineEnv(cfg, seed)
+    raise EnvConfigError(f"mode {cfg.mode!r} is not known; allowed: online, offline")
+
+
+Sync = Callable[[Actor, Critic], None]
+"""Hand a worker's gradients to the global networks and load their new weights."""
+
+
+def hogwild_sync(
+    actor: Actor, critic: Critic, opt_a: torch.optim.Optimizer, opt_c: torch.optim.Optimizer
+) -> Sync:
+    """Sync through shared-memory networks and optimisers (Algorithm 3, line 24)."""
+
+    def sync(la: Actor, lc: Critic) -> None:
+        _push(la, actor, opt_a)
+        _push(lc, critic, opt_c)
+
+    return sync
+
+
+def run_worker(
+    wid: int,
+    cfg: A3cConfig,
+    init: tuple[dict[str, Any], dict[str, Any]],
+    sync: Sync,
+    report: Callable[[int, int, float, int], None],
+) -> None:
+    """One A3C worker (Algorithm 3): starts from the global weights ``init`` (actor,
+    critic state dicts) and calls ``sync`` every ``update_interval`` steps."""
+    torch.set_num_threads(1)
+    seed = cfg.seed * 1000 + wid
+    torch.manual_seed(seed)
+    gen = np.random.default_rng(seed)
+    env = make_env(cfg, seed)
+    la, lc = Actor(), Critic()
+    la.load_state_dict(init[0])
+    lc.load_state_dict(init[1])
+    for ep in range(cfg.episodes):
+        state = env.reset()
+        total, seg = 0.0, Segment()
+        for t in range(cfg.steps):
+            with torch.no_grad():
+                mu, std = la(torch.as_tensor(state).unsqueeze(0))
+            a = float(np.clip(gen.normal(float(mu), float(std)), -1.0, 1.0))
+            nxt, r = env.step(to_prob(a, cfg.max_prob))
+            seg.states.append(state)
+            seg.actions.append(a)
+            seg.rewards.append(r)
+            total += r
+            state = nxt
+            done = t == cfg.steps - 1
+            if len(seg.rewards) == cfg.update_interval or done:
+                with torch.no_grad():
+                    last_v = 0.0 if done else float(lc(torch.as_tensor(state).unsqueeze(0)))
+                la.zero_grad()
+                lc.zero_grad()
+                la_loss, lc_loss = _losses(la, lc, seg, last_v, cfg)
+                (la_loss + lc_loss).backward()
+                sync(la, lc)
+                seg = Segment()
+        report(wid, ep, total / cfg.steps, cfg.steps)
