@@ -270,12 +270,12 @@ def point_metrics(df: Any, axes: list[str]) -> Any:
 
 def _axis_order(values: list[Any]) -> list[Any]:
     """Numbers and quantities in one unit in numeric order, anything else as first seen."""
-    from l4sim.sweep import _quantity
+    from l4sim.units import split_quantity
 
     def key(v: Any) -> tuple[str, float]:
         if isinstance(v, int | float):
             return ("", float(v))
-        return _quantity(str(v))[::-1]
+        return split_quantity(str(v))[::-1]
 
     try:
         keys = {v: key(v) for v in values}
