@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("l4sim._core")
 
 from l4sim import cli
-from l4sim.executors import descendants, die_with_parent, pdeathsig_preexec
+from l4sim.processes import descendants, die_with_parent, pdeathsig_preexec
 from l4sim.sweep import (
     MAX_POINTS,
     SweepError,
@@ -170,18 +170,18 @@ def test_die_with_parent_is_a_no_op_off_linux(monkeypatch: pytest.MonkeyPatch) -
 def test_a_worker_tells_a_dead_or_zombie_owner_from_a_live_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import l4sim.executors as ex
+    import l4sim.processes as ex
 
     zombie = subprocess.Popen(["true"])
     wait_until(lambda: not alive(zombie.pid), 5, "true did not end")  # not reaped yet
     if LINUX:
-        assert (ex._start_time(os.getpid()) or 0) > 0
-        assert ex._start_time(zombie.pid) is None  # killed but not collected: dead
+        assert (ex.start_time(os.getpid()) or 0) > 0
+        assert ex.start_time(zombie.pid) is None  # killed but not collected: dead
     zombie.wait()
     # Without /proc (macOS): only whether the pid exists.
     isdir = os.path.isdir
     monkeypatch.setattr(ex.os.path, "isdir", lambda p: p != "/proc/self" and isdir(p))
-    assert ex._start_time(os.getpid()) == -1 and ex._start_time(zombie.pid) is None
+    assert ex.start_time(os.getpid()) == -1 and ex.start_time(zombie.pid) is None
 
 
 # --------------------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ import polars as pl
 
 from l4sim._version import __version__
 from l4sim.errors import EmulationError
-from l4sim.executors import pdeathsig_preexec
+from l4sim.processes import pdeathsig_preexec
 from l4sim.results import Result
 from l4sim.scenario import Scenario, load
 from l4sim.scenario.flows import ControlFlow, TcpFlow, UdpFlow

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from l4sim.scenario import L4simError
+from l4sim.errors import L4simError
 
 __all__ = ["build_report", "detect"]
 

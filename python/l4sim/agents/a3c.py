@@ -127,7 +127,7 @@ def _worker_entry(
 ) -> None:
     """A Hogwild worker process: report each episode on ``queue``; it dies with the
     trainer (no orphan left holding the shared weights)."""
-    from l4sim.executors import die_with_parent
+    from l4sim.processes import die_with_parent
 
     die_with_parent()
     init = (actor.state_dict(), critic.state_dict())

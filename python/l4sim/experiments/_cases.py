@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from l4sim.errors import L4simError
 from l4sim.executors import Executor, SerialExecutor
-from l4sim.scenario import L4simError
 
 C = TypeVar("C")
 R = TypeVar("R")

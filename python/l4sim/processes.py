@@ -1,0 +1,209 @@
+"""Processes that die with the one that started them, and what a killed run left behind.
+
+Used by the executors' workers (:mod:`l4sim.executors`), the A3C Hogwild workers, and the
+emulator's router (:mod:`l4sim.emulate`): a child asks Linux for ``SIGKILL`` when its parent
+exits (``PR_SET_PDEATHSIG``, :func:`die_with_parent`, :func:`pdeathsig_preexec`), and a pool
+worker, whose parent is the forkserver rather than the executor's owner, also watches the
+owner from a thread every :data:`WATCH_S` seconds. :func:`descendants` lists a process's
+children and theirs (from ``/proc``); a small reaper started beside a local Ray runtime
+kills the agents Ray would leave for a minute.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+__all__ = [
+    "WATCH_S",
+    "descendants",
+    "die_with_parent",
+    "pdeathsig_preexec",
+    "pool_worker_init",
+    "start_reaper",
+    "start_time",
+]
+
+# --------------------------------------------------------------------------------------------
+# Dying with the parent.
+
+#: How often a pool worker checks that the process that made its pool is still alive.
+WATCH_S = 0.5
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl`` (Linux), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl  # type: ignore[no-any-return]
+    except (OSError, AttributeError):
+        return None
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> bool:
+    """Have Linux send ``sig`` to this process when its parent exits (``PR_SET_PDEATHSIG``;
+    strictly: when the parent's thread that forked this process exits). False (and nothing
+    done) elsewhere than on Linux."""
+    prctl = _prctl()
+    return prctl is not None and prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0) == 0
+
+
+def pdeathsig_preexec(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A ``preexec_fn`` for :class:`subprocess.Popen` that makes the child get ``sig`` when
+    the thread that starts it exits (None where unsupported: pass it as is). libc is looked
+    up here, before the fork, so the child only makes the system call."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+
+    return preexec
+
+
+def start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, from /proc), None if it is gone
+    or a zombie; -1 without /proc (not Linux), where only whether ``pid`` exists counts."""
+    if not os.path.isdir("/proc/self"):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except OSError:
+            pass  # exists, but not ours to signal
+        return -1
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    if fields[0] in (b"Z", b"X"):  # killed, not yet reaped: dead all the same
+        return None
+    return int(fields[19])
+
+
+def _watch_owner(owner: int, started: int | None) -> None:
+    while True:
+        time.sleep(WATCH_S)
+        now = start_time(owner)
+        if now is None or (started is not None and started >= 0 and now != started):
+            os.kill(os.getpid(), signal.SIGKILL)  # the owner is gone (or its pid reused)
+
+
+def _children() -> dict[int, list[int]]:
+    """Every process's children, from /proc (Linux; empty elsewhere)."""
+    kids: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return kids
+    for d in entries:
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
+        kids.setdefault(ppid, []).append(int(d))
+    return kids
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (children, theirs, ...), from /proc (Linux; [] elsewhere)."""
+    kids, out, stack = _children(), [], [pid]
+    while stack:
+        for c in kids.get(stack.pop(), []):
+            out.append(c)
+            stack.append(c)
+    return out
+
+
+# Run by a small process next to a local Ray runtime: it remembers Ray's processes (the
+# ones given and their descendants) and SIGKILLs those still running when its parent, the
+# driver, is gone. Plain Python (no l4sim import), so it starts at once and costs ~10 MB.
+_REAPER = """
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+owner = int(sys.argv[1])
+def stat(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            s = fh.read()
+    except OSError:
+        return None
+    f = s[s.rindex(b")") + 2 :].split()
+    return int(f[1]), int(f[19]), f[0]
+seen = {}
+for p in sys.argv[2:]:
+    st = stat(int(p))
+    if st:
+        seen[int(p)] = st[1]
+while os.getppid() == owner:
+    kids = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            st = stat(int(d))
+            if st:
+                kids.setdefault(st[0], []).append((int(d), st[1]))
+    stack = list(seen)
+    while stack:
+        for c, start in kids.get(stack.pop(), []):
+            if c not in seen:
+                seen[c] = start
+                stack.append(c)
+    for pid, start in list(seen.items()):
+        st = stat(pid)
+        if st is None or st[1] != start or st[2] in (b"Z", b"X"):
+            del seen[pid]
+    time.sleep(0.5)
+for pid, start in seen.items():
+    st = stat(pid)
+    if st is not None and st[1] == start:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+"""
+
+
+def start_reaper(pids: list[int]) -> subprocess.Popen[bytes] | None:
+    """A process that kills ``pids`` and their descendants if this process dies (Linux)."""
+    if not pids or not os.path.isdir("/proc"):
+        return None
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-c", _REAPER, str(os.getpid()), *map(str, pids)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+
+
+def pool_worker_init(owner: int | None = None, started: int | None = None) -> None:
+    # Ctrl-C goes to the whole process group: the parent decides what stops, not the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+    die_with_parent()
+    if os.getppid() != parent:  # the parent died before the request was made
+        os.kill(os.getpid(), signal.SIGKILL)
+    if owner is not None and owner != parent:
+        # With forkserver (or spawn) the parent is not the owner of the pool, so a killed owner
+        # would leave its workers running: watch it.
+        threading.Thread(
+            target=_watch_owner, args=(owner, started), name="l4sim-owner-watch", daemon=True
+        ).start()
