@@ -175,3 +175,22 @@ def test_shipped_traces_load() -> None:
         assert 0.5e6 < traces.mean_rate_bps(ops) < 20e6, name
     readme = (Path(traces.__file__).parent / "data" / "traces" / "README.md").read_text()
     assert all(n in readme for n in names) and "GPL" in readme
+
+
+def test_envs_accept_a_trace() -> None:
+    from l4sim.envs import TcpCwndEnv
+
+    name = "builtin:verizon-lte.down"
+    env = TcpCwndEnv(trace=name, episode_steps=20)
+    spec = env.scenario.topology.bottleneck  # type: ignore[union-attr]
+    assert spec.trace == name and spec.rate == 10_000_000  # the ACK direction keeps it
+    # Observations are scaled by the trace's mean rate, not the scenario's 10 Mbit/s.
+    assert env.rate_ref_bps == pytest.approx(traces.mean_rate_bps(traces.load(name)), rel=1e-6)
+    env.reset(seed=1)
+    delivered = 0.0
+    for _ in range(20):
+        obs, _, _, truncated, _ = env.step(4)  # grow the window
+        delivered += float(obs[0])
+    assert delivered > 0 and truncated
+    with pytest.raises(ScenarioError, match="does not exist"):
+        TcpCwndEnv(trace="no-such.trace")
