@@ -25,6 +25,8 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
             limit_bytes: None,
         }),
         qdisc_ba: big.clone(),
+        schedule_ab: None,
+        schedule_ba: None,
     });
     let mut fl = Vec::new();
     for i in 0..flows {
@@ -46,6 +48,8 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
                 overhead_bytes: 0,
                 qdisc_ab: big.clone(),
                 qdisc_ba: big.clone(),
+                schedule_ab: None,
+                schedule_ba: None,
             });
         }
         fl.push(FlowConfig {

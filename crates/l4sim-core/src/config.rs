@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::app::UdpConfig;
 pub use crate::net::packet::EcnCodepoint;
+pub use crate::net::rate::{RateScheduleConfig, RateStep};
 pub use crate::qdisc::QdiscConfig;
 pub use crate::tcp::config::{CcaKind, TcpConfig};
 
@@ -79,6 +80,13 @@ pub struct LinkConfig {
     /// Qdisc on b's egress (b → a).
     #[serde(default)]
     pub qdisc_ba: QdiscConfig,
+    /// The a → b direction's capacity follows this schedule (`rate_bps` is then only its
+    /// nominal rate, for route summaries). `None`: `rate_bps`, constant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_ab: Option<RateScheduleConfig>,
+    /// The b → a direction's schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_ba: Option<RateScheduleConfig>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -162,6 +170,10 @@ impl SimConfig {
             }
             for q in [&l.qdisc_ab, &l.qdisc_ba] {
                 q.validate()
+                    .map_err(|m| ConfigError(format!("link {i}: {m}")))?;
+            }
+            for s in [&l.schedule_ab, &l.schedule_ba].into_iter().flatten() {
+                s.validate()
                     .map_err(|m| ConfigError(format!("link {i}: {m}")))?;
             }
         }

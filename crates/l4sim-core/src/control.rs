@@ -186,6 +186,8 @@ pub(crate) mod tests {
             overhead_bytes: 0,
             qdisc_ab,
             qdisc_ba: QdiscConfig::default(),
+            schedule_ab: None,
+            schedule_ba: None,
         };
         let flow = |kind, src, dst, tcp| FlowConfig {
             kind,

@@ -376,6 +376,25 @@ mod tests {
         assert_eq!(q.stats.sojourn.count(), 100);
     }
 
+    /// The router runs the core's link model, rate schedules included: a burst onto a
+    /// Mahimahi trace link (one 1504-byte opportunity per ms) leaves at the opportunities.
+    #[test]
+    fn a_trace_link_delivers_at_its_opportunities() {
+        let cfg = SimConfig::from_json(
+            r#"{"duration_ns": 1000000000, "nodes": [{"name": "h0"}, {"name": "h1"}],
+                "links": [{"a": 0, "b": 1, "rate_bps": 12032000, "delay_ns": 1000000,
+                           "schedule_ab": {"kind": "mahimahi", "opportunities_ms": [1]}}]}"#,
+        )
+        .unwrap();
+        let mut r = Router::new(&cfg, vec![(0x0a4d_0001, 0), (0x0a4d_0002, 1)], 4096);
+        for _ in 0..5 {
+            send(&mut r, 0, 1504, 0);
+        }
+        r.advance(SEC);
+        let due: Vec<Time> = drain(&mut r).iter().map(|d| d.due).collect();
+        assert_eq!(due, [2 * MS, 3 * MS, 4 * MS, 5 * MS, 6 * MS]);
+    }
+
     #[test]
     fn qdisc_drops_free_their_buffers() {
         let mut r = two_host(10_000_000, MS, r#"{"kind": "fifo", "limit_pkts": 5}"#, 0.0);

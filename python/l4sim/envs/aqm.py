@@ -62,7 +62,8 @@ class _QueueEnv(L4simEnv):
         rtt_ref: float | str | None,
         **options: Any,
     ):
-        scen = as_scenario(scenario if scenario is not None else default)
+        trace = options.pop("trace", None)
+        scen = as_scenario(scenario if scenario is not None else default, trace)
         super().__init__(scen, **options)
         topo = Topology(scen)
         self.link = pick_link(topo, link, self.kind)

@@ -27,17 +27,44 @@ ScenarioLike = Scenario | dict[str, Any] | str | Path
 __all__ = ["L4simEnv", "ScenarioLike", "as_scenario"]
 
 
-def as_scenario(scenario: ScenarioLike) -> Scenario:
-    """A :class:`Scenario` from a scenario, a dict (as read from TOML) or a TOML path."""
+def as_scenario(scenario: ScenarioLike, trace: str | tuple[str, str] | None = None) -> Scenario:
+    """A :class:`Scenario` from a scenario, a dict (as read from TOML) or a TOML path.
+
+    ``trace`` (the envs' ``trace=`` option): the bottleneck's forward direction (a
+    dumbbell's ``bottleneck``, a ``two_host`` link) follows this Mahimahi trace, a file or
+    ``builtin:NAME`` (docs/traces.md), in place of its rate or schedule; a pair
+    ``(forward, reverse)`` gives the reverse direction one too. Agents then train on a
+    recorded network; the reference rate of the observations is the trace's mean."""
     if isinstance(scenario, Scenario):
-        return scenario
-    if isinstance(scenario, dict):
-        return Scenario.parse(scenario)
-    if isinstance(scenario, str | Path):
-        return load(scenario)
-    raise ScenarioError(
-        f"scenario must be an l4sim.Scenario, a dict or a TOML path, not {type(scenario).__name__}"
-    )
+        out = scenario
+    elif isinstance(scenario, dict):
+        out = Scenario.parse(scenario)
+    elif isinstance(scenario, str | Path):
+        out = load(scenario)
+    else:
+        raise ScenarioError(
+            f"scenario must be an l4sim.Scenario, a dict or a TOML path, not "
+            f"{type(scenario).__name__}"
+        )
+    return out if trace is None else _with_trace(out, trace)
+
+
+def _with_trace(scenario: Scenario, trace: str | tuple[str, str]) -> Scenario:
+    data = scenario.to_dict()
+    topo = data["topology"]
+    spec = topo.get("bottleneck") if topo["preset"] == "dumbbell" else topo
+    if topo["preset"] not in ("dumbbell", "two_host"):
+        raise EnvConfigError(
+            f"trace needs a dumbbell or two_host topology (its bottleneck), not {topo['preset']}"
+        )
+    fwd, rev = (trace, None) if isinstance(trace, str) else trace
+    for d, t in (("", fwd), ("_reverse", rev)):
+        if t is None:
+            continue
+        for key in (f"trace{d}", f"schedule{d}", f"schedule{d}_period", f"onoff{d}"):
+            spec.pop(key, None)
+        spec[f"trace{d}"] = t
+    return Scenario.parse(data, source="trace")
 
 
 class L4simEnv(gym.Env):
@@ -56,6 +83,9 @@ class L4simEnv(gym.Env):
       remote agent's measured RTT (paper 000's 65 ms / 105 ms).
     * ``control_flow``: send each action as a packet on this flow (kind ``"control"``,
       ``send_control``): it lands when the packet arrives, delayed by the network itself.
+    * ``trace`` (the environments' constructors): a Mahimahi trace (a file or
+      ``builtin:NAME``, or a (forward, reverse) pair) for the bottleneck, see
+      :func:`as_scenario`.
 
     ``reset(seed=s)`` sets the scenario's seed to ``s`` (so equal seeds give identical
     episodes); ``reset()`` without a seed draws one from the env's RNG. ``fork()`` returns

@@ -306,7 +306,7 @@ class Topology:
         self.rates: dict[str, int] = {}  # "a->b" -> rate
         self.qdisc_kind: dict[str, str] = {}  # "a->b" -> kind
         for a, b, spec in scenario.topology.links():
-            self.rates[f"{a}->{b}"] = self.rates[f"{b}->{a}"] = spec.rate
+            self.rates[f"{a}->{b}"] = self.rates[f"{b}->{a}"] = spec.nominal_rate()
             self.qdisc_kind[f"{a}->{b}"] = spec.qdisc.kind
             self.qdisc_kind[f"{b}->{a}"] = spec.qdisc_reverse.kind
         self.flows = scenario.resolved_flows()

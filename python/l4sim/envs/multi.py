@@ -88,7 +88,9 @@ class MultiCCEnv(ParallelEnv):
         shared_reward: bool = False,
         **options: Any,
     ):
-        scen = as_scenario(scenario if scenario is not None else MULTI_SCENARIO)
+        scen = as_scenario(
+            scenario if scenario is not None else MULTI_SCENARIO, options.pop("trace", None)
+        )
         if tcp_flows is None:
             tcp_flows = [
                 rf.index

@@ -105,7 +105,8 @@ class TcpCwndEnv(L4simEnv):
         max_cwnd: int | None = None,
         **options: Any,
     ):
-        base = as_scenario(scenario if scenario is not None else TCP_SCENARIO)
+        trace = options.pop("trace", None)
+        base = as_scenario(scenario if scenario is not None else TCP_SCENARIO, trace)
         scen = with_external_cca(base, [flow])
         super().__init__(scen, **options)
         if action_set not in ACTION_SETS:

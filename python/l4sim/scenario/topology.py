@@ -12,14 +12,37 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
-from l4sim.scenario.fields import MAX_FLOWS, CoreKey, Many, Probability, Rate, Time, _Model
+from l4sim.scenario.fields import (
+    MAX_FLOWS,
+    CoreKey,
+    Many,
+    PositiveTime,
+    Probability,
+    Rate,
+    Time,
+    _Model,
+)
 from l4sim.scenario.qdiscs import Fifo, Qdisc
+from l4sim.scenario.schedules import (
+    OnOff,
+    Steps,
+    TraceFile,
+    check_steps,
+    constant,
+    core_schedule,
+    nominal_rate,
+)
+
+#: The keys that give a direction a time-varying rate (and their ``_reverse`` forms).
+_SCHEDULE_KEYS = ("trace", "schedule", "onoff")
 
 
 class LinkSpec(_Model):
-    """A bidirectional link: ``qdisc`` on the forward egress, ``qdisc_reverse`` on the other."""
+    """A bidirectional link: ``qdisc`` on the forward egress, ``qdisc_reverse`` on the other.
+    A direction's rate may follow a ``trace``, a step ``schedule`` or an ``onoff`` rate
+    (docs/traces.md); ``rate`` is then needed only for a direction without one."""
 
-    rate: Rate
+    rate: Rate | None = None
     delay: Time
     loss: Probability = 0.0
     #: Extra delay per packet, uniform in [0, jitter], that never reorders the link's
@@ -34,6 +57,16 @@ class LinkSpec(_Model):
     qdisc_reverse: Qdisc = Field(
         default_factory=Fifo, description="Queue discipline of the reverse direction."
     )
+    trace: TraceFile | None = None
+    trace_reverse: TraceFile | None = None
+    schedule: Steps | None = Field(None, description="Rate steps of the forward direction.")
+    schedule_reverse: Steps | None = Field(None, description="Rate steps of the reverse one.")
+    schedule_period: PositiveTime | None = Field(None, description="schedule repeats with it.")
+    schedule_reverse_period: PositiveTime | None = Field(
+        None, description="schedule_reverse repeats with it."
+    )
+    onoff: OnOff | None = Field(None, description="On/off rate of the forward direction.")
+    onoff_reverse: OnOff | None = Field(None, description="On/off rate of the reverse one.")
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "rate": "rate_bps",
@@ -43,11 +76,63 @@ class LinkSpec(_Model):
         "qdisc": lambda q: {"qdisc_ab": q.to_core()},
         "qdisc_reverse": lambda q: {"qdisc_ba": q.to_core()},
     }
-    _core_skip: ClassVar[frozenset[str]] = frozenset({"a", "b", "preset"})
+    _core_skip: ClassVar[frozenset[str]] = frozenset(
+        {"a", "b", "preset", *(f"{k}{d}" for k in _SCHEDULE_KEYS for d in ("", "_reverse"))}
+        | {"schedule_period", "schedule_reverse_period"}
+    )
+    _core_derived: ClassVar[frozenset[str]] = frozenset({"schedule_ab", "schedule_ba"})
+
+    @model_validator(mode="after")
+    def _schedules(self) -> LinkSpec:
+        for d in ("", "_reverse"):
+            given = [k + d for k in _SCHEDULE_KEYS if getattr(self, k + d) is not None]
+            if len(given) > 1:
+                raise ValueError(f"give at most one of {' and '.join(given)} (one direction)")
+            steps, period = getattr(self, f"schedule{d}"), getattr(self, f"schedule{d}_period")
+            if period is not None and steps is None:
+                raise ValueError(f"schedule{d}_period needs schedule{d}")
+            if steps is not None:
+                check_steps(steps, period, f"schedule{d}")
+            if self.rate is None and not given:
+                raise ValueError(
+                    "rate is required for a direction without a trace, schedule or onoff"
+                    + (" (the reverse one)" if d else "")
+                )
+        return self
+
+    def core_schedules(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """config.rs ``schedule_ab`` and ``schedule_ba`` (None: constant ``rate``)."""
+        return tuple(  # type: ignore[return-value]
+            core_schedule(
+                getattr(self, f"trace{d}", None),
+                getattr(self, f"schedule{d}", None),
+                getattr(self, f"schedule{d}_period", None),
+                getattr(self, f"onoff{d}", None),
+            )
+            for d in ("", "_reverse")
+        )
 
     def to_core(self, a: int, b: int) -> dict[str, Any]:
         """config.rs's ``LinkConfig`` between the nodes of indices ``a`` and ``b``."""
-        return {"a": a, "b": b, **self.core_fields()}
+        out = {"a": a, "b": b, **self.core_fields()}
+        ab, ba = self.core_schedules()
+        if ab is None and ba is None:
+            return out
+        # One rate_bps serves both directions: with a forward schedule it is that
+        # schedule's mean (the link's nominal rate, for route summaries), and a constant
+        # reverse direction gets a one-step schedule at ``rate`` (exactly that rate).
+        if ab is not None:
+            out["rate_bps"] = nominal_rate(ab)
+            out["schedule_ab"] = ab
+            out["schedule_ba"] = ba if ba is not None else constant(self.rate or 0)
+        else:
+            out["schedule_ba"] = ba
+        return out
+
+    def nominal_rate(self) -> int:
+        """The forward direction's rate (a schedule's mean)."""
+        ab = self.core_schedules()[0]
+        return nominal_rate(ab) if ab is not None else int(self.rate or 0)
 
 
 class AccessSpec(_Model):
@@ -284,7 +369,7 @@ def _routed(topology: _Topology, pairs: list[tuple[str, str]]) -> list[bool]:
         "duration_ns": 1,
         "nodes": [{"name": n} for n in names],
         "links": [
-            {"a": index[x], "b": index[y], "rate_bps": spec.rate, "delay_ns": spec.delay}
+            {"a": index[x], "b": index[y], "rate_bps": spec.rate or 1, "delay_ns": spec.delay}
             for x, y, spec in topology.links()
         ],
         "flows": [{"kind": "udp", "src": index[a], "dst": index[b]} for a, b in pairs],

@@ -69,9 +69,14 @@ impl Simulation {
                 }
             }
             Action::SetLinkRate { link, rate_bps } => {
-                self.channel_named(link)?;
+                let c = self.channel_named(link)?;
                 if *rate_bps == 0 {
                     return bad("set_link_rate: rate_bps must be positive".into());
+                }
+                if self.channels[c].schedule.is_some() {
+                    return bad(format!(
+                        "set_link_rate: link {link} follows a rate schedule"
+                    ));
                 }
             }
             Action::SetQueueLimit {

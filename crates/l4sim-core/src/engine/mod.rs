@@ -614,6 +614,8 @@ mod tests {
             overhead_bytes,
             qdisc_ab,
             qdisc_ba: QdiscConfig::default(),
+            schedule_ab: None,
+            schedule_ba: None,
         };
         let mut nodes = vec!["r0".to_string(), "r1".to_string()];
         let mut links = vec![link(0, 1, 10_000_000, 14, bottleneck)];

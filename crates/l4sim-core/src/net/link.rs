@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 
 use crate::control::QueueRow;
 use crate::net::packet::Packet;
+use crate::net::rate::RateSchedule;
 use crate::qdisc::{Dropped, Qdisc, QueueDisc};
 use crate::rng::Rng;
 use crate::stats::{Histogram, TimeAverage};
@@ -57,6 +58,8 @@ pub struct Channel {
     /// `(rate, ns)`: at `rate` bit/s a byte takes exactly `ns` nanoseconds (0: not a whole
     /// number). Serialisation is then a multiplication instead of a 64-bit division.
     pub ns_per_byte: (u64, u64),
+    /// The capacity follows this schedule (`net::rate`) instead of `rate_bps`.
+    pub schedule: Option<RateSchedule>,
     pub delay: Time,
     pub loss: f64,
     /// Order-preserving per-packet extra delay, uniform in [0, jitter] (0: none).
@@ -147,7 +150,10 @@ impl Channel {
 
     /// Whether this link may run in virtual-queue mode (see `virt`).
     pub fn can_be_virtual(&self) -> bool {
-        matches!(self.qdisc, Qdisc::Fifo(_)) && self.loss == 0.0 && self.jitter == 0
+        matches!(self.qdisc, Qdisc::Fifo(_))
+            && self.loss == 0.0
+            && self.jitter == 0
+            && self.schedule.is_none()
     }
 
     /// Virtual mode: `p` reaches the link at `now`, after the starts up to `settled_to`
@@ -328,7 +334,10 @@ impl Channel {
     /// backlog.
     #[inline]
     fn sent(&mut self, p: Packet, now: Time, backlog: u32) -> (Packet, Time, u32) {
-        let tt = self.tx_time(p.size + self.overhead);
+        let tt = match &mut self.schedule {
+            None => self.tx_time(p.size + self.overhead),
+            Some(s) => s.finish(now, p.size + self.overhead) - now,
+        };
         self.account_start(p.size, p.enqueued, p.class, now, tt);
         (p, tt, backlog)
     }
@@ -412,6 +421,7 @@ mod tests {
             to: 1,
             rate_bps: 10_000_000,
             ns_per_byte: ns_per_byte(10_000_000),
+            schedule: None,
             delay: 1_000,
             loss: 0.0,
             jitter: 0,

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use crate::config::SimConfig;
 use crate::net::link::{ns_per_byte, Channel, ChannelStats, ClassStats};
+use crate::net::rate::RateSchedule;
 use crate::qdisc::{Qdisc, QueueDisc};
 use crate::rng::{Rng, KEY_LINK, KEY_QDISC};
 use crate::time::secs;
@@ -177,7 +178,10 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
     let mut channels = Vec::with_capacity(2 * cfg.links.len());
     for l in &cfg.links {
         // In `channel_edges` order: a → b, then b → a.
-        for (from, to, q) in [(l.a, l.b, &l.qdisc_ab), (l.b, l.a, &l.qdisc_ba)] {
+        for (from, to, q, sched) in [
+            (l.a, l.b, &l.qdisc_ab, &l.schedule_ab),
+            (l.b, l.a, &l.qdisc_ba, &l.schedule_ba),
+        ] {
             let idx = channels.len() as u64;
             let qdisc = Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx));
             let stats = ChannelStats {
@@ -190,6 +194,7 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
                 to: to as u32,
                 rate_bps: l.rate_bps,
                 ns_per_byte: ns_per_byte(l.rate_bps),
+                schedule: sched.as_ref().map(RateSchedule::new),
                 delay: l.delay_ns,
                 loss: l.loss,
                 jitter: l.jitter_ns,
