@@ -255,20 +255,6 @@ def scenario_reference() -> str:
     return "".join(out).rstrip() + "\n"
 
 
-# What `l4sim run` (run.py) adds to the core's summary; the core's fields document themselves.
-_RUN_FIELDS = {
-    "scenario": ("string", "The scenario's name."),
-    "wall_time_s": ("number", "Wall-clock seconds spent simulating."),
-    "l4sim_version": ("string", "The l4sim version that wrote the file."),
-    "partial": (
-        "boolean",
-        "True when the run was stopped early (Ctrl-C): the results cover "
-        "the simulated time so far.",
-    ),
-    "interrupted_at_s": ("number", "Where a partial run stopped (simulated s); only when partial."),
-}
-
-
 def _summary_table(node: dict[str, Any], defs: dict[str, Any]) -> list[str]:
     rows = ["| field | type | meaning |", "|---|---|---|"]
     for key, prop in (node.get("properties") or {}).items():
@@ -304,7 +290,14 @@ def summary_reference() -> str:
         " ".join((sc.get("description") or "").split()) + "\n\n",
         *[r + "\n" for r in _summary_table(sc, defs)],
     ]
-    for key, (kind, text) in _RUN_FIELDS.items():
+    from l4sim.summary_schema import (
+        EMULATION_FIELDS,
+        EMULATION_FLOW_FIELDS,
+        KERNEL_UNKNOWN,
+        RUN_FIELDS,
+    )
+
+    for key, (kind, text) in RUN_FIELDS.items():
         out.append(f"| `{key}` | {kind} | {text} (added by `l4sim run`) |\n")
     for name, node in defs.items():
         if node.get("type") != "object":
@@ -314,6 +307,20 @@ def summary_reference() -> str:
         if doc:
             out.append(doc + "\n\n")
         out.extend(r + "\n" for r in _summary_table(node, defs))
+    out.append(
+        "\n## Emulated runs\n\n`l4sim emulate` writes the same file from the kernel's "
+        "`TCP_INFO` and the router (`python/l4sim/emulate.py`); both writers are validated "
+        "against this schema in the tests (`python/l4sim/summary_schema.py`). It adds:\n\n"
+        "| field | type | meaning |\n|---|---|---|\n"
+    )
+    for key, (kind, text) in EMULATION_FIELDS.items():
+        out.append(f"| `{key}` | {kind} | {_cell(text)} |\n")
+    for key, (kinds, text) in EMULATION_FLOW_FIELDS.items():
+        kind = " or ".join(kinds) if isinstance(kinds, list) else kinds
+        out.append(f"| `flows[].{key}` | {kind} | {_cell(text)} |\n")
+    out.append("\nand leaves `null` where the kernel reports nothing:\n\n")
+    for key, why in KERNEL_UNKNOWN.items():
+        out.append(f"- `flows[].{key}`: {why}.\n")
     return "".join(out).rstrip() + "\n"
 
 

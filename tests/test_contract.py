@@ -125,3 +125,26 @@ def test_core_errors_arrive_as_the_packages_exceptions():
         sim._sim.apply({"kind": "set_queue_limit", "link": "nowhere", "packets": 5})
     with pytest.raises(l4sim.ActionError, match="not a TCP flow"):
         sim._sim.apply({"kind": "set_cwnd", "flow": 99, "cwnd": 5})
+
+
+def test_run_writes_the_summary_the_contract_describes(tmp_path: Path):
+    """`l4sim run`'s summary.json (the core's summary plus what run.py adds), a whole run and
+    an interrupted one, against the contract's schema with no field left unnamed; the
+    emulator's writer is checked against the same schema in tests/test_emulate.py."""
+    import json
+
+    jsonschema = pytest.importorskip("jsonschema")
+    from l4sim.results import write
+    from l4sim.summary_schema import summary_schema
+
+    sc = l4sim.load(ROOT / "scenarios" / "l4s_dualpi2.toml").model_copy(
+        update={"duration": 500_000_000}
+    )
+    res = l4sim.run(sc)
+    write(res, tmp_path)
+    schema = summary_schema()
+    jsonschema.validate(json.loads((tmp_path / "summary.json").read_text()), schema)
+    partial = dict(res.summary, partial=True, interrupted_at_s=0.25)
+    jsonschema.validate(json.loads(json.dumps(partial)), schema)
+    with pytest.raises(jsonschema.ValidationError, match="unexpected"):
+        jsonschema.validate(json.loads(json.dumps(dict(partial, surprise=1))), schema)

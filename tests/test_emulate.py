@@ -20,6 +20,7 @@ import pytest
 from l4sim import emulate as emu
 from l4sim.errors import EmulationError
 from l4sim.scenario import loads
+from l4sim.summary_schema import summary_schema
 from netns import netns_reason
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,6 +69,9 @@ def test_dumbbell_run_end_to_end(router: list[str], tmp_path: Path) -> None:
     back = read(tmp_path)
     s = back.summary
     assert [f["kernel_cca"] for f in s["flows"]] == ["cubic", "reno"]
+    # The emulator's writer against summary.json's schema (the contract's, strictly).
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(json.loads(json.dumps(s)), summary_schema(emulated=True))
     total = sum(f["goodput_bps"] for f in s["flows"])
     # The bottleneck carries at most 10 Mbit/s x 1448/1500 of payload. Two flows fill it
     # after slow start, but the slow-start overshoot into a 60-packet buffer can cost a
