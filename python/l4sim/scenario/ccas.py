@@ -10,6 +10,8 @@ it in the ``Cca`` union.
 
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -109,16 +111,11 @@ class External(_CcaBase):
     kind: Literal["external"] = "external"
 
 
-CCA_KINDS: tuple[str, ...] = (
-    "newreno",
-    "cubic",
-    "bic",
-    "bbr",
-    "vegas",
-    "dctcp",
-    "prague",
-    "external",
-)
+CCA_MODELS: tuple[type[_CcaBase], ...] = (NewReno, Cubic, Bic, Bbr, Vegas, Dctcp, Prague, External)
+"""One model per algorithm, in the core's order (``contract()["cca_kinds"]``); add new ones
+here: the kinds, the union and the shorthand follow."""
+
+CCA_KINDS: tuple[str, ...] = tuple(m.model_fields["kind"].default for m in CCA_MODELS)
 
 
 def _cca_shorthand(v: Any) -> Any:
@@ -132,12 +129,9 @@ def _cca_shorthand(v: Any) -> Any:
     raise PydanticCustomError("literal_error", "must be one of {expected}", {"expected": allowed})
 
 
-CCA_MODELS: tuple[type[_CcaBase], ...] = (NewReno, Cubic, Bic, Bbr, Vegas, Dctcp, Prague, External)
-"""One model per algorithm, in ``CCA_KINDS`` order."""
-
 Cca = Annotated[
-    NewReno | Cubic | Bic | Bbr | Vegas | Dctcp | Prague | External,
+    functools.reduce(operator.or_, CCA_MODELS),
     Field(discriminator="kind"),
     BeforeValidator(_cca_shorthand),
 ]
-"""Any congestion control; add new kinds here."""
+"""Any congestion control (the union of :data:`CCA_MODELS`)."""

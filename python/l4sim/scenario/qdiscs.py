@@ -1,11 +1,13 @@
 """Queue disciplines: one model per ``kind``; ``to_core`` gives config.rs's ``QdiscConfig``.
 
 Adding a queue discipline is adding one model class with a ``kind`` literal and listing it
-in the ``Qdisc`` union and ``QDISC_KINDS``.
+in :data:`QDISC_MODELS`.
 """
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -330,22 +332,25 @@ class AgentQdisc(_AqmBase):
     ecn: Flag | None = None
 
 
+QDISC_MODELS: tuple[type[_QdiscBase], ...] = (
+    Fifo,
+    Red,
+    Codel,
+    Pie,
+    FqCodel,
+    FqPie,
+    Fq,
+    DualPi2,
+    FqL4s,
+    AgentQdisc,
+)
+"""One model per queue discipline; add new ones here: the kinds and the union follow."""
+
+QDISC_KINDS: tuple[str, ...] = tuple(m.model_fields["kind"].default for m in QDISC_MODELS)
+
 Qdisc = Annotated[
-    Fifo | Red | Codel | Pie | FqCodel | FqPie | Fq | DualPi2 | FqL4s | AgentQdisc,
+    functools.reduce(operator.or_, QDISC_MODELS),
     Field(discriminator="kind"),
     BeforeValidator(_qdisc_shorthand),
 ]
-"""Any queue discipline; add new kinds here."""
-
-QDISC_KINDS: tuple[str, ...] = (
-    "fifo",
-    "red",
-    "codel",
-    "pie",
-    "fq_codel",
-    "fq_pie",
-    "fq",
-    "dualpi2",
-    "fq_l4s",
-    "agent",
-)
+"""Any queue discipline (the union of :data:`QDISC_MODELS`)."""
