@@ -54,12 +54,14 @@ class Cubic(_CcaBase):
     """CUBIC (RFC 9438, Linux ``tcp_cubic``): ``hystart`` (Linux's HyStart ends slow start on
     an ACK train or a delay increase), ``linux_alpha`` (Linux's constant Reno-friendly
     alpha 8/15 instead of RFC 9438's switch to 1) and ``initial_cap`` (Linux's 5 % per RTT
-    before the first loss); each on by default, as in Linux (``false``: RFC 9438 as written)."""
+    before the first loss); each on by default, as in Linux (``false``: RFC 9438 as
+    written). ``fast_convergence`` (RFC 9438 §4.7, Linux's module parameter) is on in both."""
 
     kind: Literal["cubic"] = "cubic"
     hystart: Flag | None = None
     linux_alpha: Flag | None = None
     initial_cap: Flag | None = None
+    fast_convergence: Flag | None = None
 
 
 class Bic(_CcaBase):

@@ -297,15 +297,22 @@ pub struct CubicConfig {
     /// (`cnt` ≤ 20; Linux `bictcp_update`). On by default as in Linux; RFC 9438 has no
     /// such cap.
     pub initial_cap: bool,
+    /// Fast convergence (RFC 9438 §4.7; Linux `tcp_cubic` module parameter
+    /// `fast_convergence`, default 1, used in `bictcp_recalc_ssthresh`): a reduction below
+    /// the previous W_max lowers W_max further, to cwnd·(1 + β)/2, so that a flow releases
+    /// bandwidth to newer ones. On by default as in Linux and RFC 9438.
+    pub fast_convergence: bool,
 }
 
 impl Default for CubicConfig {
-    /// Linux tcp_cubic's behaviour (hystart = 1, tcp_friendliness, the 5 % cap).
+    /// Linux tcp_cubic's behaviour (hystart = 1, tcp_friendliness, the 5 % cap,
+    /// fast_convergence = 1).
     fn default() -> Self {
         CubicConfig {
             hystart: true,
             linux_alpha: true,
             initial_cap: true,
+            fast_convergence: true,
         }
     }
 }
@@ -318,6 +325,7 @@ impl super::CcaParams for CubicConfig {
             hystart: self.hystart,
             linux_alpha: self.linux_alpha,
             initial_cap: self.initial_cap,
+            fast_convergence: self.fast_convergence,
             paced: flow.pacing,
             ..Cubic::default()
         }
@@ -342,6 +350,31 @@ mod tests {
         w.cwnd = 80; // a second loss below W_max
         assert_eq!(c.ssthresh(&w, 0), 56);
         assert!((c.w_max() - 80.0 * 1.7 / 2.0).abs() < 1e-9);
+    }
+
+    /// An option is the algorithm's own: `fast_convergence` reaches CUBIC from the flow's
+    /// `cca` table through `CubicConfig` alone (nothing in `TcpConfig` or the registry).
+    #[test]
+    fn fast_convergence_is_an_option_on_by_default_as_in_linux() {
+        use crate::tcp::cc::{Cc, CcaConfig, FlowParams};
+        assert!(CubicConfig::default().fast_convergence);
+        let table = |t: &str| -> CcaConfig { serde_json::from_str(t).expect("a cubic table") };
+        for (cfg, w_max) in [
+            (table(r#"{"kind": "cubic"}"#), 80.0 * 1.7 / 2.0),
+            (
+                table(r#"{"kind": "cubic", "fast_convergence": false}"#),
+                80.0,
+            ),
+        ] {
+            let Cc::Cubic(mut c) = Cc::new(&cfg, FlowParams::default()) else {
+                panic!("{cfg:?}")
+            };
+            let mut w = Window::new(100, 1448);
+            c.ssthresh(&w, 0);
+            w.cwnd = 80; // a second loss below W_max = 100
+            c.ssthresh(&w, 0);
+            assert!((c.w_max() - w_max).abs() < 1e-9, "{cfg:?}: {}", c.w_max());
+        }
     }
 
     #[test]
