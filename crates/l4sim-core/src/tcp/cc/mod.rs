@@ -446,6 +446,24 @@ mod tests {
         assert_eq!(w.cwnd, 12);
     }
 
+    /// Each algorithm's default options are valid, name their kind, and read back equal
+    /// from the `{"kind": ...}` table the contract exports.
+    #[test]
+    fn every_kind_has_valid_default_options_that_round_trip() {
+        for cfg in CcaConfig::all_defaults() {
+            assert!(cfg.validate().is_ok(), "{cfg:?}");
+            assert_eq!(CcaConfig::from(cfg.kind()).kind(), cfg.kind());
+            let json = serde_json::to_string(&cfg).unwrap();
+            let back: CcaConfig = serde_json::from_str(&json).unwrap();
+            assert_eq!(serde_json::to_string(&back).unwrap(), json);
+            let cc = Cc::new(&cfg, FlowParams::default());
+            assert_eq!(
+                format!("\"{}\"", cc.name()),
+                serde_json::to_string(&cfg.kind()).unwrap()
+            );
+        }
+    }
+
     #[test]
     fn additive_increase_is_one_segment_per_window() {
         let mut w = Window::new(10, 1448);
