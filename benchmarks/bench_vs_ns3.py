@@ -69,7 +69,8 @@ CASES["1flow100M"] = ("scenarios/bench_1flow_100M.toml", _dumbbell(1, "100Mbps")
 
 #: The TcpConfig keys the ns-3 port reads or refuses to vary between flows; their defaults
 #: come from the core itself (`_core.contract()["tcp"]`), where a scenario's normalised
-#: configuration leaves them out.
+#: configuration leaves them out. `cca` is the algorithm's table (kind and options; CUBIC's
+#: `hystart` is copied to ns-3).
 L4SIM_TCP_KEYS = (
     "cca",
     "ecn",
@@ -85,7 +86,6 @@ L4SIM_TCP_KEYS = (
     "sack",
     "timestamps",
     "pacing",
-    "cubic_hystart",
     "rack",
     "linux_rto",
 )
@@ -95,6 +95,12 @@ def _tcp_defaults() -> dict[str, Any]:
     """The core's TcpConfig defaults for `L4SIM_TCP_KEYS`."""
     core = _import_l4sim()._core.contract()["tcp"]
     return {k: core[k] for k in L4SIM_TCP_KEYS}
+
+
+def _cubic_hystart(cca: dict[str, Any]) -> bool:
+    """CUBIC's `hystart` in a flow's cca table, or the core's default (CubicConfig)."""
+    default = _import_l4sim()._core.contract()["ccas"]["cubic"]["hystart"]
+    return bool(cca.get("hystart", default))
 
 
 #: l4sim's qdisc defaults (each qdisc's `Default` impl in crates/l4sim-core/src/qdisc/, listed
@@ -259,7 +265,7 @@ def ns3_spec_from_scenario(sc, **extra: Any) -> dict[str, Any]:
     spec = {
         "name": sc.name,
         "n_flows": len(flows),
-        "cca": tcp["cca"],
+        "cca": tcp["cca"]["kind"],
         "duration_s": cfg["duration_ns"] / 1e9,
         "start_s": [f.get("start_ns", 0) / 1e9 for f in flows],
         "bottleneck_rate_bps": bl["rate_bps"],
@@ -280,7 +286,7 @@ def ns3_spec_from_scenario(sc, **extra: Any) -> dict[str, Any]:
         "buf_bytes": max(tcp["rwnd_bytes"], 4 << 20),
         "sack": tcp["sack"],
         "timestamps": tcp["timestamps"],
-        "cubic_hystart": tcp["cubic_hystart"],
+        "cubic_hystart": _cubic_hystart(tcp["cca"]),
         "seed": cfg["seed"],
         **extra,
     }

@@ -114,7 +114,9 @@ def _core_default(model: Any, field: str, prop: dict[str, Any]) -> str | None:
     table: dict[str, Any] = {}
     if kind in contract["qdiscs"]:
         table = contract["qdiscs"][kind]
-    elif model.__name__ in ("TcpFlow", "Delack") or model in CCA_MODELS:
+    elif model in CCA_MODELS:
+        table = contract["ccas"][kind]
+    elif model.__name__ in ("TcpFlow", "Delack"):
         table = contract["tcp"]
         if model.__name__ == "Delack":
             names = tuple(f"delack_{n}" for n in names) + tuple(f"delack_{n}_ns" for n in names)

@@ -199,3 +199,22 @@ def test_cubic_hystart_leaves_slow_start_before_the_buffer_overflows():
     assert hy["flows"][0]["retransmits"] == 0
     drops = {q["link"]: q["drops"] for q in hy["queues"]}
     assert drops["r0->r1"] == 0
+
+
+def test_cubic_fast_convergence_is_an_option_on_by_default():
+    """CUBIC's `fast_convergence` (RFC 9438 §4.7, Linux's module parameter, default 1)
+    reaches the core through the `cca` table: `true` is the default run byte for byte,
+    `false` keeps W_max at the window of each loss and so grows back differently."""
+
+    def summary(**options: bool) -> dict[str, Any]:
+        sc = dumbbell("cubic", limit="20p", duration="6s")
+        data = sc.to_dict()
+        data["flows"][0]["cca"] = {"kind": "cubic", **options}
+        flows = l4sim.Scenario.parse(data).to_core_config()["flows"]
+        assert flows[0]["tcp"]["cca"] == {"kind": "cubic", **options}
+        out = l4sim.run(l4sim.Scenario.parse(data)).summary
+        return {k: v for k, v in out["flows"][0].items() if k != "cca"}
+
+    default = summary()
+    assert summary(fast_convergence=True) == default
+    assert summary(fast_convergence=False) != default

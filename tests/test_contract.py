@@ -64,6 +64,17 @@ def test_cca_kinds_match_the_core_in_order():
     assert [m.model_fields["kind"].default for m in CCA_MODELS] == CONTRACT["cca_kinds"]
 
 
+@pytest.mark.parametrize("model", CCA_MODELS, ids=lambda m: m.model_fields["kind"].default)
+def test_every_cca_option_has_a_python_field(model):
+    """A CCA's options are its own config struct in the core (tcp/cc/<kind>.rs); the
+    Python model has one field per option, under the same name, defaulting to the core."""
+    kind = model.model_fields["kind"].default
+    python, core = model.core_names(), set(CONTRACT["ccas"][kind])
+    assert python == core, _diff(f"cca {kind!r}", python, core)
+    assert all(model.model_fields[f].default is None for f in core)
+    assert list(CONTRACT["ccas"]) == CONTRACT["cca_kinds"]
+
+
 def test_series_columns_match_the_core():
     assert list(FLOW_SCHEMA) == CONTRACT["series"]["flows"]
     assert list(QUEUE_SCHEMA) == CONTRACT["series"]["queues"]

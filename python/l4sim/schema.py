@@ -38,12 +38,14 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_KINDS = ("scenario", "sweep")
 DOCS = "docs/reference/schema.md"
 _QDISC_MODELS = frozenset(m.__name__ for m in typing.get_args(typing.get_args(Qdisc)[0]))
+#: Models whose keys the core scopes by their ``kind`` (a qdisc's or a CCA's own table).
+_KIND_SCOPED = _QDISC_MODELS | {m.__name__ for m in CCA_MODELS}
 
 
 @cache
 def core_descriptions() -> dict[tuple[str, str], str]:
     """The core configuration's field descriptions (Rust doc comments) by (scope, config.rs
-    key): scope is a qdisc's kind inside that qdisc's variant, "" elsewhere."""
+    key): scope is a qdisc's or a CCA's kind inside its variant, "" elsewhere."""
     from l4sim import _core
 
     out: dict[tuple[str, str], str] = {}
@@ -68,7 +70,7 @@ def core_descriptions() -> dict[tuple[str, str], str]:
 
 
 def core_description(key: str, scope: str = "") -> str | None:
-    """The core's description of config.rs ``key`` (in qdisc ``scope`` when given)."""
+    """The core's description of config.rs ``key`` (in qdisc or CCA ``scope`` when given)."""
     found = core_descriptions()
     return found.get((scope, key)) or found.get(("", key))
 
@@ -112,7 +114,7 @@ def _describe(defs: dict[str, Any]) -> None:
                 keys = getattr(target, "core_keys", ())
                 target = keys[0] if keys else key
             kind = model.model_fields.get("kind") if model is not None else None
-            scope = kind.default if kind is not None and name in _QDISC_MODELS else ""
+            scope = kind.default if kind is not None and name in _KIND_SCOPED else ""
             text = core_description(str(target), scope or "")
             if text:
                 unit = prop.get("description")

@@ -15,7 +15,7 @@ pub use crate::app::UdpConfig;
 pub use crate::net::packet::EcnCodepoint;
 pub use crate::net::rate::{RateScheduleConfig, RateStep};
 pub use crate::qdisc::QdiscConfig;
-pub use crate::tcp::config::{CcaKind, TcpConfig};
+pub use crate::tcp::config::{CcaConfig, CcaKind, TcpConfig};
 
 /// Whole-simulation configuration.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -215,12 +215,33 @@ mod tests {
 
     #[test]
     fn prague_alpha_mode_is_zero_or_one() {
-        let ok = TWO_NODES.replace("TCP", r#"{"cca": "prague", "prague_alpha_mode": 0}"#);
+        let cca = |mode: u8| format!(r#"{{"cca": {{"kind": "prague", "alpha_mode": {mode}}}}}"#);
+        let ok = TWO_NODES.replace("TCP", &cca(0));
         let cfg = SimConfig::from_json(&ok).expect("mode 0 is valid");
         assert_eq!(cfg.flows.len(), 1);
-        let bad = TWO_NODES.replace("TCP", r#"{"cca": "prague", "prague_alpha_mode": 2}"#);
+        let bad = TWO_NODES.replace("TCP", &cca(2));
         let e = SimConfig::from_json(&bad).unwrap_err().to_string();
-        assert!(e.contains("prague_alpha_mode must be 0 or 1"), "{e}");
+        assert!(e.contains("prague alpha_mode must be 0 or 1"), "{e}");
+    }
+
+    /// A congestion control's options live in its own table: another algorithm's option,
+    /// or the old flat spelling, is an unknown field.
+    #[test]
+    fn cca_options_belong_to_their_algorithm() {
+        let tcp = |t: &str| SimConfig::from_json(&TWO_NODES.replace("TCP", t));
+        let cfg = tcp(r#"{"cca": {"kind": "cubic", "hystart": false}}"#).expect("valid");
+        match &cfg.flows[0].tcp.cca {
+            CcaConfig::Cubic(c) => assert!(!c.hystart && c.linux_alpha),
+            other => panic!("{other:?}"),
+        }
+        for bad in [
+            r#"{"cca": {"kind": "cubic", "alpha_mode": 0}}"#,
+            r#"{"cca": {"kind": "newreno", "hystart": false}}"#,
+            r#"{"cca": {"kind": "cubic"}, "cubic_hystart": false}"#,
+        ] {
+            let e = tcp(bad).unwrap_err().to_string();
+            assert!(e.contains("unknown field"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The contract between the core and the Python package, generated from the Rust types:
 //! the configuration's JSON Schema, every qdisc kind with its parameters and defaults, the
-//! TCP and UDP options, the CCA kinds, the observation and time-series columns and the
+//! TCP and UDP options, every CCA kind with its options and defaults, the observation and time-series columns and the
 //! actions. Python reads
 //! it (`l4sim._core.contract()`) and a test fails when the two sides drift apart.
 
@@ -8,14 +8,14 @@ use schemars::{schema_for, JsonSchema};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::config::{CcaKind, QdiscConfig, SimConfig, TcpConfig, UdpConfig};
+use crate::config::{CcaConfig, CcaKind, QdiscConfig, SimConfig, TcpConfig, UdpConfig};
 use crate::control::{Action, FlowRow, Observation, QueueRow};
 use crate::net::routing::FlowPath;
 use crate::stats::series::{FlowSeries, QueueSeries};
 use crate::summary::Summary;
 
 /// Bumped when a key is renamed or removed (adding one is compatible).
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 fn value<T: Serialize>(x: &T) -> Value {
     serde_json::to_value(x).expect("configuration types serialise")
@@ -48,10 +48,10 @@ fn variants<T: JsonSchema>() -> Vec<String> {
     out
 }
 
-/// Every qdisc kind's parameters with their defaults (`kind` itself left out).
-fn qdisc_defaults() -> Map<String, Value> {
-    QdiscConfig::all_defaults()
-        .iter()
+/// Each kind's parameters with their defaults (`kind` itself left out), from a tagged
+/// enum's `all_defaults`.
+fn kind_defaults<T: Serialize>(all: &[T]) -> Map<String, Value> {
+    all.iter()
         .map(|q| {
             let mut m = value(q).as_object().cloned().unwrap_or_default();
             let kind = m.remove("kind").and_then(|k| k.as_str().map(str::to_owned));
@@ -64,8 +64,9 @@ fn qdisc_defaults() -> Map<String, Value> {
 pub fn contract() -> Value {
     json!({
         "version": VERSION,
-        "qdiscs": qdisc_defaults(),
+        "qdiscs": kind_defaults(&QdiscConfig::all_defaults()),
         "cca_kinds": variants::<CcaKind>(),
+        "ccas": kind_defaults(&CcaConfig::all_defaults()),
         "tcp": value(&TcpConfig::default()),
         "udp": value(&UdpConfig::default()),
         "observation": {
@@ -109,6 +110,11 @@ mod tests {
             "{cca:?}"
         );
         assert_eq!(c["tcp"]["mss"], json!(1448));
+        assert_eq!(c["tcp"]["cca"], json!({"kind": "newreno"}));
+        let ccas: Vec<&String> = c["ccas"].as_object().unwrap().keys().collect();
+        assert_eq!(ccas, cca, "one table of options per kind, in order");
+        assert_eq!(c["ccas"]["cubic"]["hystart"], json!(true));
+        assert_eq!(c["ccas"]["prague"]["alpha_mode"], json!(1));
         let flows = c["observation"]["flows"].as_array().unwrap();
         assert_eq!(flows[0], json!("cwnd_pkts"));
         assert_eq!(flows.len(), 15);

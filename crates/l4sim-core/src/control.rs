@@ -217,7 +217,7 @@ pub(crate) mod tests {
                     0,
                     2,
                     TcpConfig {
-                        cca: CcaKind::External,
+                        cca: CcaKind::External.into(),
                         ..TcpConfig::default()
                     },
                 ),

@@ -306,7 +306,7 @@ mod tests {
         let mut cfg = crate::control::tests::path(fifo);
         cfg.duration_ns = 30 * SEC;
         cfg.flows.truncate(1);
-        cfg.flows[0].tcp.cca = cca;
+        cfg.flows[0].tcp.cca = cca.into();
         cfg
     }
 

@@ -1,18 +1,21 @@
 """Congestion controls of a TCP flow: one model per ``kind`` with that algorithm's options.
 
 ``cca = "cubic"`` is short for ``cca = { kind = "cubic" }``; options go in the table,
-``cca = { kind = "prague", rtt_independence = true }``. ``to_core`` gives the config.rs
-``TcpConfig`` keys (``cca`` and the algorithm's own, e.g. ``prague_rtt_independence``).
+``cca = { kind = "prague", rtt_independence = true }``. ``to_core`` gives the core's
+``CcaConfig`` (tcp/cc/mod.rs): the same table, ``{"kind": "prague", "rtt_independence":
+true}``, whose options are the algorithm's own config struct (``PragueConfig`` in
+tcp/cc/prague.rs); unset options are left to the core's (Linux) defaults.
 
 Adding a congestion control is adding one model class with a ``kind`` literal and listing
-it in the ``Cca`` union.
+it in the ``Cca`` union; adding an option is adding one field to its model, named as in
+the Rust config struct (``tests/test_contract.py`` compares the two).
 """
 
 from __future__ import annotations
 
 import functools
 import operator
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -23,7 +26,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from l4sim.scenario.fields import CoreKey, Flag, _Model
+from l4sim.scenario.fields import Flag, _Model
 
 
 class _CcaBase(_Model):
@@ -33,7 +36,8 @@ class _CcaBase(_Model):
     kind: str
 
     def to_core(self) -> dict[str, Any]:
-        return {"cca": self.kind, **self.core_fields()}
+        """The core's ``CcaConfig`` table: the kind and the options set."""
+        return {"kind": self.kind, **self.core_fields()}
 
     @model_serializer(mode="wrap")
     def _kind_alone(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -52,18 +56,14 @@ class Cubic(_CcaBase):
     """CUBIC (RFC 9438, Linux ``tcp_cubic``): ``hystart`` (Linux's HyStart ends slow start on
     an ACK train or a delay increase), ``linux_alpha`` (Linux's constant Reno-friendly
     alpha 8/15 instead of RFC 9438's switch to 1) and ``initial_cap`` (Linux's 5 % per RTT
-    before the first loss); each on by default, as in Linux (``false``: RFC 9438 as written)."""
+    before the first loss); each on by default, as in Linux (``false``: RFC 9438 as
+    written). ``fast_convergence`` (RFC 9438 §4.7, Linux's module parameter) is on in both."""
 
     kind: Literal["cubic"] = "cubic"
     hystart: Flag | None = None
     linux_alpha: Flag | None = None
     initial_cap: Flag | None = None
-
-    _core_keys: ClassVar[dict[str, CoreKey]] = {
-        "hystart": "cubic_hystart",
-        "linux_alpha": "cubic_linux_alpha",
-        "initial_cap": "cubic_initial_cap",
-    }
+    fast_convergence: Flag | None = None
 
 
 class Bic(_CcaBase):
@@ -98,11 +98,6 @@ class Prague(_CcaBase):
     kind: Literal["prague"] = "prague"
     rtt_independence: Flag | None = None
     alpha_mode: Literal[0, 1] | None = None
-
-    _core_keys: ClassVar[dict[str, CoreKey]] = {
-        "rtt_independence": "prague_rtt_independence",
-        "alpha_mode": "prague_alpha_mode",
-    }
 
 
 class External(_CcaBase):

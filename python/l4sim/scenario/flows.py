@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from l4sim.scenario.ccas import CCA_MODELS, Cca
+from l4sim.scenario.ccas import Cca
 from l4sim.scenario.fields import (
     CoreKey,
     Count,
@@ -84,10 +84,17 @@ class _FlowBase(_Model):
         raise NotImplementedError
 
 
-@writes("cca", *sorted({k for m in CCA_MODELS for k in m.core_names()}))
+@writes("cca")
 def _cca_core(cca: Any) -> dict[str, Any]:
-    """The algorithm's kind and its options (``ccas.py``)."""
-    return cca.to_core()
+    """The algorithm's kind and its options, as one table (``ccas.py``)."""
+    return {"cca": cca.to_core()}
+
+
+#: Prague's options under their old flat names on the flow, and their names in the table.
+_OLD_PRAGUE_KEYS = {
+    "prague_rtt_independence": "rtt_independence",
+    "prague_alpha_mode": "alpha_mode",
+}
 
 
 @writes(*sorted(Delack.core_names()))
@@ -124,8 +131,12 @@ class TcpFlow(_FlowBase):
     rwnd: Size | None = None
     rmem_max: Size | None = None
     ect1: Annotated[bool, Field(strict=True)] | None = None
-    prague_rtt_independence: Annotated[bool, Field(strict=True)] | None = None
-    prague_alpha_mode: Literal[0, 1] | None = None
+    prague_rtt_independence: Annotated[bool, Field(strict=True)] | None = Field(
+        None, description="Old spelling of `cca.rtt_independence` (Prague)."
+    )
+    prague_alpha_mode: Literal[0, 1] | None = Field(
+        None, description="Old spelling of `cca.alpha_mode` (Prague)."
+    )
     accecn: Annotated[bool, Field(strict=True)] | None = None
     sack: Annotated[bool, Field(strict=True)] | None = None
     rack: Annotated[bool, Field(strict=True)] | None = None
@@ -145,13 +156,14 @@ class TcpFlow(_FlowBase):
         "rmem_max": "rmem_max_bytes",
         "delack": _delack_core,
     }
+    _core_skip: ClassVar[frozenset[str]] = _FlowBase._core_skip | set(_OLD_PRAGUE_KEYS)
 
     @model_validator(mode="after")
     def _one_spelling(self) -> TcpFlow:
         """An option in the ``cca`` table and under its old flat name is an error."""
-        for option, key in type(self.cca)._core_keys.items():
-            old = getattr(self, key, None) if isinstance(key, str) else None
-            if old is not None and getattr(self.cca, option) is not None:
+        for key, option in _OLD_PRAGUE_KEYS.items():
+            old = getattr(self, key)
+            if old is not None and getattr(self.cca, option, None) is not None:
                 raise ValueError(
                     f"cca.{option} and {key} are the same option; give it once, as "
                     f"cca.{option} ({key} is its old spelling)"
@@ -194,6 +206,9 @@ class TcpFlow(_FlowBase):
 
     def core_params(self) -> dict[str, Any]:
         tcp = self.core_fields()
+        if self.cca.kind == "prague":  # the old flat spelling goes into Prague's table
+            old = {o: getattr(self, k) for k, o in _OLD_PRAGUE_KEYS.items()}
+            tcp["cca"] |= {o: v for o, v in old.items() if v is not None}
         if self.timestamps is False:
             tcp = {"mss": MSS_NO_TIMESTAMPS, "header_bytes": 40} | tcp
         return {"tcp": tcp}

@@ -575,7 +575,7 @@ mod tests {
     fn run(jitter: Time) -> crate::summary::FlowSummary {
         let mut cfg = path(QdiscConfig::default());
         cfg.links[0].jitter_ns = jitter;
-        cfg.flows[0].tcp.cca = CcaKind::Newreno;
+        cfg.flows[0].tcp.cca = CcaKind::Newreno.into();
         cfg.flows[0].tcp.rwnd_bytes = Some(16 << 10);
         let mut sim = Simulation::new(cfg).unwrap();
         sim.run();
@@ -636,7 +636,7 @@ mod tests {
                 stop_ns: None,
                 size_bytes: None,
                 tcp: TcpConfig {
-                    cca,
+                    cca: cca.into(),
                     ..TcpConfig::default()
                 },
                 udp: UdpConfig::default(),

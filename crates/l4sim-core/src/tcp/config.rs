@@ -3,13 +3,15 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::tcp::cc::CcaKind;
+pub use crate::tcp::cc::{CcaConfig, CcaKind};
 
 /// TCP endpoint parameters. Defaults follow Linux.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
-    pub cca: CcaKind,
+    /// The congestion control and its own options (`{"kind": "cubic", "hystart": false}`);
+    /// each algorithm's file in `tcp/cc/` defines its options and their defaults.
+    pub cca: CcaConfig,
     /// Request ECN on the SYN (RFC 3168 §6.1.1). The receiver always accepts it, as Linux
     /// does with `net.ipv4.tcp_ecn = 2`.
     pub ecn: bool,
@@ -40,31 +42,6 @@ pub struct TcpConfig {
     /// Ask for Accurate ECN feedback (RFC 9768). `None`: as the algorithm needs (Linux
     /// `TCP_CONG_NEEDS_ACCECN`: Prague). Implies `ecn`.
     pub accecn: Option<bool>,
-    /// TCP Prague only: become RTT-independent 4 rounds after slow start (AI scaled to one
-    /// segment per 25 ms below a 25 ms RTT, reductions at most every 25 ms). Linux's module
-    /// default is on; off here, so that Prague adds one segment per RTT as RFC 9331 A.1 and
-    /// the L4S coupling (k = 2, RFC 9332 §2.1) assume.
-    pub prague_rtt_independence: bool,
-    /// TCP Prague only: how α starts (Linux module parameter `prague_alpha_mode`). 1: α
-    /// starts at 1, so the first reduction halves the window and later ones shrink as α
-    /// decays (Prague 0.6 and earlier; the L4S issue's specification). 0: α starts at 0 and
-    /// the first CE mark ever halves the window (Prague 0.7's default).
-    pub prague_alpha_mode: u8,
-    /// CUBIC only: HyStart ends slow start on an ACK train or a delay increase (Linux
-    /// `tcp_cubic` module parameter `hystart`, default 1; Ha & Rhee 2011, as Linux 5.7+
-    /// implements it). On by default as in Linux. Off: slow start runs until the first loss
-    /// or mark (RFC 9438 leaves HyStart to RFC 9406).
-    pub cubic_hystart: bool,
-    /// CUBIC only: Linux's Reno-friendly estimate (`tcp_friendliness` in `bictcp_update`):
-    /// W_est grows by a constant 8/15 segment per window of ACKs (`beta_scale` = 15 for
-    /// β = 717/1024) and caps `cnt` whenever it exceeds cwnd. Off: RFC 9438 §4.3, α_cubic
-    /// = 3(1−β)/(1+β) until W_est reaches cwnd_prior, then 1, used only while
-    /// W_cubic(t) < W_est. On by default as in Linux.
-    pub cubic_linux_alpha: bool,
-    /// CUBIC only: before the first loss (W_max = 0) grow at most 5 % per RTT in
-    /// congestion avoidance (`cnt` ≤ 20; Linux `bictcp_update`). On by default as in
-    /// Linux; RFC 9438 has no such cap.
-    pub cubic_initial_cap: bool,
     /// Selective acknowledgements (RFC 2018) with RFC 6675 loss recovery; on by default as
     /// in Linux (`net.ipv4.tcp_sack = 1`). Off: NewReno recovery (RFC 6582).
     pub sack: bool,
@@ -106,7 +83,7 @@ pub struct TcpConfig {
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
-            cca: CcaKind::Newreno,
+            cca: CcaConfig::default(),
             ecn: false,
             mss: 1448,
             header_bytes: 52,
@@ -120,12 +97,6 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             ect1: None,
             accecn: None,
-            prague_rtt_independence: false,
-            prague_alpha_mode: 1,
-            // Linux tcp_cubic's behaviour (hystart = 1, tcp_friendliness, the 5 % cap).
-            cubic_hystart: true,
-            cubic_linux_alpha: true,
-            cubic_initial_cap: true,
             sack: true,
             // Linux's loss detection (tcp_recovery = 1) and RTO (tcp_rtt_estimator).
             rack: true,
@@ -169,9 +140,6 @@ impl TcpConfig {
         {
             return Err("rmem_max must be between 128 KiB (Linux tcp_rmem[1]) and 2 GiB".into());
         }
-        if self.prague_alpha_mode > 1 {
-            return Err("prague_alpha_mode must be 0 or 1".into());
-        }
-        Ok(())
+        self.cca.validate()
     }
 }

@@ -113,7 +113,7 @@ impl TcpReceiver {
             unacked: 0,
             delack_timer: Timer::default(),
             ecn: EcnFeedback::Off,
-            dctcp: cfg.cca == CcaKind::Dctcp,
+            dctcp: cfg.cca.kind() == CcaKind::Dctcp,
             ece: false,
             // RFC 9768 §3.2.1: r.cep starts at 5, r.e0b and r.e1b at 1, r.ceb at 0.
             r_cep: 5,
@@ -507,7 +507,7 @@ mod tests {
     #[test]
     fn dctcp_echo_mirrors_ce_and_acks_at_each_change() {
         let cfg = TcpConfig {
-            cca: CcaKind::Dctcp,
+            cca: CcaKind::Dctcp.into(),
             quickack: false,
             ..TcpConfig::default()
         };

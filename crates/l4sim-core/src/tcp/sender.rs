@@ -26,7 +26,7 @@
 
 use std::collections::VecDeque;
 
-use super::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, RateSample, Window};
+use super::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, FlowParams, RateSample, Window};
 use super::rack::{probe_timeout, sent_after, Rack};
 use super::rcvbuf::window_shift;
 use super::rtt::RttEstimator;
@@ -288,7 +288,11 @@ impl TcpSender {
         if let Some(s) = cfg.init_ssthresh {
             w.ssthresh = s;
         }
-        let cc = Cc::from_config(cfg, seed);
+        let flow = FlowParams {
+            pacing: cfg.pacing,
+            seed,
+        };
+        let cc = Cc::new(&cfg.cca, flow);
         let needs = cc.ecn_needs();
         let accecn = cfg.accecn.unwrap_or(needs.accecn);
         TcpSender {
@@ -1533,7 +1537,7 @@ mod tests {
     #[test]
     fn prague_negotiates_accurate_ecn_and_sends_ect1() {
         let cfg = TcpConfig {
-            cca: crate::tcp::config::CcaKind::Prague,
+            cca: crate::tcp::config::CcaKind::Prague.into(),
             ..TcpConfig::default()
         };
         let mut snd = TcpSender::new(&cfg, Packet::default(), None, 1);
@@ -1641,7 +1645,7 @@ mod tests {
         };
         // (RFC 6675 recovery: in this zero-serialisation toy one retransmission each.)
         let prague = TcpConfig {
-            cca: crate::tcp::config::CcaKind::Prague,
+            cca: crate::tcp::config::CcaKind::Prague.into(),
             rack: false,
             ..TcpConfig::default()
         };

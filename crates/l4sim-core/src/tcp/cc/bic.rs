@@ -16,6 +16,9 @@
 //! The integer EWMA also sticks at 31/16 with one segment per ACK. Both are what Linux
 //! does.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use super::{AckSample, CaState, CongestionOps, Window};
 use crate::time::{Time, SEC};
 
@@ -198,9 +201,15 @@ impl CongestionOps for Bic {
     }
 }
 
-impl super::FromTcpConfig for Bic {
-    fn from_config(_: &crate::tcp::config::TcpConfig, _: u64) -> Self {
-        Self::default()
+/// `kind = "bic"`: no options.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BicConfig {}
+
+impl super::CcaParams for BicConfig {
+    type Cc = Bic;
+    fn build(&self, _: super::FlowParams) -> Bic {
+        Bic::default()
     }
 }
 

@@ -2,12 +2,15 @@
 //! how many ACKed segments earn one segment of window (`cnt`), the Reno-friendly estimate
 //! can only lower `cnt`, and the window then grows through `cong_avoid_ai`.
 //!
-//! HyStart (option `cubic_hystart`, on by default as Linux's `hystart = 1`,
+//! HyStart (option `hystart`, on by default as Linux's `hystart = 1`,
 //! `hystart_detect = 3`; Ha & Rhee 2011 as Linux implements it, not RFC 9406's HyStart++):
 //! slow start ends (ssthresh = cwnd) when, from a window of 16 segments on, either the ACKs
 //! of a round arrive in a train (each within 2 ms of the last) lasting longer than half the
 //! minimum delay, or the minimum RTT of the round's first 8 samples exceeds the minimum
 //! delay by delay_min/8 clamped to [4, 16] ms.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CaState, CongestionOps, Window};
 use crate::time::{secs, Time, MS, SEC};
@@ -70,8 +73,8 @@ pub struct Cubic {
     hy: Hystart,
 }
 
-/// RFC 9438 as written (no HyStart, RFC α, no cap); `TcpConfig`'s defaults turn Linux's
-/// three behaviours on.
+/// RFC 9438 as written (no HyStart, RFC α, no cap); [`CubicConfig`]'s defaults turn
+/// Linux's three behaviours on.
 impl Default for Cubic {
     fn default() -> Self {
         Cubic {
@@ -274,17 +277,57 @@ impl CongestionOps for Cubic {
     }
 }
 
-impl super::FromTcpConfig for Cubic {
-    /// CUBIC's options: `cubic_hystart` (Linux module parameter `hystart`),
-    /// `cubic_linux_alpha`, `cubic_initial_cap`; pacing from the
-    /// flow's `pacing`.
-    fn from_config(cfg: &crate::tcp::config::TcpConfig, _: u64) -> Self {
+/// `kind = "cubic"`: CUBIC's options, Linux `tcp_cubic`'s behaviour by default (each
+/// `false`: RFC 9438 as written).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct CubicConfig {
+    /// HyStart ends slow start on an ACK train or a delay increase (Linux `tcp_cubic`
+    /// module parameter `hystart`, default 1; Ha & Rhee 2011, as Linux 5.7+ implements
+    /// it). On by default as in Linux. Off: slow start runs until the first loss or mark
+    /// (RFC 9438 leaves HyStart to RFC 9406).
+    pub hystart: bool,
+    /// Linux's Reno-friendly estimate (`tcp_friendliness` in `bictcp_update`): W_est grows
+    /// by a constant 8/15 segment per window of ACKs (`beta_scale` = 15 for β = 717/1024)
+    /// and caps `cnt` whenever it exceeds cwnd. Off: RFC 9438 §4.3, α_cubic = 3(1−β)/(1+β)
+    /// until W_est reaches cwnd_prior, then 1, used only while W_cubic(t) < W_est. On by
+    /// default as in Linux.
+    pub linux_alpha: bool,
+    /// Before the first loss (W_max = 0) grow at most 5 % per RTT in congestion avoidance
+    /// (`cnt` ≤ 20; Linux `bictcp_update`). On by default as in Linux; RFC 9438 has no
+    /// such cap.
+    pub initial_cap: bool,
+    /// Fast convergence (RFC 9438 §4.7; Linux `tcp_cubic` module parameter
+    /// `fast_convergence`, default 1, used in `bictcp_recalc_ssthresh`): a reduction below
+    /// the previous W_max lowers W_max further, to cwnd·(1 + β)/2, so that a flow releases
+    /// bandwidth to newer ones. On by default as in Linux and RFC 9438.
+    pub fast_convergence: bool,
+}
+
+impl Default for CubicConfig {
+    /// Linux tcp_cubic's behaviour (hystart = 1, tcp_friendliness, the 5 % cap,
+    /// fast_convergence = 1).
+    fn default() -> Self {
+        CubicConfig {
+            hystart: true,
+            linux_alpha: true,
+            initial_cap: true,
+            fast_convergence: true,
+        }
+    }
+}
+
+impl super::CcaParams for CubicConfig {
+    type Cc = Cubic;
+    /// HyStart's ACK-train threshold depends on whether the flow paces.
+    fn build(&self, flow: super::FlowParams) -> Cubic {
         Cubic {
-            hystart: cfg.cubic_hystart,
-            linux_alpha: cfg.cubic_linux_alpha,
-            initial_cap: cfg.cubic_initial_cap,
-            paced: cfg.pacing,
-            ..Self::default()
+            hystart: self.hystart,
+            linux_alpha: self.linux_alpha,
+            initial_cap: self.initial_cap,
+            fast_convergence: self.fast_convergence,
+            paced: flow.pacing,
+            ..Cubic::default()
         }
     }
 }
@@ -307,6 +350,31 @@ mod tests {
         w.cwnd = 80; // a second loss below W_max
         assert_eq!(c.ssthresh(&w, 0), 56);
         assert!((c.w_max() - 80.0 * 1.7 / 2.0).abs() < 1e-9);
+    }
+
+    /// An option is the algorithm's own: `fast_convergence` reaches CUBIC from the flow's
+    /// `cca` table through `CubicConfig` alone (nothing in `TcpConfig` or the registry).
+    #[test]
+    fn fast_convergence_is_an_option_on_by_default_as_in_linux() {
+        use crate::tcp::cc::{Cc, CcaConfig, FlowParams};
+        assert!(CubicConfig::default().fast_convergence);
+        let table = |t: &str| -> CcaConfig { serde_json::from_str(t).expect("a cubic table") };
+        for (cfg, w_max) in [
+            (table(r#"{"kind": "cubic"}"#), 80.0 * 1.7 / 2.0),
+            (
+                table(r#"{"kind": "cubic", "fast_convergence": false}"#),
+                80.0,
+            ),
+        ] {
+            let Cc::Cubic(mut c) = Cc::new(&cfg, FlowParams::default()) else {
+                panic!("{cfg:?}")
+            };
+            let mut w = Window::new(100, 1448);
+            c.ssthresh(&w, 0);
+            w.cwnd = 80; // a second loss below W_max = 100
+            c.ssthresh(&w, 0);
+            assert!((c.w_max() - w_max).abs() < 1e-9, "{cfg:?}: {}", c.w_max());
+        }
     }
 
     #[test]

@@ -4,6 +4,9 @@
 //! The receiver's echo (ECE mirrors the CE state, immediate ACK on a change) is in
 //! `tcp/receiver.rs`.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use super::{AckSample, CaState, CongestionOps, EcnNeeds, NewReno, Window};
 use crate::time::Time;
 
@@ -90,9 +93,15 @@ impl CongestionOps for Dctcp {
     }
 }
 
-impl super::FromTcpConfig for Dctcp {
-    fn from_config(_: &crate::tcp::config::TcpConfig, _: u64) -> Self {
-        Self::default()
+/// `kind = "dctcp"`: no options.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DctcpConfig {}
+
+impl super::CcaParams for DctcpConfig {
+    type Cc = Dctcp;
+    fn build(&self, _: super::FlowParams) -> Dctcp {
+        Dctcp::default()
     }
 }
 

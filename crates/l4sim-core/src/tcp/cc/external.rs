@@ -2,6 +2,9 @@
 //! MA-CC's TCP agents), set through `Action::SetCwnd`. The sender still detects and
 //! repairs losses; it never changes cwnd by itself except to 1 segment on a timeout.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use super::{AckSample, CongestionOps, RateSample, Window};
 use crate::time::Time;
 
@@ -26,8 +29,14 @@ impl CongestionOps for External {
     fn cong_control(&mut self, _w: &mut Window, _s: &AckSample, _rs: &RateSample) {}
 }
 
-impl super::FromTcpConfig for External {
-    fn from_config(_: &crate::tcp::config::TcpConfig, _: u64) -> Self {
-        Self
+/// `kind = "external"`: no options.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalConfig {}
+
+impl super::CcaParams for ExternalConfig {
+    type Cc = External;
+    fn build(&self, _: super::FlowParams) -> External {
+        External
     }
 }

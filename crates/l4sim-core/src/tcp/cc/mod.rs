@@ -14,7 +14,6 @@ pub mod vegas;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::tcp::config::TcpConfig;
 use crate::time::Time;
 
 pub use bbr::Bbr;
@@ -249,37 +248,84 @@ pub trait CongestionOps {
     }
 }
 
-/// How an algorithm is built for a flow: from the flow's TCP options (per-algorithm options
-/// such as Prague's live there) and a seed for its random choices (only BBR makes any:
-/// the starting phase of its gain cycle; each flow gets its own, derived from the scenario
-/// seed). Each algorithm's file implements it.
-pub trait FromTcpConfig {
-    fn from_config(cfg: &TcpConfig, seed: u64) -> Self;
+/// What an algorithm may know of its flow besides its own options, passed explicitly (the
+/// algorithms never read the flow's `TcpConfig`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowParams {
+    /// The sender paces (the flow's `pacing` option, Linux `sk_pacing_status`).
+    pub pacing: bool,
+    /// Seed of the algorithm's random choices (only BBR makes any: the starting phase of
+    /// its gain cycle); each flow gets its own, derived from the scenario seed.
+    pub seed: u64,
 }
 
-/// The registry: one line per algorithm generates the configuration enum [`CcaKind`]
-/// (`cca = "..."`), the sender's [`Cc`] enum and the dispatch of [`CongestionOps`].
+/// An algorithm's options: the `cca = { kind = "...", ... }` table of a scenario, with its
+/// defaults (`Default`, Linux's), its invariants (`validate`) and the algorithm it builds.
+/// Each algorithm's file implements it for its own config type (cf. quinn's per-controller
+/// `XxxConfig`, and [`crate::qdisc::QdiscParams`]).
+pub trait CcaParams: Default {
+    /// The algorithm (what [`Cc`] holds).
+    type Cc;
+    /// Check the options; the error is one sentence naming the algorithm.
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Build the algorithm for one flow.
+    fn build(&self, flow: FlowParams) -> Self::Cc;
+}
+
+/// The registry: one line per algorithm generates the name enum [`CcaKind`], the
+/// configuration enum [`CcaConfig`] (serde tag `kind`), the sender's [`Cc`] enum and the
+/// dispatch of [`CongestionOps`] over it.
 macro_rules! ccas {
-    ($( $(#[$attr:meta])* $Kind:ident => $V:ident($T:ty) ),* $(,)?) => {
+    ($( $(#[$attr:meta])* $Kind:ident => $V:ident($C:ty) ),* $(,)?) => {
         /// Congestion-control algorithm names as in configuration.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
         #[serde(rename_all = "snake_case")]
         pub enum CcaKind {
             $( $(#[$attr])* $Kind, )*
         }
 
+        /// A flow's congestion control and its options: one variant per algorithm file in
+        /// `tcp/cc/`, each carrying that algorithm's own config type.
+        #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+        #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+        pub enum CcaConfig {
+            $( $(#[$attr])* $Kind($C), )*
+        }
+
         /// The algorithms a sender can hold (enum dispatch: `Clone`, no virtual calls).
         #[derive(Clone, Debug)]
         pub enum Cc {
-            $( $V($T), )*
+            $( $V(<$C as CcaParams>::Cc), )*
+        }
+
+        impl CcaConfig {
+            /// The algorithm's name.
+            pub fn kind(&self) -> CcaKind {
+                match self { $( CcaConfig::$Kind(_) => CcaKind::$Kind, )* }
+            }
+            /// Check the options (see [`CcaParams::validate`]).
+            pub fn validate(&self) -> Result<(), String> {
+                match self { $( CcaConfig::$Kind(c) => c.validate(), )* }
+            }
+            /// Every algorithm with its default options (the contract exported to Python).
+            pub fn all_defaults() -> Vec<CcaConfig> {
+                vec![$( CcaConfig::$Kind(<$C>::default()), )*]
+            }
+        }
+
+        impl From<CcaKind> for CcaConfig {
+            /// The algorithm `kind` with its default options.
+            fn from(kind: CcaKind) -> CcaConfig {
+                match kind { $( CcaKind::$Kind => CcaConfig::$Kind(<$C>::default()), )* }
+            }
         }
 
         impl Cc {
-            /// The algorithm a TCP configuration names, with its options and `seed`.
-            pub fn from_config(cfg: &TcpConfig, seed: u64) -> Cc {
-                match cfg.cca {
-                    $( CcaKind::$Kind => Cc::$V(<$T as FromTcpConfig>::from_config(cfg, seed)), )*
-                }
+            /// The algorithm `cfg` names, with its options, for a flow.
+            pub fn new(cfg: &CcaConfig, flow: FlowParams) -> Cc {
+                match cfg { $( CcaConfig::$Kind(c) => Cc::$V(c.build(flow)), )* }
             }
         }
 
@@ -336,33 +382,45 @@ macro_rules! ccas {
 
 ccas! {
     /// NewReno (RFC 5681 / 6582; Linux `reno`).
-    #[default]
-    Newreno => NewReno(NewReno),
+    Newreno => NewReno(reno::NewRenoConfig),
     /// CUBIC (RFC 9438; Linux `tcp_cubic.c`).
-    Cubic => Cubic(Cubic),
+    Cubic => Cubic(cubic::CubicConfig),
     /// BIC (Linux `tcp_bic.c`).
-    Bic => Bic(Bic),
+    Bic => Bic(bic::BicConfig),
     /// BBR v1 (Linux `tcp_bbr.c`).
-    Bbr => Bbr(Box<Bbr>),
+    Bbr => Bbr(bbr::BbrConfig),
     /// Vegas (Linux `tcp_vegas.c`).
-    Vegas => Vegas(Vegas),
+    Vegas => Vegas(vegas::VegasConfig),
     /// DCTCP (RFC 8257; Linux `tcp_dctcp.c`).
-    Dctcp => Dctcp(Dctcp),
+    Dctcp => Dctcp(dctcp::DctcpConfig),
     /// TCP Prague (L4STeam `tcp_prague.c`).
-    Prague => Prague(Prague),
+    Prague => Prague(prague::PragueConfig),
     /// cwnd and ssthresh are set only by agent actions (RL-TCP's remote brain).
-    External => External(External),
+    External => External(external::ExternalConfig),
+}
+
+impl Default for CcaKind {
+    /// NewReno, as Linux's built-in `reno`.
+    fn default() -> Self {
+        CcaKind::Newreno
+    }
+}
+
+impl Default for CcaConfig {
+    fn default() -> Self {
+        CcaKind::default().into()
+    }
 }
 
 impl Cc {
-    /// The algorithm `kind` with the default TCP options and `seed`.
+    /// The algorithm `kind` with its default options and `seed`, on an unpaced flow.
     pub fn with_seed(kind: CcaKind, seed: u64) -> Cc {
-        Cc::from_config(
-            &TcpConfig {
-                cca: kind,
-                ..TcpConfig::default()
+        Cc::new(
+            &kind.into(),
+            FlowParams {
+                pacing: false,
+                seed,
             },
-            seed,
         )
     }
 
@@ -386,6 +444,24 @@ mod tests {
         w.ssthresh = 12;
         assert_eq!(w.slow_start(5), 3);
         assert_eq!(w.cwnd, 12);
+    }
+
+    /// Each algorithm's default options are valid, name their kind, and read back equal
+    /// from the `{"kind": ...}` table the contract exports.
+    #[test]
+    fn every_kind_has_valid_default_options_that_round_trip() {
+        for cfg in CcaConfig::all_defaults() {
+            assert!(cfg.validate().is_ok(), "{cfg:?}");
+            assert_eq!(CcaConfig::from(cfg.kind()).kind(), cfg.kind());
+            let json = serde_json::to_string(&cfg).unwrap();
+            let back: CcaConfig = serde_json::from_str(&json).unwrap();
+            assert_eq!(serde_json::to_string(&back).unwrap(), json);
+            let cc = Cc::new(&cfg, FlowParams::default());
+            assert_eq!(
+                format!("\"{}\"", cc.name()),
+                serde_json::to_string(&cfg.kind()).unwrap()
+            );
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! - Additive increase of one segment per RTT, counting only segments delivered without a
 //!   CE mark, and continuing while in CWR (not after a loss until recovery ends).
 //! - A loss halves the window.
-//! - RTT independence (an option, `prague_rtt_independence`; Linux's module default is on):
+//! - RTT independence (an option, `rtt_independence`; Linux's module default is on):
 //!   4 rounds after slow start, below the 25 ms target RTT the per-ACK increase is scaled by
 //!   (RTT / target)², so short-RTT flows grow as if their RTT were 25 ms, and reductions come
 //!   at most once per 25 ms.
@@ -19,6 +19,9 @@
 //! The window is kept as a fraction (`frac_cwnd`) and the integer cwnd follows it one
 //! segment per ACK, as in Linux. Not modelled: the rate-based mode for windows under 4
 //! packets, the ±3 % pacing wobble, GSO burst sizing and MTU reduction.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::{AckSample, CaState, CongestionOps, EcnNeeds, RateSample, Window};
 use crate::time::{secs, Time, MS, SEC};
@@ -257,11 +260,43 @@ impl CongestionOps for Prague {
     }
 }
 
-impl super::FromTcpConfig for Prague {
-    /// Prague's options: `prague_rtt_independence`, `prague_alpha_mode` (Linux module
-    /// parameters of the same names).
-    fn from_config(cfg: &crate::tcp::config::TcpConfig, _: u64) -> Self {
-        Prague::new(cfg.prague_rtt_independence, cfg.prague_alpha_mode == 1)
+/// `kind = "prague"`: Prague's options (Linux module parameters of the L4STeam
+/// `tcp_prague.c`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct PragueConfig {
+    /// Become RTT-independent 4 rounds after slow start (AI scaled to one segment per 25 ms
+    /// below a 25 ms RTT, reductions at most every 25 ms; Linux module parameter
+    /// `prague_rtt_independence`). Linux's module default is on; off here, so that Prague
+    /// adds one segment per RTT as RFC 9331 A.1 and the L4S coupling (k = 2, RFC 9332
+    /// §2.1) assume.
+    pub rtt_independence: bool,
+    /// How α starts (Linux module parameter `prague_alpha_mode`). 1: α starts at 1, so the
+    /// first reduction halves the window and later ones shrink as α decays (Prague 0.6 and
+    /// earlier; the L4S issue's specification). 0: α starts at 0 and the first CE mark ever
+    /// halves the window (Prague 0.7's default).
+    pub alpha_mode: u8,
+}
+
+impl Default for PragueConfig {
+    fn default() -> Self {
+        PragueConfig {
+            rtt_independence: false,
+            alpha_mode: 1,
+        }
+    }
+}
+
+impl super::CcaParams for PragueConfig {
+    type Cc = Prague;
+    fn validate(&self) -> Result<(), String> {
+        if self.alpha_mode > 1 {
+            return Err("prague alpha_mode must be 0 or 1".into());
+        }
+        Ok(())
+    }
+    fn build(&self, _: super::FlowParams) -> Prague {
+        Prague::new(self.rtt_independence, self.alpha_mode == 1)
     }
 }
 

@@ -2,6 +2,9 @@
 //! (RFC 5681 §3.1 slow start and congestion avoidance; the loss recovery itself,
 //! RFC 6582, lives in the sender).
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use super::{AckSample, CongestionOps, Window};
 use crate::time::Time;
 
@@ -32,8 +35,14 @@ impl CongestionOps for NewReno {
     }
 }
 
-impl super::FromTcpConfig for NewReno {
-    fn from_config(_: &crate::tcp::config::TcpConfig, _: u64) -> Self {
-        Self
+/// `kind = "newreno"`: no options.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewRenoConfig {}
+
+impl super::CcaParams for NewRenoConfig {
+    type Cc = NewReno;
+    fn build(&self, _: super::FlowParams) -> NewReno {
+        NewReno
     }
 }

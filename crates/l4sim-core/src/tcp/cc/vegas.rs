@@ -8,6 +8,9 @@
 //! Linux marks RTT boundaries with `snd_nxt` and the cumulative ACK; we count in delivered
 //! segments: a round ends once `delivered` passes `delivered + in_flight` taken at its start.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use super::{AckSample, CaEvent, CaState, CongestionOps, Window};
 use crate::time::Time;
 
@@ -167,9 +170,15 @@ impl CongestionOps for Vegas {
     }
 }
 
-impl super::FromTcpConfig for Vegas {
-    fn from_config(_: &crate::tcp::config::TcpConfig, _: u64) -> Self {
-        Self::default()
+/// `kind = "vegas"`: no options.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VegasConfig {}
+
+impl super::CcaParams for VegasConfig {
+    type Cc = Vegas;
+    fn build(&self, _: super::FlowParams) -> Vegas {
+        Vegas::default()
     }
 }
 
