@@ -254,6 +254,7 @@ def _run_and_write(
             stop_on_interrupt=True,
             memory_limit=memory_limit,
             on_series=sink,
+            out_dir=out,
         )
         return result.summary, write(result, out, stream=sink)
     except BaseException:

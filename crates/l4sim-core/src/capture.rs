@@ -345,7 +345,7 @@ struct Capture {
     name: String,
     /// By flow index: kept (`None`: every flow).
     flows: Option<Vec<bool>>,
-    out: PcapWriter<Box<dyn Write + Send>>,
+    out: PcapWriter<Box<dyn Write + Send + Sync>>,
     buf: [u8; MAX_HEADER],
     /// Virtual link (`Channel::virt`): packets admitted whose transmission starts later,
     /// with their start, in order. Written once their start has passed for sure.
@@ -428,7 +428,7 @@ impl Captures {
         &mut self,
         channel: usize,
         name: &str,
-        out: Box<dyn Write + Send>,
+        out: Box<dyn Write + Send + Sync>,
         snaplen: u32,
         flows: Option<Vec<bool>>,
     ) -> Result<(), CaptureError> {

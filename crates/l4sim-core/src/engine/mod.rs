@@ -208,7 +208,7 @@ impl Simulation {
         &mut self,
         link: &str,
         name: &str,
-        out: Box<dyn std::io::Write + Send>,
+        out: Box<dyn std::io::Write + Send + Sync>,
         snaplen: u32,
         flows: Option<&[usize]>,
     ) -> Result<(), CaptureError> {
