@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 from l4sim.errors import L4simError, ScenarioError
 
 if TYPE_CHECKING:
+    from l4sim.scenario import Capture, Scenario
     from l4sim.simulation import Simulation
 
-__all__ = ["capture_path", "open_captures"]
+__all__ = ["capture_files", "capture_path", "open_captures"]
 
 
 def capture_path(out_dir: str | Path, file: str, where: str = "capture file") -> Path:
@@ -39,16 +40,25 @@ def capture_path(out_dir: str | Path, file: str, where: str = "capture file") ->
     return path
 
 
-def open_captures(sim: Simulation, out_dir: str | Path | None) -> None:
-    """Start the captures of ``sim``'s scenario, their files under ``out_dir``."""
-    captures = sim.scenario.captures
-    if not captures:
-        return
+def capture_files(
+    scenario: Scenario, out_dir: str | Path | None, how: str = "l4sim.run"
+) -> list[tuple[Capture, Path]]:
+    """Each of ``scenario``'s captures with its file under ``out_dir`` (directories
+    created); one sentence if there is none to write them in or one would land outside."""
+    if not scenario.captures:
+        return []
     if out_dir is None:
         raise ScenarioError(
-            f"scenario {sim.scenario.name!r} has captures but no output directory to write "
-            "them in; pass out_dir= to l4sim.run, or run it with `l4sim run`"
+            f"scenario {scenario.name!r} has captures but no output directory to write "
+            f"them in; pass out_dir= to {how}, or run it from the command line"
         )
-    for i, c in enumerate(captures):
-        path = capture_path(out_dir, c.file, f"captures[{i}].file")
+    return [
+        (c, capture_path(out_dir, c.file, f"captures[{i}].file"))
+        for i, c in enumerate(scenario.captures)
+    ]
+
+
+def open_captures(sim: Simulation, out_dir: str | Path | None) -> None:
+    """Start the captures of ``sim``'s scenario, their files under ``out_dir``."""
+    for c, path in capture_files(sim.scenario, out_dir):
         sim.capture(c.link, path, snaplen=c.snaplen, flows=c.flows)
