@@ -262,6 +262,26 @@ def test_a_fork_does_not_capture(tmp_path: Path) -> None:
     assert fork.summary() == sim.summary()
 
 
+@pytest.mark.parametrize(
+    ("link", "kwargs", "fragment"),
+    [
+        ("r0->r9", {}, 'there is no link "r0->r9"'),
+        ("r0->r1", {"snaplen": 0}, "snaplen 0 is outside 1..=262144 bytes"),
+        ("r0->r1", {"snaplen": -5}, "snaplen -5 is outside"),
+        ("r0->r1", {"flows": [2]}, "there is no flow 2; flows are 0..2"),
+        ("r0->r1", {"flows": [-1]}, "there is no flow -1"),
+    ],
+)
+def test_bad_api_captures_are_one_sentence(
+    tmp_path: Path, link: str, kwargs: dict, fragment: str
+) -> None:
+    sim = Simulation(l4sim.loads(SCENARIO))
+    with pytest.raises(l4sim.errors.CoreError, match=r"^capture ") as e:
+        sim.capture(link, tmp_path / "x.pcap", **kwargs)
+    assert fragment in str(e.value) and "\n" not in str(e.value)
+    assert sim.close_captures() == [] and not (tmp_path / "x.pcap").exists()
+
+
 def run_cli(tmp_path: Path, capture: str) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "s.toml"
     path.write_text(SCENARIO.replace('"4s"', '"1s"') + capture)

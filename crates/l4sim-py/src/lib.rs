@@ -269,16 +269,29 @@ impl Simulation {
         &mut self,
         link: &str,
         path: &str,
-        snaplen: u32,
-        flows: Option<Vec<usize>>,
+        snaplen: i64,
+        flows: Option<Vec<i64>>,
     ) -> PyResult<()> {
+        let err = |m: String| errors::CoreError::new_err(format!("capture {path}: {m}"));
+        let snaplen = u32::try_from(snaplen)
+            .map_err(|_| err(format!("snaplen {snaplen} is outside 1..=262144 bytes")))?;
+        let flows = flows
+            .map(|fs| {
+                fs.into_iter()
+                    .map(|f| usize::try_from(f).map_err(|_| err(format!("there is no flow {f}"))))
+                    .collect::<PyResult<Vec<_>>>()
+            })
+            .transpose()?;
         let file = std::fs::File::create(path).map_err(|e| {
             errors::CoreError::new_err(format!("cannot create capture {path}: {e}"))
         })?;
         let out = Box::new(std::io::BufWriter::with_capacity(1 << 16, file));
         self.inner
             .add_capture(link, path, out, snaplen, flows.as_deref())
-            .map_err(|e| errors::CoreError::new_err(e.0))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(path); // refused: leave no empty file behind
+                errors::CoreError::new_err(e.0)
+            })
     }
 
     /// Close every capture (what left its link by now is written): [{"file", "link",
