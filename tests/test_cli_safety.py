@@ -125,7 +125,7 @@ def test_emulate_name_cannot_escape(tmp_path, monkeypatch, capsys):
     work.mkdir(parents=True)
     monkeypatch.chdir(work)
     (work / "s.toml").write_text(scenario_text("../../emu"))
-    monkeypatch.setattr(l4sim.emulate, "emulate", lambda sc, spin_us=0.0: fake_result())
+    monkeypatch.setattr(l4sim.emulate, "emulate", lambda sc, **kw: fake_result())
     code, _, err = run_main(["emulate", "s.toml", "-q"], capsys)
     assert code == 0, err
     assert files_under(tmp_path, "summary.json") == [

@@ -254,6 +254,7 @@ def _run_and_write(
             stop_on_interrupt=True,
             memory_limit=memory_limit,
             on_series=sink,
+            out_dir=out,
         )
         return result.summary, write(result, out, stream=sink)
     except BaseException:
@@ -373,7 +374,7 @@ def emulate_cmd(
         sc = sc.with_overrides(duration=duration)
     out_dir = out if out is not None else default_out(sc.name, "-emu")
     check_out_dir(out_dir)
-    result = emulate(sc, spin_us=spin_us)
+    result = emulate(sc, spin_us=spin_us, out_dir=out_dir)
     paths = write(result, out_dir)
     if not quiet:
         _report(result.summary, paths)

@@ -49,6 +49,7 @@ from typing import Any
 import polars as pl
 
 from l4sim._version import __version__
+from l4sim.capture import capture_files
 from l4sim.errors import EmulationError
 from l4sim.processes import pdeathsig_preexec
 from l4sim.results import Result
@@ -543,16 +544,20 @@ def emulate(
     spin_us: float = 0.0,
     realtime: bool = True,
     on_ready: Callable[[subprocess.Popen[str]], None] | None = None,
+    out_dir: str | Path | None = None,
 ) -> Result:
     """Run ``scenario`` for its duration in real time on the kernel's TCP through the
     router; returns a :class:`~l4sim.results.Result` as :func:`l4sim.run` does.
 
     ``spin_us``: the router busy-waits this long before each event instead of sleeping
     (more accurate timing, one core busy). ``realtime``: run the router with SCHED_FIFO.
+    The scenario's ``[[captures]]`` go into ``out_dir``: the real bytes the router sends
+    on each link direction (docs/captures.md).
     """
     sc = scenario if isinstance(scenario, Scenario) else load(scenario)
     _check_host()
     router_cmd = find_router()
+    captures = capture_files(sc, out_dir, "emulate")
     cleanup_leftovers()
     hosts, flows = _hosts_and_flows(sc, os.getpid())
     router: subprocess.Popen[str] | None = None
@@ -583,6 +588,9 @@ def emulate(
             "stats_path": str(tmp / "router.json"),
             "spin_ns": round(spin_us * 1000),
             "realtime": realtime,
+            "captures": [
+                {"link": c.link, "path": str(path), "snaplen": c.snaplen} for c, path in captures
+            ],
         }
         (tmp / "router-config.json").write_text(json.dumps(config))
         router = subprocess.Popen(
@@ -623,7 +631,13 @@ def emulate(
     for f in flows:
         if f.error is not None:
             raise EmulationError(f.error)
-    return _result(sc, summary_flows, router_stats, rows, wall)
+    result = _result(sc, summary_flows, router_stats, rows, wall)
+    for c in router_stats.get("captures", []):
+        error = c.pop("error", None)
+        if error is not None:
+            raise EmulationError(f"the router {error}")
+    result.captures = router_stats.get("captures", [])
+    return result
 
 
 def _sample(sc: Scenario, traffic: _Traffic, router: subprocess.Popen[str]) -> list[dict[str, Any]]:

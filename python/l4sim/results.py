@@ -10,7 +10,7 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,8 @@ class Result:
     flows: pl.DataFrame
     queues: pl.DataFrame
     scenario: Scenario | None = None
+    captures: list[dict[str, Any]] = field(default_factory=list)
+    """What each of the scenario's captures wrote: {"file", "link", "packets"}."""
 
     def to_arrow(self) -> dict[str, pa.Table]:
         """The time series as Arrow tables: ``{"flows": ..., "queues": ...}``."""

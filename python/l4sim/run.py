@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from l4sim._version import __version__
+from l4sim.capture import open_captures
 from l4sim.results import Result
 from l4sim.scenario import Scenario
 from l4sim.simulation import Simulation
@@ -76,6 +77,7 @@ def run(
     stop_on_interrupt: bool = False,
     memory_limit: int | str | None = None,
     on_series: Callable[[pl.DataFrame, pl.DataFrame], None] | None = None,
+    out_dir: str | Path | None = None,
 ) -> Result:
     """Simulate ``scenario`` to its duration and return a :class:`~l4sim.results.Result`.
 
@@ -95,9 +97,14 @@ def run(
     :class:`~l4sim.results.SeriesStream` writing Parquet), so the run holds only a chunk of
     them and the budget counts only that; the result's ``flows`` and ``queues`` are then
     empty.
+
+    The scenario's ``[[captures]]`` are written into ``out_dir`` as the run goes (a
+    scenario with captures needs one; docs/captures.md); ``result.captures`` says what each
+    file holds.
     """
     sim = Simulation(scenario, memory_limit=memory_limit, streaming=on_series is not None)
     sim.scenario.require_flows()  # a run without traffic measures nothing
+    open_captures(sim, out_dir)
     total = sim.duration_ns
     chunks = max(1, chunks)
     targets = [total * (i + 1) // chunks for i in range(chunks)]
@@ -123,6 +130,7 @@ def run(
             raise
         interrupted = True
     wall = time.perf_counter() - start
+    captures = sim.close_captures() if sim.scenario.captures else []
 
     core_summary = sim.summary()
     summary: dict[str, Any] = {"scenario": sim.scenario.name}
@@ -139,7 +147,9 @@ def run(
     if on_series is not None:
         on_series(flows, queues)
         flows, queues = flows.clear(), queues.clear()
-    return Result(summary=summary, flows=flows, queues=queues, scenario=sim.scenario)
+    result = Result(summary=summary, flows=flows, queues=queues, scenario=sim.scenario)
+    result.captures = captures
+    return result
 
 
 def _after_chunk(

@@ -5,6 +5,7 @@
 //! summary and time series.
 
 pub mod app;
+pub mod capture;
 pub mod config;
 pub mod contract;
 pub mod control;

@@ -10,7 +10,9 @@
 //! moment a packet is written, not the schedule.
 
 use std::collections::HashMap;
+use std::io::Write;
 
+use l4sim_core::capture::PcapWriter;
 use l4sim_core::config::SimConfig;
 use l4sim_core::net::link::Channel;
 use l4sim_core::net::packet::{Dir, Ecn, Packet};
@@ -21,7 +23,18 @@ use l4sim_core::time::Time;
 use serde::Serialize;
 
 use crate::ipv4;
-use crate::pool::Pool;
+use crate::pool::{Pool, SLOT};
+
+/// A capture of the real packets a link direction sends (docs/captures.md): each one as it
+/// leaves the qdisc, with a CE mark the qdisc set already in its header.
+pub struct EmuCapture {
+    pub channel: usize,
+    pub file: String,
+    pub snaplen: usize,
+    pub out: PcapWriter<Box<dyn Write + Send>>,
+    pub packets: u64,
+    pub error: Option<String>,
+}
 
 /// Packet counts of the router as a whole.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -86,6 +99,10 @@ pub struct Router {
     pub series: Series,
     sample_interval: Time,
     next_sample: Time,
+    /// Packet captures, and the wall-clock time (ns since the Unix epoch) of clock 0.
+    pub captures: Vec<EmuCapture>,
+    pub epoch_ns: Time,
+    capture_buf: Vec<u8>,
 }
 
 impl Router {
@@ -106,6 +123,9 @@ impl Router {
             series: Series::default(),
             sample_interval: cfg.sample_interval_ns,
             next_sample: cfg.sample_interval_ns,
+            captures: Vec::new(),
+            epoch_ns: 0,
+            capture_buf: Vec::new(),
         }
     }
 
@@ -210,8 +230,12 @@ impl Router {
 
     /// Engine `start_tx`: the link is free at `t`; put the next packet on the wire.
     fn start_tx(&mut self, c: usize, t: Time) {
+        let taken = self.channels[c].take(t, &mut self.drops);
+        if let (Some((p, _, _)), false) = (&taken, self.captures.is_empty()) {
+            self.capture(c, t, p);
+        }
         let ch = &mut self.channels[c];
-        if let Some((p, tt, backlog)) = ch.take(t, &mut self.drops) {
+        if let Some((p, tt, backlog)) = taken {
             if ch.rng.bernoulli(ch.loss) {
                 ch.stats.lost += 1;
                 self.counters.lost += 1;
@@ -228,6 +252,32 @@ impl Router {
             ch.txdone_pending = false;
         }
         self.free_drops();
+    }
+
+    /// `p` leaves link `c`'s qdisc at `t`: its bytes into the link's captures, with the CE
+    /// mark the qdisc set (written into the packet itself only on delivery).
+    fn capture(&mut self, c: usize, t: Time, p: &Packet) {
+        let bytes = self.pool.packet(p.uid as u32);
+        let mark = p.ecn == Ecn::Ce && bytes[1] & 0b11 != 0b11;
+        for cap in self.captures.iter_mut().filter(|x| x.channel == c) {
+            if cap.error.is_some() {
+                continue;
+            }
+            let n = bytes.len().min(cap.snaplen);
+            let rec = if mark {
+                self.capture_buf.resize(SLOT, 0);
+                let m = bytes.len().min(n.max(20)); // the IPv4 header, for its checksum
+                self.capture_buf[..m].copy_from_slice(&bytes[..m]);
+                ipv4::set_ce(&mut self.capture_buf[..m]);
+                &self.capture_buf[..n]
+            } else {
+                &bytes[..n]
+            };
+            match cap.out.write(self.epoch_ns + t, rec, bytes.len() as u32) {
+                Ok(()) => cap.packets += 1,
+                Err(e) => cap.error = Some(format!("cannot write capture {}: {e}", cap.file)),
+            }
+        }
     }
 
     fn free_drops(&mut self) {
@@ -435,6 +485,61 @@ mod tests {
             marked.iter().filter(|&&m| m).count()
         );
         assert_eq!(r.counters.dropped, 0);
+    }
+
+    /// A sink the test keeps a handle on.
+    #[derive(Clone, Default)]
+    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_capture_holds_the_real_bytes_with_the_marks() {
+        // As above: 10 ECT(1) packets, 9 of them CE-marked by DualPI2. The capture of
+        // h0->h1 holds each as it leaves the qdisc: its first 40 bytes, the mark already in
+        // the header with a valid checksum, at the router's clock + the epoch.
+        let mut r = two_host(10_000_000, MS, r#"{"kind": "dualpi2"}"#, 0.0);
+        let sink = Shared::default();
+        r.captures.push(EmuCapture {
+            channel: 0,
+            file: "t.pcap".into(),
+            snaplen: 40,
+            out: PcapWriter::new(Box::new(sink.clone()) as Box<dyn Write + Send>, 40).unwrap(),
+            packets: 0,
+            error: None,
+        });
+        r.epoch_ns = 1_700_000_000 * SEC;
+        for _ in 0..10 {
+            send(&mut r, 0b01, 1500, 0);
+        }
+        r.advance(SEC);
+        drain(&mut r);
+        assert_eq!(r.captures[0].packets, 10);
+        let file = sink.0.lock().unwrap().clone();
+        let le = |at: usize| u32::from_le_bytes(file[at..at + 4].try_into().unwrap());
+        let mut marks = 0;
+        for i in 0..10 {
+            let at = 24 + i * (16 + 40);
+            // Transmissions start back to back, 1.2 ms apart.
+            assert_eq!(le(at) as u64, 1_700_000_000);
+            assert_eq!(le(at + 4) as u64, i as u64 * 1_200 * US);
+            assert_eq!((le(at + 8), le(at + 12)), (40, 1500));
+            let ip = &file[at + 16..at + 16 + 40];
+            assert_eq!(
+                u16::from_be_bytes([ip[10], ip[11]]),
+                ipv4::header_checksum(ip)
+            );
+            assert_eq!(&ip[16..20], &[10, 77, 0, 2]);
+            marks += usize::from(ip[1] & 3 == 3);
+        }
+        assert_eq!(marks, 9);
     }
 
     #[test]

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::pool::SLOT;
-use crate::router::{Delivery, Router};
+use crate::router::{Delivery, EmuCapture, Router};
+use l4sim_core::capture::{PcapWriter, MAX_SNAPLEN};
 use l4sim_core::config::SimConfig;
 use l4sim_core::stats::Histogram;
 use l4sim_core::summary::queue_summaries;
@@ -50,6 +51,17 @@ struct FlowTuple {
     proto: u8,
 }
 
+/// A packet capture of one link direction (`[[captures]]`, docs/captures.md).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaptureConfig {
+    /// `"a->b"` with node names.
+    link: String,
+    /// The pcap file (created or truncated).
+    path: String,
+    snaplen: u32,
+}
+
 fn d_pool() -> usize {
     65_536
 }
@@ -72,6 +84,8 @@ struct Config {
     /// Run with real-time priority (SCHED_FIFO) to wake on time on a busy machine.
     #[serde(default)]
     realtime: bool,
+    #[serde(default)]
+    captures: Vec<CaptureConfig>,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -238,7 +252,30 @@ pub fn main(args: &[String]) {
         })
         .collect();
     router.set_flows(&keys);
+    for cap in &cfg.captures {
+        let channel = router
+            .channels
+            .iter()
+            .position(|c| c.name == cap.link)
+            .unwrap_or_else(|| fail(&format!("capture: there is no link {:?}", cap.link)));
+        let file = File::create(&cap.path)
+            .unwrap_or_else(|e| fail(&format!("cannot create capture {}: {e}", cap.path)));
+        let sink: Box<dyn Write + Send> = Box::new(std::io::BufWriter::new(file));
+        let out = PcapWriter::new(sink, cap.snaplen.clamp(1, MAX_SNAPLEN))
+            .unwrap_or_else(|e| fail(&format!("cannot write capture {}: {e}", cap.path)));
+        router.captures.push(EmuCapture {
+            channel,
+            file: cap.path.clone(),
+            snaplen: cap.snaplen.clamp(1, MAX_SNAPLEN) as usize,
+            out,
+            packets: 0,
+            error: None,
+        });
+    }
     let origin = Instant::now();
+    router.epoch_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as Time);
     let clock = || origin.elapsed().as_nanos() as Time;
 
     let mut pfds: Vec<libc::pollfd> = vec![libc::pollfd {
@@ -349,6 +386,11 @@ pub fn main(args: &[String]) {
     let now = clock();
     router.advance(now);
     flush(&mut router, &mut lateness, &mut late_max);
+    for cap in &mut router.captures {
+        if let (None, Err(e)) = (&cap.error, cap.out.flush()) {
+            cap.error = Some(format!("cannot write capture {}: {e}", cap.file));
+        }
+    }
     let us = |ns: f64| ns / 1e3;
     let stats = json!({
         "elapsed_s": now as f64 * 1e-9,
@@ -365,6 +407,12 @@ pub fn main(args: &[String]) {
             "owd_n": f.owd.count(),
         })).collect::<Vec<_>>(),
         "in_flight": router.in_flight(),
+        "captures": router.captures.iter().map(|c| json!({
+            "file": c.file,
+            "link": router.channels[c.channel].name,
+            "packets": c.packets,
+            "error": c.error,
+        })).collect::<Vec<_>>(),
         "write_errors": write_errors,
         "lateness_us": {
             "count": lateness.count(),

@@ -262,6 +262,55 @@ impl Simulation {
         (s.flows.time_s.len(), s.queues.time_s.len())
     }
 
+    /// Capture the packets leaving link `link` (`"a->b"`) into the pcap file at `path`
+    /// (created or truncated) from now on; `flows`: only these flow indices.
+    #[pyo3(signature = (link, path, snaplen = 128, flows = None))]
+    fn add_capture(
+        &mut self,
+        link: &str,
+        path: &str,
+        snaplen: i64,
+        flows: Option<Vec<i64>>,
+    ) -> PyResult<()> {
+        let err = |m: String| errors::CoreError::new_err(format!("capture {path}: {m}"));
+        let snaplen = u32::try_from(snaplen)
+            .map_err(|_| err(format!("snaplen {snaplen} is outside 1..=262144 bytes")))?;
+        let flows = flows
+            .map(|fs| {
+                fs.into_iter()
+                    .map(|f| usize::try_from(f).map_err(|_| err(format!("there is no flow {f}"))))
+                    .collect::<PyResult<Vec<_>>>()
+            })
+            .transpose()?;
+        let file = std::fs::File::create(path).map_err(|e| {
+            errors::CoreError::new_err(format!("cannot create capture {path}: {e}"))
+        })?;
+        let out = Box::new(std::io::BufWriter::with_capacity(1 << 16, file));
+        self.inner
+            .add_capture(link, path, out, snaplen, flows.as_deref())
+            .map_err(|e| {
+                let _ = std::fs::remove_file(path); // refused: leave no empty file behind
+                errors::CoreError::new_err(e.0)
+            })
+    }
+
+    /// Close every capture (what left its link by now is written): [{"file", "link",
+    /// "packets"}]; a write error raises `CoreError`.
+    fn finish_captures<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let stats = self
+            .inner
+            .finish_captures()
+            .map_err(|e| errors::CoreError::new_err(e.0))?;
+        let rows: Vec<_> = stats
+            .iter()
+            .map(|s| {
+                let link = self.inner.channels[s.link].name.clone();
+                serde_json::json!({"file": s.file, "link": link, "packets": s.packets})
+            })
+            .collect();
+        to_py(py, &rows)
+    }
+
     fn conservation<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = &self.inner.counters;
         let d = PyDict::new(py);

@@ -12,11 +12,13 @@ dumbbell's pair, a sample interval longer than the run) is a :class:`ScenarioWar
 
 Modules: :mod:`.fields` (unit field types, the base model and its core key mapping),
 :mod:`.qdiscs`, :mod:`.topology` (links, presets, reachability), :mod:`.flows`, :mod:`.ccas`
-(a TCP flow's congestion control and its options), :mod:`.model` (``Scenario``, ``load``,
-``loads``) and :mod:`.messages` (errors as one sentence).
+(a TCP flow's congestion control and its options), :mod:`.capture` (``[[captures]]``),
+:mod:`.model` (``Scenario``, ``load``, ``loads``) and :mod:`.messages` (errors as one
+sentence).
 """
 
 from l4sim.errors import L4simError, ScenarioError, ScenarioWarning
+from l4sim.scenario.capture import Capture
 from l4sim.scenario.ccas import (
     CCA_KINDS,
     Bbr,
@@ -88,6 +90,7 @@ __all__ = [
     "Bbr",
     "Bic",
     "Buckets",
+    "Capture",
     "Cca",
     "Codel",
     "ControlFlow",

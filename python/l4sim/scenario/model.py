@@ -17,7 +17,7 @@ import json
 import sys
 import tomllib
 import warnings
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
 import pydantic
@@ -25,6 +25,7 @@ import tomli_w
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from l4sim.errors import ScenarioError, ScenarioWarning
+from l4sim.scenario.capture import Capture
 from l4sim.scenario.fields import MAX_FLOWS, PositiveTime, _Model
 from l4sim.scenario.flows import ControlFlow, Flow, TcpFlow, UdpFlow
 from l4sim.scenario.messages import _describe, _prefix
@@ -63,6 +64,11 @@ class Scenario(_Model):
     topology: Topology = Field(description="The network: one preset and its links.")
     flows: list[Flow] = Field(
         default_factory=list, description="The traffic: TCP, UDP and control flows."
+    )
+    captures: list[Capture] = Field(
+        default_factory=list,
+        description="Packet captures: pcap files of link directions, written into the "
+        "run's output directory (docs/captures.md).",
     )
 
     @model_validator(mode="after")
@@ -106,6 +112,7 @@ class Scenario(_Model):
                     f"{where}.stop {format_time(spec.stop)!r} must be after its start "
                     f"{format_time(spec.start)!r}"
                 )
+        self._check_captures(len(flows))
         if explicit_pairs and isinstance(topo, Dumbbell):
             _warn_shared_pairs(topo, flows)
         if self.sample_interval > self.duration:
@@ -116,6 +123,30 @@ class Scenario(_Model):
                 "to a fraction of the duration"
             )
         return self
+
+    def _check_captures(self, n_flows: int) -> None:
+        """Each capture names a link direction and flows of this scenario, and its own file."""
+        links = [f"{a}->{b}" for a, b, _ in self.topology.links()]
+        links += [f"{b}->{a}" for a, b, _ in self.topology.links()]
+        files: set[str] = set()
+        for i, c in enumerate(self.captures):
+            where = f"captures[{i}]"
+            if c.link not in links:
+                shown = ", ".join(links[:8]) + (", ..." if len(links) > 8 else "")
+                raise ValueError(
+                    f"{where}.link {c.link!r} is not a link direction of the topology; "
+                    f"known: {shown}"
+                )
+            for f in c.flows or []:
+                if f >= n_flows:
+                    raise ValueError(
+                        f"{where}.flows names flow {f}, but the scenario has flows 0 to "
+                        f"{n_flows - 1}"
+                    )
+            key = str(PurePosixPath(c.file.replace("\\", "/")))
+            if key in files:
+                raise ValueError(f"{where}.file {c.file!r} is already the file of another capture")
+            files.add(key)
 
     def require_flows(self, source: str | None = None) -> Scenario:
         """This scenario, or a :class:`ScenarioError` if it has no flows (a run without
@@ -190,7 +221,10 @@ class Scenario(_Model):
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data with unit strings; ``Scenario.parse(s.to_dict())`` gives ``s`` back."""
-        return _tags_first(self.model_dump(mode="json", exclude_none=True, by_alias=True))
+        data = self.model_dump(mode="json", exclude_none=True, by_alias=True)
+        if not data.get("captures"):
+            data.pop("captures", None)  # scenarios without captures read as before
+        return _tags_first(data)
 
     def to_toml(self) -> str:
         """The scenario as TOML text that :func:`load` reads back to an equal scenario."""

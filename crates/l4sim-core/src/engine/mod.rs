@@ -7,6 +7,7 @@
 mod agent;
 mod queue;
 
+use crate::capture::{CaptureError, CaptureStats, Captures};
 use crate::config::{ConfigError, SimConfig};
 use crate::control::{Action, ActionError, ControlMessage, MESSAGE_BIT};
 use crate::flow::{Endpoints, Flow};
@@ -51,6 +52,8 @@ pub struct Simulation {
     /// Stop `run_until_trigger` after every `every` packets sent on `channel`.
     trigger: Option<Trigger>,
     stop: bool,
+    /// Packet captures (`add_capture`); a fork has none.
+    captures: Captures,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -110,6 +113,7 @@ impl Simulation {
             messages: Vec::new(),
             trigger: None,
             stop: false,
+            captures: Captures::default(),
         })
     }
 
@@ -172,6 +176,9 @@ impl Simulation {
     /// back into its FIFO, and the link gets the "transmission done" event it then needs.
     pub(super) fn devirtualise(&mut self, c: usize) {
         let to = self.horizon();
+        if !self.captures.is_empty() {
+            self.captures.devirtualise(c, to);
+        }
         let ch = &mut self.channels[c];
         if ch.devirtualise(to) {
             ch.txdone_pending = true;
@@ -191,6 +198,48 @@ impl Simulation {
         for ch in self.channels.iter_mut().filter(|c| !c.waiting.is_empty()) {
             ch.settle(to);
         }
+    }
+
+    /// Capture the packets leaving link `link` (`"a->b"`) into `out` as a pcap file from
+    /// now on (`capture.rs`): `snaplen` bytes of each at most, only flows `flows` (by
+    /// index) if given. `name` names the file in errors. Call [`Simulation::finish_captures`]
+    /// at the end; a fork does not capture.
+    pub fn add_capture(
+        &mut self,
+        link: &str,
+        name: &str,
+        out: Box<dyn std::io::Write + Send + Sync>,
+        snaplen: u32,
+        flows: Option<&[usize]>,
+    ) -> Result<(), CaptureError> {
+        let Some(c) = self.channels.iter().position(|ch| ch.name == link) else {
+            return Err(CaptureError(format!(
+                "capture {name}: there is no link {link:?}; links are named \"a->b\" by node"
+            )));
+        };
+        let keep = match flows {
+            Some(fs) => {
+                let mut keep = vec![false; self.flows.len()];
+                for &f in fs {
+                    let Some(k) = keep.get_mut(f) else {
+                        return Err(CaptureError(format!(
+                            "capture {name}: there is no flow {f}; flows are 0..{}",
+                            self.flows.len()
+                        )));
+                    };
+                    *k = true;
+                }
+                Some(keep)
+            }
+            None => None,
+        };
+        self.captures.add(c, name, out, snaplen, keep)
+    }
+
+    /// Close every capture: write what left its link by now, flush. Returns what each
+    /// wrote, or the first write error (a full disk, say) as one sentence.
+    pub fn finish_captures(&mut self) -> Result<Vec<CaptureStats>, CaptureError> {
+        self.captures.finish(self.now)
     }
 
     /// An independent copy that continues exactly as this one would.
@@ -385,8 +434,14 @@ impl Simulation {
         if ch.virt {
             let seq = self.queue.next_seq();
             let to = now.saturating_sub(1); // `horizon`: a start now comes after this
+            let queued = ch.wire.len();
             if let Some(at) = ch.virt_offer(p, now, to, seq, &mut self.drops) {
                 self.queue.push_with_seq(at, seq, EvKind::Arrive(c as u32));
+            }
+            if !self.captures.is_empty() && ch.wire.len() > queued {
+                // Admitted: its transmission ends at `tail_free`.
+                let start = ch.tail_free - ch.tx_time(p.size + ch.overhead);
+                self.captures.pend(c, now, start, &p, &self.flows);
             }
         } else if ch.txdone_pending {
             // The link is busy and will pull from the qdisc when it frees.
@@ -417,6 +472,9 @@ impl Simulation {
         let now = self.now;
         let ch = &mut self.channels[c];
         if let Some((p, tt, backlog)) = next {
+            if !self.captures.is_empty() {
+                self.captures.record(c, now, &p, &self.flows);
+            }
             if let Some(t) = self.trigger.as_mut().filter(|t| t.channel == c) {
                 if ch.stats.tx_pkts >= t.next {
                     t.next += t.every;

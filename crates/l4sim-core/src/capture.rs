@@ -1,0 +1,823 @@
+//! Packet captures: the packets of one link direction as a classic libpcap file, as
+//! `tcpdump -i <egress> -w` would write them.
+//!
+//! Format (<https://wiki.wireshark.org/Development/LibpcapFileFormat>, draft-ietf-opsawg-pcap):
+//! the nanosecond variant (magic 0xa1b23c4d, version 2.4), little-endian, link type
+//! `LINKTYPE_RAW` (101): each record is an IP packet with no link-layer header, so IPv4
+//! and IPv6 (the version nibble tells) need no invented Ethernet addresses, and the
+//! snap length counts IP bytes only. Timestamps are simulated time since 0 (1970-01-01).
+//!
+//! The simulator's packets carry no bytes, so their headers are synthesised here from the
+//! [`Packet`] (IPv4 and TCP or UDP); the payload is not materialised: a record holds the
+//! headers then zeros, up to the snap length. The IPv4, TCP and UDP checksums are those
+//! of the packet with an all-zero payload (zeros add nothing to the one's-complement
+//! sum, RFC 1071), so they are valid for the bytes written.
+//!
+//! Capture point: when a packet leaves the qdisc and its serialisation starts (tcpdump on
+//! the egress interface), before the link's random loss. The writer reuses one buffer and
+//! a `BufWriter`-like sink: no allocation per packet once the pending queue of a virtual
+//! link (below) has grown to its working size.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io::{self, Write};
+
+use crate::flow::{Endpoints, Flow};
+use crate::net::packet::{flags, Dir, Packet, PROTO_TCP, PROTO_UDP};
+use crate::time::{Time, SEC};
+
+/// `LINKTYPE_RAW`: raw IPv4 or IPv6, no link-layer header (tcpdump.org/linktypes.html).
+pub const LINKTYPE_RAW: u32 = 101;
+/// The magic of the nanosecond-resolution pcap format.
+pub const MAGIC_NS: u32 = 0xa1b2_3c4d;
+/// Default snap length: headers only (20 IPv4 + 60 TCP at most, and some room).
+pub const DEFAULT_SNAPLEN: u32 = 128;
+/// libpcap's `MAXIMUM_SNAPLEN`.
+pub const MAX_SNAPLEN: u32 = 262_144;
+/// Longest synthesised header: IPv4 without options (20) + TCP with 40 option bytes (60).
+pub const MAX_HEADER: usize = 80;
+
+const ZEROS: [u8; 512] = [0; 512];
+
+/// A capture could not be set up or written: one sentence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaptureError(pub String);
+
+impl fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CaptureError {}
+
+/// A classic pcap file (nanosecond timestamps, raw IP) on any sink.
+pub struct PcapWriter<W: Write> {
+    out: W,
+    snaplen: u32,
+}
+
+impl<W: Write> PcapWriter<W> {
+    /// Write the file header. `snaplen` must be in 1..=[`MAX_SNAPLEN`].
+    pub fn new(mut out: W, snaplen: u32) -> io::Result<PcapWriter<W>> {
+        let mut h = [0u8; 24];
+        h[0..4].copy_from_slice(&MAGIC_NS.to_le_bytes());
+        h[4..6].copy_from_slice(&2u16.to_le_bytes()); // version 2.4
+        h[6..8].copy_from_slice(&4u16.to_le_bytes());
+        // thiszone (8..12) and sigfigs (12..16) are zero.
+        h[16..20].copy_from_slice(&snaplen.to_le_bytes());
+        h[20..24].copy_from_slice(&LINKTYPE_RAW.to_le_bytes());
+        out.write_all(&h)?;
+        Ok(PcapWriter { out, snaplen })
+    }
+
+    /// One record at `t` (ns) of a packet of `orig_len` bytes whose first bytes are
+    /// `bytes`: `min(snaplen, orig_len)` bytes are written, zeros after `bytes`.
+    pub fn write(&mut self, t: Time, bytes: &[u8], orig_len: u32) -> io::Result<()> {
+        let incl = orig_len.min(self.snaplen);
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&((t / SEC) as u32).to_le_bytes());
+        h[4..8].copy_from_slice(&((t % SEC) as u32).to_le_bytes());
+        h[8..12].copy_from_slice(&incl.to_le_bytes());
+        h[12..16].copy_from_slice(&orig_len.to_le_bytes());
+        self.out.write_all(&h)?;
+        let head = bytes.len().min(incl as usize);
+        self.out.write_all(&bytes[..head])?;
+        let mut pad = incl as usize - head;
+        while pad > 0 {
+            let n = pad.min(ZEROS.len());
+            self.out.write_all(&ZEROS[..n])?;
+            pad -= n;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// The IPv4 address of node `i`: 10.0.0.1 for node 0, then upwards (10.0.1.0 is node 255).
+pub fn node_addr(node: u32) -> [u8; 4] {
+    0x0a00_0001u32.wrapping_add(node).to_be_bytes()
+}
+
+/// The initial sequence number of flow `flow`'s sender (`Forward`) or receiver
+/// (`Reverse`): a fixed hash, so captures are deterministic (RFC 9293 §3.4.1 asks for a
+/// clock-driven ISN against spoofing, which a simulation does not need).
+pub fn isn(flow: u32, dir: Dir) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in flow.to_le_bytes().into_iter().chain([dir as u8]) {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// What a packet does not say about its flow but its headers show.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowWire {
+    /// The flow uses the TCP timestamps option (`TcpConfig::timestamps`).
+    pub timestamps: bool,
+    /// The flow's sender negotiated AccECN (its data segments then carry an ACE field).
+    pub accecn: bool,
+}
+
+/// RFC 1071 one's-complement sum of `b` (big-endian 16-bit words) added to `sum`.
+fn ones_sum(mut sum: u32, b: &[u8]) -> u32 {
+    let mut chunks = b.chunks_exact(2);
+    for w in &mut chunks {
+        sum += u16::from_be_bytes([w[0], w[1]]) as u32;
+    }
+    if let [last] = chunks.remainder() {
+        sum += (*last as u32) << 8;
+    }
+    sum
+}
+
+fn fold(mut sum: u32) -> u16 {
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// The AE, CWR and ECE bits for an ACE value (RFC 9768 §3.2.2: AE is its most
+/// significant bit, ECE its least).
+fn ace_flags(ace: u8) -> u16 {
+    let mut f = 0;
+    if ace & 4 != 0 {
+        f |= flags::AE;
+    }
+    if ace & 2 != 0 {
+        f |= flags::CWR;
+    }
+    if ace & 1 != 0 {
+        f |= flags::ECE;
+    }
+    f
+}
+
+/// Seconds → the 32-bit TSval clock: microseconds (Linux's usec timestamps,
+/// `TCP_USEC_TS`; RFC 7323 §5.4 only asks for a clock between 59 ns and 1 s per tick),
+/// wrapping.
+fn ts_clock(t: Time) -> u32 {
+    (t / 1_000) as u32
+}
+
+/// The TCP options of `p` (RFC 7323 §3, RFC 2018 §2-3, RFC 9768 §3.2.3) in Linux's
+/// layout (`tcp_options_write`: 4-byte aligned with NOPs), at most 40 bytes (RFC 9293
+/// §3.1: data offset ≤ 15 words); returns their length.
+fn tcp_options(p: &Packet, w: FlowWire, o: &mut [u8; 40]) -> usize {
+    let h = &p.tcp;
+    let syn = h.flags & flags::SYN != 0;
+    let mut n = 0;
+    let sack_perm = syn && h.sack_perm;
+    if w.timestamps {
+        // RFC 7323 §3: kind 8, length 10, TSval, TSecr. Linux puts SACK-permitted (kind 4,
+        // length 2, RFC 2018 §2) in the two bytes before it on a SYN, NOPs otherwise.
+        o[..2].copy_from_slice(if sack_perm { &[4, 2] } else { &[1, 1] });
+        o[2] = 8;
+        o[3] = 10;
+        o[4..8].copy_from_slice(&ts_clock(h.ts_val).to_be_bytes());
+        o[8..12].copy_from_slice(&ts_clock(h.ts_ecr).to_be_bytes());
+        n = 12;
+    } else if sack_perm {
+        o[..4].copy_from_slice(&[1, 1, 4, 2]);
+        n = 4;
+    }
+    if let Some(c) = h.accecn() {
+        // RFC 9768 §3.2.3: AccECN0 (kind 172), length 11: EE0B, ECEB, EE1B, 24 bits each
+        // (l4sim's counters are [ECT(0), CE, ECT(1)] bytes, that order); a NOP pads it.
+        o[n] = 172;
+        o[n + 1] = 11;
+        for (k, v) in c.iter().enumerate() {
+            o[n + 2 + 3 * k..n + 5 + 3 * k].copy_from_slice(&v.to_be_bytes()[1..]);
+        }
+        o[n + 11] = 1;
+        n += 12;
+    }
+    // RFC 2018 §3: kind 5, length 2 + 8 per block, left and right edges; as many blocks as
+    // fit in the 40 bytes (l4sim may count 3 beside AccECN, more than TCP has room for).
+    let blocks = (h.nsack as usize).min((40 - n).saturating_sub(4) / 8);
+    if blocks > 0 {
+        let base = isn(p.flow, Dir::Forward).wrapping_add(1);
+        o[n..n + 4].copy_from_slice(&[1, 1, 5, 2 + 8 * blocks as u8]);
+        n += 4;
+        for i in 0..blocks {
+            let (s, e) = h.sack_block(i);
+            o[n..n + 4].copy_from_slice(&base.wrapping_add(s as u32).to_be_bytes());
+            o[n + 4..n + 8].copy_from_slice(&base.wrapping_add(e as u32).to_be_bytes());
+            n += 8;
+        }
+    }
+    n
+}
+
+/// Write `p`'s IPv4 and TCP or UDP headers into `buf`; returns the header length and the
+/// IP total length (the record's original length).
+///
+/// The IP total length is the simulated packet size. A TCP header holds the options l4sim
+/// models; when the flow's `header_bytes` counts more (e.g. timestamps off with the
+/// default 52), NOP options fill the difference, up to TCP's 40 option bytes; when it
+/// counts less, the options win and the total is 40 + options + payload.
+pub fn headers(p: &Packet, w: FlowWire, buf: &mut [u8; MAX_HEADER]) -> (usize, u32) {
+    let (l4_len, total) = if p.proto == PROTO_TCP {
+        let mut opts = [0u8; 40];
+        let mut n = tcp_options(p, w, &mut opts);
+        let counted = (p.size as usize).saturating_sub(40 + p.tcp.len as usize);
+        while n < counted.min(40) && counted.min(40) - n >= 4 {
+            opts[n..n + 4].copy_from_slice(&[1; 4]);
+            n += 4;
+        }
+        let hlen = 20 + n;
+        tcp_header(p, w, &opts[..n], &mut buf[20..20 + hlen]);
+        (hlen, (20 + hlen + p.tcp.len as usize) as u32)
+    } else {
+        // RFC 768: source port, destination port, length, checksum.
+        let total = p.size.max(28);
+        let u = &mut buf[20..28];
+        u[0..2].copy_from_slice(&p.sport.to_be_bytes());
+        u[2..4].copy_from_slice(&p.dport.to_be_bytes());
+        u[4..6].copy_from_slice(&((total - 20) as u16).to_be_bytes());
+        u[6..8].fill(0);
+        (8, total)
+    };
+    let total = total.min(u16::MAX as u32);
+    // RFC 791 §3.1: version 4, IHL 5; the TOS byte's low two bits are the ECN field
+    // (RFC 3168 §5); DF set and the ID from the packet's uid, as Linux sets both.
+    let ip = &mut buf[..20];
+    ip[0] = 0x45;
+    ip[1] = p.ecn as u8;
+    ip[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    ip[4..6].copy_from_slice(&(p.uid as u16).to_be_bytes());
+    ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes());
+    ip[8] = 64;
+    ip[9] = if p.proto == PROTO_TCP {
+        PROTO_TCP
+    } else {
+        PROTO_UDP
+    };
+    ip[10..12].fill(0);
+    ip[12..16].copy_from_slice(&node_addr(p.src));
+    ip[16..20].copy_from_slice(&node_addr(p.dst));
+    let sum = fold(ones_sum(0, ip));
+    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    // RFC 9293 §3.1 / RFC 768: the checksum covers a pseudo-header (addresses, protocol,
+    // segment length), the header and the payload, zeros here (which add nothing).
+    let seg_len = total - 20;
+    let mut pseudo = ones_sum(0, &buf[12..20]);
+    pseudo += buf[9] as u32 + seg_len;
+    let l4 = &mut buf[20..20 + l4_len];
+    let ck = fold(ones_sum(pseudo, l4));
+    let at = if p.proto == PROTO_TCP { 16 } else { 6 };
+    // RFC 768: a computed UDP checksum of zero is sent as all ones.
+    let ck = if ck == 0 && p.proto != PROTO_TCP {
+        0xffff
+    } else {
+        ck
+    };
+    l4[at..at + 2].copy_from_slice(&ck.to_be_bytes());
+    (20 + l4_len, total)
+}
+
+/// The TCP header (RFC 9293 §3.1) without its checksum, `opts` after the fixed 20 bytes.
+fn tcp_header(p: &Packet, w: FlowWire, opts: &[u8], t: &mut [u8]) {
+    let h = &p.tcp;
+    let syn = h.flags & flags::SYN != 0;
+    let (isn_fwd, isn_rev) = (isn(p.flow, Dir::Forward), isn(p.flow, Dir::Reverse));
+    // l4sim numbers a flow's bytes from 0 and its SYN takes no number; on the wire the SYN
+    // takes the ISN and data starts at ISN + 1 (RFC 9293 §3.4). The receiver sends no data,
+    // so its sequence number stays at its ISN + 1, which the sender acknowledges.
+    let (seq, ack) = match p.dir {
+        Dir::Forward if syn => (isn_fwd, 0),
+        Dir::Forward => (
+            isn_fwd.wrapping_add(1).wrapping_add(h.seq as u32),
+            isn_rev.wrapping_add(1),
+        ),
+        Dir::Reverse => {
+            let seq = if syn {
+                isn_rev
+            } else {
+                isn_rev.wrapping_add(1)
+            };
+            (seq, isn_fwd.wrapping_add(1).wrapping_add(h.ack as u32))
+        }
+    };
+    let mut f = h.flags;
+    if !syn && (h.accecn().is_some() || (p.dir == Dir::Forward && w.accecn)) {
+        // RFC 9768 §3.2.2: in AccECN mode AE, CWR and ECE carry the ACE counter. The data
+        // sender's own counter of CE-marked ACKs stays at its initial 5 (§3.2.2.1): l4sim's
+        // pure ACKs are Not-ECT, so none is ever marked.
+        let ace = if h.accecn().is_some() { h.ace } else { 5 };
+        f = (f & !(flags::AE | flags::CWR | flags::ECE)) | ace_flags(ace);
+    }
+    let doff = (20 + opts.len()) as u16 / 4;
+    // The data sender's own receive window is not modelled (it receives no data): the
+    // largest unscaled value, so that analysers see no zero window.
+    let wnd = match p.dir {
+        Dir::Forward => u16::MAX,
+        Dir::Reverse => h.wnd,
+    };
+    t[0..2].copy_from_slice(&p.sport.to_be_bytes());
+    t[2..4].copy_from_slice(&p.dport.to_be_bytes());
+    t[4..8].copy_from_slice(&seq.to_be_bytes());
+    t[8..12].copy_from_slice(&ack.to_be_bytes());
+    t[12..14].copy_from_slice(&((doff << 12) | (f & 0x1ff)).to_be_bytes());
+    t[14..16].copy_from_slice(&wnd.to_be_bytes());
+    t[16..20].fill(0); // checksum, then the urgent pointer
+    t[20..20 + opts.len()].copy_from_slice(opts);
+}
+
+impl FlowWire {
+    /// What `flow`'s packets show of it now.
+    pub fn of(flow: &Flow) -> FlowWire {
+        FlowWire {
+            timestamps: flow.cfg.tcp.timestamps,
+            accecn: matches!(&flow.ep, Endpoints::Tcp { snd, .. } if snd.accecn),
+        }
+    }
+}
+
+/// One capture: a link direction, the flows it keeps, its file.
+struct Capture {
+    channel: usize,
+    name: String,
+    /// By flow index: kept (`None`: every flow).
+    flows: Option<Vec<bool>>,
+    out: PcapWriter<Box<dyn Write + Send + Sync>>,
+    buf: [u8; MAX_HEADER],
+    /// Virtual link (`Channel::virt`): packets admitted whose transmission starts later,
+    /// with their start, in order. Written once their start has passed for sure.
+    pending: VecDeque<(Time, Packet, FlowWire)>,
+    packets: u64,
+    error: Option<String>,
+}
+
+impl Capture {
+    fn keeps(&self, p: &Packet) -> bool {
+        self.error.is_none()
+            && self
+                .flows
+                .as_ref()
+                .is_none_or(|f| f.get(p.flow as usize).copied().unwrap_or(false))
+    }
+
+    fn write(&mut self, t: Time, p: &Packet, w: FlowWire) {
+        let (n, total) = headers(p, w, &mut self.buf);
+        if let Err(e) = self.out.write(t, &self.buf[..n], total) {
+            self.error = Some(format!("cannot write capture {}: {e}", self.name));
+        }
+        self.packets += 1;
+    }
+
+    /// Write the pending packets whose transmission started at or before `to`; with
+    /// `drop_rest`, forget the others (they went back to the qdisc, or never started).
+    fn settle(&mut self, to: Time, drop_rest: bool) {
+        while let Some(&(start, p, w)) = self.pending.front() {
+            if start > to {
+                break;
+            }
+            self.pending.pop_front();
+            self.write(start, &p, w);
+        }
+        if drop_rest {
+            self.pending.clear();
+        }
+    }
+}
+
+/// What one finished capture wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaptureStats {
+    pub file: String,
+    pub link: usize,
+    pub packets: u64,
+}
+
+/// The captures of a simulation. A clone (`Simulation::fork`) captures nothing: two runs
+/// must not write into one file, and a fork is a what-if that the caller may capture
+/// anew with `add_capture`.
+#[derive(Default)]
+pub struct Captures {
+    list: Vec<Capture>,
+}
+
+impl Clone for Captures {
+    fn clone(&self) -> Captures {
+        Captures::default()
+    }
+}
+
+impl fmt::Debug for Captures {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let files: Vec<&str> = self.list.iter().map(|c| c.name.as_str()).collect();
+        write!(f, "Captures({files:?})")
+    }
+}
+
+impl Captures {
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Start capturing link `channel` into `out` (named `name` in errors), keeping the
+    /// flows marked in `flows` (by index; `None`: all).
+    pub fn add(
+        &mut self,
+        channel: usize,
+        name: &str,
+        out: Box<dyn Write + Send + Sync>,
+        snaplen: u32,
+        flows: Option<Vec<bool>>,
+    ) -> Result<(), CaptureError> {
+        if !(1..=MAX_SNAPLEN).contains(&snaplen) {
+            return Err(CaptureError(format!(
+                "capture {name}: snaplen {snaplen} is outside 1..={MAX_SNAPLEN} bytes"
+            )));
+        }
+        let out = PcapWriter::new(out, snaplen)
+            .map_err(|e| CaptureError(format!("cannot write capture {name}: {e}")))?;
+        self.list.push(Capture {
+            channel,
+            name: name.to_string(),
+            flows,
+            out,
+            buf: [0; MAX_HEADER],
+            pending: VecDeque::new(),
+            packets: 0,
+            error: None,
+        });
+        Ok(())
+    }
+
+    /// `p` leaves link `channel`'s qdisc at `t` (its serialisation starts).
+    pub fn record(&mut self, channel: usize, t: Time, p: &Packet, flows: &[Flow]) {
+        for c in self.list.iter_mut().filter(|c| c.channel == channel) {
+            if c.keeps(p) {
+                c.write(t, p, FlowWire::of(&flows[p.flow as usize]));
+            }
+        }
+    }
+
+    /// Virtual link `channel` admitted `p` at `now`; its serialisation starts at `start`.
+    /// Starts before `now` are certain by then (`Simulation::horizon`) and written.
+    pub fn pend(&mut self, channel: usize, now: Time, start: Time, p: &Packet, flows: &[Flow]) {
+        for c in self.list.iter_mut().filter(|c| c.channel == channel) {
+            c.settle(now.saturating_sub(1), false);
+            if c.keeps(p) {
+                let w = FlowWire::of(&flows[p.flow as usize]);
+                c.pending.push_back((start, *p, w));
+            }
+        }
+    }
+
+    /// Link `channel` leaves virtual mode after the starts up to `to`: the packets that
+    /// had not started go back to its qdisc and are recorded when they leave it.
+    pub fn devirtualise(&mut self, channel: usize, to: Time) {
+        for c in self.list.iter_mut().filter(|c| c.channel == channel) {
+            c.settle(to, true);
+        }
+    }
+
+    /// End every capture at `now`: write what started by then, flush, close. Returns what
+    /// each wrote, or the first write error.
+    pub fn finish(&mut self, now: Time) -> Result<Vec<CaptureStats>, CaptureError> {
+        let mut stats = Vec::with_capacity(self.list.len());
+        let mut first_error = None;
+        for mut c in self.list.drain(..) {
+            c.settle(now, true);
+            if c.error.is_none() {
+                if let Err(e) = c.out.flush() {
+                    c.error = Some(format!("cannot write capture {}: {e}", c.name));
+                }
+            }
+            if first_error.is_none() {
+                first_error = c.error.take();
+            }
+            stats.push(CaptureStats {
+                file: c.name,
+                link: c.channel,
+                packets: c.packets,
+            });
+        }
+        match first_error {
+            Some(e) => Err(CaptureError(e)),
+            None => Ok(stats),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::{Ecn, TcpHeader};
+    use std::sync::{Arc, Mutex};
+
+    fn be16(b: &[u8], at: usize) -> u16 {
+        u16::from_be_bytes([b[at], b[at + 1]])
+    }
+    fn be32(b: &[u8], at: usize) -> u32 {
+        u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
+    }
+
+    /// The one's-complement sum over the header with its checksum is all ones (RFC 1071).
+    fn checksum_ok(b: &[u8], pseudo: u32) -> bool {
+        fold(ones_sum(pseudo, b)) == 0
+    }
+
+    fn l4_checksum_ok(hdr: &[u8], total: u32) -> bool {
+        let pseudo = ones_sum(0, &hdr[12..20]) + hdr[9] as u32 + (total - 20);
+        checksum_ok(&hdr[20..], pseudo) // the zero payload adds nothing
+    }
+
+    const TS: FlowWire = FlowWire {
+        timestamps: true,
+        accecn: false,
+    };
+
+    fn data(seq: u64, len: u32) -> Packet {
+        Packet {
+            uid: 0x1_2345,
+            flow: 3,
+            src: 0,
+            dst: 6,
+            sport: 10_003,
+            dport: 5001,
+            proto: PROTO_TCP,
+            size: 52 + len,
+            ecn: Ecn::Ce,
+            tcp: TcpHeader {
+                seq,
+                len,
+                flags: flags::ACK | flags::CWR,
+                ts_val: 1_234_567_890,
+                ts_ecr: 1_000_000,
+                ..TcpHeader::default()
+            },
+            ..Packet::default()
+        }
+    }
+
+    #[test]
+    fn a_data_segment_field_by_field() {
+        let mut buf = [0; MAX_HEADER];
+        let p = data(5_000_000_000, 1448);
+        let (n, total) = headers(&p, TS, &mut buf);
+        assert_eq!((n, total), (52, 1500));
+        let b = &buf[..n];
+        // IPv4 (RFC 791): version 4 / IHL 5, ECN field CE (RFC 3168: 0b11), length, ID, DF,
+        // TTL, protocol, addresses 10.0.0.1 and 10.0.0.7.
+        assert_eq!(b[0], 0x45);
+        assert_eq!(b[1] & 3, 0b11);
+        assert_eq!(be16(b, 2), 1500);
+        assert_eq!(be16(b, 4), 0x2345);
+        assert_eq!(be16(b, 6), 0x4000);
+        assert_eq!((b[8], b[9]), (64, 6));
+        assert_eq!(&b[12..16], &[10, 0, 0, 1]);
+        assert_eq!(&b[16..20], &[10, 0, 0, 7]);
+        assert!(checksum_ok(&b[..20], 0));
+        // TCP (RFC 9293 §3.1): ports, sequence number wrapped to 32 bits from the ISN,
+        // ACK of the receiver's ISN + 1, data offset 8 words, ACK|CWR, window, options.
+        let t = &b[20..];
+        assert_eq!((be16(t, 0), be16(t, 2)), (10_003, 5001));
+        let isn_f = isn(3, Dir::Forward);
+        assert_eq!(
+            be32(t, 4),
+            isn_f.wrapping_add(1).wrapping_add(5_000_000_000u64 as u32)
+        );
+        assert_eq!(be32(t, 8), isn(3, Dir::Reverse).wrapping_add(1));
+        assert_eq!(be16(t, 12) >> 12, 8);
+        assert_eq!(be16(t, 12) & 0x1ff, flags::ACK | flags::CWR);
+        assert_eq!(be16(t, 14), u16::MAX);
+        // RFC 7323 §3: NOP, NOP, kind 8, length 10, TSval and TSecr in microseconds.
+        assert_eq!(&t[20..24], &[1, 1, 8, 10]);
+        assert_eq!(be32(t, 24), 1_234_567);
+        assert_eq!(be32(t, 28), 1_000);
+        assert!(l4_checksum_ok(b, total));
+        // Without timestamps, NOPs fill the 12 bytes that `header_bytes` counts.
+        let (n, total) = headers(&p, FlowWire::default(), &mut buf);
+        assert_eq!((n, total), (52, 1500));
+        assert_eq!(&buf[40..52], &[1; 12]);
+        assert!(l4_checksum_ok(&buf[..n], total));
+    }
+
+    #[test]
+    fn an_accecn_ack_with_sack_blocks() {
+        let mut p = data(0, 0);
+        p.dir = Dir::Reverse;
+        (p.src, p.dst, p.sport, p.dport) = (6, 0, 5001, 10_003);
+        p.ecn = Ecn::NotEct;
+        p.tcp.flags = flags::ACK;
+        p.tcp.ack = 10_000;
+        p.tcp.wnd = 501;
+        p.tcp.ace = 0b110;
+        p.tcp.set_accecn(Some([0x01_0203, 0x0a_0b0c, 0xff_ffff]));
+        p.tcp.push_sack((11_448, 12_896));
+        p.tcp.push_sack((14_344, 15_792));
+        p.tcp.push_sack((17_000, 18_000));
+        p.size = 52 + 12 + 4 + 3 * 8; // what l4sim's receiver counts
+        let mut buf = [0; MAX_HEADER];
+        let (n, total) = headers(&p, TS, &mut buf);
+        // 12 (TS) + 12 (AccECN) + 4 + 8 (one SACK block: 40 option bytes at most).
+        assert_eq!((n, total), (80, 80));
+        let t = &buf[20..n];
+        let isn_f = isn(3, Dir::Forward);
+        assert_eq!(be32(t, 4), isn(3, Dir::Reverse).wrapping_add(1));
+        assert_eq!(be32(t, 8), isn_f.wrapping_add(10_001));
+        assert_eq!(be16(t, 12) >> 12, 15);
+        // RFC 9768 §3.2.2: ACE 0b110 is AE=1, CWR=1, ECE=0.
+        assert_eq!(be16(t, 12) & 0x1ff, flags::ACK | flags::AE | flags::CWR);
+        assert_eq!(be16(t, 14), 501);
+        // RFC 9768 §3.2.3: AccECN0, length 11, EE0B, ECEB, EE1B (24 bits each), NOP.
+        assert_eq!(
+            &t[32..44],
+            &[172, 11, 1, 2, 3, 0x0a, 0x0b, 0x0c, 0xff, 0xff, 0xff, 1]
+        );
+        // RFC 2018 §3: NOP, NOP, kind 5, length 10, the first block's edges.
+        assert_eq!(&t[44..48], &[1, 1, 5, 10]);
+        assert_eq!(be32(t, 48), isn_f.wrapping_add(11_449));
+        assert_eq!(be32(t, 52), isn_f.wrapping_add(12_897));
+        assert!(checksum_ok(&buf[..20], 0));
+        assert!(l4_checksum_ok(&buf[..n], total));
+        // A data segment of an AccECN flow carries ACE = 5 (AE and ECE), not CWR.
+        let w = FlowWire {
+            timestamps: true,
+            accecn: true,
+        };
+        headers(&data(0, 100), w, &mut buf);
+        assert_eq!(be16(&buf, 32) & 0x1ff, flags::ACK | flags::AE | flags::ECE);
+    }
+
+    #[test]
+    fn syn_and_syn_ack_take_the_isns() {
+        let mut syn = data(0, 0);
+        syn.tcp.flags = flags::SYN | flags::AE | flags::ECE | flags::CWR;
+        syn.tcp.sack_perm = true;
+        syn.ecn = Ecn::NotEct;
+        let mut buf = [0; MAX_HEADER];
+        let (n, total) = headers(&syn, TS, &mut buf);
+        assert_eq!((n, total), (52, 52));
+        let t = &buf[20..n];
+        assert_eq!((be32(t, 4), be32(t, 8)), (isn(3, Dir::Forward), 0));
+        // RFC 9768 §3.1.1: the AccECN SYN keeps AE, CWR and ECE as they are.
+        assert_eq!(
+            be16(t, 12) & 0x1ff,
+            flags::SYN | flags::AE | flags::ECE | flags::CWR
+        );
+        // Linux's SYN layout without MSS and window scale: SACK-permitted then TS.
+        assert_eq!(&t[20..24], &[4, 2, 8, 10]);
+        let mut synack = syn;
+        synack.dir = Dir::Reverse;
+        synack.tcp.flags = flags::SYN | flags::ACK | flags::CWR;
+        synack.tcp.wnd = 65_160;
+        headers(&synack, TS, &mut buf);
+        let t = &buf[20..];
+        assert_eq!(be32(t, 4), isn(3, Dir::Reverse));
+        assert_eq!(be32(t, 8), isn(3, Dir::Forward).wrapping_add(1));
+        assert_eq!(be16(t, 14), 65_160);
+        assert_ne!(isn(3, Dir::Forward), isn(3, Dir::Reverse));
+        assert_ne!(isn(3, Dir::Forward), isn(4, Dir::Forward));
+    }
+
+    #[test]
+    fn a_udp_datagram() {
+        let p = Packet {
+            src: 2,
+            dst: 300,
+            sport: 10_001,
+            dport: 5001,
+            proto: PROTO_UDP,
+            size: 1500,
+            ecn: Ecn::Ect1,
+            ..Packet::default()
+        };
+        let mut buf = [0; MAX_HEADER];
+        let (n, total) = headers(&p, TS, &mut buf);
+        assert_eq!((n, total), (28, 1500));
+        assert_eq!((buf[1], buf[9]), (0b01, 17));
+        assert_eq!(&buf[16..20], &[10, 0, 1, 45]); // node 300 = 10.0.0.1 + 300
+        assert_eq!(be16(&buf, 24), 1480);
+        assert!(checksum_ok(&buf[..20], 0));
+        assert!(l4_checksum_ok(&buf[..n], total));
+    }
+
+    /// A sink the test keeps a handle on.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// (time ns, incl_len, orig_len, bytes) of each record, after checking the header.
+    fn records(file: &[u8], snaplen: u32) -> Vec<(u64, u32, u32, Vec<u8>)> {
+        let le = |at: usize| u32::from_le_bytes(file[at..at + 4].try_into().unwrap());
+        assert_eq!(le(0), MAGIC_NS);
+        assert_eq!(&file[4..8], &[2, 0, 4, 0]);
+        assert_eq!((le(16), le(20)), (snaplen, LINKTYPE_RAW));
+        let (mut at, mut out) = (24, Vec::new());
+        while at < file.len() {
+            let t = le(at) as u64 * SEC + le(at + 4) as u64;
+            assert!(le(at + 4) < 1_000_000_000);
+            let (incl, orig) = (le(at + 8), le(at + 12));
+            let body = file[at + 16..at + 16 + incl as usize].to_vec();
+            out.push((t, incl, orig, body));
+            at += 16 + incl as usize;
+        }
+        out
+    }
+
+    #[test]
+    fn records_are_cut_at_the_snap_length_and_padded_with_zeros() {
+        let sink = Shared::default();
+        let mut w = PcapWriter::new(sink.clone(), 60).unwrap();
+        w.write(3 * SEC + 7, &[0xaa; 52], 1500).unwrap();
+        w.write(4 * SEC, &[0xbb; 28], 40).unwrap();
+        let file = sink.0.lock().unwrap().clone();
+        let r = records(&file, 60);
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].0, r[0].1, r[0].2), (3 * SEC + 7, 60, 1500));
+        assert_eq!(&r[0].3[..52], &[0xaa; 52]);
+        assert_eq!(&r[0].3[52..], &[0; 8]);
+        assert_eq!((r[1].1, r[1].2), (40, 40));
+        assert_eq!(&r[1].3[28..], &[0; 12]);
+    }
+
+    /// A Prague flow through `q` on the 10 Mbit/s bottleneck r0 -> h1 of
+    /// `control::tests::path`, with a rate change at 3 s; captured on r0 -> h1 or not.
+    fn prague_run(q: crate::qdisc::QdiscConfig, capture: bool) -> (String, Vec<u8>, u64, u64, u64) {
+        use crate::config::CcaKind;
+        use crate::control::Action;
+        let mut cfg = crate::control::tests::path(q);
+        cfg.flows[0].tcp.cca = CcaKind::Prague;
+        cfg.duration_ns = 4 * SEC;
+        let mut sim = crate::Simulation::new(cfg).unwrap();
+        sim.schedule_action(
+            Action::SetLinkRate {
+                link: "r0->h1".into(),
+                rate_bps: 6_000_000,
+            },
+            3 * SEC,
+        )
+        .unwrap();
+        let sink = Shared::default();
+        if capture {
+            let out = Box::new(sink.clone());
+            sim.add_capture("r0->h1", "t.pcap", out, 128, Some(&[0]))
+                .unwrap();
+        }
+        let mut fork = sim.fork();
+        sim.run_until(1_500_000_000);
+        sim.run();
+        fork.run();
+        let stats = sim.finish_captures().unwrap();
+        assert_eq!(stats.len(), usize::from(capture));
+        let file = sink.0.lock().unwrap().clone();
+        let ce = match &sim.flows[0].ep {
+            Endpoints::Tcp { rcv, .. } => rcv.stats.ce_segments,
+            _ => unreachable!(),
+        };
+        assert_eq!(fork.summary_json(), sim.summary_json(), "a fork runs alike");
+        let ch = &sim.channels[2];
+        let on_wire = (ch.wire.len() - ch.waiting.len()) as u64;
+        (sim.summary_json(), file, ch.stats.tx_pkts, ce, on_wire)
+    }
+
+    /// A capture changes no result, records every packet that left the qdisc (through a
+    /// virtual FIFO that leaves virtual mode at a rate change, and through DualPI2) in
+    /// time order, with the CE marks the receiver counted; a fork captures nothing.
+    #[test]
+    fn a_capture_records_every_departure_and_changes_nothing() {
+        use crate::qdisc::{dualpi2::DualPi2Config, fifo::FifoConfig, QdiscConfig};
+        let fifo = QdiscConfig::Fifo(FifoConfig {
+            limit_pkts: Some(30),
+            limit_bytes: None,
+        });
+        let dualpi2 = QdiscConfig::DualPi2(DualPi2Config::default());
+        for (q, marks) in [(fifo, false), (dualpi2, true)] {
+            let (plain, none, ..) = prague_run(q.clone(), false);
+            let (with, file, tx, ce, on_wire) = prague_run(q, true);
+            assert_eq!(plain, with);
+            assert!(none.is_empty());
+            let r = records(&file, 128);
+            // Only flow 0 crosses r0 -> h1 (the control flow goes h1 -> h0).
+            assert_eq!(r.len() as u64, tx);
+            assert!(r.windows(2).all(|w| w[0].0 <= w[1].0), "out of order");
+            let ce_seen = r.iter().filter(|x| x.3[1] & 3 == 3).count() as u64;
+            // The receiver has not seen those still on the wire at the end.
+            assert!(
+                (ce..=ce + on_wire).contains(&ce_seen),
+                "{ce_seen} {ce} {on_wire}"
+            );
+            assert_eq!(ce > 0, marks);
+            assert!(r.iter().all(|x| x.1 == x.2.min(128)));
+        }
+    }
+}
