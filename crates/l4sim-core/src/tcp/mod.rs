@@ -6,10 +6,13 @@
 
 pub mod cc;
 pub mod config;
+pub mod prr;
 pub mod rack;
+pub mod rate;
 pub mod rcvbuf;
 pub mod receiver;
 pub mod rtt;
+pub mod scoreboard;
 pub mod sender;
 
 /// A one-shot timer that the engine turns into events lazily: the owner sets `deadline`;
