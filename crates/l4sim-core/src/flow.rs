@@ -153,7 +153,7 @@ impl Flow {
                 bytes_sent: snd.stats.bytes_sent,
                 retransmits: snd.stats.retransmits,
                 losses: snd.stats.losses,
-                ecn_ce: snd.delivered_ce,
+                ecn_ce: snd.ecn.delivered_ce,
                 ca_state: snd.state.name(),
                 last_drop_s,
             },

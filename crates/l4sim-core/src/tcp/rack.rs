@@ -97,6 +97,34 @@ impl Rack {
     }
 }
 
+/// The outstanding tail loss probe (Linux `tlp_high_seq`, `tlp_retrans`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tlp {
+    /// snd_nxt when the probe was sent; `None`: no probe outstanding.
+    pub high_seq: Option<u64>,
+    /// The probe was a retransmission.
+    pub retrans: bool,
+}
+
+impl Tlp {
+    /// Linux tcp_process_tlp_ack: once the ACK passes the probe, a probe that was a
+    /// retransmission repaired a loss (true: reduce as for one, CWR and cwnd = ssthresh);
+    /// an ACK that only duplicates says the original arrived too.
+    pub fn on_ack(&mut self, ack: u64, advanced: bool, sacked: bool) -> bool {
+        let Some(high) = self.high_seq else {
+            return false;
+        };
+        if ack < high {
+            return false;
+        }
+        let repaired = self.retrans && ack > high;
+        if !self.retrans || repaired || (!advanced && !sacked) {
+            self.high_seq = None;
+        }
+        repaired
+    }
+}
+
 /// RFC 8985 §7.2 / Linux `tcp_schedule_loss_probe`: PTO = 2·SRTT plus 200 ms with a single
 /// segment out (delayed ACK) or 2 ms otherwise; 1 s without an RTT sample; never after the
 /// RTO would fire (`rto_left`).
@@ -159,6 +187,26 @@ mod tests {
         assert!(!r.reord);
         r.delivered(2000, false);
         assert!(r.reord);
+    }
+
+    #[test]
+    fn a_retransmitted_probe_acked_beyond_it_repaired_a_loss() {
+        let probe = |retrans| Tlp {
+            high_seq: Some(5000),
+            retrans,
+        };
+        // Not yet passed: still outstanding.
+        let mut t = probe(true);
+        assert!(!t.on_ack(4000, true, false) && t.high_seq.is_some());
+        // A retransmitted probe acknowledged beyond snd_nxt at the probe: a loss repaired.
+        assert!(t.on_ack(6000, true, false) && t.high_seq.is_none());
+        // A new-data probe: done, nothing repaired.
+        let mut t = probe(false);
+        assert!(!t.on_ack(6000, true, false) && t.high_seq.is_none());
+        // A duplicate ACK at the probe: the original arrived too; an advancing one waits.
+        let mut t = probe(true);
+        assert!(!t.on_ack(5000, true, false) && t.high_seq.is_some());
+        assert!(!t.on_ack(5000, false, false) && t.high_seq.is_none());
     }
 
     #[test]

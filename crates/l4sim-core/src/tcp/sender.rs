@@ -28,16 +28,19 @@
 //! (Linux `tcp_packets_in_flight`, RFC 6675 `pipe`).
 
 use super::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, Window};
+use super::ecn::SenderEcn;
+use super::pacing::{self, Pacer};
 use super::prr::Prr;
-use super::rack::{probe_timeout, sent_after, Rack};
-use super::rate::{DeliveryRate, RateAcc, RateSampler};
+use super::rack::{probe_timeout, sent_after, Rack, Tlp};
+use super::rate::{RateAcc, RateSampler};
 use super::rcvbuf::window_shift;
 use super::rtt::RttEstimator;
 use super::scoreboard::{CumAck, Scoreboard, Seg};
+use super::stats::SenderStats;
 use super::Timer;
 use crate::net::packet::{flags, Dir, Ecn, Packet, TcpHeader};
 use crate::tcp::config::TcpConfig;
-use crate::time::{secs, Time, SEC};
+use crate::time::Time;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
@@ -48,37 +51,6 @@ pub enum Phase {
     /// All application data acknowledged (sized flows) or the application stopped and
     /// everything it wrote was acknowledged.
     Finished,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct SenderStats {
-    /// Payload bytes cumulatively acknowledged.
-    pub bytes_acked: u64,
-    /// Payload bytes transmitted, retransmissions included.
-    pub bytes_sent: u64,
-    /// Bytes put on the wire, headers and retransmissions included.
-    pub wire_bytes_sent: u64,
-    /// Segments retransmitted.
-    pub retransmits: u64,
-    pub timeouts: u64,
-    /// Segments marked lost (by SACK, duplicate ACKs or a timeout).
-    pub losses: u64,
-    pub fast_recoveries: u64,
-    pub ecn_reductions: u64,
-    /// Tail loss probes sent (RACK-TLP; Linux `TCPLossProbes`).
-    pub loss_probes: u64,
-    /// Sum and count of SRTT after each RTT sample (for the mean).
-    pub srtt_sum: f64,
-    pub srtt_n: u64,
-    /// Time the last application byte was acknowledged.
-    pub done_at: Option<Time>,
-    /// Time spent limited by the receive window, closed periods (Linux
-    /// `TCP_CHRONO_RWND_LIMITED`, `tcp_info.tcpi_rwnd_limited`).
-    pub rwnd_limited_ns: u64,
-    /// Start of the current receive-window-limited period.
-    pub rwnd_limited_since: Option<Time>,
-    /// The delivery rate `tcp_info` would report, over the run.
-    pub delivery_rate: DeliveryRate,
 }
 
 /// What one ACK brought, gathered step by step as `on_ack` processes it (Linux's `flag`
@@ -120,16 +92,8 @@ pub struct TcpSender {
     /// The receiver's latest timestamp, echoed on data (RFC 7323 §4.3 TS.Recent; the
     /// receiver measures its RTT from it, Linux `tcp_rcv_rtt_measure_ts`).
     ts_recent: Time,
-    ecn_requested: bool,
-    accecn_requested: bool,
-    ect1: bool,
-    /// Retransmissions keep ECT (Linux `tcp_ca_needs_ecn`).
-    ect_on_rtx: bool,
     sack_requested: bool,
     timestamps: bool,
-    /// Pacing on: configured, or the algorithm wants it (fixed per algorithm; read per
-    /// packet, so not asked of `cc` each time).
-    paced: bool,
 
     pub phase: Phase,
     syn_sent_at: Time,
@@ -162,23 +126,16 @@ pub struct TcpSender {
 
     pub rtt: RttEstimator,
     pub rto_timer: Timer,
-    /// Earliest time the next segment may leave when pacing (Linux `tcp_wstamp_ns`).
-    next_send: Time,
+    /// Pacing (on if configured or the algorithm wants it: fixed per algorithm, so not
+    /// asked of `cc` per packet), and its timer.
+    pacer: Pacer,
     pub pace_timer: Timer,
-    segs_out: u64,
 
-    pub ecn_ok: bool,
-    pub accecn: bool,
-    /// AccECN sender counters (RFC 9768 §3.2.2.5): CE packets (from ACE) and the option's
-    /// ECT(0), CE, ECT(1) byte counters.
-    s_cep: u32,
-    s_bytes: [u32; 3],
-    /// Segments reported CE-marked so far (Linux `tp->delivered_ce`).
-    pub delivered_ce: u64,
+    /// ECN negotiation, feedback and marking.
+    pub ecn: SenderEcn,
     /// The latest valid delivery-rate sample, in bits per second.
     pub delivery_rate_bps: Option<f64>,
     pub sack_ok: bool,
-    cwr_pending: bool,
 
     /// RACK-TLP configured (it runs when SACK is negotiated).
     rack_on: bool,
@@ -190,10 +147,8 @@ pub struct TcpSender {
     pub loss_timer: Timer,
     /// `loss_timer` is the probe timeout (else the reordering timeout).
     loss_timer_probe: bool,
-    /// snd_nxt when the outstanding tail loss probe was sent (Linux `tlp_high_seq`).
-    tlp_high_seq: Option<u64>,
-    /// The probe was a retransmission (Linux `tlp_retrans`).
-    tlp_retrans: bool,
+    /// The outstanding tail loss probe (RFC 8985 §7).
+    tlp: Tlp,
 
     pub stats: SenderStats,
 }
@@ -207,8 +162,7 @@ impl TcpSender {
             w.ssthresh = s;
         }
         let cc = Cc::from_config(cfg, seed);
-        let needs = cc.ecn_needs();
-        let accecn = cfg.accecn.unwrap_or(needs.accecn);
+        let ecn = SenderEcn::new(cfg, cc.ecn_needs());
         TcpSender {
             tmpl,
             mss: cfg.mss,
@@ -218,13 +172,9 @@ impl TcpSender {
             rwnd: 0,
             rcv_wscale: window_shift(cfg.rwnd_bytes, cfg.rmem_max_bytes),
             ts_recent: 0,
-            ecn_requested: cfg.ecn || needs.ecn || accecn,
-            accecn_requested: accecn,
-            ect1: cfg.ect1.unwrap_or(needs.ect1),
-            ect_on_rtx: needs.ecn,
             sack_requested: cfg.sack,
             timestamps: cfg.timestamps,
-            paced: cfg.pacing || cc.wants_pacing(),
+            pacer: Pacer::new(cfg.pacing || cc.wants_pacing()),
             phase: Phase::Idle,
             syn_sent_at: 0,
             syn_retransmitted: false,
@@ -245,24 +195,16 @@ impl TcpSender {
             rtt: RttEstimator::new(cfg.min_rto_ns, cfg.max_rto_ns, cfg.init_rto_ns)
                 .with_linux(cfg.linux_rto),
             rto_timer: Timer::default(),
-            next_send: 0,
             pace_timer: Timer::default(),
-            segs_out: 0,
-            ecn_ok: false,
-            accecn: false,
-            s_cep: 5,
-            s_bytes: [1, 0, 1],
-            delivered_ce: 0,
+            ecn,
             delivery_rate_bps: None,
             sack_ok: false,
-            cwr_pending: false,
             rack_on: cfg.rack,
             prr_in_cwr: cfg.prr_in_cwr,
             rack: Rack::default(),
             loss_timer: Timer::default(),
             loss_timer_probe: false,
-            tlp_high_seq: None,
-            tlp_retrans: false,
+            tlp: Tlp::default(),
             stats: SenderStats::default(),
         }
     }
@@ -282,10 +224,6 @@ impl TcpSender {
         self.phase == Phase::Finished
     }
 
-    fn pacing(&self) -> bool {
-        self.paced
-    }
-
     /// Open the connection: SYN, requesting ECN with ECE|CWR (RFC 3168 §6.1.1) and SACK
     /// with SACK-permitted (RFC 2018 §2).
     pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -295,13 +233,7 @@ impl TcpSender {
 
     fn send_syn(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.syn_sent_at = now;
-        let mut f = flags::SYN;
-        if self.accecn_requested {
-            f |= flags::AE | flags::ECE | flags::CWR; // RFC 9768 §3.1.1
-        } else if self.ecn_requested {
-            f |= flags::ECE | flags::CWR;
-        }
-        let mut p = self.packet(0, 0, f, now);
+        let mut p = self.packet(0, 0, flags::SYN | self.ecn.syn_flags(), now);
         p.tcp.sack_perm = self.sack_requested;
         out.push(p);
         self.stats.wire_bytes_sent += self.header as u64;
@@ -413,12 +345,7 @@ impl TcpSender {
     fn on_syn_ack(&mut self, h: &TcpHeader, now: Time, out: &mut Vec<Packet>) {
         self.phase = Phase::Established;
         self.rto_timer.cancel();
-        // RFC 9768 §3.1.1 Table 2: any SYN-ACK with AE or CWR set agrees to AccECN;
-        // RFC 3168 §6.1.1: ECE alone agrees to classic ECN.
-        let accecn_ack = h.flags & (flags::AE | flags::CWR) != 0;
-        self.accecn = self.accecn_requested && accecn_ack;
-        self.ecn_ok =
-            self.accecn || (self.ecn_requested && h.flags & flags::ECE != 0 && !accecn_ack);
+        self.ecn.negotiate(h.flags);
         self.sack_ok = self.sack_requested && h.sack_perm;
         // RFC 7323 §2.2: a SYN's window field is not scaled.
         self.rwnd = h.wnd as u64;
@@ -494,8 +421,7 @@ impl TcpSender {
     /// The ACK's ECN feedback: ECE (classic, DCTCP) or new CE counts (AccECN), and the
     /// sample the algorithm sees first (Linux tcp_in_ack_event).
     fn ecn_feedback(&mut self, h: &TcpHeader, a: &AckInfo, now: Time) -> AckSample {
-        let newly_ce = if self.accecn { self.accecn_delta(h) } else { 0 };
-        self.delivered_ce += newly_ce as u64;
+        let (ece, newly_ce) = self.ecn.on_ack(h, self.mss);
         AckSample {
             now,
             acked: a.cum.popped - a.cum.popped_sacked + a.newly_sacked,
@@ -503,9 +429,9 @@ impl TcpSender {
             min_rtt: self.rtt.min_rtt,
             delivered: self.rate.delivered,
             state: self.state,
-            ece: self.ecn_ok && !self.accecn && h.flags & flags::ECE != 0,
+            ece,
             delivered_ce: newly_ce,
-            total_delivered_ce: self.delivered_ce,
+            total_delivered_ce: self.ecn.delivered_ce,
             acked_bytes: a.acked_bytes,
             snd_una: self.snd_una,
             snd_nxt: self.snd_nxt,
@@ -548,8 +474,11 @@ impl TcpSender {
                     reo_armed = true;
                 }
             }
-            if self.tlp_high_seq.is_some() {
-                self.process_tlp_ack(a.ack, a.advanced, a.newly_sacked > 0, now);
+            let repaired = self.tlp.on_ack(a.ack, a.advanced, a.newly_sacked > 0);
+            if repaired && !self.cc.has_cong_control() {
+                self.init_reduction(now);
+                self.set_state(CaState::Cwr, now);
+                self.exit_reduction(now);
             }
         } else if self.sack_ok && a.newly_sacked > 0 {
             self.stats.losses += self.sb.mark_lost_by_sack(self.dupthresh) as u64;
@@ -712,30 +641,6 @@ impl TcpSender {
         timeout
     }
 
-    /// Linux tcp_process_tlp_ack: once the ACK passes the probe, a probe that was a
-    /// retransmission repaired a loss: reduce as for one (CWR, cwnd = ssthresh); an ACK that
-    /// only duplicates says the original arrived too.
-    fn process_tlp_ack(&mut self, ack: u64, advanced: bool, sacked: bool, now: Time) {
-        let Some(high) = self.tlp_high_seq else {
-            return;
-        };
-        if ack < high {
-            return;
-        }
-        if !self.tlp_retrans {
-            self.tlp_high_seq = None;
-        } else if ack > high {
-            self.tlp_high_seq = None;
-            if !self.cc.has_cong_control() {
-                self.init_reduction(now);
-                self.set_state(CaState::Cwr, now);
-                self.exit_reduction(now);
-            }
-        } else if !advanced && !sacked {
-            self.tlp_high_seq = None;
-        }
-    }
-
     /// RFC 8985 §7.2, Linux tcp_schedule_loss_probe: with SACK, data out and no recovery
     /// under way (Open or CWR), probe after PTO.
     fn schedule_probe(&mut self, now: Time) {
@@ -757,22 +662,22 @@ impl TcpSender {
     /// Linux tcp_send_loss_probe: one new segment if there is one (cwnd aside), else the
     /// last segment again; at most one probe outstanding. The RTO restarts from now.
     fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
-        if self.tlp_high_seq.is_some() || self.sb.is_empty() {
+        if self.tlp.high_seq.is_some() || self.sb.is_empty() {
             return;
         }
         if let Some(len) = self.next_new_len() {
             self.send_new(len, now, out);
-            self.tlp_retrans = false;
+            self.tlp.retrans = false;
         } else {
             let last = self.sb.len() - 1;
             if self.sb.seg(last).sacked {
                 return;
             }
             self.transmit(last, true, now, out);
-            self.tlp_retrans = true;
+            self.tlp.retrans = true;
         }
         self.stats.loss_probes += 1;
-        self.tlp_high_seq = Some(self.snd_nxt);
+        self.tlp.high_seq = Some(self.snd_nxt);
         self.rto_timer.arm(now + self.rtt.rto());
     }
 
@@ -790,23 +695,6 @@ impl TcpSender {
             }
             self.try_send(now, out);
         }
-    }
-
-    /// Newly CE-marked segments from AccECN feedback (RFC 9768 §3.2.2.5.2): the ACE
-    /// counter's increase mod 8, with the AccECN option's CE byte counter resolving
-    /// wrap-around when more than 7 segments were marked.
-    fn accecn_delta(&mut self, h: &TcpHeader) -> u32 {
-        let mut d = (h.ace as u32).wrapping_sub(self.s_cep) & 7;
-        if let Some(bytes) = h.accecn() {
-            let d_ceb = bytes[1].wrapping_sub(self.s_bytes[1]) & 0xFF_FFFF;
-            let estimate = d_ceb.div_ceil(self.mss);
-            while d + 8 <= estimate {
-                d += 8;
-            }
-            self.s_bytes = bytes;
-        }
-        self.s_cep = self.s_cep.wrapping_add(d);
-        d
     }
 
     fn set_state(&mut self, state: CaState, now: Time) {
@@ -858,7 +746,7 @@ impl TcpSender {
         if !self.cc.has_cong_control() && !self.prr_in_cwr {
             self.w.cwnd = self.w.ssthresh.min(self.w.cwnd);
         }
-        self.cwr_pending = !self.accecn;
+        self.ecn.reduced();
         self.stats.ecn_reductions += 1;
         self.set_state(CaState::Cwr, now);
     }
@@ -935,7 +823,7 @@ impl TcpSender {
         }
         self.w.cwnd_cnt = 0;
         self.loss_timer.cancel();
-        self.tlp_high_seq = None;
+        self.tlp.high_seq = None;
         // Linux tcp_timeout_mark_lost: with RACK, only the head and the segments whose
         // RACK time is up (reordering window zero).
         let rack = self.rack().then_some(&self.rack);
@@ -949,7 +837,7 @@ impl TcpSender {
         self.dupacks = 0;
         self.high_seq = self.snd_nxt;
         self.loss_recover = Some(self.snd_nxt);
-        self.next_send = now;
+        self.pacer.restart(now);
         self.set_state(CaState::Loss, now);
         let sent = out.len();
         self.try_send(now, out);
@@ -981,12 +869,12 @@ impl TcpSender {
             let in_flight = self.in_flight();
             if in_flight >= self.w.cwnd {
                 self.cwnd_limited = true;
-                self.rwnd_chrono(false, now);
+                self.stats.rwnd_limited(false, now);
                 return sent_new;
             }
-            if self.pacing() && now < self.next_send {
-                self.pace_timer.arm(self.next_send);
-                self.rwnd_chrono(false, now);
+            if let Some(t) = self.pacer.hold(now) {
+                self.pace_timer.arm(t);
+                self.stats.rwnd_limited(false, now);
                 return sent_new;
             }
             if let Some(i) = self.sb.next_lost() {
@@ -999,24 +887,11 @@ impl TcpSender {
                     self.rate.set_app_limited(in_flight);
                 }
                 self.cwnd_limited = false;
-                self.rwnd_chrono(self.app_limit > self.snd_nxt, now);
+                self.stats.rwnd_limited(self.app_limit > self.snd_nxt, now);
                 return sent_new;
             };
             self.send_new(len, now, out);
             sent_new = true;
-        }
-    }
-
-    /// Linux `tcp_write_xmit`: start the receive-window-limited chrono when the window
-    /// stopped new data (`tcp_snd_wnd_test` failed), stop it otherwise.
-    fn rwnd_chrono(&mut self, limited: bool, now: Time) {
-        match (limited, self.stats.rwnd_limited_since) {
-            (true, None) => self.stats.rwnd_limited_since = Some(now),
-            (false, Some(t)) => {
-                self.stats.rwnd_limited_ns += now - t;
-                self.stats.rwnd_limited_since = None;
-            }
-            _ => {}
         }
     }
 
@@ -1042,17 +917,7 @@ impl TcpSender {
     fn transmit(&mut self, i: usize, rtx: bool, now: Time, out: &mut Vec<Packet>) {
         let Seg { seq, len, .. } = *self.sb.seg(i);
         let mut p = self.packet(seq, len, flags::ACK, now);
-        // RFC 3168 §6.1.5: retransmissions are sent Not-ECT, except (Linux tcp_ecn_send)
-        // when the congestion control needs ECN (tcp_ca_needs_ecn: DCTCP, Prague), whose
-        // retransmissions keep the flow's ECT codepoint (RFC 8311 §4.3 allows it): an L4S
-        // retransmission stays in the L queue. §6.1.2: CWR on the next new data segment.
-        if self.ecn_ok && (!rtx || self.ect_on_rtx) {
-            p.ecn = if self.ect1 { Ecn::Ect1 } else { Ecn::Ect0 };
-            if self.cwr_pending && !rtx {
-                p.tcp.flags |= flags::CWR;
-                self.cwr_pending = false;
-            }
-        }
+        self.ecn.mark(&mut p, rtx);
         self.sb.on_sent(i, rtx, self.rate.on_sent(), now);
         if rtx {
             self.stats.retransmits += 1;
@@ -1062,10 +927,10 @@ impl TcpSender {
         }
         self.stats.bytes_sent += len as u64;
         self.stats.wire_bytes_sent += p.size as u64;
-        self.segs_out += 1;
-        if self.pacing() {
-            self.advance_pacing_clock(p.size, now);
-        }
+        let (w, srtt, packets_out) = (&self.w, self.rtt.srtt, self.sb.len());
+        let mss = self.mss;
+        self.pacer
+            .on_sent(p.size, now, || pacing::rate(w, srtt, mss, packets_out));
         out.push(p);
         // RFC 6298 §5.1: start the timer if it is not running.
         if self.rto_timer.deadline.is_none() {
@@ -1073,32 +938,9 @@ impl TcpSender {
         }
     }
 
-    /// Pacing rate in bytes per second: the algorithm's, else Linux tcp_update_pacing_rate
-    /// (200 % of cwnd/SRTT in slow start, 120 % in congestion avoidance).
+    /// Pacing rate in bytes per second (see [`pacing::rate`]).
     pub fn pacing_rate(&self) -> Option<u64> {
-        if let Some(r) = self.w.pacing_rate {
-            return Some(r);
-        }
-        let srtt = self.rtt.srtt?;
-        let ratio = if self.w.cwnd < self.w.ssthresh / 2 {
-            200
-        } else {
-            120
-        };
-        let window = self.w.cwnd.max(self.sb.len() as u32) as u64;
-        Some((self.mss as u64 * window * SEC * ratio / 100) / srtt.max(1))
-    }
-
-    /// Linux tcp_update_skb_after_send: the next departure is one packet-time later, once
-    /// the first ten segments are out (the initial window leaves as a burst).
-    fn advance_pacing_clock(&mut self, bytes: u32, now: Time) {
-        self.next_send = self.next_send.max(now);
-        if self.segs_out < 10 {
-            return;
-        }
-        if let Some(rate) = self.pacing_rate().filter(|&r| r > 0) {
-            self.next_send += bytes as u64 * SEC / rate;
-        }
+        pacing::rate(&self.w, self.rtt.srtt, self.mss, self.sb.len())
     }
 
     fn sample_rtt(&mut self, r: Time) {
@@ -1107,8 +949,7 @@ impl TcpSender {
         } else {
             self.rtt.sample(r);
         }
-        self.stats.srtt_sum += secs(self.rtt.srtt.unwrap_or(r));
-        self.stats.srtt_n += 1;
+        self.stats.on_srtt(self.rtt.srtt.unwrap_or(r));
     }
 }
 
