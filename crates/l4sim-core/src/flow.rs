@@ -147,7 +147,7 @@ impl Flow {
                 srtt_s: snd.rtt.srtt.map_or(nan, secs),
                 min_rtt_s: snd.rtt.min_rtt.map_or(nan, secs),
                 latest_rtt_s: snd.rtt.latest.map_or(nan, secs),
-                delivery_rate_bps: snd.delivery_rate_bps.unwrap_or(nan),
+                delivery_rate_bps: snd.stats.delivery_rate.sample_bps.unwrap_or(nan),
                 segments_acked: snd.rate.delivered,
                 bytes_acked: snd.stats.bytes_acked,
                 bytes_sent: snd.stats.bytes_sent,

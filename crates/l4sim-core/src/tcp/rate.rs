@@ -140,6 +140,8 @@ impl RateSampler {
 pub struct DeliveryRate {
     /// The kept rate now (what `tcp_info` reports), `None` before the first valid sample.
     pub latest_bps: Option<f64>,
+    /// The latest valid sample itself, application-limited or not.
+    pub sample_bps: Option<f64>,
     /// Sum and count of the kept rate after each ACK that carried a valid sample.
     sum_bps: f64,
     n: u64,
@@ -152,6 +154,7 @@ pub struct DeliveryRate {
 impl DeliveryRate {
     /// One ACK's valid rate sample (`rate_bps`) at `now`.
     pub fn on_sample(&mut self, rate_bps: f64, app_limited: bool, now: Time) {
+        self.sample_bps = Some(rate_bps);
         match self.latest_bps {
             None => self.first = now,
             Some(r) => self.integral_bits += r * secs(now.saturating_sub(self.at)),
@@ -282,7 +285,7 @@ mod tests {
         );
         d.on_sample(8e6, false, SEC);
         d.on_sample(2e6, true, 2 * SEC); // app-limited and slower: 8 Mbit/s stays
-        assert_eq!(d.latest_bps, Some(8e6));
+        assert_eq!((d.latest_bps, d.sample_bps), (Some(8e6), Some(2e6)));
         d.on_sample(9e6, true, 3 * SEC); // app-limited but faster: kept
         assert_eq!(d.latest_bps, Some(9e6));
         d.on_sample(4e6, false, 5 * SEC); // not app-limited: kept, even if slower

@@ -1,37 +1,29 @@
-//! TCP sender: handshake, ACK clock, loss detection and recovery, the retransmission timer,
-//! delivery-rate sampling and pacing.
+//! TCP sender: handshake, ACK clock, loss detection and recovery, the retransmission timer.
 //!
 //! - Slow start / congestion avoidance: RFC 5681 §3.1, via the pluggable [`Cc`].
-//! - With SACK (RFC 2018, on by default as in Linux): the scoreboard marks a segment lost
-//!   once `dupthresh` segments above it are SACKed (RFC 6675 §4 `IsLost`), and fast
-//!   recovery paces the reduction with Proportional Rate Reduction (RFC 6937, Linux
-//!   `tcp_cwnd_reduction`).
+//! - With SACK (RFC 2018, on by default as in Linux): the [`Scoreboard`] marks a segment
+//!   lost once `dupthresh` segments above it are SACKed (RFC 6675 §4 `IsLost`), or by RACK
+//!   ([`Rack`], RFC 8985, Linux's default); fast recovery paces the reduction with
+//!   Proportional Rate Reduction ([`Prr`], RFC 6937, Linux `tcp_cwnd_reduction`).
 //! - Without SACK: NewReno, RFC 6582, in Linux's accounting: each duplicate ACK counts one
 //!   segment as having left the network (Linux `tcp_add_reno_sack`), which is RFC 6582's
 //!   cwnd inflation expressed as a smaller flight size; partial ACKs retransmit the next hole.
 //! - Retransmission timer: RFC 6298 (via [`RttEstimator`]). RTT samples come from the
 //!   timestamp echo (RFC 7323 §4), or without timestamps from never-retransmitted segments
 //!   (Karn's algorithm, RFC 6298 §3).
-//! - Classic ECN: RFC 3168 §6.1 (negotiation on the SYN, one reduction per window on ECE,
-//!   CWR on the next new segment, retransmissions sent Not-ECT).
-//! - Accurate ECN: RFC 9768 (negotiation with AE|CWR|ECE; the ACE counter and the AccECN
-//!   option's CE byte counter give the number of newly CE-marked segments), as Prague
-//!   needs; ECT(1) data for L4S (RFC 9331).
-//! - Delivery-rate samples for model-based algorithms (Linux `tcp_rate.c`).
-//! - Pacing (Linux internal pacing): on when configured or when the algorithm asks for it;
-//!   the rate is the algorithm's, or gain × cwnd / SRTT (Linux `tcp_update_pacing_rate`).
+//! - ECN, classic (RFC 3168 §6.1) and Accurate (RFC 9768), ECT(1) for L4S (RFC 9331):
+//!   [`SenderEcn`]. Delivery-rate samples (Linux `tcp_rate.c`): [`RateSampler`]. Pacing
+//!   (Linux internal pacing): [`Pacer`].
 //!
-//! The sender orchestrates; the state of each mechanism lives beside it: the SACK
-//! [`Scoreboard`] (which segments are SACKed, lost, retransmitted; the flight size), [`Prr`]
-//! (the reduction's send quota), the [`RateSampler`] and [`Rack`]. Windows are counted in
-//! segments as Linux does: in flight = packets_out − sacked_out − lost_out + retrans_out
-//! (Linux `tcp_packets_in_flight`, RFC 6675 `pipe`).
+//! The sender orchestrates; each mechanism's state and rules live in its own module.
+//! Windows are counted in segments as Linux does: in flight = packets_out − sacked_out −
+//! lost_out + retrans_out (Linux `tcp_packets_in_flight`, RFC 6675 `pipe`).
 
 use super::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, Window};
 use super::ecn::SenderEcn;
 use super::pacing::{self, Pacer};
 use super::prr::Prr;
-use super::rack::{probe_timeout, sent_after, Rack, Tlp};
+use super::rack::RackTlp;
 use super::rate::{RateAcc, RateSampler};
 use super::rcvbuf::window_shift;
 use super::rtt::RttEstimator;
@@ -67,7 +59,6 @@ struct AckInfo {
     prior_in_flight: u32,
     prior_sacked: u32,
     prior_lost: u32,
-    /// Segments the cumulative acknowledgement removed.
     cum: CumAck,
     newly_sacked: u32,
     /// The rate sample in the making.
@@ -133,22 +124,12 @@ pub struct TcpSender {
 
     /// ECN negotiation, feedback and marking.
     pub ecn: SenderEcn,
-    /// The latest valid delivery-rate sample, in bits per second.
-    pub delivery_rate_bps: Option<f64>,
     pub sack_ok: bool,
 
-    /// RACK-TLP configured (it runs when SACK is negotiated).
-    rack_on: bool,
     /// PRR through CWR as well as Recovery (option `prr_in_cwr`).
     prr_in_cwr: bool,
-    rack: Rack,
-    /// RACK's reordering timer or TLP's probe timer (Linux keeps both, and the RTO, in one
-    /// timer; l4sim keeps the RTO apart and lets this one fire first).
-    pub loss_timer: Timer,
-    /// `loss_timer` is the probe timeout (else the reordering timeout).
-    loss_timer_probe: bool,
-    /// The outstanding tail loss probe (RFC 8985 §7).
-    tlp: Tlp,
+    /// RACK-TLP (RFC 8985): RACK's state, the tail loss probe and their timer.
+    pub rack_tlp: RackTlp,
 
     pub stats: SenderStats,
 }
@@ -197,14 +178,9 @@ impl TcpSender {
             rto_timer: Timer::default(),
             pace_timer: Timer::default(),
             ecn,
-            delivery_rate_bps: None,
             sack_ok: false,
-            rack_on: cfg.rack,
             prr_in_cwr: cfg.prr_in_cwr,
-            rack: Rack::default(),
-            loss_timer: Timer::default(),
-            loss_timer_probe: false,
-            tlp: Tlp::default(),
+            rack_tlp: RackTlp::new(cfg.rack),
             stats: SenderStats::default(),
         }
     }
@@ -310,7 +286,7 @@ impl TcpSender {
         let win_update = self.update_window(&h, a.advanced);
         self.tag_delivered(&h, &mut a, now);
         a.is_dupack = !a.advanced && !win_update && h.len == 0 && !self.sb.is_empty();
-        let mut s = self.ecn_feedback(&h, &a, now);
+        let mut s = self.ack_sample(&h, &a, now);
         self.cc.in_ack_event(&s);
         if a.advanced {
             s.rtt = self.ack_rtt(&h, a.cum.karn_sent, now);
@@ -381,26 +357,19 @@ impl TcpSender {
     fn tag_delivered(&mut self, h: &TcpHeader, a: &mut AckInfo, now: Time) {
         let (rate, rack, acc, newest) = (
             &mut self.rate,
-            &mut self.rack,
+            &mut self.rack_tlp.rack,
             &mut a.rate,
             &mut a.rack_newest,
         );
-        let rack_on = self.rack_on;
+        let rack_on = self.rack_tlp.on;
         let min_rtt = self.rtt.min_rtt.unwrap_or(0);
         let mut delivered = |s: &mut Seg| {
             if s.tx.sampled {
                 return;
             }
             if rack_on {
-                let end = s.end();
-                rack.delivered(end, s.ever_rtx);
-                // Linux tcp_rack_advance: a retransmitted segment acked sooner than min RTT
-                // after its last transmission was the original's delivery: no RTT from it.
                 let rtt = now.saturating_sub(s.sent);
-                let ambiguous = s.ever_rtx && rtt < min_rtt;
-                if !ambiguous && newest.is_none_or(|(t, e)| sent_after(s.sent, end, t, e)) {
-                    *newest = Some((s.sent, end));
-                }
+                rack.on_delivered(newest, (s.sent, s.end()), s.ever_rtx, rtt, min_rtt);
             }
             rate.on_delivered(s.sent, s.seq, &mut s.tx, acc);
         };
@@ -418,9 +387,9 @@ impl TcpSender {
         }
     }
 
-    /// The ACK's ECN feedback: ECE (classic, DCTCP) or new CE counts (AccECN), and the
-    /// sample the algorithm sees first (Linux tcp_in_ack_event).
-    fn ecn_feedback(&mut self, h: &TcpHeader, a: &AckInfo, now: Time) -> AckSample {
+    /// The ACK's ECN feedback (ECE, or AccECN's new CE counts) in the sample the algorithm
+    /// sees first (Linux tcp_in_ack_event).
+    fn ack_sample(&mut self, h: &TcpHeader, a: &AckInfo, now: Time) -> AckSample {
         let (ece, newly_ce) = self.ecn.on_ack(h, self.mss);
         AckSample {
             now,
@@ -468,13 +437,16 @@ impl TcpSender {
         let mut reo_armed = false;
         if self.rack() {
             if a.rack_newest.is_some() {
-                self.rack.update(a.rack_newest, now);
+                self.rack_tlp.rack.update(a.rack_newest, now);
                 if let Some(t) = self.rack_detect_loss(now) {
-                    self.arm_loss_timer(now + t, false);
+                    self.rack_tlp.arm(now + t, false);
                     reo_armed = true;
                 }
             }
-            let repaired = self.tlp.on_ack(a.ack, a.advanced, a.newly_sacked > 0);
+            let repaired = self
+                .rack_tlp
+                .tlp
+                .on_ack(a.ack, a.advanced, a.newly_sacked > 0);
             if repaired && !self.cc.has_cong_control() {
                 self.init_reduction(now);
                 self.set_state(CaState::Cwr, now);
@@ -583,7 +555,6 @@ impl TcpSender {
             now,
         );
         if let Some(r) = rs.delivery_rate(self.mss) {
-            self.delivery_rate_bps = Some(r * 8.0);
             self.stats
                 .delivery_rate
                 .on_sample(r * 8.0, rs.is_app_limited, now);
@@ -603,7 +574,8 @@ impl TcpSender {
             || (self.state == CaState::Cwr && self.prr_in_cwr)
         {
             // Linux tcp_cong_control: tcp_cwnd_reduction while tcp_in_cwnd_reduction.
-            self.cwnd_reduction(acked_sacked, rs.losses > 0, a.fast_rexmit, a.advanced);
+            let ssrb = a.advanced && rs.losses == 0;
+            self.cwnd_reduction(acked_sacked, ssrb, a.fast_rexmit);
         } else if acked_sacked > 0 && a.cum.popped > 0 {
             // Linux tcp_may_raise_cwnd: no growth while reducing (CWR, Recovery).
             let reducing = matches!(self.state, CaState::Cwr | CaState::Recovery);
@@ -616,12 +588,7 @@ impl TcpSender {
     /// RACK-TLP is in use: configured and SACK negotiated (RFC 8985 §3).
     #[inline]
     fn rack(&self) -> bool {
-        self.rack_on && self.sack_ok
-    }
-
-    fn arm_loss_timer(&mut self, at: Time, probe: bool) {
-        self.loss_timer.arm(at);
-        self.loss_timer_probe = probe;
+        self.rack_tlp.on && self.sack_ok
     }
 
     /// RFC 8985 §6.2 steps 4–5 (Linux tcp_rack_detect_loss): mark lost every segment sent
@@ -629,55 +596,48 @@ impl TcpSender {
     /// if any.
     fn rack_detect_loss(&mut self, now: Time) -> Option<Time> {
         let in_recovery = matches!(self.state, CaState::Recovery | CaState::Loss);
-        let reo = self.rack.reo_wnd(
+        let reo = self.rack_tlp.rack.reo_wnd(
             in_recovery,
             self.sb.sacked_out,
             self.dupthresh,
             self.rtt.min_rtt.unwrap_or(0),
             self.rtt.srtt.unwrap_or(0),
         );
-        let (lost, timeout) = self.sb.mark_lost_by_rack(&self.rack, reo, now);
+        let (lost, timeout) = self.sb.mark_lost_by_rack(&self.rack_tlp.rack, reo, now);
         self.stats.losses += lost as u64;
         timeout
     }
 
-    /// RFC 8985 §7.2, Linux tcp_schedule_loss_probe: with SACK, data out and no recovery
-    /// under way (Open or CWR), probe after PTO.
+    /// Arm the tail loss probe (RFC 8985 §7.2) if RACK-TLP is in use.
     fn schedule_probe(&mut self, now: Time) {
-        if !self.rack() {
-            return;
+        if self.rack() {
+            let open = !self.sb.is_empty() && matches!(self.state, CaState::Open | CaState::Cwr);
+            let (srtt, packets_out, rto_at) =
+                (self.rtt.srtt, self.sb.len(), self.rto_timer.deadline);
+            self.rack_tlp
+                .schedule_probe(now, open, srtt, packets_out, rto_at);
         }
-        if self.loss_timer.deadline.is_some() && !self.loss_timer_probe {
-            return; // the reordering timer stands (tcp_rack_mark_lost kept it)
-        }
-        if self.sb.is_empty() || !matches!(self.state, CaState::Open | CaState::Cwr) {
-            self.loss_timer.cancel();
-            return;
-        }
-        let rto_left = self.rto_timer.deadline.map(|d| d.saturating_sub(now));
-        let pto = probe_timeout(self.rtt.srtt, self.sb.len(), rto_left);
-        self.arm_loss_timer(now + pto, true);
     }
 
     /// Linux tcp_send_loss_probe: one new segment if there is one (cwnd aside), else the
     /// last segment again; at most one probe outstanding. The RTO restarts from now.
     fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
-        if self.tlp.high_seq.is_some() || self.sb.is_empty() {
+        if self.rack_tlp.tlp.high_seq.is_some() || self.sb.is_empty() {
             return;
         }
         if let Some(len) = self.next_new_len() {
             self.send_new(len, now, out);
-            self.tlp.retrans = false;
+            self.rack_tlp.tlp.retrans = false;
         } else {
             let last = self.sb.len() - 1;
             if self.sb.seg(last).sacked {
                 return;
             }
             self.transmit(last, true, now, out);
-            self.tlp.retrans = true;
+            self.rack_tlp.tlp.retrans = true;
         }
         self.stats.loss_probes += 1;
-        self.tlp.high_seq = Some(self.snd_nxt);
+        self.rack_tlp.tlp.high_seq = Some(self.snd_nxt);
         self.rto_timer.arm(now + self.rtt.rto());
     }
 
@@ -690,7 +650,7 @@ impl TcpSender {
             if matches!(self.state, CaState::Open | CaState::Disorder | CaState::Cwr) {
                 self.enter_recovery(now);
                 if !self.cc.has_cong_control() && self.sack_ok {
-                    self.cwnd_reduction(1, false, true, false);
+                    self.cwnd_reduction(1, false, true);
                 }
             }
             self.try_send(now, out);
@@ -752,27 +712,12 @@ impl TcpSender {
     }
 
     /// Proportional Rate Reduction (RFC 6937 §3, Linux tcp_cwnd_reduction): during
-    /// recovery, send in proportion to what is delivered so the window lands on ssthresh.
-    fn cwnd_reduction(
-        &mut self,
-        delivered: u32,
-        newly_lost: bool,
-        fast_rexmit: bool,
-        advanced: bool,
-    ) {
-        let pipe = self.in_flight();
-        let ssrb = advanced && !newly_lost;
-        if let Some(cwnd) = self
-            .prr
-            .cwnd(delivered, pipe, self.w.ssthresh, ssrb, fast_rexmit)
-        {
+    /// recovery, send in proportion to what is delivered so the window lands on ssthresh;
+    /// `ssrb`: the ACK advanced and found no new loss.
+    fn cwnd_reduction(&mut self, delivered: u32, ssrb: bool, fast_rexmit: bool) {
+        let (pipe, ssthresh) = (self.in_flight(), self.w.ssthresh);
+        if let Some(cwnd) = self.prr.cwnd(delivered, pipe, ssthresh, ssrb, fast_rexmit) {
             self.w.cwnd = cwnd;
-        }
-    }
-
-    fn mark_lost(&mut self, i: usize) {
-        if self.sb.mark_lost(i) {
-            self.stats.losses += 1;
         }
     }
 
@@ -782,7 +727,7 @@ impl TcpSender {
         if self.sb.is_empty() {
             return;
         }
-        self.mark_lost(0);
+        self.stats.losses += self.sb.mark_lost(0) as u64;
         self.transmit(0, true, now, out);
     }
 
@@ -792,8 +737,8 @@ impl TcpSender {
             self.try_send(now, out);
         }
         // Before the RTO: a probe due at the same time replaces it (PTO <= RTO).
-        if self.loss_timer.expired(now) {
-            if self.loss_timer_probe {
+        if self.rack_tlp.timer.expired(now) {
+            if self.rack_tlp.probe {
                 self.send_loss_probe(now, out);
             } else {
                 self.on_reo_timeout(now, out);
@@ -822,11 +767,11 @@ impl TcpSender {
             self.w.ssthresh = self.cc.ssthresh(&self.w, now);
         }
         self.w.cwnd_cnt = 0;
-        self.loss_timer.cancel();
-        self.tlp.high_seq = None;
+        self.rack_tlp.timer.cancel();
+        self.rack_tlp.tlp.high_seq = None;
         // Linux tcp_timeout_mark_lost: with RACK, only the head and the segments whose
         // RACK time is up (reordering window zero).
-        let rack = self.rack().then_some(&self.rack);
+        let rack = self.rack().then_some(&self.rack_tlp.rack);
         self.stats.losses += self.sb.mark_lost_on_timeout(rack, now) as u64;
         if !self.sack_ok {
             self.sb.reset_reno_sacks();
@@ -845,7 +790,7 @@ impl TcpSender {
         // out whatever cwnd says (with RACK most of the flight is not marked lost and may
         // still fill cwnd), and so the timer restarts.
         if out.len() == sent && !self.sb.seg(0).sacked {
-            self.mark_lost(0);
+            self.stats.losses += self.sb.mark_lost(0) as u64;
             self.transmit(0, true, now, out);
         }
     }
@@ -944,11 +889,7 @@ impl TcpSender {
     }
 
     fn sample_rtt(&mut self, r: Time) {
-        if self.rtt.linux {
-            self.rtt.sample_linux(r, self.snd_una, self.snd_nxt);
-        } else {
-            self.rtt.sample(r);
-        }
+        self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
         self.stats.on_srtt(self.rtt.srtt.unwrap_or(r));
     }
 }

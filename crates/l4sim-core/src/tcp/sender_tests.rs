@@ -89,7 +89,7 @@ fn run_capture(
         let timers = [
             snd.rto_timer.deadline,
             snd.pace_timer.deadline,
-            snd.loss_timer.deadline,
+            snd.rack_tlp.timer.deadline,
             rcv.delack_timer.deadline,
         ];
         let next_timer = timers.iter().flatten().min().copied();
