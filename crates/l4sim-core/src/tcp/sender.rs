@@ -3,7 +3,7 @@
 //! - Slow start / congestion avoidance: RFC 5681 §3.1, via the pluggable [`Cc`].
 //! - With SACK (RFC 2018, on by default as in Linux): the [`Scoreboard`] marks a segment
 //!   lost once `dupthresh` segments above it are SACKed (RFC 6675 §4 `IsLost`), or by RACK
-//!   ([`Rack`], RFC 8985, Linux's default); fast recovery paces the reduction with
+//!   ([`RackTlp`], RFC 8985, Linux's default); fast recovery paces the reduction with
 //!   Proportional Rate Reduction ([`Prr`], RFC 6937, Linux `tcp_cwnd_reduction`).
 //! - Without SACK: NewReno, RFC 6582, in Linux's accounting: each duplicate ACK counts one
 //!   segment as having left the network (Linux `tcp_add_reno_sack`), which is RFC 6582's
