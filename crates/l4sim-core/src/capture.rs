@@ -334,7 +334,7 @@ impl FlowWire {
     pub fn of(flow: &Flow) -> FlowWire {
         FlowWire {
             timestamps: flow.cfg.tcp.timestamps,
-            accecn: matches!(&flow.ep, Endpoints::Tcp { snd, .. } if snd.accecn),
+            accecn: matches!(&flow.ep, Endpoints::Tcp { snd, .. } if snd.ecn.accecn),
         }
     }
 }
@@ -756,7 +756,7 @@ mod tests {
         use crate::config::CcaKind;
         use crate::control::Action;
         let mut cfg = crate::control::tests::path(q);
-        cfg.flows[0].tcp.cca = CcaKind::Prague;
+        cfg.flows[0].tcp.cca = CcaKind::Prague.into();
         cfg.duration_ns = 4 * SEC;
         let mut sim = crate::Simulation::new(cfg).unwrap();
         sim.schedule_action(

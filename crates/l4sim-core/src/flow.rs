@@ -9,8 +9,9 @@ use crate::control::{ControlEndpoint, FlowRow};
 use crate::net::packet::{Dir, Packet, PROTO_TCP, PROTO_UDP};
 use crate::stats::Histogram;
 use crate::tcp::cc::CongestionOps;
+use crate::tcp::rate::DeliveryRate;
 use crate::tcp::receiver::TcpReceiver;
-use crate::tcp::sender::{DeliveryRate, TcpSender};
+use crate::tcp::sender::TcpSender;
 use crate::time::{secs, Time};
 
 /// The two ends of a flow. Flows live in one `Vec` and are touched on every packet, so the
@@ -146,13 +147,13 @@ impl Flow {
                 srtt_s: snd.rtt.srtt.map_or(nan, secs),
                 min_rtt_s: snd.rtt.min_rtt.map_or(nan, secs),
                 latest_rtt_s: snd.rtt.latest.map_or(nan, secs),
-                delivery_rate_bps: snd.delivery_rate_bps.unwrap_or(nan),
-                segments_acked: snd.delivered,
+                delivery_rate_bps: snd.stats.delivery_rate.sample_bps.unwrap_or(nan),
+                segments_acked: snd.rate.delivered,
                 bytes_acked: snd.stats.bytes_acked,
                 bytes_sent: snd.stats.bytes_sent,
                 retransmits: snd.stats.retransmits,
                 losses: snd.stats.losses,
-                ecn_ce: snd.delivered_ce,
+                ecn_ce: snd.ecn.delivered_ce,
                 ca_state: snd.state.name(),
                 last_drop_s,
             },

@@ -305,7 +305,7 @@ impl Simulation {
                 if let Endpoints::Tcp { snd, .. } = &mut flow.ep {
                     snd.rto_timer.fired(now);
                     snd.pace_timer.fired(now);
-                    snd.loss_timer.fired(now);
+                    snd.rack_tlp.timer.fired(now);
                     snd.on_timer(now, &mut self.out);
                 }
                 self.after_endpoint(f as usize, src as u32);
@@ -389,7 +389,7 @@ impl Simulation {
             if let Some(t) = snd.pace_timer.needs_event() {
                 self.queue.push(t, EvKind::SenderTimer(f as u32));
             }
-            if let Some(t) = snd.loss_timer.needs_event() {
+            if let Some(t) = snd.rack_tlp.timer.needs_event() {
                 self.queue.push(t, EvKind::SenderTimer(f as u32));
             }
             if let Some(t) = rcv.delack_timer.needs_event() {

@@ -510,7 +510,7 @@ mod tests {
         let mut cfg = crate::control::tests::path(QdiscConfig::default());
         cfg.duration_ns = 4 * SEC;
         cfg.flows.truncate(1);
-        cfg.flows[0].tcp.cca = crate::config::CcaKind::Cubic;
+        cfg.flows[0].tcp.cca = crate::config::CcaKind::Cubic.into();
         cfg.links[1].schedule_ab = trace.clone();
         let mut udp = cfg.clone();
         udp.flows[0].kind = FlowKind::Udp;

@@ -6,11 +6,17 @@
 
 pub mod cc;
 pub mod config;
+pub mod ecn;
+pub mod pacing;
+pub mod prr;
 pub mod rack;
+pub mod rate;
 pub mod rcvbuf;
 pub mod receiver;
 pub mod rtt;
+pub mod scoreboard;
 pub mod sender;
+pub mod stats;
 
 /// A one-shot timer that the engine turns into events lazily: the owner sets `deadline`;
 /// the engine keeps at least one event queued at or before it (`pending`), and a stale

@@ -15,6 +15,7 @@
 //! Not modelled: DSACK (l4sim's receiver sends none), hence no reo_wnd growth on DSACK and
 //! no "the probe was spurious" exemption when a TLP retransmission is acknowledged.
 
+use super::Timer;
 use crate::time::{Time, MS, SEC};
 
 /// Linux `TCP_RTO_MIN` (200 ms), added to the probe timeout when one segment is out: the
@@ -62,6 +63,26 @@ impl Rack {
         }
     }
 
+    /// One segment this ACK delivered, sent at `sent` with end `end`, `rtt` ago: track
+    /// `fack` and reordering (below), and keep in `newest` the most recently sent delivered
+    /// segment whose RTT is unambiguous (Linux `tcp_rack_advance`: a retransmitted segment
+    /// acked sooner than min RTT after its last transmission was the original's delivery,
+    /// no RTT from it), for [`Rack::update`].
+    pub fn on_delivered(
+        &mut self,
+        newest: &mut Option<(Time, u64)>,
+        (sent, end): (Time, u64),
+        ever_rtx: bool,
+        rtt: Time,
+        min_rtt: Time,
+    ) {
+        self.delivered(end, ever_rtx);
+        let ambiguous = ever_rtx && rtt < min_rtt;
+        if !ambiguous && newest.is_none_or(|(t, e)| sent_after(sent, end, t, e)) {
+            *newest = Some((sent, end));
+        }
+    }
+
     /// Track `fack` and reordering for one delivered segment (RFC 8985 §6.2 step 3; Linux
     /// `tcp_check_sack_reordering`).
     pub fn delivered(&mut self, end: u64, ever_rtx: bool) {
@@ -94,6 +115,87 @@ impl Rack {
     #[inline]
     pub fn remaining(&self, sent: Time, reo_wnd: Time, now: Time) -> i64 {
         (sent + self.rtt + reo_wnd) as i64 - now as i64
+    }
+}
+
+/// The outstanding tail loss probe (Linux `tlp_high_seq`, `tlp_retrans`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tlp {
+    /// snd_nxt when the probe was sent; `None`: no probe outstanding.
+    pub high_seq: Option<u64>,
+    /// The probe was a retransmission.
+    pub retrans: bool,
+}
+
+impl Tlp {
+    /// Linux tcp_process_tlp_ack: once the ACK passes the probe, a probe that was a
+    /// retransmission repaired a loss (true: reduce as for one, CWR and cwnd = ssthresh);
+    /// an ACK that only duplicates says the original arrived too.
+    pub fn on_ack(&mut self, ack: u64, advanced: bool, sacked: bool) -> bool {
+        let Some(high) = self.high_seq else {
+            return false;
+        };
+        if ack < high {
+            return false;
+        }
+        let repaired = self.retrans && ack > high;
+        if !self.retrans || repaired || (!advanced && !sacked) {
+            self.high_seq = None;
+        }
+        repaired
+    }
+}
+
+/// RACK-TLP as the sender runs it: the RACK state, the outstanding probe and the timer
+/// that serves both (Linux keeps them, and the RTO, in one timer; l4sim keeps the RTO apart
+/// and lets this one fire first).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RackTlp {
+    /// Configured (it runs when SACK is negotiated, RFC 8985 §3).
+    pub on: bool,
+    pub rack: Rack,
+    pub tlp: Tlp,
+    /// RACK's reordering timer or TLP's probe timer.
+    pub timer: Timer,
+    /// `timer` is the probe timeout (else the reordering timeout).
+    pub probe: bool,
+}
+
+impl RackTlp {
+    pub fn new(on: bool) -> RackTlp {
+        RackTlp {
+            on,
+            ..RackTlp::default()
+        }
+    }
+
+    /// Arm the timer at `at` for a probe or (`probe` false) RACK's reordering timeout.
+    pub fn arm(&mut self, at: Time, probe: bool) {
+        self.timer.arm(at);
+        self.probe = probe;
+    }
+
+    /// RFC 8985 §7.2, Linux tcp_schedule_loss_probe: when `open` (data out and no recovery
+    /// under way: Open or CWR), probe after PTO ([`probe_timeout`] of `srtt` and
+    /// `packets_out`, never after the RTO due at `rto_at`), unless the reordering timer
+    /// stands (tcp_rack_mark_lost kept it).
+    pub fn schedule_probe(
+        &mut self,
+        now: Time,
+        open: bool,
+        srtt: Option<Time>,
+        packets_out: usize,
+        rto_at: Option<Time>,
+    ) {
+        if self.timer.deadline.is_some() && !self.probe {
+            return;
+        }
+        if !open {
+            self.timer.cancel();
+            return;
+        }
+        let rto_left = rto_at.map(|d| d.saturating_sub(now));
+        self.arm(now + probe_timeout(srtt, packets_out, rto_left), true);
     }
 }
 
@@ -149,6 +251,21 @@ mod tests {
     }
 
     #[test]
+    fn the_newest_unambiguous_delivery_becomes_the_candidate_reference() {
+        let mut r = Rack::default();
+        let mut newest = None;
+        r.on_delivered(&mut newest, (100, 2000), false, 50, 40);
+        r.on_delivered(&mut newest, (90, 1000), false, 60, 40); // sent earlier
+        assert_eq!(newest, Some((100, 2000)));
+        // A retransmission acked 10 ns after it was resent (min RTT 40): ambiguous.
+        r.on_delivered(&mut newest, (140, 3000), true, 10, 40);
+        assert_eq!(newest, Some((100, 2000)));
+        r.on_delivered(&mut newest, (140, 3000), true, 45, 40);
+        assert_eq!(newest, Some((140, 3000)));
+        assert_eq!(r.fack, 3000);
+    }
+
+    #[test]
     fn fack_and_reordering() {
         let mut r = Rack::default();
         r.delivered(3000, false);
@@ -159,6 +276,41 @@ mod tests {
         assert!(!r.reord);
         r.delivered(2000, false);
         assert!(r.reord);
+    }
+
+    #[test]
+    fn a_retransmitted_probe_acked_beyond_it_repaired_a_loss() {
+        let probe = |retrans| Tlp {
+            high_seq: Some(5000),
+            retrans,
+        };
+        // Not yet passed: still outstanding.
+        let mut t = probe(true);
+        assert!(!t.on_ack(4000, true, false) && t.high_seq.is_some());
+        // A retransmitted probe acknowledged beyond snd_nxt at the probe: a loss repaired.
+        assert!(t.on_ack(6000, true, false) && t.high_seq.is_none());
+        // A new-data probe: done, nothing repaired.
+        let mut t = probe(false);
+        assert!(!t.on_ack(6000, true, false) && t.high_seq.is_none());
+        // A duplicate ACK at the probe: the original arrived too; an advancing one waits.
+        let mut t = probe(true);
+        assert!(!t.on_ack(5000, true, false) && t.high_seq.is_some());
+        assert!(!t.on_ack(5000, false, false) && t.high_seq.is_none());
+    }
+
+    #[test]
+    fn a_probe_is_scheduled_only_while_open_and_never_over_the_reordering_timer() {
+        let mut r = RackTlp::new(true);
+        let srtt = Some(50 * MS);
+        r.schedule_probe(0, true, srtt, 10, None);
+        assert_eq!((r.timer.deadline, r.probe), (Some(102 * MS), true));
+        // Not open (recovery, or nothing out): no probe.
+        r.schedule_probe(0, false, srtt, 10, None);
+        assert_eq!(r.timer.deadline, None);
+        // The reordering timer stands.
+        r.arm(7 * MS, false);
+        r.schedule_probe(0, true, srtt, 10, None);
+        assert_eq!((r.timer.deadline, r.probe), (Some(7 * MS), false));
     }
 
     #[test]

@@ -49,6 +49,16 @@ impl RttEstimator {
         RttEstimator { linux, ..self }
     }
 
+    /// One RTT sample `r`, taken when `snd_una`..`snd_nxt` was outstanding: Linux's
+    /// estimator if `linux`, else RFC 6298's.
+    pub fn on_sample(&mut self, r: Time, snd_una: u64, snd_nxt: u64) {
+        if self.linux {
+            self.sample_linux(r, snd_una, snd_nxt);
+        } else {
+            self.sample(r);
+        }
+    }
+
     /// Linux `tcp_rtt_estimator` for a sample `r` taken when the ACK moved snd_una to
     /// `snd_una` with `snd_nxt` sent: SRTT with gain 1/8; the mean deviation with gain 1/4,
     /// or 1/32 when the RTT falls (Linux's Eifel-like rule); once per RTT (snd_una past
