@@ -35,7 +35,7 @@ MAX_CASE_FIGURES = 40
 
 #: What each reproduction compares with the paper: key columns, then (label, ours, theirs).
 PAPER_VS_OURS: dict[str, tuple[list[str], list[tuple[str, str, str]]]] = {
-    "aqm-004": (
+    "aqm-comparison": (
         ["aqm", "rate", "ecn", "cca"],
         [("data MB", "data_mbytes", "paper_mbytes")],
     ),
