@@ -332,7 +332,8 @@ def cli_reference() -> str:
     text = get_docs_for_click(obj=command, ctx=ctx, name="l4sim", title="CLI reference")
     intro = (
         "Every command and option of `l4sim`, generated from the typer app "
-        "(`python/l4sim/cli.py`). Bad input is one sentence on stderr and exit code 2; an "
+        "(`python/l4sim/cli/`; `l4sim reproduce` from the experiments' declarations). Bad "
+        "input is one sentence on stderr and exit code 2; an "
         "internal failure exit code 1; Ctrl-C exit code 130.\n\n"
     )
     text = text.replace("\\[", "[")  # rich markup escapes in help texts

@@ -321,18 +321,31 @@ def test_ctrl_c_writes_partial_results(tmp_path):
 @pytest.fixture
 def fake_experiment(monkeypatch) -> types.ModuleType:
     from l4sim.experiments import EXPERIMENTS
+    from l4sim.experiments.base import Declared
 
     mod = types.ModuleType("l4sim_fake_experiment")
-    mod.GROUPS = ["a"]  # type: ignore[attr-defined]
-    mod.TABLE = "table.md"  # type: ignore[attr-defined]
-    mod.cases = lambda groups, **kw: [types.SimpleNamespace(name="a")]  # type: ignore[attr-defined]
+    calls = types.SimpleNamespace(reproduce=None, tensorboard_dir=None)
 
-    def reproduce(out: Path, only: Any, figures: bool, on_case: Any, executor: Any) -> list[int]:
-        on_case(types.SimpleNamespace(name="a"), 1, 1)
+    def reproduce(out: Path, **kw: Any) -> list[int]:
+        if calls.reproduce is not None:
+            return calls.reproduce(out, **kw)
+        kw["on_case"](types.SimpleNamespace(name="a"), 1, 1)
         return [1]
 
-    mod.reproduce = reproduce  # type: ignore[attr-defined]
-    mod.markdown_table = lambda rows: "| FAKE TABLE |"  # type: ignore[attr-defined]
+    mod.EXPERIMENT = Declared(  # type: ignore[attr-defined]
+        name="fake",
+        title="A fake experiment",
+        paper="none",
+        groups=("a",),
+        tables=("table.md",),
+        run=reproduce,
+        table=lambda rows: "| FAKE TABLE |",
+        case_list=lambda groups, **kw: [types.SimpleNamespace(name="a")],
+        tensorboard=lambda out, **kw: (
+            calls.tensorboard_dir(out, **kw) if calls.tensorboard_dir else None
+        ),
+    )
+    mod.calls = calls  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
     monkeypatch.setitem(EXPERIMENTS, "fake", mod.__name__)
     return mod
@@ -353,14 +366,13 @@ def test_reproduce_names_the_tensorboard_directory_first(
     """An experiment that trains names where its TensorBoard logs go before it starts."""
     monkeypatch.chdir(tmp_path)
     seen: list[bool] = []
-    fake_experiment.tensorboard_dir = lambda out, **kw: Path(out) / "tb"
-    inner = fake_experiment.reproduce
+    fake_experiment.calls.tensorboard_dir = lambda out, **kw: Path(out) / "tb"
 
     def reproduce(out: Path, **kw: Any) -> list[int]:
         seen.append("TensorBoard logs in out/fake/tb" in capsys.readouterr().err)
-        return inner(out, **kw)
+        return [1]
 
-    fake_experiment.reproduce = reproduce
+    fake_experiment.calls.reproduce = reproduce
     code, _, _ = run_main(["reproduce", "fake", "-j", "1", "-q"], capsys)
     assert code == 0 and seen == [True]
 

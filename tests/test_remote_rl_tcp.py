@@ -102,6 +102,7 @@ def test_remote_brain_loop_observation_and_action_travel_as_packets() -> None:
 
 from l4sim.envs.remote import RemoteTcpEnv  # noqa: E402
 from l4sim.experiments import remote_brain_000 as brain  # noqa: E402
+from l4sim.metrics import jain  # noqa: E402
 
 
 def test_unified_control_rtt_ordering_on_five_seeds() -> None:
@@ -144,7 +145,7 @@ def test_jobs_cover_the_parts_once_each() -> None:
 
 def _result(agent: str, q: str, seed: int, iot: float, cubic: float) -> brain.Result:
     return brain.Result(
-        brain.Job("fairshare", agent, q, seed), 0, 0.0, iot, cubic, brain._jain([iot, cubic]),
+        brain.Job("fairshare", agent, q, seed), 0, 0.0, iot, cubic, jain([iot, cubic], idle=0.0),
         0.0, 0.1, 150.0, 100.0, 120.0, 0,
     )  # fmt: skip
 

@@ -189,3 +189,14 @@ def plot(out_dir: str | Path, fig_dir: str | Path | None = None) -> list[Path]:
     fig.suptitle(title)
     paths.append(_save(fig, dest / "overview.png"))
     return paths
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend (files only, no display, safe in worker
+    processes): the one setup every experiment's figure code shares."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from l4sim.errors import L4simError
+from l4sim.units import format_number
 
 __all__ = ["build_report", "detect"]
 
@@ -34,7 +35,7 @@ MAX_CASE_FIGURES = 40
 
 #: What each reproduction compares with the paper: key columns, then (label, ours, theirs).
 PAPER_VS_OURS: dict[str, tuple[list[str], list[tuple[str, str, str]]]] = {
-    "aqm-004": (
+    "aqm-comparison": (
         ["aqm", "rate", "ecn", "cca"],
         [("data MB", "data_mbytes", "paper_mbytes")],
     ),
@@ -64,11 +65,9 @@ def _esc(x: Any) -> str:
 
 
 def _fmt(v: Any) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.4g}" if abs(v) < 1e5 else f"{v:,.0f}"
-    return str(v)
+    if isinstance(v, float) and not math.isnan(v):
+        return format_number(v, "{:.4g}" if abs(v) < 1e5 else "{:,.0f}")
+    return format_number(v, "{}")
 
 
 def _table(columns: list[str], rows: list[list[Any]], caption: str = "") -> str:

@@ -27,6 +27,7 @@ sums of thresholds cannot overflow). A field whose core type is narrower passes 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -286,3 +287,11 @@ def split_quantity(text: str) -> tuple[float, str]:
     if m is None:
         raise ValueError(text)
     return float(m.group(1)), m.group(2)
+
+
+def format_number(x: float | None, spec: str = "{:.2f}", scale: float = 1.0) -> str:
+    """``x`` (times ``scale``) formatted with ``spec``; ``-`` for a missing value (None or
+    NaN): how l4sim's tables print a number."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return spec.format(x if scale == 1.0 else x * scale)

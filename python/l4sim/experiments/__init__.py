@@ -1,34 +1,66 @@
-"""Paper reproductions, one module each; ``l4sim reproduce NAME`` runs them.
+"""Paper and testbed reproductions, one module each; ``l4sim reproduce NAME`` runs them.
 
-- ``aqm-004``: paper 004's AQM comparison (Table 2 and per-case figures), see
+Every module ends with ``EXPERIMENT``, a :class:`~l4sim.experiments.base.Declared`
+(the :class:`~l4sim.experiments.base.Experiment` protocol): its topic name and the paper
+ids kept as aliases, title, paper, ``--only`` groups, options, cases, ``reproduce``, tables,
+figures, ``markdown_table``, ``tensorboard_dir`` and the reference data it compares with
+(``l4sim/data/reference``). :data:`EXPERIMENTS` registers them; the CLI is generated from
+the declarations.
+
+- ``aqm-comparison`` (``aqm-004``): paper 004's AQM comparison (Table 2), see
   :mod:`l4sim.experiments.aqm_004`.
-- ``a3c-004``: paper 004's A3C-L4S trained online and deployed in DualPI2, beside DualPI2
-  and FQ-L4S, see :mod:`l4sim.experiments.a3c_004` (needs PyTorch; ``--quick``).
-- ``l4s-rtt-fairness``: two TCP Prague / CUBIC flows through DualPI2 beside a Linux L4S
-  testbed's measurements, see :mod:`l4sim.experiments.l4s_rtt_fairness`.
+- ``a3c-l4s`` (``a3c-004``): paper 004's A3C-L4S trained online and deployed in DualPI2,
+  beside DualPI2 and FQ-L4S, see :mod:`l4sim.experiments.a3c_004` (needs PyTorch).
+- ``l4s-rtt-fairness``: two TCP Prague / CUBIC flows through DualPI2, pfifo and fq_codel
+  beside a Linux L4S testbed, see :mod:`l4sim.experiments.l4s_rtt_fairness`.
 - ``rl-tcp``: ns3-ai's RL-TCP example (paper 000), a DQN per reward beside NewReno, see
   :mod:`l4sim.experiments.rl_tcp` (needs PyTorch).
-- ``macc-002``: paper 002's MA-CC (VDN over TCP and AQM agents) beside its baselines, see
+- ``macc`` (``macc-002``): paper 002's MA-CC beside its baselines, see
   :mod:`l4sim.experiments.macc_002` (needs PyTorch).
-- ``lfq-001``: paper 001's LFQ (learned per-flow buffers inside ``fq``) beside fq and
-  FqCoDel, with shipped weights (``--train`` retrains), see :mod:`l4sim.experiments.lfq_001`.
-- ``remote-rl-tcp-000``: paper 000's stage 1, the control path's RTT through FIFO, the
-  paper's FqCoDel stand-in and DualPI2 (Table 2), see
-  :mod:`l4sim.experiments.remote_rl_tcp_000`; then stage 2, the unified run (states and
-  actions as packets), the control-delay study and a fair-share remote CC, see
-  :mod:`l4sim.experiments.remote_brain_000` (needs PyTorch).
-
-Each module has ``GROUPS`` (what ``--only`` selects), ``TABLE`` (the file it writes),
-``cases(groups)``, ``reproduce(out_dir, only=, figures=, on_case=)`` and
-``markdown_table(rows)``.
+- ``lfq`` (``lfq-001``): paper 001's learned per-flow buffers inside ``fq``, see
+  :mod:`l4sim.experiments.lfq_001`.
+- ``remote-brain`` (``remote-rl-tcp-000``): paper 000's remote-brain RL-TCP, stage 1
+  (:mod:`l4sim.experiments.remote_rl_tcp_000`) then stage 2, the unified run, the
+  control-delay study and a fair-share remote CC (:mod:`l4sim.experiments.remote_brain_000`).
 """
 
-EXPERIMENTS = {
-    "aqm-004": "l4sim.experiments.aqm_004",
-    "a3c-004": "l4sim.experiments.a3c_004",
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from l4sim.errors import L4simError
+
+if TYPE_CHECKING:
+    from l4sim.experiments.base import Experiment
+
+#: Topic name -> the module whose ``EXPERIMENT`` declares it (imported when needed).
+EXPERIMENTS: dict[str, str] = {
+    "aqm-comparison": "l4sim.experiments.aqm_004",
+    "a3c-l4s": "l4sim.experiments.a3c_004",
     "l4s-rtt-fairness": "l4sim.experiments.l4s_rtt_fairness",
     "rl-tcp": "l4sim.experiments.rl_tcp",
-    "macc-002": "l4sim.experiments.macc_002",
-    "lfq-001": "l4sim.experiments.lfq_001",
-    "remote-rl-tcp-000": "l4sim.experiments.remote_rl_tcp_000",
+    "macc": "l4sim.experiments.macc_002",
+    "lfq": "l4sim.experiments.lfq_001",
+    "remote-brain": "l4sim.experiments.remote_rl_tcp_000",
 }
+
+
+def all_experiments() -> list[Experiment]:
+    """Every registered experiment's declaration, in :data:`EXPERIMENTS` order."""
+    out = []
+    for name, module in EXPERIMENTS.items():
+        exp = importlib.import_module(module).EXPERIMENT
+        if exp.name != name:
+            raise L4simError(f"{module} declares {exp.name!r} but is registered as {name!r}")
+        out.append(exp)
+    return out
+
+
+def experiment(name: str) -> Experiment:
+    """The experiment called ``name`` (its topic name or an alias such as ``aqm-004``)."""
+    found = next((e for e in all_experiments() if name == e.name or name in e.aliases), None)
+    if found is None:
+        known = sorted(n for e in all_experiments() for n in (e.name, *e.aliases))
+        raise L4simError(f"unknown experiment {name!r}; known: {', '.join(known)}")
+    return found

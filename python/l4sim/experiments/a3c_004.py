@@ -32,6 +32,7 @@ from l4sim.executors import Executor
 from l4sim.experiments import aqm_004
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_table
+from l4sim.experiments.base import Declared, Option, quick_option, seeds_option
 
 #: Scenario name -> (rate, CCA) of paper 004's testbed, or "dynamic".
 SCENARIOS: dict[str, tuple[str, str]] = {
@@ -241,10 +242,9 @@ def training_table(trained: dict[tuple[str, int], Any]) -> str:
 def plot_convergence(trained: dict[tuple[str, int], Any], out: Path) -> None:
     """Fig. 25 style: each worker's mean reward per step by episode, and the global running
     mean over all workers' episodes in completion order; one panel per seed."""
-    import matplotlib
+    from l4sim.plot import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     from l4sim.agents.a3c import curve_by_worker, global_curve
 
@@ -268,10 +268,9 @@ def plot_convergence(trained: dict[tuple[str, int], Any], out: Path) -> None:
 def plot_policies(out: Path, seeds: Iterable[int]) -> None:
     """Each learned policy's p' against the queue delay (current = old delay, p' feature
     at 0, 10 Mbit/s full link), from the Rust evaluation of the written files."""
-    import matplotlib
+    from l4sim.plot import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
 
     from l4sim import _core
@@ -291,10 +290,6 @@ def plot_policies(out: Path, seeds: Iterable[int]) -> None:
     fig.tight_layout()
     fig.savefig(out / "policy.png", dpi=110)
     plt.close(fig)
-
-
-def _fmt(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}"
 
 
 def _mean(xs: list[float | None]) -> float | None:
@@ -330,3 +325,31 @@ def markdown_table(rows: list[Row]) -> str:
         for (sc, aqm), rs in groups.items()
     ]
     return head + "\n".join(lines) + "\n"
+
+
+def _cases(
+    groups: Iterable[str], *, seeds: Iterable[int] = SEEDS, quick: bool = False, **_: object
+) -> list[Case]:
+    return cases(groups, seeds, quick)
+
+
+EXPERIMENT = Declared(
+    name="a3c-l4s",
+    aliases=("a3c-004",),
+    title="A3C-L4S trained online and deployed in DualPI2, beside DualPI2 and FQ-L4S "
+    "(needs PyTorch)",
+    paper='Paper 004, "L4S in FreeBSD with A3C", §3.2 (A3C-L4S) on the scenarios of §5',
+    groups=GROUPS,
+    options=(
+        quick_option("one seed, tiny training"),
+        seeds_option("Train with seeds 1..N (default 3)."),
+        Option("workers", int, "A3C workers per training run (default 2).", min=1, max=64),
+    ),
+    tables=(TABLE, "table.csv", "training.md"),
+    figures=("convergence-delay.png", "convergence-utility.png", "policy.png"),
+    module=__name__,
+    run=reproduce,
+    table=markdown_table,
+    case_list=_cases,
+    tensorboard=tensorboard_dir,
+)

@@ -22,24 +22,22 @@ from pathlib import Path
 from typing import Any
 
 from l4sim.executors import Executor
+from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_table
+from l4sim.experiments.base import Declared
 from l4sim.results import write
 from l4sim.run import run
 from l4sim.scenario import Scenario
+from l4sim.units import format_number as _fmt
+
+#: Where Table 2 of the paper lives (``l4sim/data/reference``).
+REFERENCE = "paper004_table2.csv"
 
 #: Table 2 of the paper: (AQM, rate) → (Mbytes without ECN, Mbytes with ECN).
 PAPER_TABLE2: dict[tuple[str, str], tuple[float, float]] = {
-    ("codel", "10Mbps"): (46.574638, 41.101404),
-    ("codel", "1Mbps"): (4.938126, 4.523826),
-    ("pie", "10Mbps"): (50.339712, 45.790667),
-    ("pie", "1Mbps"): (4.976113, 6.371356),
-    ("fq_codel", "10Mbps"): (38.928913, 53.030176),
-    ("fq_codel", "1Mbps"): (5.245358, 5.571887),
-    ("fq_pie", "10Mbps"): (47.984545, 48.413749),
-    ("fq_pie", "1Mbps"): (5.389362, 5.438388),
-    ("fq_l4s", "10Mbps"): (48.196893, 48.748529),
-    ("fq_l4s", "1Mbps"): (5.676679, 5.159440),
+    (r["aqm"], r["rate"]): (float(r["mbytes_noecn"]), float(r["mbytes_ecn"]))
+    for r in reference.rows(REFERENCE)
 }
 
 _PIE = {
@@ -228,10 +226,6 @@ def reproduce(
     return rows
 
 
-def _fmt(x: float | None, spec: str = "{:.2f}") -> str:
-    return "-" if x is None else spec.format(x)
-
-
 def markdown_table(rows: list[Row]) -> str:
     """Table 2 side by side: ours and the paper's data transferred, plus what the paper
     could not measure (queue delay, drops, marks)."""
@@ -248,3 +242,23 @@ def markdown_table(rows: list[Row]) -> str:
         for r in rows
     ]
     return head + "\n".join(lines) + "\n"
+
+
+def _cases(groups: Iterable[str], **_: object) -> list[Case]:
+    return cases(groups)
+
+
+EXPERIMENT = Declared(
+    name="aqm-comparison",
+    aliases=("aqm-004",),
+    title="AQM comparison: CoDel, PIE, FQ-CoDel, FQ-PIE, FQ-L4S and DualPI2, four NewReno flows",
+    paper='Paper 004, "L4S in FreeBSD with A3C", §5, Table 2 (data transferred)',
+    groups=GROUPS,
+    tables=(TABLE, "table2.csv"),
+    figures=("<case>/*.png",),
+    reference=(REFERENCE,),
+    module=__name__,
+    run=reproduce,
+    table=markdown_table,
+    case_list=_cases,
+)

@@ -41,10 +41,14 @@ from pathlib import Path
 from typing import Any
 
 from l4sim.executors import Executor
+from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_table
+from l4sim.experiments.base import Declared, seeds_option
+from l4sim.metrics import jain
 from l4sim.scenario import Scenario
 from l4sim.simulation import Simulation
+from l4sim.units import format_number
 
 #: The L4STeam DualPI2 of 2020 (``qlen(L) > 1`` step guard, PI gains divided by 127).
 DUALPI2_L4STEAM_2020: dict[str, Any] = {
@@ -69,167 +73,41 @@ TOLERANCE = 0.2
 DURATION_S = 180
 MEASURE_FROM_S = 120
 
-#: The testbed's DualPI2 rows: (rate Mbit/s, CC 1, RTT 1 ms, Mbit/s 1, CC 2, RTT 2 ms,
-#: Mbit/s 2), in its order (each mixed pair appears twice, with the flows swapped).
-TESTBED: tuple[tuple[int, str, int, float, str, int, float], ...] = (
-    (50, "cubic", 10, 12.65, "prague", 10, 34.57),
-    (50, "prague", 10, 34.09, "cubic", 10, 13.04),
-    (50, "cubic", 10, 23.11, "cubic", 10, 24.18),
-    (50, "prague", 10, 23.51, "prague", 10, 22.75),
-    (50, "prague", 20, 28.40, "cubic", 10, 18.84),
-    (50, "cubic", 20, 9.21, "prague", 10, 37.86),
-    (50, "prague", 20, 15.84, "prague", 10, 30.77),
-    (50, "cubic", 20, 20.61, "cubic", 10, 26.76),
-    (50, "cubic", 20, 14.94, "prague", 20, 32.39),
-    (50, "prague", 20, 23.50, "prague", 20, 23.36),
-    (50, "prague", 20, 31.85, "cubic", 20, 15.51),
-    (50, "cubic", 20, 24.80, "cubic", 20, 22.67),
-    (50, "cubic", 80, 6.43, "prague", 20, 40.69),
-    (50, "prague", 80, 5.80, "prague", 20, 41.48),
-    (50, "prague", 80, 22.43, "cubic", 20, 24.89),
-    (50, "cubic", 80, 14.75, "cubic", 20, 32.73),
-    (50, "cubic", 80, 17.85, "prague", 80, 29.58),
-    (50, "prague", 80, 29.92, "cubic", 80, 17.48),
-    (50, "cubic", 80, 23.88, "cubic", 80, 23.47),
-    (50, "prague", 80, 23.45, "prague", 80, 23.60),
-    (50, "cubic", 160, 4.87, "prague", 10, 41.67),
-    (50, "prague", 160, 1.56, "prague", 10, 45.46),
-    (50, "prague", 160, 10.13, "cubic", 10, 37.28),
-    (50, "cubic", 160, 10.74, "cubic", 10, 36.50),
-    (10, "cubic", 10, 2.93, "prague", 10, 6.22),
-    (10, "prague", 10, 4.31, "prague", 10, 4.27),
-    (10, "prague", 10, 6.25, "cubic", 10, 2.93),
-    (10, "cubic", 10, 4.82, "cubic", 10, 4.47),
-    (10, "cubic", 20, 3.52, "cubic", 10, 5.75),
-    (10, "prague", 20, 2.48, "prague", 10, 6.17),
-    (10, "cubic", 20, 2.28, "prague", 10, 6.87),
-    (10, "prague", 20, 5.00, "cubic", 10, 4.22),
-    (10, "prague", 20, 4.33, "prague", 20, 4.43),
-    (10, "cubic", 20, 4.58, "cubic", 20, 4.75),
-    (10, "cubic", 20, 3.28, "prague", 20, 5.93),
-    (10, "prague", 20, 6.01, "cubic", 20, 3.23),
-    (10, "cubic", 80, 2.71, "cubic", 20, 6.56),
-    (10, "prague", 80, 3.64, "cubic", 20, 5.67),
-    (10, "cubic", 80, 1.22, "prague", 20, 7.88),
-    (10, "prague", 80, 1.61, "prague", 20, 7.36),
-    (10, "cubic", 80, 4.26, "cubic", 80, 4.97),
-    (10, "cubic", 80, 3.48, "prague", 80, 5.90),
-    (10, "prague", 80, 4.57, "prague", 80, 4.70),
-    (10, "prague", 80, 5.94, "cubic", 80, 3.42),
-    (10, "cubic", 160, 1.21, "cubic", 10, 8.04),
-    (10, "cubic", 160, 1.18, "prague", 10, 7.89),
-    (10, "prague", 160, 1.22, "cubic", 10, 8.10),
-    (10, "prague", 160, 0.20, "prague", 10, 8.66),
-)
+#: The testbed's table (``l4sim/data/reference``): its DualPI2, pfifo and fq_codel rows.
+REFERENCE = "l4s_tests_s1.csv"
 
-#: The testbed's pfifo rows (layout and order as :data:`TESTBED`). Its third and seventh
-#: rows carry the same numbers (39.98 / 7.55) for two different pairs in the source table;
-#: both are kept as published.
-TESTBED_PFIFO: tuple[tuple[int, str, int, float, str, int, float], ...] = (
-    (50, "cubic", 10, 22.22, "cubic", 10, 25.26),
-    (50, "prague", 10, 9.78, "cubic", 10, 37.77),
-    (50, "cubic", 10, 39.98, "prague", 10, 7.55),
-    (50, "prague", 10, 26.04, "prague", 10, 21.69),
-    (50, "prague", 20, 6.32, "cubic", 10, 41.25),
-    (50, "cubic", 20, 18.89, "cubic", 10, 28.60),
-    (50, "cubic", 20, 39.98, "prague", 10, 7.55),
-    (50, "prague", 20, 21.75, "prague", 10, 25.92),
-    (50, "cubic", 20, 23.46, "cubic", 20, 24.07),
-    (50, "prague", 20, 24.06, "prague", 20, 23.65),
-    (50, "prague", 20, 5.88, "cubic", 20, 41.63),
-    (50, "cubic", 20, 35.44, "prague", 20, 12.24),
-    (50, "prague", 80, 6.96, "cubic", 20, 40.45),
-    (50, "cubic", 80, 22.32, "cubic", 20, 25.14),
-    (50, "cubic", 80, 42.33, "prague", 20, 5.14),
-    (50, "prague", 80, 14.50, "prague", 20, 33.16),
-    (50, "prague", 80, 3.95, "cubic", 80, 43.59),
-    (50, "cubic", 80, 43.71, "prague", 80, 3.74),
-    (50, "prague", 80, 24.38, "prague", 80, 23.36),
-    (50, "cubic", 80, 24.14, "cubic", 80, 23.27),
-    (50, "cubic", 160, 35.71, "prague", 10, 11.80),
-    (50, "prague", 160, 10.35, "prague", 10, 37.36),
-    (50, "prague", 160, 4.54, "cubic", 10, 43.00),
-    (50, "cubic", 160, 17.22, "cubic", 10, 30.27),
-    (10, "cubic", 10, 6.51, "prague", 10, 2.92),
-    (10, "prague", 10, 5.09, "prague", 10, 4.38),
-    (10, "cubic", 10, 4.56, "cubic", 10, 4.87),
-    (10, "prague", 10, 2.48, "cubic", 10, 6.97),
-    (10, "prague", 20, 3.76, "prague", 10, 5.71),
-    (10, "cubic", 20, 3.10, "cubic", 10, 6.34),
-    (10, "cubic", 20, 6.77, "prague", 10, 2.64),
-    (10, "prague", 20, 3.40, "cubic", 10, 6.06),
-    (10, "cubic", 20, 5.50, "prague", 20, 3.95),
-    (10, "prague", 20, 4.36, "prague", 20, 5.13),
-    (10, "cubic", 20, 4.65, "cubic", 20, 4.80),
-    (10, "prague", 20, 2.96, "cubic", 20, 6.48),
-    (10, "prague", 80, 4.13, "prague", 20, 5.34),
-    (10, "prague", 80, 3.05, "cubic", 20, 6.39),
-    (10, "cubic", 80, 5.78, "cubic", 20, 3.65),
-    (10, "cubic", 80, 7.90, "prague", 20, 1.53),
-    (10, "prague", 80, 1.79, "cubic", 80, 7.64),
-    (10, "prague", 80, 4.72, "prague", 80, 4.77),
-    (10, "cubic", 80, 7.76, "prague", 80, 1.69),
-    (10, "cubic", 80, 4.82, "cubic", 80, 4.61),
-    (10, "cubic", 160, 4.80, "cubic", 10, 4.63),
-    (10, "prague", 160, 1.33, "cubic", 10, 8.13),
-    (10, "prague", 160, 2.40, "prague", 10, 7.08),
-    (10, "cubic", 160, 6.58, "prague", 10, 2.85),
-)
+TestbedRow = tuple[int, str, int, float, str, int, float]
+"""(rate Mbit/s, CC 1, RTT 1 ms, Mbit/s 1, CC 2, RTT 2 ms, Mbit/s 2)."""
 
-#: The testbed's fq_codel rows (layout and order as :data:`TESTBED`).
-TESTBED_FQ_CODEL: tuple[tuple[int, str, int, float, str, int, float], ...] = (
-    (50, "cubic", 10, 23.49, "prague", 10, 23.82),
-    (50, "prague", 10, 23.83, "cubic", 10, 23.53),
-    (50, "cubic", 10, 23.46, "cubic", 10, 23.56),
-    (50, "prague", 10, 23.82, "prague", 10, 23.81),
-    (50, "prague", 20, 23.84, "cubic", 10, 23.51),
-    (50, "cubic", 20, 23.32, "prague", 10, 24.02),
-    (50, "cubic", 20, 23.30, "cubic", 10, 23.72),
-    (50, "prague", 20, 23.84, "prague", 10, 23.81),
-    (50, "cubic", 20, 23.58, "cubic", 20, 23.59),
-    (50, "prague", 20, 23.84, "prague", 20, 23.84),
-    (50, "cubic", 20, 23.31, "prague", 20, 24.02),
-    (50, "prague", 20, 24.03, "cubic", 20, 23.32),
-    (50, "prague", 80, 23.86, "prague", 20, 23.83),
-    (50, "cubic", 80, 22.02, "prague", 20, 24.81),
-    (50, "prague", 80, 23.97, "cubic", 20, 23.31),
-    (50, "cubic", 80, 22.24, "cubic", 20, 24.54),
-    (50, "prague", 80, 25.29, "cubic", 80, 22.03),
-    (50, "prague", 80, 23.86, "prague", 80, 23.86),
-    (50, "cubic", 80, 22.91, "cubic", 80, 23.35),
-    (50, "cubic", 80, 22.03, "prague", 80, 25.27),
-    (50, "cubic", 160, 21.35, "prague", 10, 25.55),
-    (50, "prague", 160, 23.87, "cubic", 10, 23.49),
-    (50, "cubic", 160, 21.32, "cubic", 10, 25.36),
-    (50, "prague", 160, 23.87, "prague", 10, 23.83),
-    (10, "cubic", 10, 4.64, "cubic", 10, 4.65),
-    (10, "prague", 10, 4.68, "prague", 10, 4.69),
-    (10, "prague", 10, 4.68, "cubic", 10, 4.64),
-    (10, "cubic", 10, 4.64, "prague", 10, 4.69),
-    (10, "prague", 20, 4.69, "prague", 10, 4.68),
-    (10, "cubic", 20, 4.54, "cubic", 10, 4.71),
-    (10, "prague", 20, 4.68, "cubic", 10, 4.63),
-    (10, "cubic", 20, 4.54, "prague", 10, 4.78),
-    (10, "cubic", 20, 4.55, "prague", 20, 4.78),
-    (10, "cubic", 20, 4.61, "cubic", 20, 4.64),
-    (10, "prague", 20, 4.70, "prague", 20, 4.69),
-    (10, "prague", 20, 4.78, "cubic", 20, 4.53),
-    (10, "prague", 80, 4.76, "cubic", 20, 4.55),
-    (10, "cubic", 80, 3.89, "prague", 20, 5.30),
-    (10, "cubic", 80, 4.08, "cubic", 20, 5.08),
-    (10, "prague", 80, 4.73, "prague", 20, 4.69),
-    (10, "cubic", 80, 4.38, "cubic", 80, 4.46),
-    (10, "cubic", 80, 3.94, "prague", 80, 5.30),
-    (10, "prague", 80, 5.28, "cubic", 80, 3.95),
-    (10, "prague", 80, 4.74, "prague", 80, 4.74),
-    (10, "prague", 160, 4.74, "cubic", 10, 4.65),
-    (10, "prague", 160, 4.74, "prague", 10, 4.68),
-    (10, "cubic", 160, 3.69, "prague", 10, 5.44),
-    (10, "cubic", 160, 4.15, "cubic", 10, 5.11),
-)
+
+def _testbed(qdisc: str) -> tuple[TestbedRow, ...]:
+    """The testbed's rows for ``qdisc``, in its order (each mixed pair appears twice, with
+    the flows swapped)."""
+    return tuple(
+        (
+            int(r["rate_mbps"]),
+            r["cc1"],
+            int(r["rtt1_ms"]),
+            float(r["mbps1"]),
+            r["cc2"],
+            int(r["rtt2_ms"]),
+            float(r["mbps2"]),
+        )
+        for r in reference.rows(REFERENCE)
+        if r["qdisc"] == qdisc
+    )
+
+
+#: The testbed's DualPI2 rows.
+TESTBED = _testbed("dualpi2")
+#: The testbed's pfifo rows. Its third and seventh rows carry the same numbers (39.98 /
+#: 7.55) for two different pairs in the source table; both are kept as published.
+TESTBED_PFIFO = _testbed("pfifo")
+#: The testbed's fq_codel rows.
+TESTBED_FQ_CODEL = _testbed("fq_codel")
 
 #: The bottleneck qdiscs of scenario 1 that l4sim runs, each with the testbed's rows.
-QDISCS: dict[str, tuple[tuple[int, str, int, float, str, int, float], ...]] = {
+QDISCS: dict[str, tuple[TestbedRow, ...]] = {
     "dualpi2": TESTBED,
     "pfifo": TESTBED_PFIFO,
     "fq_codel": TESTBED_FQ_CODEL,
@@ -387,10 +265,6 @@ def final_minute_mbps(
     window = DURATION_S - MEASURE_FROM_S
     d1, d2 = ((b - a) * 8 / window / 1e6 for a, b in zip(before, after, strict=True))
     return d1, d2
-
-
-def jain(a: float, b: float) -> float:
-    return (a + b) ** 2 / (2 * (a * a + b * b)) if a or b else 1.0
 
 
 @dataclass
@@ -565,16 +439,13 @@ def markdown_table(rows: list[Row]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
 
-    def ratio(x: float | None) -> str:
-        return "-" if x is None else f"{x:.2f}"
-
     lines = [
         f"| {r.rate_mbps} | {r.qdisc} | {r.flow1} | {r.flow2} "
         f"| {r.testbed1_mbps:.2f} / {r.testbed2_mbps:.2f} "
         f"| {r.l4sim1_mbps:.2f} / {r.l4sim2_mbps:.2f} "
         f"| {r.testbed_ratio:.2f} | {r.l4sim_ratio:.2f} "
-        f"| {jain(r.testbed1_mbps, r.testbed2_mbps):.3f} "
-        f"| {jain(r.l4sim1_mbps, r.l4sim2_mbps):.3f} | {ratio(r.mainline_ratio)} |"
+        f"| {jain((r.testbed1_mbps, r.testbed2_mbps)):.3f} "
+        f"| {jain((r.l4sim1_mbps, r.l4sim2_mbps)):.3f} | {format_number(r.mainline_ratio)} |"
         for r in rows
     ]
     return head + "\n".join(lines) + "\n\n" + agreement(rows) + "\n"
@@ -583,10 +454,9 @@ def markdown_table(rows: list[Row]) -> str:
 def plot(rows: list[Row], path: Path) -> None:
     """Every flow's final-minute throughput, l4sim against the testbed, one panel per qdisc
     (rows) and rate (columns)."""
-    import matplotlib
+    from l4sim.plot import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     rates = sorted({r.rate_mbps for r in rows}, reverse=True)
     qdiscs = [q for q in QDISCS if any(r.qdisc == q for r in rows)]
@@ -622,3 +492,29 @@ def plot(rows: list[Row], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _cases(groups: Iterable[str], *, seeds: Iterable[int] = (1,), **_: object) -> list[Case]:
+    return cases(groups) * len(list(seeds))
+
+
+EXPERIMENT = Declared(
+    name="l4s-rtt-fairness",
+    title="Two TCP Prague / CUBIC flows through DualPI2, pfifo and fq_codel beside a Linux "
+    "L4S testbed",
+    paper='Heist & Morton, "L4S Tests", scenario 1 "RTT Fairness" (heistp/l4s-tests)',
+    groups=GROUPS,
+    options=(
+        seeds_option(
+            "Run each case N times (seeds 1..N) with the hosts' timing noise and report the "
+            "mean and how often each flow agrees with the testbed.",
+        ),
+    ),
+    tables=(TABLE, "table.csv"),
+    figures=("throughput.png",),
+    reference=(REFERENCE,),
+    module=__name__,
+    run=reproduce,
+    table=markdown_table,
+    case_list=_cases,
+)

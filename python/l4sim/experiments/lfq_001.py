@@ -28,8 +28,10 @@ from typing import Any
 
 from l4sim.errors import L4simError
 from l4sim.executors import Executor
+from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_table
+from l4sim.experiments.base import Declared, Option, quick_option
 
 #: Model -> (alpha, online) (paper 001 sections V-A, V-B, VI-A; ``rl.cc`` ``alpha``).
 MODELS: dict[str, tuple[float, bool]] = {
@@ -55,31 +57,23 @@ WIDTH = 64
 INTERVAL = 10
 """A decision every 10th packet (``rl.cc`` ``every_nth``, the paper section III)."""
 
-#: Paper 001: Table I / IV / VI (corr bw %, corr delay %) and II / V / VI (avg output).
+#: Paper 001: Table I / IV / VI (corr bw %, corr delay %) and II / V / VI (avg output;
+#: None: Table V's numbers are not in the text), from ``l4sim/data/reference``.
+_CORR = reference.rows("paper001_corr.csv")
 PAPER_CORR: dict[tuple[str, str], tuple[float, float]] = {
-    ("offline-small", "newreno"): (98.3, 99.1),
-    ("offline-small", "bic"): (80.2, 90.2),
-    ("offline-large", "newreno"): (99.3, 96.5),
-    ("offline-large", "bic"): (75.4, 62.0),
-    ("online", "newreno"): (86.1, 87.7),
-    ("online", "bic"): (72.9, 73.6),
+    (r["model"], r["cca"]): (float(r["corr_bw_pct"]), float(r["corr_delay_pct"])) for r in _CORR
 }
 PAPER_OUTPUT: dict[tuple[str, str], float | None] = {
-    ("offline-small", "newreno"): 22.0,
-    ("offline-small", "bic"): 8.0,
-    ("offline-large", "newreno"): None,  # Table V's numbers are not in the text
-    ("offline-large", "bic"): None,
-    ("online", "newreno"): 14.0,
-    ("online", "bic"): 8.0,
+    (r["model"], r["cca"]): reference.number(r["avg_output"]) for r in _CORR
 }
 #: Table VII: throughput (Mbit/s), max queue, avg queue (packets).
 PAPER_VII: dict[str, tuple[float, float, float]] = {
-    "offline-small": (13.4, 23.9, 7.7),
-    "offline-large": (12.5, 12.7, 3.4),
-    "online": (12.8, 16.1, 4.5),
-    "fq_codel": (13.7, 155.4, 15.4),
-    "fq 100": (11.7, 100.0, 51.1),
-    "fq 1000": (11.9, 1000.0, 630.4),
+    r["scheme"]: (
+        float(r["throughput_mbps"]),
+        float(r["max_queue_pkts"]),
+        float(r["avg_queue_pkts"]),
+    )
+    for r in reference.rows("paper001_table7.csv")
 }
 
 
@@ -138,9 +132,9 @@ def cases(groups: Iterable[str] = GROUPS, points: int = POINTS) -> list[Case]:
     ]
 
 
-def case_options(quick: bool) -> dict[str, int]:
-    """The :func:`cases` arguments of a ``--quick`` run."""
-    return {"points": QUICK_POINTS} if quick else {}
+def _cases(groups: Iterable[str], *, quick: bool = False, **_: object) -> list[Case]:
+    """The cases of a run (``quick``: 3 points per sweep)."""
+    return cases(groups, QUICK_POINTS if quick else POINTS)
 
 
 def _qdisc(case: Case) -> dict[str, Any]:
@@ -325,10 +319,9 @@ def markdown_table(rows: list[Row]) -> str:
 
 def _figure(rows: list[Row], path: Path) -> None:
     """Fig. 8: output buffer against bandwidth and delay, per CC, one line per model."""
-    import matplotlib
+    from l4sim.plot import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(2, 2, figsize=(9, 6), sharey=True)
     for i, cca in enumerate(CCAS):
@@ -350,3 +343,24 @@ def _figure(rows: list[Row], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+EXPERIMENT = Declared(
+    name="lfq",
+    aliases=("lfq-001",),
+    title="LFQ: learned per-flow buffers inside fq, beside fq and FqCoDel",
+    paper="Paper 001 (LFQ), Tables I, II and VII and Fig. 8",
+    groups=GROUPS,
+    options=(
+        quick_option("3 points per sweep instead of 100"),
+        Option("train", bool, "Retrain the learned models instead of the shipped ones.", False),
+    ),
+    tables=(TABLE, "results.csv"),
+    figures=("fig8.png",),
+    reference=("paper001_corr.csv", "paper001_table7.csv"),
+    module=__name__,
+    run=reproduce,
+    table=markdown_table,
+    case_list=_cases,
+    tensorboard=tensorboard_dir,
+)

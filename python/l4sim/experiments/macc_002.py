@@ -58,8 +58,13 @@ from typing import Any
 
 from l4sim.errors import L4simError
 from l4sim.executors import Executor
+from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_table
+from l4sim.experiments.base import Declared, quick_option, seeds_option
+from l4sim.metrics import mean_abs_deviation as _mad
+from l4sim.metrics import nan_mean as _fmean
+from l4sim.metrics import running_mean as _smooth
 from l4sim.scenario import Scenario
 
 #: Scheme -> (bottleneck qdisc, cca of the three flows, learned agents, mixer).
@@ -74,11 +79,16 @@ SCHEMES: dict[str, tuple[dict[str, Any], str, tuple[str, ...], str | None]] = {
 }
 GROUPS = tuple(SCHEMES)
 TABLE = "results.md"
-#: Paper 002 Fig. 4 as its text gives it (kbit/s, ms, bytes, packets; None: not given).
+#: Paper 002 Fig. 4 as its text gives it (kbit/s, ms, bytes, packets; None: not given),
+#: from ``l4sim/data/reference``.
 PAPER: dict[str, tuple[float | None, float | None, float | None, float | None]] = {
-    "ma-cc": (28459, 287, 242, 2),
-    "red+rl-tcp": (26384, None, None, None),
-    "rl-aqm+newreno": (None, None, 607, None),
+    r["scheme"]: (
+        reference.number(r["throughput_kbps"]),
+        reference.number(r["rtt_ms"]),
+        reference.number(r["mad_cwnd_bytes"]),
+        reference.number(r["mad_queue_pkts"]),
+    )
+    for r in reference.rows("paper002_fig4.csv")
 }
 STEP = "200ms"  # Table 1
 EPISODE = "60s"  # 300 decisions per episode (see the module doc)
@@ -136,7 +146,10 @@ class Case:
 
 
 def cases(
-    groups: Iterable[str] = GROUPS, seeds: Iterable[int] = SEEDS, quick: bool = False
+    groups: Iterable[str] = GROUPS,
+    seeds: Iterable[int] = SEEDS,
+    quick: bool = False,
+    **_: object,
 ) -> list[Case]:
     """Every (scheme, training seed); ``quick``: the first seed only."""
     groups = list(groups)
@@ -215,18 +228,6 @@ class Row:
     @property
     def steps_per_s(self) -> float:
         return self.train_steps / self.train_wall_s if self.train_wall_s > 0 else math.nan
-
-
-def _mad(xs: list[float]) -> float:
-    if not xs:
-        return math.nan
-    m = statistics.fmean(xs)
-    return statistics.fmean(abs(x - m) for x in xs)
-
-
-def _fmean(xs: list[float]) -> float:
-    xs = [x for x in xs if x == x]
-    return statistics.fmean(xs) if xs else math.nan
 
 
 def metrics(
@@ -516,10 +517,9 @@ def markdown_table(rows: list[Row]) -> str:
 
 
 def _figure(rows: list[Row], path: Path) -> None:
-    import matplotlib
+    from l4sim.plot import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     schemes = [s for s in SCHEMES if any(r.scheme == s for r in rows)]
     fields = [
@@ -544,23 +544,12 @@ def _figure(rows: list[Row], path: Path) -> None:
     plt.close(fig)
 
 
-def _smooth(xs: list[float], k: int = 10) -> list[float]:
-    out, acc = [], 0.0
-    for i, x in enumerate(xs):
-        acc += x
-        if i >= k:
-            acc -= xs[i - k]
-        out.append(acc / min(i + 1, k))
-    return out
-
-
 def plot_training(out: Path, todo: Iterable[Case], path: Path | None = None) -> None:
     """Fig. 3-style training curves: throughput and RTT of every training episode (mean over
     seeds, moving average of 10 episodes), one line per learned scheme."""
-    import matplotlib
+    from l4sim.plot import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     curves: dict[str, list[list[tuple[float, float]]]] = {}
     for c in todo:
@@ -585,3 +574,25 @@ def plot_training(out: Path, todo: Iterable[Case], path: Path | None = None) -> 
     fig.tight_layout()
     fig.savefig(path or out / "training.png", dpi=110)
     plt.close(fig)
+
+
+EXPERIMENT = Declared(
+    name="macc",
+    aliases=("macc-002",),
+    title="MA-CC: TCP and AQM agents trained together (VDN), beside the paper's baselines "
+    "(needs PyTorch)",
+    paper="Paper 002 (MA-CC), Fig. 2, Table 1 and Fig. 4",
+    groups=GROUPS,
+    options=(
+        quick_option("one seed, 2 episodes of 4 s"),
+        seeds_option("Train with seeds 1..N (default 3)."),
+    ),
+    tables=(TABLE, "results.csv", "generalise.md"),
+    figures=("metrics.png", "training.png"),
+    reference=("paper002_fig4.csv",),
+    module=__name__,
+    run=reproduce,
+    table=markdown_table,
+    case_list=cases,
+    tensorboard=tensorboard_dir,
+)

@@ -34,7 +34,11 @@ from typing import Any
 import numpy as np
 
 from l4sim.executors import Executor
+from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
+from l4sim.experiments._timeseries import plot_timeseries
+from l4sim.metrics import jain
+from l4sim.plot import pyplot
 
 AGENTS: dict[str, dict[str, Any]] = {
     "rl-tcp": {"obs_mode": "plain", "action_set": "delta", "reward": "tcp"},
@@ -45,8 +49,10 @@ AGENTS: dict[str, dict[str, Any]] = {
 RULES = ("rate-rule",)
 """Agents that are not trained (a hand-written policy on the same observation)."""
 
-#: Table 2 of the paper (ms): stage 2's fixed action delays.
-PAPER_DELAYS_MS = {"fq_codel": 65.0, "fifo": 105.0}
+#: Table 2 of the paper (ms, ``l4sim/data/reference``): stage 2's fixed action delays.
+PAPER_DELAYS_MS: dict[str, float] = {
+    r["queue"]: float(r["rtt_ms"]) for r in reference.rows("paper000_table2.csv")
+}
 UNIFIED_QUEUES = ("fifo", "fq_codel", "dualpi2")
 FAIR_QUEUES = ("fifo", "dualpi2")
 FAIR_SEEDS = (1, 2, 3)
@@ -66,6 +72,11 @@ GOAL_JAIN = {"fifo": 0.9, "dualpi2": 0.95}
 FAIR_TABLE = "fairshare.md"
 DELAY_TABLE = "control_delay.md"
 RUNS_TABLE = "stage2_unified.md"
+NML_TABLE = "unified_nml.md"
+#: Stage 2's tables (``--only`` selects :data:`PARTS`).
+TABLES = (RUNS_TABLE, DELAY_TABLE, FAIR_TABLE, NML_TABLE, "results.json")
+QUICK_STEPS = 200
+QUICK_EVAL_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -149,11 +160,6 @@ class Result:
     control_rtt_p99_ms: float
     actions_lost: int
     trace: dict[str, list[float]] = field(default_factory=dict, repr=False)
-
-
-def _jain(xs: list[float]) -> float:
-    s, q = sum(xs), sum(x * x for x in xs)
-    return s * s / (len(xs) * q) if q > 0 else 0.0
 
 
 def make_env(job: Job, duration_s: float, **extra: Any) -> Any:
@@ -243,7 +249,7 @@ def evaluate(
         train_s=train_s,
         iot_mbps=g[0],
         cubic_mbps=g[1],
-        jain=_jain(g),
+        jain=jain(g, idle=0.0),
         iot_loss=iot["drops"] / sent_pkts,
         cwnd_cov=float(cw.std() / cw.mean()) if cw.size and cw.mean() > 0 else math.nan,
         iot_rtt_p99_ms=float(np.percentile(rtts, 99)) if rtts else math.nan,
@@ -271,6 +277,46 @@ def run_all(
     models.mkdir(parents=True, exist_ok=True)
     tasks = [(j, steps, eval_s, str(models)) for j in todo]
     return run_cases(_run, tasks, todo, executor, on_case)
+
+
+def cases(groups: Iterable[str] = PARTS) -> list[Job]:
+    """The trained cases of the parts in ``groups`` (other names are stage 1's)."""
+    return jobs([g for g in groups if g in PARTS])
+
+
+def reproduce(
+    out_dir: str | Path,
+    *,
+    only: Iterable[str] | None = None,
+    figures: bool = True,
+    on_case: Callable[[Job, int, int], None] | None = None,
+    executor: Executor | None = None,
+    quick: bool = False,
+) -> list[Result]:
+    """Stage 2 of ``l4sim reproduce remote-brain``: the parts in ``only`` (default all of
+    :data:`PARTS`; ``quick``: 200 training steps, 5 s evaluations); writes :data:`TABLES`
+    and, with ``figures``, the figures. Returns the results."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    groups = list(only) if only is not None else list(PARTS)
+    todo = cases(groups)
+    eval_s = QUICK_EVAL_S if quick else EVAL_S
+    results: list[Result] = []
+    if todo:
+        steps = QUICK_STEPS if quick else TRAIN_STEPS
+        results = run_all(out, todo, steps=steps, eval_s=eval_s, executor=executor, on_case=on_case)
+        write_results(results, out)
+    if "unified" in groups:  # N, M, L > 1 with the rate rule (no training; seconds)
+        nml = [nml_run(2, 2, 2, q, eval_s) for q in FAIR_QUEUES]
+        (out / NML_TABLE).write_text(nml_table(nml))
+    if figures:
+        draw_figures(results, out)
+    return results
+
+
+def markdown_table(results: list[Result]) -> str:
+    """Stage 2's main table: every run's numbers (:func:`runs_table`)."""
+    return runs_table(results)
 
 
 # --------------------------------------------------------------------------------------------
@@ -387,63 +433,8 @@ def _delay_groups(results: list[Result]) -> list[tuple[tuple[str, str, str], lis
 # Figures.
 
 
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-FLOW_LABELS = (("iot", "IoT (RL)"), ("cubic", "CUBIC, data path"), ("ctrl", "CUBIC, control path"))
-
-
-def plot_timeseries(
-    panels: list[tuple[str, dict[str, list[float]]]],
-    title: str,
-    path: Path,
-    flows: tuple[tuple[str, str], ...] = FLOW_LABELS,
-) -> Path:
-    """The paper's Fig. 6-9: cwnd, RTT and queueing delay (sRTT - min RTT) per flow over
-    time, one column per case."""
-    plt = _plt()
-    cols = len(panels)
-    fig, axes = plt.subplots(
-        3, cols, figsize=(max(4.2 * cols, 9.0), 7.5), sharex=True, squeeze=False
-    )
-    rows = (
-        ("cwnd", "cwnd (segments)"),
-        ("rtt_ms", "RTT (ms)"),
-        ("qdelay_ms", "queueing delay (ms)"),
-    )
-    for c, (label, tr) in enumerate(panels):
-        t = tr["time_s"]
-        for r, (key, ylabel) in enumerate(rows):
-            ax = axes[r][c]
-            for tag, name in flows:
-                ys = tr.get(f"{tag}_{key}") or []
-                if ys:
-                    ax.plot(t[: len(ys)], ys, lw=0.6, label=name)
-            if key == "rtt_ms" and tr.get("control_rtt_t"):
-                ax.plot(tr["control_rtt_t"], tr["control_rtt_ms"], ".", ms=1.5, label="control RTT")
-            ax.grid(alpha=0.3)
-            if c == 0:
-                ax.set_ylabel(ylabel)
-            if r == 0:
-                ax.set_title(label, fontsize=9)
-            if r == 2:
-                ax.set_xlabel("time (s)")
-        axes[0][c].legend(fontsize=7, loc="upper right")
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
-
-
 def plot_delay_study(results: list[Result], path: Path) -> Path:
-    plt = _plt()
+    plt = pyplot()
     groups = _delay_groups(results)
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
     metrics = (
@@ -479,16 +470,10 @@ def plot_delay_study(results: list[Result], path: Path) -> Path:
     return path
 
 
-def figures(results: list[Result], stage1: dict[str, dict[str, list[float]]], out: Path) -> None:
-    """Fig. 6/7 (stage 1), 8/9 (stage 2), the unified run and the delay study."""
+def draw_figures(results: list[Result], out: Path) -> None:
+    """Fig. 8/9 (stage 2), the unified run, the fair-share runs and the delay study (stage
+    1's Fig. 6/7: :mod:`l4sim.experiments.remote_rl_tcp_000`)."""
     fig_dir = out
-    if stage1:
-        plot_timeseries(
-            list(stage1.items()),
-            "Stage 1 (Fig. 6/7): RS_1 (bulk, NewReno stand-in) vs CUBIC on the control path",
-            fig_dir / "remote_rl_tcp_000_stage1.png",
-            (("iot", "RS_1 (NewReno, stand-in)"), ("cubic", "BC_1 (CUBIC)")),
-        )
     by = {r.job.name: r for r in results}
     s2 = [
         (f"stage 2, actions delayed {d:g} ms", by[n].trace)
@@ -552,9 +537,6 @@ def write_results(results: list[Result], out: Path) -> None:
     (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
 
 
-NML_TABLE = "unified_nml.md"
-
-
 def nml_run(
     n: int = 2,
     m: int = 2,
@@ -595,7 +577,7 @@ def nml_run(
         "control_queue": control_queue,
         "iot_mbps": iot,
         "cubic_mbps": cubic,
-        "jain": _jain(iot + cubic),
+        "jain": jain(iot + cubic, idle=0.0),
         "control_rtt_ms": 1e3 * statistics.fmean(env.control_rtts_s),
     }
 

@@ -37,12 +37,14 @@ from l4sim.executors import Executor
 from l4sim.experiments import remote_brain_000 as brain
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_table
+from l4sim.experiments._timeseries import plot_timeseries
+from l4sim.experiments.base import Declared, quick_option
 from l4sim.run import run
 from l4sim.scenario import Scenario
 from l4sim.simulation import Simulation
 
-#: Table 2 of the paper: RS_1's mean RTT (ms).
-PAPER_TABLE2 = {"fifo": 105.0, "fq_codel": 65.0}
+#: Table 2 of the paper: RS_1's mean RTT (ms), from ``l4sim/data/reference``.
+PAPER_TABLE2 = brain.PAPER_DELAYS_MS
 
 #: The control path's queue: FIFO, the paper's FqCoDel stand-in, and DualPI2.
 QUEUES: dict[str, dict[str, Any]] = {
@@ -51,8 +53,8 @@ QUEUES: dict[str, dict[str, Any]] = {
     "dualpi2": {"kind": "dualpi2"},
 }
 GROUPS: tuple[str, ...] = (*QUEUES, *brain.PARTS)
-QUICK_STEPS = 200
-QUICK_EVAL_S = 5.0
+QUICK_STEPS = brain.QUICK_STEPS
+QUICK_EVAL_S = brain.QUICK_EVAL_S
 SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5)
 DURATION_S = 200
 TABLE = "table2.md"
@@ -87,9 +89,9 @@ def cases(groups: Iterable[str] = GROUPS) -> list[Case | brain.Job]:
     return [*stage1_cases(groups), *brain.jobs([g for g in groups if g in brain.PARTS])]
 
 
-def case_options(quick: bool) -> dict[str, Any]:
+def _cases(groups: Iterable[str], **_: object) -> list[Case | brain.Job]:
     """``--quick`` shortens the runs, not the case list."""
-    return {}
+    return cases(groups)
 
 
 def scenario(case: Case, duration_s: float = DURATION_S) -> Scenario:
@@ -210,28 +212,40 @@ def reproduce(
     rows = run_cases(_run_case, [(c, duration) for c in todo], todo, executor, on_case)
     if rows:
         write_table(rows, out, TABLE, markdown_table(rows))
-    jobs = brain.jobs([g for g in groups if g in brain.PARTS])
-    results: list[brain.Result] = []
-    if jobs:
 
-        def shifted(case: Any, done: int, total: int) -> None:
-            if on_case is not None:
-                on_case(case, len(todo) + done, len(todo) + total)
+    def shifted(case: Any, done: int, total: int) -> None:
+        if on_case is not None:
+            on_case(case, len(todo) + done, len(todo) + total)
 
-        results = brain.run_all(
-            out,
-            jobs,
-            steps=QUICK_STEPS if quick else brain.TRAIN_STEPS,
-            eval_s=QUICK_EVAL_S if quick else brain.EVAL_S,
-            executor=executor,
-            on_case=shifted,
-        )
-        brain.write_results(results, out)
-    if "unified" in groups:  # N, M, L > 1 with the rate rule (no training; seconds)
-        eval_s = QUICK_EVAL_S if quick else brain.EVAL_S
-        nml = [brain.nml_run(2, 2, 2, q, eval_s) for q in brain.FAIR_QUEUES]
-        (out / brain.NML_TABLE).write_text(brain.nml_table(nml))
     if figures:
         stage1 = {f"stage 1, {q}": stage1_trace(q, duration) for q in QUEUES if q in groups}
-        brain.figures(results, stage1, out)
+        if stage1:
+            plot_timeseries(
+                list(stage1.items()),
+                "Stage 1 (Fig. 6/7): RS_1 (bulk, NewReno stand-in) vs CUBIC on the control path",
+                out / "remote_rl_tcp_000_stage1.png",
+                (("iot", "RS_1 (NewReno, stand-in)"), ("cubic", "BC_1 (CUBIC)")),
+            )
+    brain.reproduce(
+        out, only=groups, figures=figures, on_case=shifted, executor=executor, quick=quick
+    )
     return rows
+
+
+EXPERIMENT = Declared(
+    name="remote-brain",
+    aliases=("remote-rl-tcp-000",),
+    title="Remote-brain RL-TCP: the control path's RTT (stage 1), then stage 2, the unified "
+    "run, the control-delay study and a fair-share remote CC (stage 2 needs PyTorch)",
+    paper="Paper 000 (remote RL-TCP), §5, Fig. 2-9 and Table 2",
+    groups=GROUPS,
+    options=(quick_option("20 s stage-1 runs, 200 training steps, 5 s evaluations"),),
+    tables=(TABLE, "table2.csv", *brain.TABLES),
+    figures=("remote_rl_tcp_000_*.png",),
+    reference=("paper000_table2.csv",),
+    module=__name__,
+    run=reproduce,
+    table=markdown_table,
+    case_list=_cases,
+    tensorboard=tensorboard_dir,
+)

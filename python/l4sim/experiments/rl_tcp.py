@@ -43,7 +43,9 @@ from l4sim.errors import EnvConfigError, L4simError
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_table
+from l4sim.experiments.base import Declared
 from l4sim.scenario import Scenario
+from l4sim.units import format_number as _fmt
 
 if TYPE_CHECKING:
     from l4sim.agents.dqn import DQNConfig
@@ -307,10 +309,9 @@ def evaluate_checkpoint(
 
 def plot_episode(ev: Evaluation, path: Path) -> Path:
     """cwnd, goodput, sRTT and bottleneck backlog over the evaluation episode."""
-    import matplotlib
+    from l4sim.plot import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     t = ev.trace["time_s"]
     fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True)
@@ -340,10 +341,9 @@ def plot_episode(ev: Evaluation, path: Path) -> Path:
 
 def plot_training(end_steps: list[int], returns: list[float], path: Path) -> Path:
     """Episodic return over training steps, with a moving average."""
-    import matplotlib
+    from l4sim.plot import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.plot(end_steps, returns, lw=0.8, alpha=0.5, label="episode")
@@ -490,10 +490,6 @@ def reproduce(
     return rows
 
 
-def _fmt(x: float | int | None, spec: str) -> str:
-    return "-" if x is None else spec.format(x)
-
-
 def markdown_table(rows: list[Row]) -> str:
     """The agents side by side: training cost, then the evaluation episode's utilisation,
     queue, sRTT, window, drops and return under both rewards."""
@@ -512,3 +508,23 @@ def markdown_table(rows: list[Row]) -> str:
         for r in rows
     ]
     return head + "\n".join(lines) + "\n"
+
+
+def _cases(groups: Iterable[str], **_: object) -> list[Case]:
+    return cases(groups)
+
+
+EXPERIMENT = Declared(
+    name="rl-tcp",
+    title="RL-TCP (ns3-ai's example): a DQN per reward sets a TCP window, beside NewReno "
+    "(needs PyTorch)",
+    paper="ns3-ai's RL-TCP example, as paper 000 (remote RL-TCP) runs it",
+    groups=GROUPS,
+    tables=(TABLE, "results.csv"),
+    figures=("<reward>/eval_episode.png", "<reward>/training_return.png"),
+    module=__name__,
+    run=reproduce,
+    table=markdown_table,
+    case_list=_cases,
+    tensorboard=tensorboard_dir,
+)

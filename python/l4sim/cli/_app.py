@@ -1,0 +1,151 @@
+"""The ``l4sim`` typer app and what its commands share: the consoles, output paths checked
+before anything runs (a name from a file never leaves ``out/``), the executor options and
+one-sentence failures."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from l4sim.errors import L4simError
+
+
+def _exception_types(name: str) -> tuple[type[BaseException], ...]:
+    """Typer's exception classes (newer typer vendors click; older ones re-export click's)."""
+    found: list[type[BaseException]] = []
+    for module in ("typer", "typer.exceptions", "click.exceptions"):
+        try:
+            cls = getattr(__import__(module, fromlist=[name]), name, None)
+        except ImportError:
+            continue
+        if isinstance(cls, type) and cls not in found:
+            found.append(cls)
+    return tuple(found)
+
+
+_EXIT = _exception_types("Exit")
+_ABORT = _exception_types("Abort")
+_USAGE = _exception_types("TyperException") + _exception_types("ClickException")
+
+
+app = typer.Typer(
+    name="l4sim",
+    help="Packet-level network simulator for congestion control and AQM (L4S first-class).\n\n"
+    "Documentation: docs/index.md in the source tree, or the site built from it "
+    "(mkdocs serve); every command and option: docs/reference/cli.md; scenario keys: "
+    "docs/reference/scenario.md.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+out_console = Console()
+err_console = Console(stderr=True)
+
+# --------------------------------------------------------------------------------------------
+# Output paths: a name from a file never leaves out/, an unusable --out is one sentence.
+
+OUT_ROOT = Path("out")
+"""Where the commands write when --out is not given (relative to the working directory)."""
+
+
+def safe_name(name: str, fallback: str = "run") -> str:
+    """``name`` as one harmless path component: characters other than letters, digits,
+    ``.``, ``_`` and ``-`` become ``_``, leading dots go, and an empty result is ``fallback``
+    (so ``../../x`` is ``_.._x`` and ``/abs/y`` is ``_abs_y``)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")
+    return cleaned or fallback
+
+
+def default_out(name: str, suffix: str = "") -> Path:
+    """``out/NAME`` for a name read from a scenario or spec file, sanitised by
+    :func:`safe_name` and checked to resolve inside ``out/``."""
+    path = OUT_ROOT / (safe_name(name) + suffix)
+    root = OUT_ROOT.resolve()
+    if not path.resolve().is_relative_to(root):  # e.g. out/NAME is a symlink leading away
+        raise L4simError(
+            f"the default output directory {str(path)!r} (from the name {name!r}) resolves "
+            f"outside {str(OUT_ROOT)!r}; give --out"
+        )
+    return path
+
+
+def _nearest_existing(path: Path) -> Path:
+    for p in [path, *path.parents]:
+        if p.exists() or p.is_symlink():
+            return p
+    return Path(path.anchor or ".")
+
+
+def check_out_dir(path: Path, option: str = "--out") -> Path:
+    """Fail early, in one sentence naming ``option``, when directory ``path`` cannot be
+    created or written: it is a file, it lies under a file, or the nearest existing directory
+    is not writable. Creates nothing."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise L4simError(f"{option} {str(path)!r} is a file, not a directory; give a directory")
+    found = _nearest_existing(path)
+    if not found.is_dir():
+        raise L4simError(
+            f"{option} {str(path)!r} cannot be created: {str(found)!r} is a file, not a directory"
+        )
+    if not os.access(found, os.W_OK | os.X_OK):
+        raise L4simError(
+            f"{option} {str(path)!r} cannot be written: {str(found)!r} is not writable "
+            "(permission denied)"
+        )
+    return path
+
+
+def check_out_file(path: Path, option: str = "--out") -> Path:
+    """Fail early, in one sentence naming ``option``, when file ``path`` cannot be written:
+    it is a directory, its directory does not exist or is a file, or it is not writable."""
+    path = Path(path)
+    if path.is_dir():
+        raise L4simError(f"{option} {str(path)!r} is a directory; give a file name")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        what = "is a file, not a directory" if parent.exists() else "does not exist; create it"
+        raise L4simError(f"{option} {str(path)!r} cannot be written: {str(path.parent)!r} {what}")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise L4simError(f"{option} {str(path)!r} cannot be written (permission denied)")
+    return path
+
+
+_JOBS = typer.Option(
+    "--jobs",
+    "-j",
+    help="Worker processes of the local pool (default: the CPUs; 1 runs in this process).",
+    min=1,
+    show_default=False,
+)
+_RAY = typer.Option(
+    "--ray",
+    help="Run on Ray: --ray alone starts a local Ray runtime, --ray ADDRESS (auto, HOST:PORT, "
+    "ray://HOST:PORT) joins a cluster. Needs pip install 'l4sim\\[ray]'.",
+    show_default=False,
+)
+
+
+_ScenarioArg = Annotated[Path, typer.Argument(help="Scenario TOML file.", show_default=False)]
+
+
+def _out_option(default: str) -> Any:
+    return typer.Option("--out", "-o", help=f"Output directory (default: {default}).")
+
+
+def _fail(message: str, code: int) -> int:
+    text = " ".join(str(message).split()) or "unknown error"
+    err_console.print(f"[red]error: {escape(text)}[/]", soft_wrap=True, highlight=False)
+    return code
+
+
+_INVOCATION: list[str] = []
+"""The arguments :func:`l4sim.cli.main` was given (what a manifest records as the command
+line)."""

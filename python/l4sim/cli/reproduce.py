@@ -1,0 +1,244 @@
+"""``l4sim reproduce NAME``, generated from the experiments' declarations.
+
+The command has the generic options (``--out``, ``--only``, ``--figures``, ``--jobs``,
+``--ray``, ``--quiet``) and the union of the options the registered experiments declare
+(:class:`l4sim.experiments.base.Option`), with the help each declaration gives; an option
+the named experiment does not declare is refused in one sentence. Its parameters and help
+are built from the registry (:data:`l4sim.experiments.EXPERIMENTS`) each time the command
+is: an experiment registered later (a test's) gets its options too.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from l4sim.cli._app import (
+    _INVOCATION,
+    _JOBS,
+    _RAY,
+    app,
+    check_out_dir,
+    default_out,
+    err_console,
+    out_console,
+)
+from l4sim.executors import make_executor
+from l4sim.experiments import all_experiments, experiment
+from l4sim.experiments.base import Experiment, Option
+
+#: The options every experiment has (an experiment may not declare one of these names).
+GENERIC = ("name", "out", "only", "figures", "jobs", "ray", "quiet")
+
+#: Recorded in every manifest (False / None when not given), so manifests compare key by key.
+_ALWAYS_RECORDED = ("quick", "train")
+
+
+def declared_options(experiments: list[Experiment]) -> dict[str, list[tuple[Experiment, Option]]]:
+    """Every declared option name -> the experiments declaring it (first declaration first)."""
+    found: dict[str, list[tuple[Experiment, Option]]] = {}
+    for exp in experiments:
+        for opt in exp.options:
+            if opt.name in GENERIC:
+                raise ValueError(f"experiment {exp.name!r} declares the generic option {opt.flag}")
+            found.setdefault(opt.name, []).append((exp, opt))
+    return found
+
+
+def _option_help(declared: list[tuple[Experiment, Option]]) -> str:
+    helps: dict[str, list[str]] = {}
+    for exp, opt in declared:
+        helps.setdefault(opt.help, []).append(exp.name)
+    return " ".join(f"{' / '.join(names)}: {text}" for text, names in helps.items())
+
+
+def _parameter(name: str, declared: list[tuple[Experiment, Option]]) -> inspect.Parameter:
+    opts = [o for _, o in declared]
+    kind, flag, text = opts[0].type, opts[0].flag, _option_help(declared)
+    if kind is bool:
+        annotation: Any = Annotated[bool, typer.Option(flag, help=text)]
+        default: Any = False
+    else:
+        same = len({(o.min, o.max) for o in opts}) == 1  # else each experiment checks its own
+        bounds = {"min": opts[0].min, "max": opts[0].max} if same else {}
+        annotation = Annotated[
+            int | None, typer.Option(flag, help=text, show_default=False, **bounds)
+        ]
+        default = None
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+    )
+
+
+def _signature() -> inspect.Signature:
+    experiments = all_experiments()
+    groups = "; ".join(f"{e.name}: {', '.join(e.groups)}" for e in experiments)
+
+    def p(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> Any:
+        kind = inspect.Parameter.KEYWORD_ONLY
+        return inspect.Parameter(name, kind, default=default, annotation=annotation)
+
+    generic = [
+        p(
+            "name",
+            Annotated[
+                str,
+                typer.Argument(
+                    help="Experiment: a topic name or its paper id (the list above).",
+                    show_default=False,
+                ),
+            ],
+        ),
+        p(
+            "out",
+            Annotated[
+                Path | None,
+                typer.Option("--out", "-o", help="Output directory (default: out/NAME)."),
+            ],
+            None,
+        ),
+        p(
+            "only",
+            Annotated[
+                str | None, typer.Option(help=f"Comma-separated subset of the cases: {groups}.")
+            ],
+            None,
+        ),
+        p("figures", Annotated[bool, typer.Option(help="Draw the figures.")], True),
+        p("jobs", Annotated[int | None, _JOBS], None),
+        p("ray", Annotated[str | None, _RAY], None),
+    ]
+    declared = [_parameter(n, d) for n, d in declared_options(experiments).items()]
+    quiet = p(
+        "quiet",
+        Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")],
+        False,
+    )
+    return inspect.Signature([*generic, *declared, quiet])
+
+
+def _help() -> str:
+    lines = [
+        "Rebuild a paper's (or a testbed's) experiment and write its tables and figures.",
+        "",
+        "Experiments (topic name, the paper id as an alias):",
+        "",
+    ]
+    for e in all_experiments():
+        alias = f" ({', '.join(e.aliases)})" if e.aliases else ""
+        lines.append(f"- {e.name}{alias}: {e.title}.")
+    lines += [
+        "",
+        "Options an experiment does not declare are refused; docs/reproductions/ describes each.",
+    ]
+    return "\n".join(lines)
+
+
+class _GeneratedCommand:
+    """The callback of ``l4sim reproduce``: typer reads its parameters (``__signature__``)
+    and help (``__doc__``), generated from the registry whenever the command is built."""
+
+    __name__ = "reproduce_cmd"
+    __qualname__ = "reproduce_cmd"
+
+    def __init__(self) -> None:
+        self.__annotations__: dict[str, Any] = {}
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return _signature()
+
+    @property  # type: ignore[misc]
+    def __doc__(self) -> str:  # type: ignore[override]
+        return _help()
+
+    def __call__(self, **values: Any) -> None:
+        reproduce(**values)
+
+
+reproduce_cmd = app.command("reproduce")(_GeneratedCommand())
+
+
+def reproduce(
+    *,
+    name: str,
+    out: Path | None,
+    only: str | None,
+    figures: bool,
+    jobs: int | None,
+    ray: str | None,
+    quiet: bool,
+    **options: Any,
+) -> None:
+    """Run experiment ``name`` with the command line's values; write its manifest."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from l4sim.manifest import write_manifest
+
+    exp = experiment(name)
+    subset = None
+    if only is not None:
+        subset = [a.strip() for a in only.split(",") if a.strip()]
+        unknown = [a for a in subset if a not in exp.groups]
+        if unknown or not subset:
+            raise typer.BadParameter(
+                f"--only {only!r} names no known case set; known: {', '.join(exp.groups)}"
+            )
+    given = {k: v for k, v in options.items() if v is not None and v is not False}
+    refused = [k for k in given if not any(o.name == k for o in exp.options)]
+    if refused:
+        raise typer.BadParameter(f"experiment {name!r} has no --{' or --'.join(refused)} mode")
+    declared = {o.name: o for o in exp.options}
+    for k, v in given.items():
+        why = declared[k].check(v)
+        if why is not None:
+            raise typer.BadParameter(why)
+    kwargs = {k: declared[k].argument(v) for k, v in given.items()}
+    out_dir = out if out is not None else default_out(name)
+    check_out_dir(out_dir)
+    tb_dir = exp.tensorboard_dir(out_dir, **kwargs)
+    if tb_dir is not None:
+        err_console.print(
+            f"TensorBoard logs in [bold]{escape(str(tb_dir))}[/]: "
+            f"tensorboard --logdir {escape(str(tb_dir))}"
+        )
+    started = time.perf_counter()
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err_console,
+        disable=quiet,
+    ) as bar:
+        task = bar.add_task(name, total=len(exp.cases(subset or exp.groups, **kwargs)))
+
+        def step(case: Any, done: int, n: int) -> None:
+            bar.update(task, completed=done, total=n, description=f"{name}: {case.name}")
+
+        with make_executor(jobs, ray) as executor:
+            rows = exp.reproduce(
+                out_dir, only=subset, figures=figures, on_case=step, executor=executor, **kwargs
+            )
+        bar.update(task, completed=bar.tasks[0].total, description=name)
+    recorded: dict[str, Any] = {k: options.get(k, False) for k in _ALWAYS_RECORDED}
+    recorded.update(only=subset, seeds=list(kwargs.get("seeds", [])) or None)
+    recorded.update(figures=figures, jobs=jobs, ray=ray)
+    recorded.update({k: options.get(k) for k in declared if k not in recorded})
+    write_manifest(
+        out_dir,
+        experiment=name,
+        options=recorded,
+        wall_time_s=time.perf_counter() - started,
+        argv=_INVOCATION,
+    )
+    if not quiet:
+        print(exp.markdown_table(rows))
+    out_console.print(
+        f"Table in [bold]{escape(str(out_dir / exp.tables[0]))}[/]; "
+        f"everything else under [bold]{escape(str(out_dir))}[/]."
+    )

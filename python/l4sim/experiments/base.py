@@ -1,0 +1,173 @@
+"""What every experiment declares: the :class:`Experiment` protocol, its :class:`Option` s,
+and :class:`Declared`, the declaration each experiment module exports as ``EXPERIMENT``.
+
+``l4sim reproduce`` is generated from these declarations: the experiments it lists, their
+aliases, the ``--only`` groups and the experiment options (``--quick``, ``--seeds`` ...) with
+their types, bounds and help. An option an experiment does not declare is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from l4sim.executors import Executor
+
+OnCase = Callable[[Any, int, int], None]
+"""``on_case(case, done, total)``: called as each case finishes."""
+
+
+def seeds_1_to(n: int) -> range:
+    """``--seeds N`` as the keyword ``reproduce`` takes: the seeds 1..N."""
+    return range(1, n + 1)
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option of ``l4sim reproduce NAME``: ``--NAME`` on the command line, keyword
+    ``NAME`` of the experiment's ``reproduce`` (and ``cases``, ``tensorboard_dir``).
+
+    A ``bool`` option is a flag, passed only when given; an ``int`` option (``default``
+    None) is passed only when given, after ``convert`` (e.g. :func:`seeds_1_to`)."""
+
+    name: str
+    type: type[bool] | type[int]
+    help: str
+    default: Any = None
+    min: int | None = None
+    max: int | None = None
+    convert: Callable[[Any], Any] | None = None
+
+    @property
+    def flag(self) -> str:
+        return f"--{self.name}"
+
+    def given(self, value: Any) -> bool:
+        """Whether ``value`` (what the command line gave) asks for anything."""
+        return value is not None and value is not False
+
+    def argument(self, value: Any) -> Any:
+        """The keyword argument for command-line ``value``."""
+        return self.convert(value) if self.convert is not None else value
+
+    def check(self, value: Any) -> str | None:
+        """Why ``value`` is out of this option's bounds (one sentence), or None."""
+        if self.type is bool or value is None:
+            return None
+        if (self.min is not None and value < self.min) or (
+            self.max is not None and value > self.max
+        ):
+            return f"{self.flag} {value} is out of range; give {self.min}..{self.max}"
+        return None
+
+
+def quick_option(what: str) -> Option:
+    """``--quick``: a small, fast version (``what`` it shrinks, e.g. "one seed")."""
+    return Option("quick", bool, f"A small, fast version: {what}.", default=False)
+
+
+def seeds_option(help: str) -> Option:
+    """``--seeds N`` (1..1000): the seeds 1..N."""
+    return Option("seeds", int, help, min=1, max=1000, convert=seeds_1_to)
+
+
+@runtime_checkable
+class Experiment(Protocol):
+    """An experiment ``l4sim reproduce`` runs: a paper's (or a testbed's) measurements
+    rebuilt on l4sim, one table (or a few) and figures."""
+
+    #: Topic name (``aqm-comparison``); ``aliases`` (the paper ids, ``aqm-004``) work too.
+    name: str
+    aliases: tuple[str, ...]
+    title: str
+    #: The paper (or testbed) reproduced, and where in it the numbers are.
+    paper: str
+    #: What ``--only`` selects.
+    groups: tuple[str, ...]
+    options: tuple[Option, ...]
+    #: The files written under the output directory: tables first (the first is the main
+    #: one), then figures (globs relative to the output directory).
+    tables: tuple[str, ...]
+    figures: tuple[str, ...]
+    #: The reference data it compares with: files in ``l4sim/data/reference``.
+    reference: tuple[str, ...]
+
+    def cases(self, groups: Iterable[str], **options: Any) -> Sequence[Any]: ...
+
+    def reproduce(
+        self,
+        out_dir: str | Path,
+        *,
+        only: Iterable[str] | None = None,
+        figures: bool = True,
+        on_case: OnCase | None = None,
+        executor: Executor | None = None,
+        **options: Any,
+    ) -> list[Any]: ...
+
+    def markdown_table(self, rows: list[Any]) -> str: ...
+
+    def tensorboard_dir(self, out_dir: str | Path, **options: Any) -> Path | None: ...
+
+
+def _no_tensorboard(out_dir: str | Path, **_: Any) -> Path | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Declared:
+    """An :class:`Experiment` made of an experiment module's functions: each module ends
+    with ``EXPERIMENT = Declared(...)``, registered in :data:`l4sim.experiments.EXPERIMENTS`.
+    """
+
+    name: str
+    title: str
+    paper: str
+    groups: tuple[str, ...]
+    tables: tuple[str, ...]
+    run: Callable[..., list[Any]]
+    table: Callable[[list[Any]], str]
+    case_list: Callable[..., Sequence[Any]]
+    aliases: tuple[str, ...] = ()
+    options: tuple[Option, ...] = ()
+    figures: tuple[str, ...] = ()
+    reference: tuple[str, ...] = ()
+    #: The module that documents it (its docstring is the experiment's description).
+    module: str = ""
+    tensorboard: Callable[..., Path | None] = field(default=_no_tensorboard)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+    @property
+    def main_table(self) -> str:
+        return self.tables[0]
+
+    def option(self, name: str) -> Option | None:
+        return next((o for o in self.options if o.name == name), None)
+
+    def cases(self, groups: Iterable[str], **options: Any) -> Sequence[Any]:
+        return self.case_list(groups, **options)
+
+    def reproduce(
+        self,
+        out_dir: str | Path,
+        *,
+        only: Iterable[str] | None = None,
+        figures: bool = True,
+        on_case: OnCase | None = None,
+        executor: Executor | None = None,
+        **options: Any,
+    ) -> list[Any]:
+        return self.run(
+            out_dir, only=only, figures=figures, on_case=on_case, executor=executor, **options
+        )
+
+    def markdown_table(self, rows: list[Any]) -> str:
+        return self.table(rows)
+
+    def tensorboard_dir(self, out_dir: str | Path, **options: Any) -> Path | None:
+        return self.tensorboard(out_dir, **options)
