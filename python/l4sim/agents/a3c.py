@@ -27,7 +27,7 @@ deterministic for a seed. ``mode="offline"`` replays logs in the Table-1 format 
 Ray tasks that synchronise through a parameter-server actor.
 
 Weights: :func:`save_policy` writes the actor as the safetensors file a ``dualpi2`` qdisc's
-``a3c_policy`` loads (``crates/l4sim-core/src/qdisc/a3c_policy.rs``).
+``a3c_policy`` loads (``crates/l4sim-core/src/policy/a3c.rs``).
 """
 
 from __future__ import annotations
@@ -207,7 +207,7 @@ def raw_state(
     marks: float,
 ) -> np.ndarray:
     """Table 1's columns for one interval of DualPI2 (raw units; Rust computes the same in
-    ``qdisc/a3c_policy.rs``): p', head delay now and one interval ago, p_CL, packets (in
+    ``policy/a3c.rs``): p', head delay now and one interval ago, p_CL, packets (in
     1500-byte units) and bytes dequeued, backlog in packets and bytes, drops, CE marks."""
     return np.array(
         [
@@ -601,7 +601,7 @@ def train(
 def save_policy(path: str | Path, actor: Actor, cfg: A3cConfig) -> None:
     """The deployable actor: ``fc1``, ``fc2``, ``mu`` (weights and biases, float32), the
     feature scale ``norm_scale`` [12] and ``max_prob`` [1] (format in
-    ``crates/l4sim-core/src/qdisc/a3c_policy.rs``)."""
+    ``crates/l4sim-core/src/policy/a3c.rs``)."""
     sd = actor.state_dict()
     tensors = {
         k: sd[k].detach().to(torch.float32).contiguous()

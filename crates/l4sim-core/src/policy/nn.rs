@@ -1,11 +1,14 @@
-//! Small dense networks read from [safetensors](https://huggingface.co/docs/safetensors)
-//! files, for policies evaluated inside the core (A3C-L4S's actor, `qdisc/a3c_policy.rs`).
+//! The one reader of learned policies' weights: small dense networks read from
+//! [safetensors](https://huggingface.co/docs/safetensors) files (LFQ's network,
+//! `policy/lfq.rs`; A3C-L4S's actor, `policy/a3c.rs`).
 //!
 //! The format: 8-byte little-endian header length, a JSON header naming each tensor's
 //! `dtype`, `shape` and `data_offsets` into the raw little-endian data that follows. Only
-//! `F32` and `F64` tensors are read (as `f32`). Layers use PyTorch `nn.Linear`'s names and
-//! `[out, in]` weight layout; they are stored transposed so that evaluation is `y = b`, then
-//! `y += x_i · W[:, i]` for each input in order (the same sums on every machine).
+//! `F32` and `F64` tensors are read (as `f32`). The header is read with `serde_json` (the
+//! safetensors crate is not available offline; the format is small). Layers use PyTorch
+//! `nn.Linear`'s names and `[out, in]` weight layout; evaluation is in `f32` with
+//! preallocated buffers: `y = b`, then `y += x_i · W[:, i]` for each input in order (the
+//! same sums on every machine, in every layout below).
 
 use serde_json::Value;
 
@@ -95,21 +98,44 @@ impl<'a> Tensors<'a> {
     }
 }
 
-/// One `nn.Linear` layer, weights transposed (`[inputs][outputs]`).
-#[derive(Clone, Debug)]
-pub struct Dense {
-    pub inputs: usize,
-    pub outputs: usize,
-    w_t: Vec<f32>,
-    b: Vec<f32>,
+/// Outputs computed together: 32 `f32` accumulators are eight 128-bit registers, half
+/// of x86-64's sixteen (`benchmarks/bench_lfq.py` measured 8, 16, 32 and 64).
+pub const BLOCK: usize = 32;
+
+/// Outputs per row computed together by [`Layer::forward_rows`]: 4 rows x 8 = eight
+/// registers.
+const SUB: usize = 8;
+
+/// Input vectors evaluated together by [`Layer::forward_rows`] (batching across flows;
+/// `benchmarks/bench_lfq.py` measures it).
+pub const ROWS: usize = 4;
+
+/// `n` rounded up to whole blocks: the length of a layer's output buffer.
+pub fn padded(n: usize) -> usize {
+    n.div_ceil(BLOCK) * BLOCK
 }
 
-impl Dense {
+/// One `nn.Linear` layer. The weights are stored in blocks of [`BLOCK`] outputs,
+/// input-major inside a block (`[block][input][BLOCK]`, the last block padded with zeros):
+/// one block's accumulators stay in vector registers over the whole input loop and the
+/// weights stream through memory once, in order. Plain Rust on fixed-size arrays, which
+/// the compiler vectorises (SSE2 on a default x86-64 build).
+#[derive(Clone, Debug)]
+pub struct Layer {
+    pub inputs: usize,
+    pub outputs: usize,
+    /// `[outputs / BLOCK rounded up][inputs][BLOCK]` of PyTorch's `W[out][in]`.
+    w: Vec<[f32; BLOCK]>,
+    /// The biases, by block (padding zero).
+    b: Vec<[f32; BLOCK]>,
+}
+
+impl Layer {
     /// Read `{prefix}.weight` (`[outputs, inputs]`) and `{prefix}.bias`; `inputs` is
     /// given, `outputs` read from the file.
-    pub fn read(t: &Tensors, prefix: &str, inputs: usize) -> Result<Dense, String> {
+    pub fn read(t: &Tensors, prefix: &str, inputs: usize) -> Result<Layer, String> {
         let wname = format!("{prefix}.weight");
-        let outputs = match t.shape(&wname).as_deref() {
+        let o = match t.shape(&wname).as_deref() {
             Some([o, _]) if *o > 0 => *o,
             _ => {
                 return Err(format!(
@@ -117,29 +143,79 @@ impl Dense {
                 ))
             }
         };
-        let w = t.get(&wname, &[outputs, inputs])?;
-        let b = t.get(&format!("{prefix}.bias"), &[outputs])?;
-        let mut w_t = vec![0.0; inputs * outputs];
-        for r in 0..outputs {
-            for c in 0..inputs {
-                w_t[c * outputs + r] = w[r * inputs + c];
+        let i = inputs;
+        let w = t.get(&wname, &[o, i])?;
+        let b = t.get(&format!("{prefix}.bias"), &[o])?;
+        let blocks = o.div_ceil(BLOCK);
+        let mut wb = vec![[0.0; BLOCK]; blocks * i];
+        let mut bb = vec![[0.0; BLOCK]; blocks];
+        for r in 0..o {
+            let (blk, j) = (r / BLOCK, r % BLOCK);
+            bb[blk][j] = b[r];
+            for c in 0..i {
+                wb[blk * i + c][j] = w[r * i + c];
             }
         }
-        Ok(Dense {
-            inputs,
-            outputs,
-            w_t,
-            b,
+        Ok(Layer {
+            inputs: i,
+            outputs: o,
+            w: wb,
+            b: bb,
         })
     }
 
-    /// `y = b + W x` (`x.len() == inputs`, `y.len() == outputs`).
+    /// Multiply-adds per evaluation.
+    pub fn macs(&self) -> usize {
+        self.inputs * self.outputs
+    }
+
+    /// `y = b + W x`, block by block: each output is its bias plus `x_i · W[j, i]` added for
+    /// each input `i` in order, so every machine (and every layout) gives the same bits.
+    /// `y` holds `outputs` rounded up to [`BLOCK`] ([`padded`]).
     #[inline]
     pub fn forward(&self, x: &[f32], y: &mut [f32]) {
-        y.copy_from_slice(&self.b);
-        for (xi, col) in x.iter().zip(self.w_t.chunks_exact(self.outputs)) {
-            for (yj, wj) in y.iter_mut().zip(col) {
-                *yj += xi * wj;
+        for ((out, bias), w) in y
+            .chunks_exact_mut(BLOCK)
+            .zip(&self.b)
+            .zip(self.w.chunks_exact(self.inputs))
+        {
+            let mut acc = *bias;
+            for (xi, row) in x.iter().zip(w) {
+                for (a, wj) in acc.iter_mut().zip(row) {
+                    *a += xi * wj;
+                }
+            }
+            out.copy_from_slice(&acc);
+        }
+    }
+
+    /// [`forward`](Self::forward) for [`ROWS`] inputs at once (row `r` at `x[r * xs..]`, its
+    /// output at `y[r * ys..]`), [`SUB`] outputs of a block at a time so that the
+    /// `ROWS · SUB` accumulators fit the registers: each weight is loaded once for all
+    /// rows; every output gets the same additions in the same order, so the same bits.
+    #[inline]
+    pub fn forward_rows(&self, x: &[f32], xs: usize, y: &mut [f32], ys: usize) {
+        for (k, (bias, w)) in self
+            .b
+            .iter()
+            .zip(self.w.chunks_exact(self.inputs))
+            .enumerate()
+        {
+            for s in (0..BLOCK).step_by(SUB) {
+                let b: [f32; SUB] = bias[s..s + SUB].try_into().unwrap_or_default();
+                let mut acc = [b; ROWS];
+                for (i, row) in w.iter().enumerate() {
+                    let row = &row[s..s + SUB];
+                    for (r, acc) in acc.iter_mut().enumerate() {
+                        let xi = x[r * xs + i];
+                        for (a, wj) in acc.iter_mut().zip(row) {
+                            *a += xi * wj;
+                        }
+                    }
+                }
+                for (r, acc) in acc.iter().enumerate() {
+                    y[r * ys + k * BLOCK + s..][..SUB].copy_from_slice(acc);
+                }
             }
         }
     }
@@ -150,6 +226,16 @@ impl Dense {
 pub fn relu(y: &mut [f32]) {
     for v in y {
         *v = v.max(0.0);
+    }
+}
+
+/// Leaky ReLU in place with negative slope `slope`.
+#[inline]
+pub fn leaky(y: &mut [f32], slope: f32) {
+    for v in y {
+        if *v < 0.0 {
+            *v *= slope;
+        }
     }
 }
 
@@ -186,12 +272,12 @@ mod tests {
             ("l.bias", vec![3], vec![0.5, -1.0, 0.0]),
         ]);
         let t = Tensors::parse(&f).unwrap();
-        let d = Dense::read(&t, "l", 2).unwrap();
-        let mut y = [0.0; 3];
+        let d = Layer::read(&t, "l", 2).unwrap();
+        let mut y = [0.0; BLOCK];
         d.forward(&[1.0, -1.0], &mut y);
-        assert_eq!(y, [-0.5, -2.0, -1.0]);
+        assert_eq!(y[..3], [-0.5, -2.0, -1.0]);
         relu(&mut y);
-        assert_eq!(y, [0.0, 0.0, 0.0]);
+        assert_eq!(y[..3], [0.0, 0.0, 0.0]);
     }
 
     #[test]
@@ -199,8 +285,8 @@ mod tests {
         assert!(Tensors::parse(b"abc").unwrap_err().contains("shorter"));
         let mut f = write_safetensors(&[("l.weight", vec![1, 2], vec![1., 2.])]);
         let t = Tensors::parse(&f).unwrap();
-        assert!(Dense::read(&t, "l", 3).unwrap_err().contains("shape"));
-        assert!(Dense::read(&t, "l", 2)
+        assert!(Layer::read(&t, "l", 3).unwrap_err().contains("shape"));
+        assert!(Layer::read(&t, "l", 2)
             .unwrap_err()
             .contains("no tensor l.bias"));
         f.truncate(f.len() - 4);
