@@ -24,7 +24,7 @@
 
 use std::sync::Arc;
 
-use super::nn::{padded, relu, Layer, Tensors, BLOCK};
+use super::nn::{padded, read_chain, relu, Layer, Tensors, BLOCK};
 use super::{Attach, Decision, Event, Hook, LearnedPolicy, UpdateStats};
 
 /// Number of state features (Table 1).
@@ -67,12 +67,7 @@ impl A3cNet {
     /// Parse safetensors bytes; the error is the end of a sentence ("is not ...").
     pub fn parse(bytes: &[u8]) -> Result<A3cNet, String> {
         let t = Tensors::parse(bytes)?;
-        let fc1 = Layer::read(&t, "fc1", LEN)?;
-        let fc2 = Layer::read(&t, "fc2", fc1.outputs)?;
-        let mu = Layer::read(&t, "mu", fc2.outputs)?;
-        if mu.outputs != 1 {
-            return Err("is not a valid weights file: mu must have one output".into());
-        }
+        let [fc1, fc2, mu] = read_chain(&t, ["fc1", "fc2", "mu"], LEN)?;
         let s = t.get("norm_scale", &[LEN])?;
         let max_prob = t.get("max_prob", &[1])?[0] as f64;
         if !(max_prob > 0.0 && max_prob <= 1.0) {

@@ -44,7 +44,7 @@
 
 use std::sync::Arc;
 
-use super::nn::{leaky, padded, Layer, Tensors, BLOCK, ROWS};
+use super::nn::{leaky, padded, read_chain, Layer, Tensors, BLOCK, ROWS};
 use super::{Attach, Decision, Event, Hook, LearnedPolicy};
 
 use crate::time::{secs, Time};
@@ -196,15 +196,8 @@ impl LfqNet {
     /// Parse safetensors bytes; the error is the end of a sentence ("is not ...").
     pub fn parse(bytes: &[u8]) -> Result<LfqNet, String> {
         let t = Tensors::parse(bytes)?;
-        let fc1 = Layer::read(&t, "fc1", LEN)?;
-        let fc2 = Layer::read(&t, "fc2", fc1.outputs)?;
-        let fc3 = Layer::read(&t, "fc3", fc2.outputs)?;
-        let fc4 = Layer::read(&t, "fc4", fc3.outputs)?;
-        if fc4.outputs != 1 {
-            return Err("is not a valid weights file: fc4 must have one output".into());
-        }
         Ok(LfqNet {
-            layers: [fc1, fc2, fc3, fc4],
+            layers: read_chain(&t, ["fc1", "fc2", "fc3", "fc4"], LEN)?,
         })
     }
 
@@ -318,7 +311,8 @@ pub struct LfqPolicy {
     feats: Vec<LfqFeatures>,
     actor: Option<LfqActor>,
     interval: u64,
-    x: [f64; LEN],
+    /// The decision's input (boxed: the policy stays small).
+    x: Box<[f64; LEN]>,
     /// Queues whose limit an agent set (`set_flow_limit`): the policy leaves them alone
     /// from then on, as the authors' A/B runs keep b ± 1 after the decision
     /// (`rl-internal-queue-disc.cc`: no more `do_regular_logic` once `decided`).
@@ -332,7 +326,7 @@ impl LfqPolicy {
             feats: vec![LfqFeatures::default(); at.queues],
             actor,
             interval: at.every.max(1) as u64,
-            x: [0.0; LEN],
+            x: Box::new([0.0; LEN]),
             pinned: vec![false; at.queues],
         }
     }

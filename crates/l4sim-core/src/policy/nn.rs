@@ -221,6 +221,31 @@ impl Layer {
     }
 }
 
+/// A chain of layers named `prefixes`, the first reading `inputs` values, each next one
+/// the previous one's outputs, the last with one output (a policy's network).
+pub fn read_chain<const N: usize>(
+    t: &Tensors,
+    prefixes: [&str; N],
+    inputs: usize,
+) -> Result<[Layer; N], String> {
+    let mut layers = Vec::with_capacity(N);
+    let mut n = inputs;
+    for p in prefixes {
+        let l = Layer::read(t, p, n)?;
+        n = l.outputs;
+        layers.push(l);
+    }
+    if n != 1 {
+        let last = prefixes.last().copied().unwrap_or_default();
+        return Err(format!(
+            "is not a valid weights file: {last} must have one output"
+        ));
+    }
+    layers
+        .try_into()
+        .map_err(|_| "is not a valid weights file: no layers".to_string())
+}
+
 /// ReLU in place.
 #[inline]
 pub fn relu(y: &mut [f32]) {

@@ -269,8 +269,14 @@ pub struct DualPi2 {
     /// Bytes dequeued (sent on), for a learned policy's interval statistics.
     deq_bytes: u64,
     /// A learned policy (`policy/`) setting p′ at each update instead of the PI law.
-    learned: Option<Box<Learned>>,
-    /// `deq_bytes`, drops and marks at the previous update (with a learned policy).
+    learned: Option<Box<LearnedPi>>,
+}
+
+/// A learned policy in charge of p′, and `deq_bytes`, drops and marks at its previous
+/// update (for the interval's statistics).
+#[derive(Clone, Debug)]
+struct LearnedPi {
+    learned: Learned,
     prev: [u64; 3],
 }
 
@@ -327,20 +333,29 @@ impl DualPi2 {
                 ("a3c", &cfg.a3c_policy),
                 Hook::Prob,
                 &Attach::default(),
-            ),
-            prev: [0; 3],
+            )
+            .map(|l| {
+                Box::new(LearnedPi {
+                    learned: *l,
+                    prev: [0; 3],
+                })
+            }),
             cfg: cfg.clone(),
         }
     }
 
-    /// The queue's statistics at an update with PI input `qdelay`, for the learned policy
-    /// (the delay one update ago is the PI's, which the policy sets at each update);
+    /// The queue's statistics at an update with PI input `qdelay`, if a learned policy is
+    /// in charge (the delay one update ago is the PI's, which is set at each update);
     /// advances the interval counters.
-    fn update_stats(&mut self, qdelay: Time) -> UpdateStats {
+    fn update_stats(&mut self, qdelay: Time) -> Option<UpdateStats> {
+        self.learned.as_ref()?;
         let (p, _, pcl) = self.probabilities();
         let now = [self.deq_bytes, self.stats.drops(), self.stats.ecn_marks];
-        let d = std::mem::replace(&mut self.prev, now);
-        UpdateStats {
+        let (backlog_pkts, backlog_bytes) =
+            ((self.lq.len() + self.cq.len()) as u64, self.backlog());
+        let c = self.learned.as_deref_mut()?;
+        let d = std::mem::replace(&mut c.prev, now);
+        Some(UpdateStats {
             prob: p,
             qdelay,
             qdelay_old: self.pi.last_qdelay,
@@ -348,9 +363,9 @@ impl DualPi2 {
             deq_bytes: now[0] - d[0],
             drops: now[1] - d[1],
             marks: now[2] - d[2],
-            backlog_pkts: (self.lq.len() + self.cq.len()) as u64,
-            backlog_bytes: self.backlog(),
-        }
+            backlog_pkts,
+            backlog_bytes,
+        })
     }
 
     pub fn set_limit(&mut self, limit_pkts: Option<u64>) {
@@ -413,22 +428,23 @@ impl DualPi2 {
         while now >= self.pi.next_update {
             let t = self.pi.next_update;
             let q = self.qdelay_at(t);
-            if self.learned.is_some() {
-                // A learned policy in charge: p′ is its decision on the interval's statistics.
-                let stats = self.update_stats(q);
-                let d = self
-                    .learned
-                    .as_deref_mut()
-                    .map(|l| l.on(Event::Update { queue: 0, stats }));
-                self.pi.last_qdelay = q;
-                if let Some(Decision::Prob(p)) = d {
-                    self.pi.prob = match self.pi.forced {
-                        Some(f) => f,
-                        None => (p * MAX_PROB_F).round() as u32,
-                    };
+            match self.update_stats(q) {
+                Some(stats) => {
+                    // A learned policy in charge: p′ is its decision on the interval's
+                    // statistics.
+                    let d = self
+                        .learned
+                        .as_deref_mut()
+                        .map(|c| c.learned.on(Event::Update { queue: 0, stats }));
+                    self.pi.last_qdelay = q;
+                    if let Some(Decision::Prob(p)) = d {
+                        self.pi.prob = match self.pi.forced {
+                            Some(f) => f,
+                            None => (p * MAX_PROB_F).round() as u32,
+                        };
+                    }
                 }
-            } else {
-                self.pi.update(q, cap);
+                None => self.pi.update(q, cap),
             }
             self.pi.next_update += self.pi.tupdate;
             let idle = self.lq.is_empty() && self.cq.is_empty();
@@ -599,7 +615,7 @@ impl QueueDisc for DualPi2 {
         self.set_limit(limit_pkts);
     }
     fn learned(&self) -> Option<&Learned> {
-        self.learned.as_deref()
+        self.learned.as_deref().map(|c| &c.learned)
     }
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         self.catch_up(now);
@@ -1035,7 +1051,7 @@ mod tests {
         assert!((d.probabilities().0 - 0.01).abs() < 1e-9);
         let bad = DualPi2Config {
             variant: DualPi2Variant::Rfc9332,
-            ..cfg
+            ..cfg.clone()
         };
         assert!(bad.validate().unwrap_err().contains("linux"));
         let both = DualPi2Config {
