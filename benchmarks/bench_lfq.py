@@ -1,8 +1,8 @@
 """Inference cost of LFQ inside the core (paper 001) and what each way of cutting it costs.
 
-1. ns per decision of the network alone (``lfq_infer`` with ``repeat``, the Python
+1. ns per decision of the network alone (``policy_infer("lfq", ...)`` with ``repeat``, the Python
    conversion paid once) per hidden width, one feature vector at a time and batched (4 at a
-   time, ``LfqPolicy::outputs``).
+   time, ``LfqActor::outputs``).
 2. Simulation slowdown: one 15 Mbit/s / 15 ms NewReno flow through plain ``fq`` (100
    packets per flow), ``fq`` keeping the LFQ features only, and ``fq`` in LFQ mode per
    width and decision interval n (a decision on every n-th packet of the flow); the cost per
@@ -70,9 +70,9 @@ def inference(weights: dict[int, str], rows: int = 256, repeat: int = 200) -> No
     for w, path in weights.items():
         res = []
         for batch in (False, True):
-            _core.lfq_infer(path, x, batch=batch, repeat=2)  # warm
+            _core.policy_infer("lfq", path, x, batch=batch, repeat=2)  # warm
             t = time.process_time()
-            _core.lfq_infer(path, x, batch=batch, repeat=repeat)
+            _core.policy_infer("lfq", path, x, batch=batch, repeat=repeat)
             res.append((time.process_time() - t) / (rows * repeat) * 1e9)
         macs = 60 * w + 2 * w * w + w
         print(f"{w:6d} {macs:8d} {res[0]:8.0f} {res[1]:11.0f}")
@@ -116,7 +116,7 @@ def trace(path: str, n: int, cca: str, bw: float, seconds: float) -> dict[str, A
     while t < seconds - 1e-9:
         t = min(t + 0.05, seconds)
         sim.run_until(t)
-        xs.append(sim.observe_lfq(lfq.LINK)["features"][0])
+        xs.append(sim.observe_policy(lfq.LINK)["features"][0])
         limits.append(sim.observe_flow_queues(lfq.LINK)["limit_pkts"][0])
     sim.run()
     q = sim.summary()["queues"][0]
@@ -143,7 +143,7 @@ def interval_accuracy(path: str, intervals: list[int], seconds: float) -> list[l
         stale, rows = [], []
         for c in CASES:
             tr = base[c] if n == 1 else trace(path, n, *c, seconds)
-            want = [_limit(y) for y in _core.lfq_infer(path, tr["x"])]
+            want = [_limit(y) for y in _core.policy_infer("lfq", path, tr["x"])]
             stale += [abs(a - b) for a, b in zip(tr["limits"], want, strict=True)]
             rows.append((base[c], tr))
         f = statistics.fmean

@@ -35,12 +35,12 @@ def test_rust_actor_equals_pytorch_on_random_states(tmp_path):
     path = tmp_path / "policy.safetensors"
     a3c.save_policy(path, actor, cfg)
     states = np.random.default_rng(0).random((200, a3c.STATE_DIM)).astype(np.float32)
-    rust = np.array(_core.a3c_infer(str(path), states.tolist()))
+    rust = np.array(_core.policy_infer("a3c", str(path), states.tolist()))
     torch_p = a3c.deterministic_action(actor, states, cfg.max_prob)
     assert np.abs(rust - torch_p).max() < 1e-5
     assert rust.min() >= 0.0 and rust.max() <= 0.4
     with pytest.raises(ValueError, match="expected 12"):
-        _core.a3c_infer(str(path), [[0.0] * 3])
+        _core.policy_infer("a3c", str(path), [[0.0] * 3])
 
 
 def test_checkpoint_round_trips(tmp_path):
@@ -179,3 +179,31 @@ def test_quick_is_refused_by_experiments_without_it():
     res = CliRunner().invoke(app, ["reproduce", "aqm-004", "--quick"])
     assert res.exit_code != 0
     assert "no --quick mode" in res.output
+
+
+def _constant_weights(path, value: float) -> str:
+    """A ``constant`` policy's weights file (``policy/constant.rs``): one F32 tensor."""
+    import json
+    import struct
+
+    header = json.dumps({"value": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})
+    path.write_bytes(struct.pack("<Q", len(header)) + header.encode() + struct.pack("<f", value))
+    return str(path)
+
+
+def test_a_constant_policy_plugs_into_dualpi2_from_a_scenario(tmp_path):
+    """The policy seam end to end: ``policy = { kind = "constant", ... }`` fixes p'."""
+    from l4sim import Scenario, Simulation
+
+    def scen(qdisc: dict) -> Scenario:
+        topo = {"preset": "two_host", "rate": "10Mbps", "delay": "10ms", "qdisc": qdisc}
+        flows = [{"kind": "tcp", "cca": "newreno", "ecn": True}]
+        return Scenario.parse({"duration": "1s", "topology": topo, "flows": flows})
+
+    w = _constant_weights(tmp_path / "const.safetensors", 0.2)
+    sim = Simulation(scen({"kind": "dualpi2", "policy": {"kind": "constant", "weights": w}}))
+    sim.run()
+    assert sim.observe()["queues"]["prob"][0] == pytest.approx(0.2, abs=1e-6)
+    assert _core.policy_infer("constant", w, [[0.0]]) == [pytest.approx(0.2)]
+    with pytest.raises(Exception, match="unknown policy kind"):
+        scen({"kind": "dualpi2", "policy": {"kind": "nope", "weights": w}})

@@ -470,7 +470,7 @@ def test_lfq_features_from_python():
     )
     sim = l4sim.Simulation(sc)
     sim.run_until("5s")
-    lfq = sim.observe_lfq("h0->h1")
+    lfq = sim.observe_policy("h0->h1")
     assert len(lfq["names"]) == 60 and lfq["names"][0] == "queue_100pkts@0.03125"
     assert len(lfq["features"]) == 2
     # The authors' scales: limit / 100 packets (the fastest average has converged).
@@ -482,7 +482,7 @@ def test_lfq_features_from_python():
     for f in lfq["features"]:
         assert 0.6 * 0.0417 <= f[out] <= 1.4 * 0.0417, f[out]
     with pytest.raises(ActionError):
-        l4sim.Simulation(sc.with_overrides(seed=2)).observe_lfq("h1->h0")
+        l4sim.Simulation(sc.with_overrides(seed=2)).observe_policy("h1->h0")
 
 
 def test_reference_scales_follow_the_cores_route_not_the_fewest_hops():

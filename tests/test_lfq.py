@@ -28,7 +28,7 @@ def test_rust_inference_equals_pytorch(tmp_path: Path) -> None:
     lfq.save_weights(path, net)
     x = np.random.default_rng(1).uniform(0.0, 2.0, size=(200, 60))
     want = net(torch.tensor(x, dtype=torch.float32)).squeeze(1).detach().numpy()
-    got = np.array(_core.lfq_infer(str(path), x.tolist()))
+    got = np.array(_core.policy_infer("lfq", str(path), x.tolist()))
     assert np.abs(want).max() > 10.0
     assert np.abs(got - want).max() <= 1e-5 * max(1.0, float(np.abs(want).max()))
 
@@ -40,11 +40,11 @@ def test_a_bad_weights_file_is_one_sentence(tmp_path: Path) -> None:
         lfq.scenario(10, 10, "newreno", 1.0, {"kind": "fq", "lfq_policy": str(bad)})
     assert "valid weights file" in str(e.value) and "\n" not in str(e.value)
     with pytest.raises(ValueError, match="valid weights file"):
-        _core.lfq_infer(str(bad), [])
+        _core.policy_infer("lfq", str(bad), [])
     good = tmp_path / "good.safetensors"
     lfq.save_weights(good, lfq.LfqNet(8))
     with pytest.raises(ValueError, match="expected 60"):
-        _core.lfq_infer(str(good), [[0.0] * 3])
+        _core.policy_infer("lfq", str(good), [[0.0] * 3])
 
 
 def test_a_forked_ab_pair_differs_only_by_the_buffer(tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_a_forked_ab_pair_differs_only_by_the_buffer(tmp_path: Path) -> None:
     # Same state at the fork: the same events so far and the same observation.
     assert a.events == b.events == sim.events
     assert repr(a.observe()) == repr(b.observe()) == repr(sim.observe())  # NaN-safe
-    assert a.observe_lfq(lfq.LINK) == b.observe_lfq(lfq.LINK)
+    assert a.observe_policy(lfq.LINK) == b.observe_policy(lfq.LINK)
     for s, d in ((a, -1), (b, +1)):
         s.apply({"kind": "set_flow_limit", "link": lfq.LINK, "flow": 0, "limit": int(limit) + d})
         s.run()
@@ -89,7 +89,7 @@ def test_offline_training_is_deterministic_and_writes_loadable_weights(tmp_path:
         assert torch.equal(p, q)
     x = [[0.1] * 60]
     want = float(net(torch.tensor(x)).squeeze().detach())
-    assert _core.lfq_infer(str(out), x)[0] == pytest.approx(want, abs=1e-5)
+    assert _core.policy_infer("lfq", str(out), x)[0] == pytest.approx(want, abs=1e-5)
     r = lfq.rollout((cfg, str(out), 7))
     assert r["sizes"][1] - r["sizes"][0] == 2 and len(r["x"]) == 60
 
@@ -99,9 +99,9 @@ def test_batched_inference_gives_the_same_bits(tmp_path: Path) -> None:
     path = tmp_path / "w.safetensors"
     lfq.save_weights(path, lfq.LfqNet(40))  # not a whole number of 32-output blocks
     x = np.random.default_rng(3).uniform(0.0, 2.0, size=(11, 60)).tolist()
-    single = _core.lfq_infer(str(path), x)
-    assert _core.lfq_infer(str(path), x, batch=True) == single
-    assert _core.lfq_infer(str(path), x, repeat=3) == single
+    single = _core.policy_infer("lfq", str(path), x)
+    assert _core.policy_infer("lfq", str(path), x, batch=True) == single
+    assert _core.policy_infer("lfq", str(path), x, repeat=3) == single
 
 
 def test_online_labels_follow_the_critic() -> None:

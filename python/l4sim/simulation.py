@@ -485,10 +485,11 @@ class Simulation:
         queue's own limit (fq; NaN otherwise)."""
         return self._sim.observe_flow_queues(link)
 
-    def observe_lfq(self, link: str) -> dict[str, Any]:
-        """LFQ's 60 per-flow features at ``link``'s fq with ``lfq_features = true``:
-        ``{"names": [...], "features": [[60 floats] per flow]}`` (envs/README.md)."""
-        return self._sim.observe_lfq(link)
+    def observe_policy(self, link: str) -> dict[str, Any]:
+        """The features the learned policy at ``link`` keeps, per flow (e.g. LFQ's 60 at an
+        fq with ``lfq_features = true``, envs/README.md): ``{"kind", "names": [...],
+        "features": [[floats] per flow]}``."""
+        return self._sim.observe_policy(link)
 
     # -- results -------------------------------------------------------------------------------
 

@@ -455,14 +455,14 @@ pub(crate) mod tests {
             "a FIFO has no flow queues"
         );
         assert!(
-            sim.observe_lfq("r0->h1").is_err(),
+            sim.observe_policy("r0->h1").is_err(),
             "features are kept only on request"
         );
     }
 
     #[test]
     fn lfq_features_follow_the_flow() {
-        use crate::qdisc::lfq_features::AVERAGES;
+        use crate::policy::lfq::AVERAGES;
         let q = QdiscConfig::Fq(crate::qdisc::fq::FqConfig {
             per_flow_limit: 30,
             lfq_features: true,
@@ -480,7 +480,9 @@ pub(crate) mod tests {
             t += 100 * MS;
             sim.run_until(t);
         }
-        let v = sim.observe_lfq("r0->h1").unwrap()[0];
+        let obs = sim.observe_policy("r0->h1").unwrap();
+        assert_eq!((obs.kind, obs.names.len()), ("lfq", 60));
+        let v = &obs.rows[0];
         // 50 segments over a ~27-packet pipe with a 30-packet buffer: a standing queue of
         // about 20 packets, the limit is 30, and packets leave at the link's rate:
         // 10 Mb/s / 1500 B = 833 packets per second (features in units of 100 packets

@@ -12,7 +12,7 @@ pub mod control;
 pub mod engine;
 pub mod flow;
 pub mod net;
-pub mod nn;
+pub mod policy;
 pub mod qdisc;
 pub mod rng;
 pub mod stats;

@@ -165,21 +165,14 @@ impl Simulation {
         to_py(py, &self.inner.paths())
     }
 
-    /// LFQ's per-flow features at `link` (an `fq` with lfq_features): {"names": [60 names],
-    /// "features": one list of 60 floats per flow index}.
-    fn observe_lfq<'py>(&self, py: Python<'py>, link: &str) -> PyResult<Bound<'py, PyDict>> {
-        use l4sim_core::qdisc::lfq_features::{NAMES, WEIGHTS};
-        let rows = self.inner.observe_lfq(link).map_err(action_error)?;
-        let names: Vec<String> = NAMES
-            .iter()
-            .flat_map(|n| WEIGHTS.iter().map(move |w| format!("{n}@{w}")))
-            .collect();
+    /// The features the learned policy at `link` keeps (`policy/`): {"kind", "names":
+    /// [one per column], "features": one list per flow index}.
+    fn observe_policy<'py>(&self, py: Python<'py>, link: &str) -> PyResult<Bound<'py, PyDict>> {
+        let o = self.inner.observe_policy(link).map_err(action_error)?;
         let d = PyDict::new(py);
-        d.set_item("names", names)?;
-        d.set_item(
-            "features",
-            rows.iter().map(|r| r.to_vec()).collect::<Vec<_>>(),
-        )?;
+        d.set_item("kind", o.kind)?;
+        d.set_item("names", o.names)?;
+        d.set_item("features", o.rows)?;
         Ok(d)
     }
 
@@ -342,65 +335,30 @@ fn flow_paths<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, Py
     to_py(py, &l4sim_core::net::routing::flow_paths(&cfg))
 }
 
-/// The raw output of the LFQ policy network in `weights_path` (`qdisc/lfq_policy.rs`) for
-/// each 60-feature row, evaluated by the code the `fq` qdisc runs (for tests and tools; an
-/// empty `features` only checks the file). `batch`: rows evaluated four at a time
-/// (`LfqPolicy::outputs`, the same bits); `repeat`: evaluate the rows this many times (for
-/// benchmarks: the conversion from Python is paid once). A bad file or row raises
-/// `ValueError`.
+/// The output of learned policy `kind` (`policy/<kind>.rs`) read from `weights_path` on
+/// each input row, evaluated by the code the qdiscs run (for tests and tools; an empty
+/// `rows` only checks the file): LFQ's raw network output per 60-feature row, A3C's p' per
+/// normalised 12-feature state. `batch`: the policy's batched evaluation, if it has one (the
+/// same bits); `repeat`: evaluate the rows this many times (for benchmarks: the conversion
+/// from Python is paid once). A bad kind, file or row raises `ValueError`.
 #[pyfunction]
-#[pyo3(signature = (weights_path, features, batch = false, repeat = 1))]
-fn lfq_infer(
+#[pyo3(signature = (kind, weights_path, rows, batch = false, repeat = 1))]
+fn policy_infer(
+    kind: &str,
     weights_path: &str,
-    features: Vec<Vec<f64>>,
+    rows: Vec<Vec<f64>>,
     batch: bool,
     repeat: u32,
-) -> PyResult<Vec<f32>> {
-    use l4sim_core::qdisc::lfq_features::LEN;
-    use l4sim_core::qdisc::lfq_policy::LfqPolicy;
-    let mut p = LfqPolicy::load(weights_path).map_err(PyValueError::new_err)?;
-    let rows = features
-        .iter()
-        .map(|row| {
-            <[f64; LEN]>::try_from(row.as_slice()).map_err(|_| {
-                PyValueError::new_err(format!(
-                    "an LFQ feature row has {} values, expected {LEN}",
-                    row.len()
-                ))
-            })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
+) -> PyResult<Vec<f64>> {
+    use l4sim_core::policy::{Attach, Policy};
+    let mut p =
+        Policy::load(kind, weights_path, &Attach::default()).map_err(PyValueError::new_err)?;
+    let flat = p.rows(&rows).map_err(PyValueError::new_err)?;
     let mut out = Vec::with_capacity(rows.len());
     for _ in 0..repeat.max(1) {
-        if batch {
-            p.outputs(&rows, &mut out);
-        } else {
-            out.clear();
-            out.extend(rows.iter().map(|x| p.output(x)));
-        }
+        p.infer(&flat, batch, &mut out);
     }
     Ok(out)
-}
-
-/// The deterministic action p' of the A3C-L4S actor in `weights_path` on each normalised
-/// 12-feature state, evaluated by the code the `dualpi2` qdisc runs (for tests and tools; an
-/// empty `states` only checks the file). A bad file or row raises `ValueError`.
-#[pyfunction]
-fn a3c_infer(weights_path: &str, states: Vec<Vec<f32>>) -> PyResult<Vec<f64>> {
-    use l4sim_core::qdisc::a3c_policy::{A3cPolicy, LEN};
-    let mut p = A3cPolicy::load(weights_path).map_err(PyValueError::new_err)?;
-    states
-        .iter()
-        .map(|row| {
-            let x: &[f32; LEN] = row.as_slice().try_into().map_err(|_| {
-                PyValueError::new_err(format!(
-                    "an A3C state has {} values, expected {LEN}",
-                    row.len()
-                ))
-            })?;
-            Ok(p.prob(x))
-        })
-        .collect()
 }
 
 /// Run the emulator's router in this process until its run ends (`python -m l4sim._router
@@ -415,8 +373,7 @@ fn router_main(py: Python<'_>, args: Vec<String>) {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(contract, m)?)?;
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
-    m.add_function(wrap_pyfunction!(lfq_infer, m)?)?;
-    m.add_function(wrap_pyfunction!(a3c_infer, m)?)?;
+    m.add_function(wrap_pyfunction!(policy_infer, m)?)?;
     m.add_function(wrap_pyfunction!(router_main, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<SimBatch>()?;

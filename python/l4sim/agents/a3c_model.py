@@ -163,7 +163,7 @@ def raw_state(
     marks: float,
 ) -> np.ndarray:
     """Table 1's columns for one interval of DualPI2 (raw units; Rust computes the same in
-    ``qdisc/a3c_policy.rs``): p', head delay now and one interval ago, p_CL, packets (in
+    ``policy/a3c.rs``): p', head delay now and one interval ago, p_CL, packets (in
     1500-byte units) and bytes dequeued, backlog in packets and bytes, drops, CE marks."""
     return np.array(
         [
@@ -217,7 +217,7 @@ def deterministic_action(actor: Actor, state: np.ndarray, max_prob: float) -> np
 def save_policy(path: str | Path, actor: Actor, cfg: A3cConfig) -> None:
     """The deployable actor: ``fc1``, ``fc2``, ``mu`` (weights and biases, float32), the
     feature scale ``norm_scale`` [12] and ``max_prob`` [1] (format in
-    ``crates/l4sim-core/src/qdisc/a3c_policy.rs``)."""
+    ``crates/l4sim-core/src/policy/a3c.rs``)."""
     sd = actor.state_dict()
     tensors = {
         k: sd[k].detach().to(torch.float32).contiguous()

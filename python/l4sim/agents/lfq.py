@@ -23,7 +23,7 @@ after 4 000 batches, so ~9 % of the labels carried the verdict and the actor lea
 near-constant buffer (README, LFQ section); ``critic_optimizer = "sgd"`` is the authors'.
 
 Weights are written as safetensors (``fc1.weight`` ... ``fc4.bias``, float32): the file an
-``fq`` qdisc's ``lfq_policy`` loads (format in ``crates/l4sim-core/src/qdisc/lfq_policy.rs``).
+``fq`` qdisc's ``lfq_policy`` loads (format in ``crates/l4sim-core/src/policy/lfq.rs``).
 
 Parallel rollouts: ``jobs > 1`` runs each batch's rollouts on a process pool kept for the
 whole training (``l4sim.executors``); the results do not depend on ``jobs``.
@@ -227,7 +227,7 @@ def rollout(task: tuple[LfqConfig, str, int]) -> dict[str, Any]:
     qdisc = {"kind": "fq", "lfq_policy": weights, "lfq_interval": cfg.interval}
     sim = Simulation(scenario(bw, delay, cca, duration, qdisc, seed=seed))
     sim.run_until(t_fork)
-    x = sim.observe_lfq(LINK)["features"][0]
+    x = sim.observe_policy(LINK)["features"][0]
     b = int(sim.observe_flow_queues(LINK)["limit_pkts"][0])
     # rl-internal-queue-disc.cc do_logic: b -+ 1, shifted to stay in [1, 1000].
     lower = min(max(b - 1, 1), 998)

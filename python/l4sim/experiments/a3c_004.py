@@ -282,7 +282,7 @@ def plot_policies(out: Path, seeds: Iterable[int]) -> None:
             states = np.zeros((len(delays), 12), np.float32)
             states[:, 2] = states[:, 3] = delays
             states[:, 6] = states[:, 7] = 1.0
-            p = _core.a3c_infer(str(_policy_path(out, reward, seed)), states.tolist())
+            p = _core.policy_infer("a3c", str(_policy_path(out, reward, seed)), states.tolist())
             ax.plot(delays * 100, p, style, label=f"{reward} s{seed}")
     ax.set_xlabel("queue delay, ms (feature x 100 ms)")
     ax.set_ylabel("p'")

@@ -308,5 +308,7 @@ class _Model(BaseModel):
                 continue
             if isinstance(value, QueueLimit):
                 value = value.packets if value.packets is not None else value.bytes
+            if isinstance(value, BaseModel):
+                value = value.model_dump()
             out[key] = value
         return out

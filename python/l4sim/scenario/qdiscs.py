@@ -198,27 +198,45 @@ class FqPie(Pie):
     quantum: Size32 | None = None
 
 
-def _weights(infer: str) -> Callable[[str], str]:
-    """A validator: the path of a weights file the core's ``infer`` function can load (the
-    core reads it again when the simulation is built)."""
+def _load_policy(kind: str, path: str) -> None:
+    """Check that the core loads policy ``kind`` from ``path`` (it reads the file again when
+    the simulation is built)."""
+    from l4sim import _core
+
+    try:
+        _core.policy_infer(kind, path, [])
+    except ValueError as e:
+        raise PydanticCustomError("weights", "{why}", {"why": str(e)}) from None
+
+
+def _weights(kind: str) -> Callable[[str], str]:
+    """A validator: the path of a weights file of policy ``kind``."""
 
     def check(path: str) -> str:
-        from l4sim import _core
-
-        try:
-            getattr(_core, infer)(path, [])
-        except ValueError as e:
-            raise PydanticCustomError("weights", "{why}", {"why": str(e)}) from None
+        _load_policy(kind, path)
         return path
 
     return check
 
 
-LfqWeights = Annotated[str, AfterValidator(_weights("lfq_infer"))]
-"""Path of an LFQ policy weights file (safetensors, ``qdisc/lfq_policy.rs``)."""
+class PolicyRef(_Model):
+    """A learned policy (``crates/l4sim-core/src/policy/``): ``kind`` (``"lfq"``, ``"a3c"``,
+    ``"constant"``, ...) and its ``weights`` file (safetensors)."""
 
-A3cWeights = Annotated[str, AfterValidator(_weights("a3c_infer"))]
-"""Path of an A3C-L4S actor weights file (safetensors, ``qdisc/a3c_policy.rs``)."""
+    kind: str
+    weights: str
+
+    @model_validator(mode="after")
+    def _loads(self) -> PolicyRef:
+        _load_policy(self.kind, self.weights)
+        return self
+
+
+LfqWeights = Annotated[str, AfterValidator(_weights("lfq"))]
+"""Path of an LFQ policy weights file (safetensors, ``policy/lfq.rs``)."""
+
+A3cWeights = Annotated[str, AfterValidator(_weights("a3c"))]
+"""Path of an A3C-L4S actor weights file (safetensors, ``policy/a3c.rs``)."""
 
 
 class Fq(_AqmBase):
@@ -238,6 +256,7 @@ class Fq(_AqmBase):
     lfq_features: Flag | None = None
     lfq_policy: LfqWeights | None = None
     lfq_interval: Count | None = None
+    policy: PolicyRef | None = None
 
 
 EcnMask = Literal["l4s_ect", "any_ect"]
@@ -282,6 +301,7 @@ class DualPi2(_AqmBase):
     l_th_len: U32 | None = None
     tshift: Time | None = None
     a3c_policy: A3cWeights | None = None
+    policy: PolicyRef | None = None
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "limit": "limit_pkts",
@@ -316,6 +336,7 @@ class FqL4s(Pie):
     coupling: Annotated[float, Field(gt=0.0, le=100.0, allow_inf_nan=False)] | None = None
     ecn_mask: EcnMask | None = None
     a3c_policy: A3cWeights | None = None
+    policy: PolicyRef | None = None
 
 
 def _qdisc_shorthand(v: Any) -> Any:

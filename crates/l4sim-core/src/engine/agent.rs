@@ -4,7 +4,7 @@
 use super::{EvKind, Simulation, Trigger};
 use crate::control::{Action, ActionError, ControlMessage, Observation, MESSAGE_BIT};
 use crate::flow::{Endpoints, Flow};
-use crate::qdisc::lfq_features::LEN as LFQ_LEN;
+use crate::policy::PolicyObservation;
 use crate::qdisc::{Qdisc, QueueDisc};
 use crate::time::{secs, Time};
 
@@ -279,19 +279,31 @@ impl Simulation {
         Ok((backlog, limit))
     }
 
-    /// LFQ's 60 per-flow features (paper 001) at `link`'s `fq` qdisc, per flow index, in
-    /// the order of `qdisc::lfq_features::NAMES` × `WEIGHTS`. Needs `lfq_features = true`.
-    pub fn observe_lfq(&self, link: &str) -> Result<Vec<[f64; LFQ_LEN]>, ActionError> {
+    /// The features the learned policy (`policy/`) of `link`'s qdisc keeps, per flow index
+    /// (the row of the flow queue holding the flow; e.g. LFQ's 60, with `lfq_features` or
+    /// `lfq_policy` on an `fq`).
+    pub fn observe_policy(&self, link: &str) -> Result<PolicyObservation, ActionError> {
         let c = self.channel_named(link)?;
         let q = &self.channels[c].qdisc;
-        self.flows
+        let none = || {
+            ActionError(format!(
+                "link {link} has no learned policy that keeps features"
+            ))
+        };
+        let p = q.learned().map(|l| l.policy()).ok_or_else(none)?;
+        let rows = self
+            .flows
             .iter()
             .map(|f| {
-                q.lfq_features(&f.tmpl).ok_or_else(|| {
-                    ActionError(format!("link {link} has no fq qdisc with lfq_features on"))
-                })
+                p.features(q.flow_bucket(&f.tmpl).unwrap_or(0))
+                    .ok_or_else(none)
             })
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(PolicyObservation {
+            kind: p.kind(),
+            names: p.feature_names(),
+            rows,
+        })
     }
 
     /// Everything an agent may observe, as columns (cumulative counters).

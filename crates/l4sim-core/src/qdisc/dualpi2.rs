@@ -60,12 +60,12 @@ use std::collections::VecDeque;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::a3c_policy::{raw_state as a3c_raw_state, A3cPolicy, LEN as A3C_LEN};
 use super::{
     check_gains, check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats,
     QueueDisc,
 };
 use crate::net::packet::{Ecn, Packet};
+use crate::policy::{self, Attach, Decision, Event, Hook, Learned, PolicyRef, UpdateStats};
 use crate::rng::Rng;
 use crate::time::{Time, MS, US};
 
@@ -152,9 +152,13 @@ pub struct DualPi2Config {
     pub l_th_len: u32,
     /// RFC variant: time shift of the TS-FIFO scheduler; default 2 × target.
     pub tshift_ns: Option<u64>,
-    /// A3C-L4S mode (paper 004): a weights file (`qdisc/a3c_policy.rs`) whose actor sets
-    /// p′ at every `tupdate` instead of the PI law (Linux variant only).
+    /// A3C-L4S mode (paper 004): a weights file (`policy/a3c.rs`) whose actor sets p′ at
+    /// every `tupdate` instead of the PI law (Linux variant only); shorthand for
+    /// `policy = { kind = "a3c", weights = ... }`.
     pub a3c_policy: Option<String>,
+    /// A learned policy (`policy/`) setting p′ at every `tupdate` instead of the PI law
+    /// (Linux variant only).
+    pub policy: Option<PolicyRef>,
 }
 
 impl Default for DualPi2Config {
@@ -180,6 +184,7 @@ impl Default for DualPi2Config {
             l_th_len: 1,
             tshift_ns: None,
             a3c_policy: None,
+            policy: None,
         }
     }
 }
@@ -205,16 +210,6 @@ pub struct Pi2 {
     tupdate: Time,
     /// Agent override of p′ (`set_base_prob`).
     forced: Option<u32>,
-}
-
-/// A3C-L4S mode: the actor and the counters of the current update interval.
-#[derive(Clone, Debug)]
-struct A3cState {
-    policy: A3cPolicy,
-    /// `deq_bytes`, drops and marks at the previous update.
-    prev: (u64, u64, u64),
-    qdelay_old: Time,
-    decisions: u64,
 }
 
 impl Pi2 {
@@ -271,9 +266,18 @@ pub struct DualPi2 {
     /// ECN marks by the step AQM (Linux `step_marks`) and by the PI/coupled law.
     pub step_marks: u64,
     pub pi_marks: u64,
-    /// Bytes dequeued (sent on), for the A3C state's `tot_bytes`.
+    /// Bytes dequeued (sent on), for a learned policy's interval statistics.
     deq_bytes: u64,
-    a3c: Option<Box<A3cState>>,
+    /// A learned policy (`policy/`) setting p′ at each update instead of the PI law.
+    learned: Option<Box<LearnedPi>>,
+}
+
+/// A learned policy in charge of p′, and `deq_bytes`, drops and marks at its previous
+/// update (for the interval's statistics).
+#[derive(Clone, Debug)]
+struct LearnedPi {
+    learned: Learned,
+    prev: [u64; 3],
 }
 
 const L: u8 = 0;
@@ -287,10 +291,10 @@ impl QdiscParams for DualPi2Config {
             &[self.limit_pkts, self.tupdate_ns, self.mtu as u64],
         )?;
         check_gains("DualPI2", self.alpha, self.beta, 0.0)?;
-        if let Some(path) = &self.a3c_policy {
-            A3cPolicy::load(path)?;
+        if let Some(r) = policy::configured("DualPI2", &self.policy, ("a3c", &self.a3c_policy))? {
+            Learned::load(&r, Hook::Prob, &Attach::default())?;
             if self.variant != DualPi2Variant::Linux {
-                return Err("DualPI2: a3c_policy needs variant = \"linux\"".into());
+                return Err("DualPI2: a learned policy needs variant = \"linux\"".into());
             }
         }
         if !(self.coupling.is_finite() && self.coupling > 0.0) || self.c_protection > 100 {
@@ -324,49 +328,44 @@ impl DualPi2 {
             step_marks: 0,
             pi_marks: 0,
             deq_bytes: 0,
-            // `validate` has loaded the file already; should it have changed since, the PI
-            // law stays in charge rather than the build panicking.
-            a3c: cfg
-                .a3c_policy
-                .as_deref()
-                .and_then(|p| A3cPolicy::load(p).ok())
-                .map(|policy| {
-                    Box::new(A3cState {
-                        policy,
-                        prev: (0, 0, 0),
-                        qdelay_old: 0,
-                        decisions: 0,
-                    })
-                }),
+            learned: policy::build(
+                &cfg.policy,
+                ("a3c", &cfg.a3c_policy),
+                Hook::Prob,
+                &Attach::default(),
+            )
+            .map(|l| {
+                Box::new(LearnedPi {
+                    learned: *l,
+                    prev: [0; 3],
+                })
+            }),
             cfg: cfg.clone(),
         }
     }
 
-    /// Decisions the A3C actor has taken (0 without `a3c_policy`).
-    pub fn a3c_decisions(&self) -> u64 {
-        self.a3c.as_ref().map_or(0, |a| a.decisions)
-    }
-
-    /// The A3C state (Table 1, raw) at an update with PI input `qdelay`; advances the
-    /// interval counters.
-    fn a3c_raw(&mut self, qdelay: Time) -> Option<[f64; A3C_LEN]> {
+    /// The queue's statistics at an update with PI input `qdelay`, if a learned policy is
+    /// in charge (the delay one update ago is the PI's, which is set at each update);
+    /// advances the interval counters.
+    fn update_stats(&mut self, qdelay: Time) -> Option<UpdateStats> {
+        self.learned.as_ref()?;
         let (p, _, pcl) = self.probabilities();
-        let (deq, drops, marks) = (self.deq_bytes, self.stats.drops(), self.stats.ecn_marks);
-        let a = self.a3c.as_deref_mut()?;
-        let (d0, dr0, m0) = a.prev;
-        a.prev = (deq, drops, marks);
-        let old = std::mem::replace(&mut a.qdelay_old, qdelay);
-        Some(a3c_raw_state(
-            p,
+        let now = [self.deq_bytes, self.stats.drops(), self.stats.ecn_marks];
+        let (backlog_pkts, backlog_bytes) =
+            ((self.lq.len() + self.cq.len()) as u64, self.backlog());
+        let c = self.learned.as_deref_mut()?;
+        let d = std::mem::replace(&mut c.prev, now);
+        Some(UpdateStats {
+            prob: p,
             qdelay,
-            old,
-            pcl,
-            deq - d0,
-            (self.lq.len() + self.cq.len()) as u64,
-            self.backlog(),
-            drops - dr0,
-            marks - m0,
-        ))
+            qdelay_old: self.pi.last_qdelay,
+            applied_prob: pcl,
+            deq_bytes: now[0] - d[0],
+            drops: now[1] - d[1],
+            marks: now[2] - d[2],
+            backlog_pkts,
+            backlog_bytes,
+        })
     }
 
     pub fn set_limit(&mut self, limit_pkts: Option<u64>) {
@@ -429,29 +428,33 @@ impl DualPi2 {
         while now >= self.pi.next_update {
             let t = self.pi.next_update;
             let q = self.qdelay_at(t);
-            match self.a3c_raw(q) {
-                Some(raw) => {
-                    let a = self.a3c.as_deref_mut().expect("a3c_raw returned a state");
-                    let x = a.policy.normalise(&raw);
-                    let p = a.policy.prob(&x);
-                    a.decisions += 1;
+            match self.update_stats(q) {
+                Some(stats) => {
+                    // A learned policy in charge: p′ is its decision on the interval's
+                    // statistics.
+                    let d = self
+                        .learned
+                        .as_deref_mut()
+                        .map(|c| c.learned.on(Event::Update { queue: 0, stats }));
                     self.pi.last_qdelay = q;
-                    self.pi.prob = match self.pi.forced {
-                        Some(f) => f,
-                        None => (p * MAX_PROB_F).round() as u32,
-                    };
+                    if let Some(Decision::Prob(p)) = d {
+                        self.pi.prob = match self.pi.forced {
+                            Some(f) => f,
+                            None => (p * MAX_PROB_F).round() as u32,
+                        };
+                    }
                 }
                 None => self.pi.update(q, cap),
             }
             self.pi.next_update += self.pi.tupdate;
             let idle = self.lq.is_empty() && self.cq.is_empty();
             if idle
-                && self.a3c.is_none()
+                && self.learned.is_none()
                 && self.pi.prob == 0
                 && self.pi.last_qdelay == 0
                 && now >= self.pi.next_update
             {
-                // (Not in A3C mode: the actor's output on an idle queue need not be 0.)
+                // (Not with a learned policy: its output on an idle queue need not be 0.)
                 // Both queues empty and p′ = 0: further updates are no-ops.
                 let skip = (now - self.pi.next_update) / self.pi.tupdate + 1;
                 self.pi.next_update += skip * self.pi.tupdate;
@@ -610,6 +613,9 @@ impl DualPi2 {
 impl QueueDisc for DualPi2 {
     fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
         self.set_limit(limit_pkts);
+    }
+    fn learned(&self) -> Option<&Learned> {
+        self.learned.as_deref().map(|c| &c.learned)
     }
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         self.catch_up(now);
@@ -1022,7 +1028,7 @@ mod tests {
         // every feature): from p' = 0 it moves to 0.25 (tanh 0 = 0), then to
         // 0.5 (tanh(4·0.5)+1)/2, ... — a fixed-point iteration the test follows.
         let path = std::env::temp_dir().join(format!("a3c_{}.safetensors", std::process::id()));
-        let bytes = super::super::a3c_policy::tests::linear_policy(4.0, 2.0, 0.5);
+        let bytes = crate::policy::a3c::tests::linear_policy(4.0, 2.0, 0.5);
         std::fs::write(&path, bytes).unwrap();
         let cfg = DualPi2Config {
             a3c_policy: Some(path.to_string_lossy().into_owned()),
@@ -1038,16 +1044,34 @@ mod tests {
             want = 0.5 * (((4.0 * x) as f32).tanh() as f64 + 1.0) / 2.0;
             assert!((d.probabilities().0 - want).abs() < 1e-6, "update {k}");
         }
-        assert_eq!(d.a3c_decisions(), 5);
+        assert_eq!(d.learned().map(|l| l.decisions()), Some(5));
         // An agent's override still wins over the actor.
         d.set_base_prob(Some(0.01));
         d.catch_up(200 * MS);
         assert!((d.probabilities().0 - 0.01).abs() < 1e-9);
         let bad = DualPi2Config {
             variant: DualPi2Variant::Rfc9332,
-            ..cfg
+            ..cfg.clone()
         };
         assert!(bad.validate().unwrap_err().contains("linux"));
+        let both = DualPi2Config {
+            policy: Some(crate::policy::PolicyRef {
+                kind: "a3c".into(),
+                weights: path.to_string_lossy().into_owned(),
+            }),
+            ..cfg
+        };
+        assert!(both.validate().unwrap_err().contains("not both"));
+        // A policy that sets per-flow limits cannot drive DualPI2's probability.
+        std::fs::write(&path, crate::policy::lfq::tests::constant(7.0)).unwrap();
+        let lfq = DualPi2Config {
+            policy: Some(crate::policy::PolicyRef {
+                kind: "lfq".into(),
+                weights: path.to_string_lossy().into_owned(),
+            }),
+            ..Default::default()
+        };
+        assert!(lfq.validate().unwrap_err().contains("cannot drive"));
         let _ = std::fs::remove_file(path);
     }
 

@@ -26,13 +26,13 @@ use serde::{Deserialize, Serialize};
 
 use super::codel::{CodelParams, CodelVars};
 use super::drr::Drr;
-use super::lfq_features::{LfqFeatures, LEN as LFQ_LEN};
-use super::lfq_policy::LfqPolicy;
 use super::pie::{PieParams, PieVars};
 use super::{
     check_gains, check_positive, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
 };
 use crate::net::packet::Packet;
+use crate::policy::lfq::LfqPolicy;
+use crate::policy::{self, Attach, Decision, Event, Hook, Learned, Policy, PolicyRef};
 use crate::rng::Rng;
 use crate::time::{Time, MS};
 
@@ -133,13 +133,16 @@ pub struct FqConfig {
     pub drop_batch: u32,
     /// Keep LFQ's per-flow features (paper 001) for agents to observe.
     pub lfq_features: bool,
-    /// LFQ mode: a weights file (`qdisc/lfq_policy.rs`) whose network sets each flow's
-    /// limit from its features on arriving packets (implies `lfq_features`).
+    /// LFQ mode: a weights file (`policy/lfq.rs`) whose network sets each flow's limit from
+    /// its features on arriving packets (implies `lfq_features`); shorthand for
+    /// `policy = { kind = "lfq", weights = ... }`.
     pub lfq_policy: Option<String>,
     /// LFQ mode: a decision on every n-th arriving packet of a flow (its 1st, n+1-th, ...);
     /// 1 = every packet. Default 10: paper 001 §III ("by default, we only let the DL run
     /// for every 10th packet"), the authors' `rl.cc` `every_nth = 10`.
     pub lfq_interval: u32,
+    /// A learned policy (`policy/`) setting each flow's limit on its arriving packets.
+    pub policy: Option<PolicyRef>,
 }
 
 impl Default for FqConfig {
@@ -153,6 +156,7 @@ impl Default for FqConfig {
             lfq_features: false,
             lfq_policy: None,
             lfq_interval: 10,
+            policy: None,
         }
     }
 }
@@ -325,19 +329,6 @@ impl FlowAqm for TailDropAqm {
     }
 }
 
-/// LFQ mode's policy with its decision interval and a feature buffer.
-#[derive(Clone, Debug)]
-struct PolicyState {
-    net: LfqPolicy,
-    interval: u64,
-    decisions: u64,
-    x: [f64; LFQ_LEN],
-    /// Buckets whose limit an agent set (`set_flow_limit`): the policy leaves them alone
-    /// from then on, as the authors' A/B runs keep b ± 1 after the decision
-    /// (`rl-internal-queue-disc.cc`: no more `do_regular_logic` once `decided`).
-    pinned: Vec<bool>,
-}
-
 #[derive(Clone, Debug)]
 struct Flow<V> {
     q: PktQueue,
@@ -350,10 +341,9 @@ pub struct FlowQueues<A: FlowAqm> {
     aqm: A,
     flows: Vec<Flow<A::Vars>>,
     drr: Drr,
-    /// LFQ's per-flow features, one per bucket (empty unless enabled).
-    lfq: Vec<LfqFeatures>,
-    /// LFQ mode (`fq` with `lfq_policy`): the network deciding each flow's limit.
-    policy: Option<Box<PolicyState>>,
+    /// A learned policy (`policy/`) keeping per-flow features and, with weights, deciding
+    /// each flow's limit (`fq` only).
+    policy: Option<Box<Learned>>,
     limit: u64,
     drop_batch: u32,
     perturb: u32,
@@ -423,8 +413,11 @@ impl QdiscParams for FqConfig {
         if self.lfq_interval == 0 {
             return Err("fq: lfq_interval must be at least 1 packet".into());
         }
-        if let Some(path) = &self.lfq_policy {
-            LfqPolicy::load(path)?;
+        if let Some(r) = policy::configured("fq", &self.policy, ("lfq", &self.lfq_policy))? {
+            if self.lfq_features && r.kind != "lfq" {
+                return Err("fq: lfq_features keeps LFQ's features, not a second policy".into());
+            }
+            Learned::load(&r, Hook::FlowLimit, &self.attach())?;
         }
         Ok(())
     }
@@ -465,25 +458,24 @@ pub fn fq_pie(c: &FqPieConfig, rng: Rng) -> FqPie {
     FlowQueues::new(PieAqm(p), c.flows, c.quantum, c.limit_pkts, 1, rng)
 }
 
+impl FqConfig {
+    /// What the policy is told: one queue per bucket, a decision every `lfq_interval`.
+    fn attach(&self) -> Attach {
+        Attach {
+            queues: self.flows.max(1) as usize,
+            every: self.lfq_interval,
+        }
+    }
+}
+
 pub fn fq_fixed(c: &FqConfig, rng: Rng) -> Fq {
     let mut q = fq_fixed_queues(c, rng);
-    if c.lfq_features || c.lfq_policy.is_some() {
-        q.enable_lfq_features();
-    }
-    // `validate` has loaded the file already; should it have changed since, the limits
-    // stay fixed rather than the build panicking.
-    if let Some(p) = c
-        .lfq_policy
-        .as_deref()
-        .and_then(|p| LfqPolicy::load(p).ok())
-    {
-        q.policy = Some(Box::new(PolicyState {
-            net: p,
-            interval: c.lfq_interval.max(1) as u64,
-            decisions: 0,
-            x: [0.0; LFQ_LEN],
-            pinned: vec![false; q.flows.len()],
-        }));
+    let at = c.attach();
+    q.policy = policy::build(&c.policy, ("lfq", &c.lfq_policy), Hook::FlowLimit, &at);
+    if q.policy.is_none() && c.lfq_features {
+        q.policy = Some(Box::new(Learned::new(Policy::Lfq(LfqPolicy::new(
+            None, &at,
+        )))));
     }
     q
 }
@@ -516,7 +508,6 @@ impl<A: FlowAqm> FlowQueues<A> {
             aqm,
             flows,
             drr: Drr::new(n, quantum),
-            lfq: Vec::new(),
             policy: None,
             limit,
             drop_batch: drop_batch.max(1),
@@ -578,23 +569,6 @@ impl<A: FlowAqm> FlowQueues<A> {
     }
 }
 
-impl<A: FlowAqm> FlowQueues<A> {
-    /// Keep LFQ's per-flow features from now on (paper 001; `qdisc/lfq_features.rs`).
-    pub fn enable_lfq_features(&mut self) {
-        self.lfq = vec![LfqFeatures::default(); self.flows.len()];
-    }
-
-    /// Decisions the LFQ policy has taken (0 without one).
-    pub fn lfq_decisions(&self) -> u64 {
-        self.policy.as_ref().map_or(0, |p| p.decisions)
-    }
-
-    /// The LFQ features of bucket `b`, if they are kept.
-    pub fn lfq_features_of(&self, b: usize) -> Option<&LfqFeatures> {
-        self.lfq.get(b)
-    }
-}
-
 impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
     fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
         self.set_limit(limit_pkts);
@@ -613,17 +587,14 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
     /// policy no longer decides for this bucket.
     fn set_flow_limit(&mut self, b: usize, limit: u32) -> bool {
         if let Some(p) = self.policy.as_deref_mut() {
-            if let Some(pin) = p.pinned.get_mut(b) {
-                *pin = true;
-            }
+            p.on(Event::Pinned { queue: b });
         }
         self.flows
             .get_mut(b)
             .is_some_and(|f| A::set_flow_limit(&mut f.vars, limit))
     }
-    fn lfq_features(&self, pkt: &Packet) -> Option<[f64; super::lfq_features::LEN]> {
-        self.lfq_features_of(self.bucket_of(pkt))
-            .map(|f| f.vector())
+    fn learned(&self) -> Option<&Learned> {
+        self.policy.as_deref()
     }
     fn enqueue(&mut self, pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         let b = self.bucket_of(&pkt);
@@ -634,19 +605,18 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
             return;
         }
         let f = &mut self.flows[b];
-        // LFQ (the authors' `RlInternalQueueDisc::DoEnqueue`): features of the arrival,
-        // a decision on the flow's limit, then admission under the new limit.
-        if let Some(feat) = self.lfq.get_mut(b) {
-            feat.on_arrival(now, f.q.len() as u32);
-            if let Some(p) = self.policy.as_deref_mut() {
-                if (feat.arrivals() - 1) % p.interval == 0 && !p.pinned[b] {
-                    feat.write(&mut p.x);
-                    let limit = p.net.limit(&p.x);
-                    A::set_flow_limit(&mut f.vars, limit);
-                    p.decisions += 1;
-                }
+        // A learned policy (`policy/`): the arrival, maybe a new limit for the flow, then
+        // admission under it.
+        if let Some(p) = self.policy.as_deref_mut() {
+            let ev = Event::Arrival {
+                queue: b,
+                now,
+                backlog: f.q.len() as u32,
+                limit: A::flow_limit(&f.vars),
+            };
+            if let Decision::FlowLimit(limit) = p.on(ev) {
+                A::set_flow_limit(&mut f.vars, limit);
             }
-            feat.on_limit(A::flow_limit(&f.vars).unwrap_or(u32::MAX));
         }
         let admitted = self.aqm.admit(
             &mut f.vars,
@@ -657,8 +627,13 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
             &mut self.stats,
             drops,
         );
-        if let Some(feat) = self.lfq.get_mut(b) {
-            feat.on_admission(now, admitted.is_none());
+        if let Some(p) = self.policy.as_deref_mut() {
+            let dropped = admitted.is_none();
+            p.on(Event::Admission {
+                queue: b,
+                now,
+                dropped,
+            });
         }
         let Some(mut pkt) = admitted else {
             return;
@@ -670,8 +645,8 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
         self.drr.activate(b);
         if A::DROP_FATTEST && self.qlen > self.limit {
             let fat = self.drop_from_fattest(drops);
-            if let Some(feat) = self.lfq.get_mut(fat) {
-                feat.on_loss(now);
+            if let Some(p) = self.policy.as_deref_mut() {
+                p.on(Event::Loss { queue: fat, now });
             }
         }
     }
@@ -689,8 +664,8 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
             match got {
                 Some(p) => {
                     self.drr.charge(b, p.size);
-                    if let Some(feat) = self.lfq.get_mut(b) {
-                        feat.on_departure(now);
+                    if let Some(p) = self.policy.as_deref_mut() {
+                        p.on(Event::Departure { queue: b, now });
                     }
                     return Some(p);
                 }
@@ -855,7 +830,7 @@ mod tests {
     #[test]
     fn lfq_mode_sets_the_limit_from_the_policy_every_nth_packet() {
         let path = std::env::temp_dir().join(format!("l4sim-lfq-{}.st", std::process::id()));
-        std::fs::write(&path, super::super::lfq_policy::tests::constant(7.4)).unwrap();
+        std::fs::write(&path, crate::policy::lfq::tests::constant(7.4)).unwrap();
         let cfg = FqConfig {
             lfq_policy: Some(path.to_string_lossy().into_owned()),
             lfq_interval: 4,
@@ -872,11 +847,11 @@ mod tests {
         q.enqueue(pkt(fl[1], 1500, 99), 0, &mut drops);
         // The first arrival of each flow decides 7 (7.4 rounded), then every 4th: flow 0
         // decides at its 1st, 5th and 9th packet; 3 of its 10 packets do not fit.
-        assert_eq!(q.lfq_decisions(), 4);
+        assert_eq!(q.learned().map_or(0, |l| l.decisions()), 4);
         assert_eq!(q.flow_queue_state(&pkt(fl[0], 1500, 0)), Some((7, Some(7))));
         assert_eq!(drops.len(), 3);
         assert!(
-            q.lfq_features_of(0).is_some(),
+            q.learned().and_then(|l| l.policy().features(0)).is_some(),
             "the policy keeps the features"
         );
         let e = FqConfig {

@@ -29,7 +29,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::a3c_policy::{raw_state as a3c_raw_state, A3cPolicy};
 use super::drr::Drr;
 use super::dualpi2::EcnMask;
 use super::pie::{PieParams, PieVars};
@@ -38,6 +37,7 @@ use super::{
     QueueDisc,
 };
 use crate::net::packet::Packet;
+use crate::policy::{self, Attach, Decision, Event, Hook, Learned, PolicyRef, UpdateStats};
 use crate::rng::Rng;
 use crate::time::{Time, MS};
 
@@ -63,9 +63,13 @@ pub struct FqL4sConfig {
     pub coupling: f64,
     pub ecn_mask: EcnMask,
     /// A3C-L4S mode (paper 004 §3.2: each sub-queue's probability is the action): a weights
-    /// file (`qdisc/a3c_policy.rs`) whose actor sets every queue's own PIE p at each of its
-    /// `tupdate` updates, from that queue's interval statistics, after PIE's own update.
+    /// file (`policy/a3c.rs`) whose actor sets every queue's own PIE p at each of its
+    /// `tupdate` updates, from that queue's interval statistics, after PIE's own update;
+    /// shorthand for `policy = { kind = "a3c", weights = ... }`.
     pub a3c_policy: Option<String>,
+    /// A learned policy (`policy/`) setting every queue's own PIE p at each of its updates,
+    /// after PIE's own update.
+    pub policy: Option<PolicyRef>,
 }
 
 impl Default for FqL4sConfig {
@@ -86,6 +90,7 @@ impl Default for FqL4sConfig {
             coupling: 2.0,
             ecn_mask: EcnMask::L4sEct,
             a3c_policy: None,
+            policy: None,
         }
     }
 }
@@ -94,8 +99,8 @@ impl Default for FqL4sConfig {
 struct SubQueue {
     q: PktQueue,
     vars: PieVars,
-    /// Bytes dequeued, AQM/overflow drops and CE marks (for the A3C state), and their
-    /// values at the previous update.
+    /// Bytes dequeued, AQM/overflow drops and CE marks (for a learned policy's interval
+    /// statistics), and their values at the previous update.
     counts: [u64; 3],
     prev: [u64; 3],
 }
@@ -116,7 +121,8 @@ pub struct FqL4s {
     bytes: u64,
     rng: Rng,
     stats: QdiscStats,
-    a3c: Option<Box<A3cPolicy>>,
+    /// A learned policy (`policy/`) setting each queue's p after PIE's update.
+    learned: Option<Box<Learned>>,
 }
 
 const L4S: u8 = 0;
@@ -139,8 +145,8 @@ impl QdiscParams for FqL4sConfig {
         if !(self.coupling.is_finite() && self.coupling > 0.0) {
             return Err("FQ-L4S needs a positive coupling".into());
         }
-        if let Some(path) = &self.a3c_policy {
-            A3cPolicy::load(path)?;
+        if let Some(r) = policy::configured("FQ-L4S", &self.policy, ("a3c", &self.a3c_policy))? {
+            Learned::load(&r, Hook::Prob, &Attach::default())?;
         }
         Ok(())
     }
@@ -184,12 +190,12 @@ impl FqL4s {
             bytes: 0,
             rng,
             stats: QdiscStats::default(),
-            // `validate` loaded the file; should it have changed since, PIE stays in charge.
-            a3c: c
-                .a3c_policy
-                .as_deref()
-                .and_then(|p| A3cPolicy::load(p).ok())
-                .map(Box::new),
+            learned: policy::build(
+                &c.policy,
+                ("a3c", &c.a3c_policy),
+                Hook::Prob,
+                &Attach::default(),
+            ),
         }
     }
 
@@ -239,14 +245,14 @@ impl FqL4s {
     }
 
     fn catch_up(&mut self, i: usize, now: Time) {
-        if self.a3c.is_none() {
+        if self.learned.is_none() {
             let s = &mut self.queues[i];
             s.vars.catch_up(&self.params, now, s.q.bytes());
             return;
         }
         while now >= self.queues[i].vars.next_update {
-            // A3C mode: PIE's update (delay bookkeeping, burst allowance), then the actor's
-            // p from the queue's Table-1 state over the interval.
+            // A learned policy: PIE's update (delay bookkeeping, burst allowance), then the
+            // policy's p from the queue's statistics over the interval.
             let applied = self.applied_prob(i);
             let s = &mut self.queues[i];
             let (p, old) = (s.vars.prob, s.vars.qdelay_old);
@@ -254,32 +260,31 @@ impl FqL4s {
             let c = s.counts;
             let d = [c[0] - s.prev[0], c[1] - s.prev[1], c[2] - s.prev[2]];
             s.prev = c;
-            let raw = a3c_raw_state(
-                p,
-                s.vars.qdelay,
-                old,
-                applied,
-                d[0],
-                s.q.len() as u64,
-                s.q.bytes(),
-                d[1],
-                d[2],
-            );
-            if let Some(a) = self.a3c.as_deref_mut() {
-                let x = a.normalise(&raw);
-                s.vars.prob = a.prob(&x);
+            let stats = UpdateStats {
+                prob: p,
+                qdelay: s.vars.qdelay,
+                qdelay_old: old,
+                applied_prob: applied,
+                deq_bytes: d[0],
+                drops: d[1],
+                marks: d[2],
+                backlog_pkts: s.q.len() as u64,
+                backlog_bytes: s.q.bytes(),
+            };
+            if let Some(l) = self.learned.as_deref_mut() {
+                if let Decision::Prob(p) = l.on(Event::Update { queue: i, stats }) {
+                    s.vars.prob = p;
+                }
             }
             s.vars.next_update += self.params.tupdate;
         }
     }
-
-    /// Decisions are not counted per queue; whether the actor is in charge.
-    pub fn a3c_mode(&self) -> bool {
-        self.a3c.is_some()
-    }
 }
 
 impl QueueDisc for FqL4s {
+    fn learned(&self) -> Option<&Learned> {
+        self.learned.as_deref()
+    }
     fn flow_bucket(&self, pkt: &Packet) -> Option<usize> {
         Some(self.bucket_of(pkt))
     }
@@ -407,7 +412,7 @@ mod tests {
         // A constant actor (mean tanh(0) = 0): p = max_prob / 2 = 0.05 on every queue
         // after its first update, in place of PIE's 0.
         let path = std::env::temp_dir().join(format!("a3c_fq_{}.safetensors", std::process::id()));
-        let bytes = super::super::a3c_policy::tests::linear_policy(0.0, 1.0, 0.1);
+        let bytes = crate::policy::a3c::tests::linear_policy(0.0, 1.0, 0.1);
         std::fs::write(&path, bytes).unwrap();
         let cfg = FqL4sConfig {
             a3c_policy: Some(path.to_string_lossy().into_owned()),
@@ -415,7 +420,7 @@ mod tests {
         };
         assert!(cfg.validate().is_ok());
         let mut q = FqL4s::new(&cfg, Rng::for_component(1, KEY_QDISC));
-        assert!(q.a3c_mode());
+        assert!(q.learned().is_some());
         let mut drops = Vec::new();
         q.enqueue(pkt(1, Ecn::Ect1, 1), 0, &mut drops);
         q.enqueue(pkt(1, Ecn::NotEct, 2), 0, &mut drops);

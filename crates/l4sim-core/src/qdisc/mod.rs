@@ -4,7 +4,6 @@
 //! one file implementing [`QueueDisc`]; [`Qdisc`] is the enum the engine holds, so the
 //! simulation stays `Clone` and the hot path has no virtual calls.
 
-pub mod a3c_policy;
 pub mod agent;
 pub mod codel;
 pub mod drr;
@@ -12,8 +11,6 @@ pub mod dualpi2;
 pub mod fifo;
 pub mod fq;
 pub mod fq_l4s;
-pub mod lfq_features;
-pub mod lfq_policy;
 pub mod pie;
 pub mod red;
 
@@ -23,6 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::net::packet::{Ecn, Packet};
+use crate::policy::Learned;
 use crate::rng::Rng;
 use crate::time::Time;
 
@@ -179,9 +177,8 @@ pub trait QueueDisc {
     fn set_flow_limit(&mut self, _bucket: usize, _limit_pkts: u32) -> bool {
         false
     }
-    /// LFQ's 60 features of the flow queue holding `pkt`'s flow (an `fq` with
-    /// `lfq_features` on), see `lfq_features.rs`.
-    fn lfq_features(&self, _pkt: &Packet) -> Option<[f64; lfq_features::LEN]> {
+    /// The learned policy (`policy/`) in control, if this qdisc supports one and has one.
+    fn learned(&self) -> Option<&Learned> {
         None
     }
 }
@@ -283,8 +280,8 @@ macro_rules! qdiscs {
             fn set_flow_limit(&mut self, bucket: usize, limit_pkts: u32) -> bool {
                 match self { $( Qdisc::$V(q) => q.set_flow_limit(bucket, limit_pkts), )* }
             }
-            fn lfq_features(&self, pkt: &Packet) -> Option<[f64; lfq_features::LEN]> {
-                match self { $( Qdisc::$V(q) => q.lfq_features(pkt), )* }
+            fn learned(&self) -> Option<&Learned> {
+                match self { $( Qdisc::$V(q) => q.learned(), )* }
             }
         }
     };

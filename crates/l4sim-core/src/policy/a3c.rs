@@ -3,11 +3,12 @@
 //! github MPTCP-FreeBSD/FreeBSD-DRL-L4S): 12 features → `fc1` → ReLU → `fc2` → ReLU → `mu`
 //! → tanh; the deployed action is the Gaussian's mean mapped onto the base probability,
 //! p′ = max_prob · (tanh(mu) + 1) / 2. `python/l4sim/agents/a3c.py` trains it and writes
-//! the file; a `dualpi2` qdisc with `a3c_policy` sets p′ from it every `tupdate`.
+//! the file; a `dualpi2` qdisc with `a3c_policy` (or `policy = { kind = "a3c", ... }`) sets
+//! p′ from it every `tupdate`, an `fq_l4s` qdisc each sub-queue's p at its updates.
 //!
 //! # Weights file
 //!
-//! safetensors (format: `nn.rs`) with `fc1.weight` `[h1, 12]`, `fc1.bias`, `fc2.weight`
+//! safetensors (read by `nn.rs`) with `fc1.weight` `[h1, 12]`, `fc1.bias`, `fc2.weight`
 //! `[h2, h1]`, `fc2.bias`, `mu.weight` `[1, h2]`, `mu.bias` `[1]`, `norm_scale` `[12]` (the
 //! factor taking each raw feature to [0, 1]) and `max_prob` `[1]`; other tensors (the
 //! std head `sigma.*`) are ignored.
@@ -18,76 +19,55 @@
 //! `burst_allowance` (0: DualPI2 has none), `drop_prob` (p′), `current_qdelay` (the PI's
 //! input, s), `qdelay_old` (its value one update earlier, s), `accu_prob` (min(k·p′, 1)),
 //! `measurement_start` (0: a time stamp), `tot_pkts` (bytes dequeued / 1500), `tot_bytes`,
-//! `length` (backlog, packets), `len_bytes`, `drops`, `ecn` (CE marks).
+//! `length` (backlog, packets), `len_bytes`, `drops`, `ecn` (CE marks), built from the
+//! qdisc's [`UpdateStats`].
 
 use std::sync::Arc;
 
-use crate::nn::{relu, Dense, Tensors};
+use super::nn::{padded, read_chain, relu, Layer, Tensors, BLOCK};
+use super::{Attach, Decision, Event, Hook, LearnedPolicy, UpdateStats};
 
 /// Number of state features (Table 1).
 pub const LEN: usize = 12;
 /// Bytes per packet for `tot_pkts` (as `python/l4sim/agents/a3c.py` `PKT_BYTES`).
 pub const PKT_BYTES: f64 = 1500.0;
 
-/// One interval's raw state (Table 1, in this module's order): base probability `p`,
-/// delay now and one update ago (ns), the applied L probability `pcl`, bytes dequeued,
-/// backlog in packets and bytes, drops and CE marks in the interval.
-#[allow(clippy::too_many_arguments)]
-pub fn raw_state(
-    p: f64,
-    qdelay: u64,
-    qdelay_old: u64,
-    pcl: f64,
-    deq_bytes: u64,
-    backlog_pkts: u64,
-    backlog_bytes: u64,
-    drops: u64,
-    marks: u64,
-) -> [f64; LEN] {
+/// One interval's raw state (Table 1, in this module's order) from the qdisc's statistics:
+/// base probability `p`, delay now and one update ago, the applied probability (DualPI2's
+/// p_CL), bytes dequeued, backlog in packets and bytes, drops and CE marks in the interval.
+pub fn raw_state(s: &UpdateStats) -> [f64; LEN] {
     let secs = |t: u64| t as f64 * 1e-9;
     [
         0.0,
-        p,
-        secs(qdelay),
-        secs(qdelay_old),
-        pcl,
+        s.prob,
+        secs(s.qdelay),
+        secs(s.qdelay_old),
+        s.applied_prob,
         0.0,
-        deq_bytes as f64 / PKT_BYTES,
-        deq_bytes as f64,
-        backlog_pkts as f64,
-        backlog_bytes as f64,
-        drops as f64,
-        marks as f64,
+        s.deq_bytes as f64 / PKT_BYTES,
+        s.deq_bytes as f64,
+        s.backlog_pkts as f64,
+        s.backlog_bytes as f64,
+        s.drops as f64,
+        s.marks as f64,
     ]
 }
 
 /// The immutable network, shared by every copy of a qdisc (forks included).
 #[derive(Debug)]
 pub struct A3cNet {
-    fc1: Dense,
-    fc2: Dense,
-    mu: Dense,
+    fc1: Layer,
+    fc2: Layer,
+    mu: Layer,
     pub scale: [f64; LEN],
     pub max_prob: f64,
 }
 
 impl A3cNet {
-    /// Read a weights file; the error is one sentence naming the file.
-    pub fn load(path: &str) -> Result<A3cNet, String> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| format!("A3C policy file {path:?} cannot be read: {e}"))?;
-        A3cNet::parse(&bytes).map_err(|e| format!("A3C policy file {path:?} {e}"))
-    }
-
     /// Parse safetensors bytes; the error is the end of a sentence ("is not ...").
     pub fn parse(bytes: &[u8]) -> Result<A3cNet, String> {
         let t = Tensors::parse(bytes)?;
-        let fc1 = Dense::read(&t, "fc1", LEN)?;
-        let fc2 = Dense::read(&t, "fc2", fc1.outputs)?;
-        let mu = Dense::read(&t, "mu", fc2.outputs)?;
-        if mu.outputs != 1 {
-            return Err("is not a valid weights file: mu must have one output".into());
-        }
+        let [fc1, fc2, mu] = read_chain(&t, ["fc1", "fc2", "mu"], LEN)?;
         let s = t.get("norm_scale", &[LEN])?;
         let max_prob = t.get("max_prob", &[1])?[0] as f64;
         if !(max_prob > 0.0 && max_prob <= 1.0) {
@@ -117,17 +97,50 @@ pub struct A3cPolicy {
     h2: Vec<f32>,
 }
 
-impl A3cPolicy {
-    pub fn new(net: Arc<A3cNet>) -> A3cPolicy {
-        A3cPolicy {
-            h1: vec![0.0; net.fc1.outputs],
-            h2: vec![0.0; net.fc2.outputs],
-            net,
+impl LearnedPolicy for A3cPolicy {
+    const KIND: &'static str = "a3c";
+    const NAME: &'static str = "A3C";
+    const HOOKS: &'static [Hook] = &[Hook::Prob];
+
+    fn parse(bytes: &[u8], _: &Attach) -> Result<A3cPolicy, String> {
+        Ok(A3cPolicy::new(Arc::new(A3cNet::parse(bytes)?)))
+    }
+
+    /// At each update: the actor's mean action on the interval's normalised state.
+    #[inline]
+    fn on(&mut self, ev: Event) -> Decision {
+        match ev {
+            Event::Update { stats, .. } => {
+                let x = self.normalise(&raw_state(&stats));
+                Decision::Prob(self.prob(&x))
+            }
+            _ => Decision::Keep,
         }
     }
 
-    pub fn load(path: &str) -> Result<A3cPolicy, String> {
-        Ok(A3cPolicy::new(Arc::new(A3cNet::load(path)?)))
+    fn row_len(&self) -> usize {
+        LEN
+    }
+
+    /// p′ per normalised 12-feature state (as `f32`, the network's input).
+    fn infer(&mut self, rows: &[f64], _batch: bool, out: &mut Vec<f64>) {
+        for row in rows.chunks_exact(LEN) {
+            let mut x = [0.0f32; LEN];
+            for (xi, r) in x.iter_mut().zip(row) {
+                *xi = *r as f32;
+            }
+            out.push(self.prob(&x));
+        }
+    }
+}
+
+impl A3cPolicy {
+    pub fn new(net: Arc<A3cNet>) -> A3cPolicy {
+        A3cPolicy {
+            h1: vec![0.0; padded(net.fc1.outputs)],
+            h2: vec![0.0; padded(net.fc2.outputs)],
+            net,
+        }
     }
 
     pub fn net(&self) -> &A3cNet {
@@ -147,11 +160,11 @@ impl A3cPolicy {
     pub fn prob(&mut self, x: &[f32; LEN]) -> f64 {
         let n = &*self.net;
         n.fc1.forward(x, &mut self.h1);
-        relu(&mut self.h1);
-        n.fc2.forward(&self.h1, &mut self.h2);
-        relu(&mut self.h2);
-        let mut mu = [0.0f32];
-        n.mu.forward(&self.h2, &mut mu);
+        relu(&mut self.h1[..n.fc1.outputs]);
+        n.fc2.forward(&self.h1[..n.fc2.inputs], &mut self.h2);
+        relu(&mut self.h2[..n.fc2.outputs]);
+        let mut mu = [0.0f32; BLOCK];
+        n.mu.forward(&self.h2[..n.mu.inputs], &mut mu);
         let m = mu[0].tanh() as f64;
         (n.max_prob * (m + 1.0) / 2.0).clamp(0.0, n.max_prob)
     }
@@ -160,7 +173,8 @@ impl A3cPolicy {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::nn::write_safetensors;
+    use crate::policy::nn::write_safetensors;
+    use crate::policy::Policy;
 
     /// A network whose mean is tanh(c · x[1]) (fc1 passes x[1] on, fc2 copies it), with
     /// the scale `scale` for every feature.
@@ -199,7 +213,7 @@ pub(crate) mod tests {
     fn bad_files_give_one_sentence() {
         let e = A3cNet::parse(&linear_policy(1.0, 1.0, 2.0)).unwrap_err();
         assert!(e.contains("max_prob"), "{e}");
-        let e = A3cNet::load("/nonexistent/p.safetensors").unwrap_err();
+        let e = Policy::load("a3c", "/nonexistent/p.safetensors", &Attach::default()).unwrap_err();
         assert!(e.starts_with("A3C policy file"), "{e}");
     }
 }
