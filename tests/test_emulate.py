@@ -132,6 +132,39 @@ def test_dualpi2_marks_ect1_packets_on_their_real_headers(router: list[str]) -> 
     assert 0.9 * 10e6 < flow["goodput_bps"] < 10.1e6
 
 
+STEPS = """
+name = "emu_steps"
+duration = "4s"
+[topology]
+preset = "two_host"
+delay = "5ms"
+rate = "10Mbps"
+schedule = [{at = "0s", rate = "8Mbps"}, {at = "2s", rate = "3Mbps"}]
+qdisc = { kind = "fifo", limit = "50p" }
+[[flows]]
+kind = "udp"
+rate = "12Mbps"
+"""
+
+
+@needs_netns
+def test_a_step_schedule_holds_in_the_router(router: list[str]) -> None:
+    """The router runs the same rate schedule as the simulator (net/rate.rs): a saturating
+    UDP flow's goodput follows 8 then 3 Mbit/s. Each window starts 0.5 s after a step (the
+    50-packet FIFO drains in < 0.2 s at 3 Mbit/s); 1472-byte datagrams carry 1472/1500 of
+    the wire rate; 5 % for the real clock's sampling of 100-ms intervals."""
+    res = emu.emulate(loads(STEPS))
+    f = res.flows.filter(pl.col("flow") == 0)
+
+    def mean_bps(lo: float, hi: float) -> float:
+        w = f.filter((pl.col("time_s") > lo) & (pl.col("time_s") <= hi))
+        return float(w["goodput_bps"].mean())
+
+    for (lo, hi), rate in (((0.5, 2.0), 8e6), ((2.5, 4.0), 3e6)):
+        got = mean_bps(lo, hi)
+        assert got == pytest.approx(rate * 1472 / 1500, rel=0.05), (lo, hi, got)
+
+
 def test_without_root_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(emu, "_euid", lambda: 1000)
     with pytest.raises(EmulationError, match="needs root"):
