@@ -50,6 +50,12 @@ _which = shutil.which
 """Finds a tool on PATH (a seam for the missing-tool tests)."""
 
 
+_euid = os.geteuid
+
+
+"""The effective user id (a seam for the no-root test)."""
+
+
 def _available() -> list[str]:
     try:
         return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
@@ -87,7 +93,7 @@ def cache_dir() -> Path:
 
 def check_tools() -> None:
     """Raise the one-sentence error when this host cannot build or load a BPF CC."""
-    if os.geteuid() != 0:
+    if _euid() != 0:
         raise EmulationError("loading a BPF congestion control (DCTCP) needs root")
     if not _BTF.exists():
         raise EmulationError(
