@@ -373,6 +373,7 @@ def _result(
         pl.DataFrame(rows, schema=FLOW_SCHEMA) if rows else pl.DataFrame(schema=FLOW_SCHEMA)
     )
     uname = os.uname()
+    bpf_names = set(emulate_bpf.BPF_CCAS.values())
     summary: dict[str, Any] = {
         "scenario": sc.name,
         "sim_time_s": sc.duration / 1e9,
@@ -389,7 +390,8 @@ def _result(
             "router_elapsed_s": router["elapsed_s"],
             "router": router["counters"],
             "router_lateness_us": router["lateness_us"],
-            "scalable_tcp": [c for c in ("prague", "dctcp") if c in kernel_ccas()],
+            "scalable_tcp": [c for c in ("prague", "dctcp") if c in kernel_ccas()]
+            + sorted({f["kernel_cca"] for f in flows if f.get("kernel_cca") in bpf_names}),
         },
     }
     return Result(summary=summary, flows=flow_frame, queues=queues, scenario=sc)
