@@ -11,6 +11,12 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
     || echo "could not install chromium: the report's browser test will be skipped" >&2
 fi
+# The emulator's BPF DCTCP (tests/test_emulate_bpf.py) is built with clang and loaded with
+# bpftool; install them when missing and we may. Without them those tests skip and say why.
+if ! { command -v clang && command -v bpftool && [ -f /usr/include/bpf/bpf_helpers.h ]; } >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang bpftool libbpf-dev >/dev/null \
+    || echo "could not install clang and bpftool: the BPF DCTCP tests will be skipped" >&2
+fi
 cargo fmt --all --check
 cargo clippy --all-targets -q -- -D warnings
 cargo test --release -q -p l4sim-core -p l4sim-emu

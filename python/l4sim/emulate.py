@@ -9,9 +9,10 @@ devices and forwards every packet through the scenario's links as the simulator 
 (the core's ``Channel``: the qdisc of each link direction, serialisation at its rate,
 propagation delay, i.i.d. loss), writing CE marks into the IP headers. The endpoints are the
 kernel's TCP: the congestion control is set per socket (``TCP_CONGESTION``), ECN per
-namespace (``net.ipv4.tcp_ecn``). A traffic generator in this process (sockets opened inside
-the namespaces with ``setns(2)``, one thread per endpoint) runs the scenario's flows and
-samples ``TCP_INFO``.
+namespace (``net.ipv4.tcp_ecn``); ``cca = "dctcp"`` on a kernel without ``tcp_dctcp`` is a
+BPF DCTCP loaded for the run (:mod:`l4sim.emulate_bpf`). A traffic generator in this
+process (sockets opened inside the namespaces with ``setns(2)``, one thread per endpoint)
+runs the scenario's flows and samples ``TCP_INFO``.
 
 The results have the shape of ``l4sim run``'s: ``summary.json`` (per-flow goodput from
 the receiver; RTT, cwnd, retransmits and delivery rate from ``TCP_INFO``; per-queue
@@ -41,12 +42,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from l4sim import emulate_bpf
 from l4sim._version import __version__
 from l4sim.capture import capture_files
 from l4sim.emulate_netns import (
@@ -132,6 +134,17 @@ def kernel_ccas() -> list[str]:
         return []
 
 
+def _kernel_cca(kind: str, available: list[str]) -> str:
+    """The kernel's name for cca ``kind``: its own module when it has one, else the BPF
+    stand-in (:mod:`l4sim.emulate_bpf`, loaded for the run) when this host can load it."""
+    name = _KERNEL_CCA.get(kind, kind)
+    bpf = emulate_bpf.BPF_CCAS.get(kind)
+    if name in available or bpf is None:
+        return name
+    emulate_bpf.check_tools()
+    return bpf
+
+
 def _hosts_and_flows(scenario: Scenario, pid: int) -> tuple[list[_Host], list[_Flow]]:
     names = scenario.node_names()
     index = {n: i for i, n in enumerate(names)}
@@ -163,15 +176,15 @@ def _hosts_and_flows(scenario: Scenario, pid: int) -> tuple[list[_Host], list[_F
         )
         if isinstance(spec, TcpFlow):
             kind = spec.cca.kind
-            f.kernel_cca = _KERNEL_CCA.get(kind, kind)
-            if f.kernel_cca not in available:
+            f.kernel_cca = _kernel_cca(kind, available)
+            if f.kernel_cca not in available and f.kernel_cca not in emulate_bpf.BPF_CCAS.values():
                 raise EmulationError(
                     f"{where}.cca {kind!r} needs the kernel's {f.kernel_cca!r} congestion "
                     f"control, which this kernel does not offer (available: "
                     f"{' '.join(available) or 'none'})"
                 )
-            # tcp_ecn 1: ask for ECN; 2 (Linux default): only answer it.
-            want = 1 if spec.ecn else 2
+            # tcp_ecn 1: ask for ECN; 2 (Linux default): only answer it. DCTCP needs ECN.
+            want = 1 if spec.ecn or kind == "dctcp" else 2
             asked = ecn_modes.setdefault(f.src.name, want)
             if asked != want:
                 raise EmulationError(
@@ -184,7 +197,9 @@ def _hosts_and_flows(scenario: Scenario, pid: int) -> tuple[list[_Host], list[_F
     return list(hosts.values()), flows
 
 
-def _teardown(hosts: list[_Host], router: subprocess.Popen[str] | None) -> None:
+def _teardown(
+    hosts: list[_Host], router: subprocess.Popen[str] | None, bpf: Sequence[str] = ()
+) -> None:
     if router is not None and router.poll() is None:
         with contextlib.suppress(OSError):
             router.terminate()
@@ -195,6 +210,8 @@ def _teardown(hosts: list[_Host], router: subprocess.Popen[str] | None) -> None:
             router.wait()
     for h in hosts:
         _ip("netns", "del", h.netns, check=False)
+    for kind in bpf:
+        emulate_bpf.unload(kind)
 
 
 class _Terminated(KeyboardInterrupt):
@@ -226,7 +243,12 @@ def emulate(
     router_cmd = find_router()
     captures = capture_files(sc, out_dir, "emulate")
     cleanup_leftovers()
+    emulate_bpf.cleanup_leftovers()
     hosts, flows = _hosts_and_flows(sc, os.getpid())
+    bpf_kinds = sorted(
+        {k for k, name in emulate_bpf.BPF_CCAS.items() if any(f.kernel_cca == name for f in flows)}
+    )
+    loaded: list[str] = []
     router: subprocess.Popen[str] | None = None
     traffic: _Traffic | None = None
     old_term = signal.getsignal(signal.SIGTERM)
@@ -235,6 +257,9 @@ def emulate(
         signal.signal(signal.SIGTERM, _raise_terminated)
     tmp = Path(tempfile.mkdtemp(prefix="l4sim-emulate-"))
     try:
+        for kind in bpf_kinds:
+            if emulate_bpf.load(kind):
+                loaded.append(kind)
         for h in hosts:
             _make_host(h)
         config = {
@@ -291,7 +316,7 @@ def emulate(
     finally:
         if traffic is not None:
             traffic.close()
-        _teardown(hosts, router)
+        _teardown(hosts, router, loaded)
         if main_thread:
             signal.signal(signal.SIGTERM, old_term)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -348,6 +373,7 @@ def _result(
         pl.DataFrame(rows, schema=FLOW_SCHEMA) if rows else pl.DataFrame(schema=FLOW_SCHEMA)
     )
     uname = os.uname()
+    bpf_names = set(emulate_bpf.BPF_CCAS.values())
     summary: dict[str, Any] = {
         "scenario": sc.name,
         "sim_time_s": sc.duration / 1e9,
@@ -364,7 +390,8 @@ def _result(
             "router_elapsed_s": router["elapsed_s"],
             "router": router["counters"],
             "router_lateness_us": router["lateness_us"],
-            "scalable_tcp": [c for c in ("prague", "dctcp") if c in kernel_ccas()],
+            "scalable_tcp": [c for c in ("prague", "dctcp") if c in kernel_ccas()]
+            + sorted({f["kernel_cca"] for f in flows if f.get("kernel_cca") in bpf_names}),
         },
     }
     return Result(summary=summary, flows=flow_frame, queues=queues, scenario=sc)

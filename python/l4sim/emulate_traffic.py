@@ -48,6 +48,12 @@ _INFINITE_SSTHRESH = 0x7FFFFFFF  # TCP_INFINITE_SSTHRESH
 _ECN_TOS = {"not_ect": 0, "ect1": 1, "ect0": 2, "ce": 3}  # RFC 3168 §5
 
 
+# Congestion controls the receiver runs too: DCTCP's SYN is ECT, which a Linux listener
+# answers with ECN only when its own CC needs ECN (tcp_ecn_create_request), and its
+# receiver echoes each change of CE state (RFC 8257 §3.2) rather than RFC 3168's ECE latch.
+_RECEIVER_TOO = ("dctcp", "l4sim_dctcp")
+
+
 @dataclass
 class _Flow:
     index: int
@@ -86,6 +92,9 @@ class _Traffic:
                 with _in_netns(f.dst.netns):
                     lst = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                     lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    if f.kernel_cca in _RECEIVER_TOO:
+                        cc = f.kernel_cca.encode()
+                        lst.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc)
                     lst.bind((f.dst.addr, f.port))
                     lst.listen(1)
                 with _in_netns(f.src.netns):
