@@ -29,6 +29,9 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 DRIVER_SRC = BENCH_DIR / "htsim" / "l4sim_dumbbell.cpp"
 L4SIM_BIN = REPO / "target" / "release" / "examples" / "speed"
+sys.path.insert(0, str(BENCH_DIR))
+
+from bench_cli import chosen_cases  # noqa: E402
 
 #: Case name -> (flows, bottleneck Mbit/s, simulated seconds).
 CASES: dict[str, tuple[int, int, int]] = {
@@ -155,12 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", default=",".join(CASES), help=f"comma list of {', '.join(CASES)}")
     ap.add_argument("--jobs", type=int, default=2, help="make -j for libhtsim.a")
     args = ap.parse_args(argv)
-    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
-    unknown = [c for c in cases if c not in CASES]
-    if unknown:
-        ap.error(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(CASES)}")
-    if args.repeat < 1:
-        ap.error("--repeat must be at least 1")
+    cases = chosen_cases(ap, args.cases, CASES, args.repeat)
     try:
         htsim = build_htsim(htsim_sim_dir(args.htsim_dir), args.jobs)
         l4sim = build_l4sim()

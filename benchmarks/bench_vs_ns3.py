@@ -28,6 +28,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
+from bench_cli import chosen_cases  # noqa: E402
 from ns3_scenarios import make_spec, run_ns3, run_ns3_subprocess  # noqa: E402
 
 #: Case name -> scenario file. The dict beside it rebuilds the same scenario when the file
@@ -456,12 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-l4sim", action="store_true")
     args = ap.parse_args(argv)
 
-    cases = [c.strip() for c in args.cases.split(",") if c.strip()]
-    unknown = [c for c in cases if c not in CASES]
-    if unknown:
-        ap.error(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(CASES)}")
-    if args.repeat < 1:
-        ap.error("--repeat must be at least 1")
+    cases = chosen_cases(ap, args.cases, CASES, args.repeat)
 
     l4sim = _import_l4sim()
     rows = []

@@ -20,3 +20,19 @@ def netns_reason() -> str | None:
         return f"cannot create a network namespace here ({p.stderr.strip()})"
     subprocess.run(["ip", "netns", "del", name], capture_output=True)
     return None if Path("/dev/net/tun").exists() else "no /dev/net/tun"
+
+
+# Two hosts through DualPI2 at 10 Mbps, one 12 Mbps ECT(1) UDP flow: the emulator tests' run.
+ECT1 = """
+name = "emu_ect1"
+duration = "2s"
+[topology]
+preset = "two_host"
+rate = "10Mbps"
+delay = "5ms"
+qdisc = { kind = "dualpi2" }
+[[flows]]
+kind = "udp"
+rate = "12Mbps"
+ecn = "ect1"
+"""

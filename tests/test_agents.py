@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from cli_run import run_l4sim
 
 torch = pytest.importorskip("torch")
 gym = pytest.importorskip("gymnasium")
@@ -214,16 +214,7 @@ def test_rl_tcp_reproduce_writes_the_table(tmp_path):
 
 
 def l4sim(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("L4SIM_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "l4sim", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=300,
-    )
+    return run_l4sim(*args, cwd=ROOT)
 
 
 def test_cli_train_rl_tcp_end_to_end(tmp_path):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from cli_run import run_l4sim
 
 pytest.importorskip("l4sim._core")
 
@@ -56,17 +56,7 @@ cca = "cubic"
 
 
 def l4sim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env.pop("L4SIM_DEBUG", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
-    return subprocess.run(
-        [sys.executable, "-m", "l4sim", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=600,
-    )
+    return run_l4sim(*args, cwd=cwd, timeout=600)
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess[str], code: int = 2) -> str:

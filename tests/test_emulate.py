@@ -21,7 +21,7 @@ from l4sim import emulate as emu
 from l4sim.errors import EmulationError
 from l4sim.scenario import loads
 from l4sim.summary_schema import summary_schema
-from netns import netns_reason
+from netns import ECT1, netns_reason
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
@@ -98,21 +98,6 @@ def test_dumbbell_run_end_to_end(router: list[str], tmp_path: Path) -> None:
     assert set(back.queues["link"].unique()) >= {"r0->r1", "r1->r0"}
     assert back.flows.filter(pl.col("flow") == 0).height >= 25
     assert _ours(os.getpid()) == []
-
-
-ECT1 = """
-name = "emu_ect1"
-duration = "2s"
-[topology]
-preset = "two_host"
-rate = "10Mbps"
-delay = "5ms"
-qdisc = { kind = "dualpi2" }
-[[flows]]
-kind = "udp"
-rate = "12Mbps"
-ecn = "ect1"
-"""
 
 
 @needs_netns

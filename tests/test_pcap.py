@@ -15,6 +15,7 @@ import pytest
 
 import l4sim
 from l4sim.simulation import Simulation
+from netns import ECT1
 
 dpkt = pytest.importorskip("dpkt", reason="dpkt reads the pcap files (pip install dpkt)")
 
@@ -332,23 +333,14 @@ def test_bad_captures_are_one_sentence(tmp_path: Path, capture: str, fragment: s
     assert not (tmp_path / "elsewhere").exists()
 
 
-EMULATED = """
-name = "emu_capture"
-duration = "2s"
-[topology]
-preset = "two_host"
-rate = "10Mbps"
-delay = "5ms"
-qdisc = { kind = "dualpi2" }
-[[flows]]
-kind = "udp"
-rate = "12Mbps"
-ecn = "ect1"
-[[captures]]
+EMULATED = (
+    ECT1.replace('"emu_ect1"', '"emu_capture"')
+    + """[[captures]]
 link = "h0->h1"
 file = "emu.pcap"
 snaplen = 64
 """
+)
 
 
 def test_an_emulated_run_captures_the_real_packets(tmp_path: Path) -> None:

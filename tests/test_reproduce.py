@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import csv
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from cli_run import run_l4sim
 
 pytest.importorskip("l4sim._core")
 
@@ -27,22 +27,8 @@ def test_cases_cover_the_paper_grid_plus_prague_on_l4s() -> None:
 
 
 def test_codel_subset_writes_table_and_behaves(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "l4sim",
-            "reproduce",
-            "aqm-004",
-            "--only",
-            "codel",
-            "--out",
-            str(tmp_path),
-            "--no-figures",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
+    proc = run_l4sim(
+        "reproduce", "aqm-004", "--only", "codel", "--out", str(tmp_path), "--no-figures"
     )
     assert proc.returncode == 0, proc.stderr
     with open(tmp_path / "table2.csv") as fh:
@@ -69,11 +55,6 @@ def test_codel_subset_writes_table_and_behaves(tmp_path: Path) -> None:
 
 def test_unknown_experiment_and_subset_are_one_sentence(tmp_path: Path) -> None:
     for args in (["nope"], ["aqm-004", "--only", "blue"]):
-        proc = subprocess.run(
-            [sys.executable, "-m", "l4sim", "reproduce", *args, "--out", str(tmp_path)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        proc = run_l4sim("reproduce", *args, "--out", str(tmp_path), timeout=60)
         assert proc.returncode == 2
         assert "Traceback" not in proc.stderr and "known" in proc.stderr

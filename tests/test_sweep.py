@@ -15,6 +15,8 @@ from typing import Any
 import polars as pl
 import pytest
 
+from cli_run import run_l4sim
+
 pytest.importorskip("l4sim._core")
 
 from l4sim import cli
@@ -320,25 +322,10 @@ def test_an_interrupt_just_after_a_point_is_written_keeps_it(
 def test_reproduce_with_a_pool_matches_serial(tmp_path: Path) -> None:
     tables = []
     for jobs in ("1", "2"):
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "l4sim",
-                "reproduce",
-                "aqm-004",
-                "--only",
-                "fq_codel",
-                "--no-figures",
-                "--jobs",
-                jobs,
-                "--out",
-                str(tmp_path / jobs),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        proc = run_l4sim(
+            "reproduce", "aqm-004", "--only", "fq_codel", "--no-figures", "--jobs", jobs,
+            "--out", str(tmp_path / jobs),
+        )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         tables.append((tmp_path / jobs / "table2.csv").read_text())
     assert tables[0] == tables[1] and tables[0].count("\nfq_codel-") == 4

@@ -95,53 +95,60 @@ def _finish(ax: Axes, ylabel: str, title: str, legend: bool) -> None:
         ax.legend(fontsize="small", loc="best")
 
 
-def _throughput(ax: Axes, result: Result) -> None:
-    rows = _flows(result)
+def _lines(
+    ax: Axes,
+    rows: list[tuple[str, pl.DataFrame]],
+    y: Callable[[pl.DataFrame], Any],
+    ylabel: str,
+    title: str,
+    *,
+    step: bool = False,
+    from_zero: bool = True,
+) -> None:
+    """One line per labelled frame of ``rows``, ``y`` of it over time (``step``: a count,
+    drawn as steps); "no data" when there are none."""
     for label, d in rows:
-        ax.plot(d["time_s"], d["goodput_bps"] / 1e6, label=label, lw=1)
+        if step:
+            ax.step(d["time_s"], y(d), where="post", label=label, lw=1)
+        else:
+            ax.plot(d["time_s"], y(d), label=label, lw=1)
     if not rows:
         _no_data(ax)
-    ax.set_ylim(bottom=0)
-    _finish(ax, "goodput (Mbps)", "Per-flow goodput", True)
+    if from_zero:
+        ax.set_ylim(bottom=0)
+    _finish(ax, ylabel, title, True)
+
+
+def _throughput(ax: Axes, result: Result) -> None:
+    rows = _flows(result)
+    _lines(ax, rows, lambda d: d["goodput_bps"] / 1e6, "goodput (Mbps)", "Per-flow goodput")
 
 
 def _cwnd(ax: Axes, result: Result) -> None:
     rows = _flows(result, tcp_only=True)
-    for label, d in rows:
-        ax.step(d["time_s"], d["cwnd_pkts"], where="post", label=label, lw=1)
-    if not rows:
-        _no_data(ax)
-    ax.set_ylim(bottom=0)
-    _finish(ax, "cwnd (packets)", "Congestion window", True)
+    _lines(ax, rows, lambda d: d["cwnd_pkts"], "cwnd (packets)", "Congestion window", step=True)
 
 
 def _rtt(ax: Axes, result: Result) -> None:
     rows = _flows(result, tcp_only=True)
-    for label, d in rows:
-        ax.plot(d["time_s"], d["srtt_s"] * 1e3, label=label, lw=1)
-    if not rows:
-        _no_data(ax)
-    _finish(ax, "smoothed RTT (ms)", "Round-trip time", True)
+    _lines(
+        ax,
+        rows,
+        lambda d: d["srtt_s"] * 1e3,
+        "smoothed RTT (ms)",
+        "Round-trip time",
+        from_zero=False,
+    )
 
 
 def _sojourn(ax: Axes, result: Result) -> None:
     rows = _busy_queues(result)
-    for link, d in rows:
-        ax.plot(d["time_s"], d["sojourn_s"] * 1e3, label=link, lw=1)
-    if not rows:
-        _no_data(ax)
-    ax.set_ylim(bottom=0)
-    _finish(ax, "queue delay (ms)", "Queue sojourn time", True)
+    _lines(ax, rows, lambda d: d["sojourn_s"] * 1e3, "queue delay (ms)", "Queue sojourn time")
 
 
 def _backlog(ax: Axes, result: Result) -> None:
     rows = _busy_queues(result)
-    for link, d in rows:
-        ax.step(d["time_s"], d["backlog_pkts"], where="post", label=link, lw=1)
-    if not rows:
-        _no_data(ax)
-    ax.set_ylim(bottom=0)
-    _finish(ax, "backlog (packets)", "Queue backlog", True)
+    _lines(ax, rows, lambda d: d["backlog_pkts"], "backlog (packets)", "Queue backlog", step=True)
 
 
 def _save(fig: Figure, path: Path) -> Path:

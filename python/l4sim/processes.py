@@ -71,6 +71,17 @@ def pdeathsig_preexec(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
     return preexec
 
 
+def _stat_fields(pid: int | str) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state, ppid, ...; see
+    proc(5)), None if it cannot be read (the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    return stat[stat.rindex(b")") + 2 :].split()
+
+
 def start_time(pid: int) -> int | None:
     """When process ``pid`` started (clock ticks since boot, from /proc), None if it is gone
     or a zombie; -1 without /proc (not Linux), where only whether ``pid`` exists counts."""
@@ -82,12 +93,9 @@ def start_time(pid: int) -> int | None:
         except OSError:
             pass  # exists, but not ours to signal
         return -1
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
+    fields = _stat_fields(pid)
+    if fields is None:
         return None
-    fields = stat[stat.rindex(b")") + 2 :].split()
     if fields[0] in (b"Z", b"X"):  # killed, not yet reaped: dead all the same
         return None
     return int(fields[19])
@@ -111,12 +119,10 @@ def _children() -> dict[int, list[int]]:
     for d in entries:
         if not d.isdigit():
             continue
-        try:
-            with open(f"/proc/{d}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
+        fields = _stat_fields(d)
+        if fields is None:
             continue
-        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
+        ppid = int(fields[1])
         kids.setdefault(ppid, []).append(int(d))
     return kids
 

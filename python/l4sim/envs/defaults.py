@@ -12,78 +12,63 @@ __all__ = [
     "TCP_SCENARIO",
 ]
 
-TCP_SCENARIO: dict[str, Any] = {
-    "name": "env_tcp_cwnd",
-    "duration": "20s",
-    "topology": {
-        "preset": "dumbbell",
-        "bottleneck": {
-            "rate": "10Mbps",
-            "delay": "20ms",
-            "qdisc": {"kind": "fifo", "limit": "100p"},
+
+def _dumbbell(
+    name: str, rate: str, delay: str, qdisc: dict[str, Any], flows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A 20 s dumbbell scenario: one bottleneck of ``rate`` / ``delay`` with ``qdisc``."""
+    return {
+        "name": name,
+        "duration": "20s",
+        "topology": {
+            "preset": "dumbbell",
+            "bottleneck": {"rate": rate, "delay": delay, "qdisc": qdisc},
         },
-    },
-    "flows": [{"kind": "tcp", "cca": "external"}],
-}
+        "flows": flows,
+    }
+
+
+_AGENT_TCP = {"kind": "tcp", "cca": "external"}
+
+TCP_SCENARIO: dict[str, Any] = _dumbbell(
+    "env_tcp_cwnd", "10Mbps", "20ms", {"kind": "fifo", "limit": "100p"}, [dict(_AGENT_TCP)]
+)
 """One agent-controlled TCP flow over a 10 Mbps / 20 ms bottleneck (RTT 44 ms), FIFO 100p."""
 
-TCP_HEAVY_SCENARIO: dict[str, Any] = {
-    "name": "env_tcp_cwnd_heavy",
-    "duration": "20s",
-    "topology": {
-        "preset": "dumbbell",
-        "bottleneck": {
-            "rate": "100Mbps",
-            "delay": "20ms",
-            "qdisc": {"kind": "fifo", "limit": "500p"},
-        },
-    },
-    "flows": [{"kind": "tcp", "cca": "external"}, {"kind": "tcp", "cca": "cubic", "count": 3}],
-}
+TCP_HEAVY_SCENARIO: dict[str, Any] = _dumbbell(
+    "env_tcp_cwnd_heavy",
+    "100Mbps",
+    "20ms",
+    {"kind": "fifo", "limit": "500p"},
+    [dict(_AGENT_TCP), {"kind": "tcp", "cca": "cubic", "count": 3}],
+)
 """The agent's TCP flow beside three CUBIC flows at 100 Mbps (FIFO 500p): a
 simulation-bound env (~250 us of simulation per 100 ms step, Python ~15 us), where
 ``SimBatchVectorEnv`` runs its simulations on every core."""
 
-AQM_SCENARIO: dict[str, Any] = {
-    "name": "env_aqm_drop",
-    "duration": "20s",
-    "topology": {
-        "preset": "dumbbell",
-        "bottleneck": {
-            "rate": "10Mbps",
-            "delay": "20ms",
-            "qdisc": {"kind": "agent", "limit": "1000p"},
-        },
-    },
-    "flows": [{"kind": "tcp", "cca": "cubic", "count": 2}],
-}
+AQM_SCENARIO: dict[str, Any] = _dumbbell(
+    "env_aqm_drop",
+    "10Mbps",
+    "20ms",
+    {"kind": "agent", "limit": "1000p"},
+    [{"kind": "tcp", "cca": "cubic", "count": 2}],
+)
 """Two CUBIC flows through an agent-controlled drop queue (10 Mbps / 20 ms)."""
 
-DUALPI2_SCENARIO: dict[str, Any] = {
-    "name": "env_dualpi2",
-    "duration": "20s",
-    "topology": {
-        "preset": "dumbbell",
-        "bottleneck": {"rate": "10Mbps", "delay": "10ms", "qdisc": {"kind": "dualpi2"}},
-    },
-    "flows": [
-        {"kind": "tcp", "cca": "prague"},
-        {"kind": "tcp", "cca": "cubic"},
-    ],
-}
+DUALPI2_SCENARIO: dict[str, Any] = _dumbbell(
+    "env_dualpi2",
+    "10Mbps",
+    "10ms",
+    {"kind": "dualpi2"},
+    [{"kind": "tcp", "cca": "prague"}, {"kind": "tcp", "cca": "cubic"}],
+)
 """A Prague and a CUBIC flow through DualPI2 (10 Mbps / 10 ms), the agent sets p'."""
 
-MULTI_SCENARIO: dict[str, Any] = {
-    "name": "env_macc",
-    "duration": "20s",
-    "topology": {
-        "preset": "dumbbell",
-        "bottleneck": {
-            "rate": "10Mbps",
-            "delay": "20ms",
-            "qdisc": {"kind": "agent", "limit": "385p"},
-        },
-    },
-    "flows": [{"kind": "tcp", "cca": "external"}, {"kind": "tcp", "cca": "external"}],
-}
+MULTI_SCENARIO: dict[str, Any] = _dumbbell(
+    "env_macc",
+    "10Mbps",
+    "20ms",
+    {"kind": "agent", "limit": "385p"},
+    [dict(_AGENT_TCP), dict(_AGENT_TCP)],
+)
 """MA-CC style: two agent-controlled TCP flows and an agent AQM (queue 385p, paper 002)."""

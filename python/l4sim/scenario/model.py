@@ -29,7 +29,7 @@ from l4sim.scenario.capture import Capture
 from l4sim.scenario.fields import MAX_FLOWS, PositiveTime, _Model
 from l4sim.scenario.flows import ControlFlow, Flow, TcpFlow, UdpFlow
 from l4sim.scenario.messages import _describe, _prefix
-from l4sim.scenario.topology import Dumbbell, Topology, _routed
+from l4sim.scenario.topology import Dumbbell, Topology, _check_ends, _routed
 from l4sim.units import format_time
 
 
@@ -92,12 +92,7 @@ class Scenario(_Model):
         for rf in flows:
             where = f"flows[{rf.source_index}]"
             spec = rf.spec
-            for end, node in (("src", rf.src), ("dst", rf.dst)):
-                if node not in known:
-                    raise ValueError(
-                        f"{where}.{end} names node {node!r}, which is not in the topology; "
-                        f"known nodes: {', '.join(names)}"
-                    )
+            _check_ends(where, (("src", rf.src), ("dst", rf.dst)), known, names, "the topology")
             if rf.src == rf.dst:
                 raise ValueError(f"{where} has the same src and dst {rf.src!r}")
             if not routed[(rf.src, rf.dst)]:

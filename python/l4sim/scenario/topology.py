@@ -331,13 +331,8 @@ class Custom(_Topology):
                 raise ValueError(f"nodes[{i}] {name!r} appears twice; node names must be unique")
             seen.add(name)
         for i, link in enumerate(self.links_):
-            for end in ("a", "b"):
-                node = getattr(link, end)
-                if node not in seen:
-                    raise ValueError(
-                        f"links[{i}].{end} names node {node!r}, which is not in nodes; "
-                        f"known nodes: {', '.join(self.nodes)}"
-                    )
+            ends = (("a", link.a), ("b", link.b))
+            _check_ends(f"links[{i}]", ends, seen, self.nodes, "nodes")
             if link.a == link.b:
                 raise ValueError(f"links[{i}] joins node {link.a!r} to itself")
         return self
@@ -354,6 +349,19 @@ Topology = Annotated[
     Field(discriminator="preset"),
 ]
 TOPOLOGY_PRESETS: tuple[str, ...] = ("dumbbell", "path", "two_host", "custom")
+
+
+def _check_ends(
+    where: str, ends: tuple[tuple[str, str], ...], known: Any, names: Any, place: str
+) -> None:
+    """Each ``(end, node)`` names a node in ``known``; else one sentence naming the end, the
+    node, ``place`` (where nodes are declared) and the known node ``names``."""
+    for end, node in ends:
+        if node not in known:
+            raise ValueError(
+                f"{where}.{end} names node {node!r}, which is not in {place}; "
+                f"known nodes: {', '.join(names)}"
+            )
 
 
 def _routed(topology: _Topology, pairs: list[tuple[str, str]]) -> list[bool]:

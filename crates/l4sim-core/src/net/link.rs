@@ -115,6 +115,44 @@ pub fn ns_per_byte(rate_bps: u64) -> (u64, u64) {
 }
 
 impl Channel {
+    /// An idle channel `from → to` at a constant `rate_bps` with propagation `delay`, no
+    /// loss, jitter or overhead (the caller sets those fields), one statistics entry per
+    /// class its qdisc reports.
+    pub fn new(
+        name: String,
+        (from, to): (u32, u32),
+        rate_bps: u64,
+        delay: Time,
+        qdisc: Qdisc,
+        rng: Rng,
+    ) -> Channel {
+        let stats = ChannelStats {
+            classes: vec![ClassStats::default(); qdisc.class_names().len()],
+            ..ChannelStats::default()
+        };
+        Channel {
+            name,
+            from,
+            to,
+            rate_bps,
+            ns_per_byte: ns_per_byte(rate_bps),
+            schedule: None,
+            delay,
+            loss: 0.0,
+            jitter: 0,
+            overhead: 0,
+            qdisc,
+            busy_until: 0,
+            txdone_pending: false,
+            virt: false,
+            waiting: VecDeque::new(),
+            tail_free: 0,
+            wire: VecDeque::new(),
+            rng,
+            stats,
+        }
+    }
+
     /// Busy time up to `now`, counting only the elapsed part of a transmission in progress.
     pub fn busy_time(&self, now: Time) -> u64 {
         self.stats.busy_ns - self.busy_until.saturating_sub(now)
@@ -415,27 +453,15 @@ mod tests {
             limit_pkts: Some(3),
             limit_bytes,
         });
-        Channel {
-            name: "a->b".into(),
-            from: 0,
-            to: 1,
-            rate_bps: 10_000_000,
-            ns_per_byte: ns_per_byte(10_000_000),
-            schedule: None,
-            delay: 1_000,
-            loss: 0.0,
-            jitter: 0,
-            overhead: 0,
-            qdisc: Qdisc::from_config(&fifo, Rng::for_component(1, 0)),
-            busy_until: 0,
-            txdone_pending: false,
-            virt: false,
-            waiting: VecDeque::new(),
-            tail_free: 0,
-            wire: VecDeque::new(),
-            rng: Rng::for_component(1, 1),
-            stats: ChannelStats::default(),
-        }
+        let qdisc = Qdisc::from_config(&fifo, Rng::for_component(1, 0));
+        Channel::new(
+            "a->b".into(),
+            (0, 1),
+            10_000_000,
+            1_000,
+            qdisc,
+            Rng::for_component(1, 1),
+        )
     }
 
     /// tc's `overhead`: the link serialises size + overhead bytes at its rate (a 1500-byte

@@ -158,6 +158,14 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// The flow-queue bucket of this packet among `n`: its 5-tuple hash scaled to [0, n)
+    /// (Linux `reciprocal_scale(hash, n)` = `(hash · n) >> 32`).
+    #[inline]
+    pub fn bucket(&self, perturb: u32, n: usize) -> usize {
+        let h = self.five_tuple_hash(perturb) as u64;
+        ((h * n as u64) >> 32) as usize
+    }
+
     /// A stable hash of the 5-tuple (for flow-queue schedulers): FNV-1a over its fields.
     pub fn five_tuple_hash(&self, perturb: u32) -> u32 {
         let mut h: u32 = 0x811c_9dc5 ^ perturb;

@@ -10,15 +10,15 @@
 //! nodes instead of nodes², which is what lets 10 000 flows have 20 000 hosts.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::config::SimConfig;
-use crate::net::link::{ns_per_byte, Channel, ChannelStats, ClassStats};
+use crate::net::link::Channel;
 use crate::net::rate::RateSchedule;
-use crate::qdisc::{Qdisc, QueueDisc};
+use crate::qdisc::Qdisc;
 use crate::rng::{Rng, KEY_LINK, KEY_QDISC};
 use crate::time::secs;
 
@@ -184,30 +184,21 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
         ] {
             let idx = channels.len() as u64;
             let qdisc = Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx));
-            let stats = ChannelStats {
-                classes: vec![ClassStats::default(); qdisc.class_names().len()],
-                ..ChannelStats::default()
-            };
+            let rng = Rng::for_component(cfg.seed, KEY_LINK | idx);
+            let ends = (from as u32, to as u32);
             channels.push(Channel {
-                name: channel_name(cfg, from, to),
-                from: from as u32,
-                to: to as u32,
-                rate_bps: l.rate_bps,
-                ns_per_byte: ns_per_byte(l.rate_bps),
                 schedule: sched.as_ref().map(RateSchedule::new),
-                delay: l.delay_ns,
                 loss: l.loss,
                 jitter: l.jitter_ns,
                 overhead: l.overhead_bytes,
-                qdisc,
-                busy_until: 0,
-                txdone_pending: false,
-                virt: false,
-                waiting: VecDeque::new(),
-                tail_free: 0,
-                wire: VecDeque::new(),
-                rng: Rng::for_component(cfg.seed, KEY_LINK | idx),
-                stats,
+                ..Channel::new(
+                    channel_name(cfg, from, to),
+                    ends,
+                    l.rate_bps,
+                    l.delay_ns,
+                    qdisc,
+                    rng,
+                )
             });
         }
     }

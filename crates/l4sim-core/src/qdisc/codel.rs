@@ -215,21 +215,13 @@ impl Codel {
         }
     }
 
-    pub fn set_limit(&mut self, limit_pkts: Option<u64>) {
-        if let Some(l) = limit_pkts {
-            self.limit = l;
-        }
-    }
-
     pub fn vars(&self) -> &CodelVars {
         &self.vars
     }
 }
 
 impl QueueDisc for Codel {
-    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
-        self.set_limit(limit_pkts);
-    }
+    packet_limit!(limit);
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         // Linux codel_qdisc_enqueue: tail drop at the packet limit.
         if self.q.len() as u64 >= self.limit {
@@ -243,21 +235,7 @@ impl QueueDisc for Codel {
         self.vars
             .dequeue(&self.params, &mut self.q, now, &mut self.stats, drops)
     }
-    fn peek(&self) -> Option<&Packet> {
-        self.q.front()
-    }
-    fn backlog_pkts(&self) -> u32 {
-        self.q.len() as u32
-    }
-    fn backlog_bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-    fn kind(&self) -> &'static str {
-        "codel"
-    }
+    single_queue!("codel");
 }
 
 #[cfg(test)]

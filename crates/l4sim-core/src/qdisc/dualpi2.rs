@@ -368,12 +368,6 @@ impl DualPi2 {
         })
     }
 
-    pub fn set_limit(&mut self, limit_pkts: Option<u64>) {
-        if let Some(l) = limit_pkts {
-            self.cfg.limit_pkts = l;
-        }
-    }
-
     /// (p′, p_C = p′², p_CL = min(k·p′, 1)).
     pub fn probabilities(&self) -> (f64, f64, f64) {
         let p = self.pi.prob as f64 / MAX_PROB_F;
@@ -611,9 +605,7 @@ impl DualPi2 {
 }
 
 impl QueueDisc for DualPi2 {
-    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
-        self.set_limit(limit_pkts);
-    }
+    packet_limit!(cfg.limit_pkts);
     fn learned(&self) -> Option<&Learned> {
         self.learned.as_deref().map(|c| &c.learned)
     }

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::codel::{CodelParams, CodelVars};
 use super::drr::Drr;
-use super::pie::{PieParams, PieVars};
+use super::pie::{pie_params, PieParams, PieVars};
 use super::{
     check_gains, check_positive, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
 };
@@ -169,27 +169,35 @@ pub trait FlowAqm: Clone + std::fmt::Debug {
     const DROP_FATTEST: bool;
     fn new_vars(&self) -> Self::Vars;
     /// Admission of `pkt` to a flow queue `q` (state before the arrival): the packet back
-    /// to queue it (possibly CE-marked), or `None` after recording its drop.
+    /// to queue it (possibly CE-marked), or `None` after recording its drop. Default: no
+    /// AQM at enqueue (CoDel acts at dequeue).
     #[allow(clippy::too_many_arguments)] // the qdisc's split borrows, passed field by field
+    #[inline]
     fn admit(
         &self,
-        vars: &mut Self::Vars,
-        q: &PktQueue,
+        _vars: &mut Self::Vars,
+        _q: &PktQueue,
         pkt: Packet,
-        now: Time,
-        rng: &mut Rng,
-        stats: &mut QdiscStats,
-        drops: &mut Vec<Dropped>,
-    ) -> Option<Packet>;
+        _now: Time,
+        _rng: &mut Rng,
+        _stats: &mut QdiscStats,
+        _drops: &mut Vec<Dropped>,
+    ) -> Option<Packet> {
+        Some(pkt)
+    }
     /// Take the next packet of flow queue `q` (AQM drops at dequeue go to `drops`).
+    /// Default: the head, no AQM at dequeue (`fq`'s tail drop).
+    #[inline]
     fn dequeue(
         &self,
-        vars: &mut Self::Vars,
+        _vars: &mut Self::Vars,
         q: &mut PktQueue,
-        now: Time,
-        stats: &mut QdiscStats,
-        drops: &mut Vec<Dropped>,
-    ) -> Option<Packet>;
+        _now: Time,
+        _stats: &mut QdiscStats,
+        _drops: &mut Vec<Dropped>,
+    ) -> Option<Packet> {
+        q.pop()
+    }
     /// The arrival was dropped for the overall limit.
     fn on_overflow(&self, _vars: &mut Self::Vars) {}
     /// This flow queue's own buffer limit in packets, if it has one (`fq`).
@@ -212,18 +220,6 @@ impl FlowAqm for CodelAqm {
     const DROP_FATTEST: bool = true;
     fn new_vars(&self) -> CodelVars {
         CodelVars::default()
-    }
-    fn admit(
-        &self,
-        _: &mut CodelVars,
-        _: &PktQueue,
-        pkt: Packet,
-        _: Time,
-        _: &mut Rng,
-        _: &mut QdiscStats,
-        _: &mut Vec<Dropped>,
-    ) -> Option<Packet> {
-        Some(pkt)
     }
     fn dequeue(
         &self,
@@ -317,16 +313,6 @@ impl FlowAqm for TailDropAqm {
         }
         Some(pkt)
     }
-    fn dequeue(
-        &self,
-        _: &mut u32,
-        q: &mut PktQueue,
-        _: Time,
-        _: &mut QdiscStats,
-        _: &mut Vec<Dropped>,
-    ) -> Option<Packet> {
-        q.pop()
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -360,16 +346,10 @@ pub type Fq = FlowQueues<TailDropAqm>;
 impl QdiscParams for FqCodelConfig {
     type Qdisc = FqCodel;
     fn validate(&self) -> Result<(), String> {
-        check_positive(
+        check_scheduler(
             "FQ-CoDel",
-            &[
-                self.limit_pkts,
-                self.flows as u64,
-                self.quantum as u64,
-                self.target_ns,
-                self.interval_ns,
-                self.drop_batch as u64,
-            ],
+            (self.limit_pkts, self.flows, self.quantum),
+            &[self.target_ns, self.interval_ns, self.drop_batch as u64],
         )
     }
     fn build(&self, rng: Rng) -> FqCodel {
@@ -380,15 +360,10 @@ impl QdiscParams for FqCodelConfig {
 impl QdiscParams for FqPieConfig {
     type Qdisc = FqPie;
     fn validate(&self) -> Result<(), String> {
-        check_positive(
+        check_scheduler(
             "FQ-PIE",
-            &[
-                self.limit_pkts,
-                self.flows as u64,
-                self.quantum as u64,
-                self.target_ns,
-                self.tupdate_ns,
-            ],
+            (self.limit_pkts, self.flows, self.quantum),
+            &[self.target_ns, self.tupdate_ns],
         )?;
         check_gains("FQ-PIE", self.alpha, self.beta, self.max_ecnth)
     }
@@ -400,15 +375,10 @@ impl QdiscParams for FqPieConfig {
 impl QdiscParams for FqConfig {
     type Qdisc = Fq;
     fn validate(&self) -> Result<(), String> {
-        check_positive(
+        check_scheduler(
             "fq",
-            &[
-                self.limit_pkts,
-                self.flows as u64,
-                self.quantum as u64,
-                self.per_flow_limit as u64,
-                self.drop_batch as u64,
-            ],
+            (self.limit_pkts, self.flows, self.quantum),
+            &[self.per_flow_limit as u64, self.drop_batch as u64],
         )?;
         if self.lfq_interval == 0 {
             return Err("fq: lfq_interval must be at least 1 packet".into());
@@ -424,6 +394,17 @@ impl QdiscParams for FqConfig {
     fn build(&self, rng: Rng) -> Fq {
         fq_fixed(self, rng)
     }
+}
+
+/// `check_positive` for a flow-queue qdisc: its scheduler's overall limit (packets), flow
+/// buckets and DRR quantum (RFC 8290 §4), then its AQM's `more`.
+pub(crate) fn check_scheduler(
+    what: &str,
+    (limit, flows, quantum): (u64, u32, u32),
+    more: &[u64],
+) -> Result<(), String> {
+    check_positive(what, &[limit, flows as u64, quantum as u64])?;
+    check_positive(what, more)
 }
 
 pub fn fq_codel(c: &FqCodelConfig, rng: Rng) -> FqCodel {
@@ -444,18 +425,14 @@ pub fn fq_codel(c: &FqCodelConfig, rng: Rng) -> FqCodel {
 }
 
 pub fn fq_pie(c: &FqPieConfig, rng: Rng) -> FqPie {
-    let p = PieParams {
-        target: c.target_ns,
-        tupdate: c.tupdate_ns,
-        alpha: c.alpha,
-        beta: c.beta,
-        max_burst: c.max_burst_ns,
-        max_ecnth: c.max_ecnth,
-        ecn: c.ecn,
-        bytemode: c.bytemode,
-        mtu: c.mtu as u64,
-    };
-    FlowQueues::new(PieAqm(p), c.flows, c.quantum, c.limit_pkts, 1, rng)
+    FlowQueues::new(
+        PieAqm(pie_params!(c)),
+        c.flows,
+        c.quantum,
+        c.limit_pkts,
+        1,
+        rng,
+    )
 }
 
 impl FqConfig {
@@ -521,8 +498,7 @@ impl<A: FlowAqm> FlowQueues<A> {
 
     /// The bucket a packet maps to (Linux `reciprocal_scale(hash, flows)`).
     pub fn bucket_of(&self, pkt: &Packet) -> usize {
-        let h = pkt.five_tuple_hash(self.perturb) as u64;
-        ((h * self.flows.len() as u64) >> 32) as usize
+        pkt.bucket(self.perturb, self.flows.len())
     }
 
     pub fn num_buckets(&self) -> usize {
@@ -532,12 +508,6 @@ impl<A: FlowAqm> FlowQueues<A> {
     /// Packets queued in bucket `b`.
     pub fn flow_backlog_pkts(&self, b: usize) -> u32 {
         self.flows.get(b).map_or(0, |f| f.q.len() as u32)
-    }
-
-    pub fn set_limit(&mut self, limit_pkts: Option<u64>) {
-        if let Some(l) = limit_pkts {
-            self.limit = l;
-        }
     }
 
     /// Drop from the head of the fattest flow (Linux `fq_codel_drop`, RFC 8290 §4.1):
@@ -570,9 +540,7 @@ impl<A: FlowAqm> FlowQueues<A> {
 }
 
 impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
-    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
-        self.set_limit(limit_pkts);
-    }
+    packet_limit!(limit);
     fn flow_bucket(&self, pkt: &Packet) -> Option<usize> {
         Some(self.bucket_of(pkt))
     }
@@ -674,18 +642,7 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
         }
     }
 
-    fn peek(&self) -> Option<&Packet> {
-        self.drr.order().find_map(|b| self.flows[b].q.front())
-    }
-    fn backlog_pkts(&self) -> u32 {
-        self.qlen as u32
-    }
-    fn backlog_bytes(&self) -> u64 {
-        self.bytes
-    }
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
+    drr_queues!(flows);
     fn kind(&self) -> &'static str {
         A::KIND
     }
@@ -694,7 +651,8 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::PROTO_TCP;
+    use crate::net::packet::Ecn;
+    use crate::qdisc::fixtures::flow_pkt;
     use crate::rng::KEY_QDISC;
 
     fn rng() -> Rng {
@@ -703,17 +661,7 @@ mod tests {
 
     /// A packet of flow `f` (distinct source ports), `size` bytes.
     fn pkt(f: u16, size: u32, uid: u64) -> Packet {
-        Packet {
-            uid,
-            flow: f as u32,
-            src: 1,
-            dst: 2,
-            sport: 1000 + f,
-            dport: 80,
-            proto: PROTO_TCP,
-            size,
-            ..Default::default()
-        }
+        flow_pkt(f, size, Ecn::NotEct, uid)
     }
 
     /// Flow ids 0.. whose buckets are pairwise distinct under this qdisc's perturbation.

@@ -31,10 +31,10 @@ use serde::{Deserialize, Serialize};
 
 use super::drr::Drr;
 use super::dualpi2::EcnMask;
-use super::pie::{PieParams, PieVars};
+use super::fq::check_scheduler;
+use super::pie::{pie_params, PieParams, PieVars};
 use super::{
-    check_gains, check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats,
-    QueueDisc,
+    check_gains, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
 };
 use crate::net::packet::Packet;
 use crate::policy::{self, Attach, Decision, Event, Hook, Learned, PolicyRef, UpdateStats};
@@ -131,15 +131,10 @@ const CLASSIC: u8 = 1;
 impl QdiscParams for FqL4sConfig {
     type Qdisc = FqL4s;
     fn validate(&self) -> Result<(), String> {
-        check_positive(
+        check_scheduler(
             "FQ-L4S",
-            &[
-                self.limit_pkts,
-                self.pairs as u64,
-                self.quantum as u64,
-                self.target_ns,
-                self.tupdate_ns,
-            ],
+            (self.limit_pkts, self.pairs, self.quantum),
+            &[self.target_ns, self.tupdate_ns],
         )?;
         check_gains("FQ-L4S", self.alpha, self.beta, self.max_ecnth)?;
         if !(self.coupling.is_finite() && self.coupling > 0.0) {
@@ -157,17 +152,7 @@ impl QdiscParams for FqL4sConfig {
 
 impl FqL4s {
     pub fn new(c: &FqL4sConfig, mut rng: Rng) -> FqL4s {
-        let params = PieParams {
-            target: c.target_ns,
-            tupdate: c.tupdate_ns,
-            alpha: c.alpha,
-            beta: c.beta,
-            max_burst: c.max_burst_ns,
-            max_ecnth: c.max_ecnth,
-            ecn: c.ecn,
-            bytemode: c.bytemode,
-            mtu: c.mtu as u64,
-        };
+        let params = pie_params!(c);
         let pairs = c.pairs.max(1) as usize;
         let queues = (0..2 * pairs)
             .map(|_| SubQueue {
@@ -199,16 +184,9 @@ impl FqL4s {
         }
     }
 
-    pub fn set_limit(&mut self, limit_pkts: Option<u64>) {
-        if let Some(l) = limit_pkts {
-            self.limit = l;
-        }
-    }
-
     /// Hash bucket (pair index) of a packet (`reciprocal_scale` of the 5-tuple hash).
     pub fn bucket_of(&self, pkt: &Packet) -> usize {
-        let h = pkt.five_tuple_hash(self.perturb) as u64;
-        ((h * self.pairs as u64) >> 32) as usize
+        pkt.bucket(self.perturb, self.pairs)
     }
 
     /// The queue index of a packet: Classic `bucket`, or L `pairs + bucket`.
@@ -288,9 +266,7 @@ impl QueueDisc for FqL4s {
     fn flow_bucket(&self, pkt: &Packet) -> Option<usize> {
         Some(self.bucket_of(pkt))
     }
-    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
-        self.set_limit(limit_pkts);
-    }
+    packet_limit!(limit);
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         let i = self.queue_of(&pkt);
         pkt.class = if i >= self.pairs { L4S } else { CLASSIC };
@@ -352,18 +328,7 @@ impl QueueDisc for FqL4s {
         }
     }
 
-    fn peek(&self) -> Option<&Packet> {
-        self.drr.order().find_map(|i| self.queues[i].q.front())
-    }
-    fn backlog_pkts(&self) -> u32 {
-        self.qlen as u32
-    }
-    fn backlog_bytes(&self) -> u64 {
-        self.bytes
-    }
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
+    drr_queues!(queues);
     fn class_names(&self) -> &'static [&'static str] {
         &["L4S", "Classic"]
     }
@@ -385,22 +350,12 @@ impl QueueDisc for FqL4s {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Ecn, PROTO_TCP};
+    use crate::net::packet::Ecn;
+    use crate::qdisc::fixtures::flow_pkt;
     use crate::rng::KEY_QDISC;
 
     fn pkt(f: u16, ecn: Ecn, uid: u64) -> Packet {
-        Packet {
-            uid,
-            flow: f as u32,
-            src: 1,
-            dst: 2,
-            sport: 1000 + f,
-            dport: 80,
-            proto: PROTO_TCP,
-            size: 1500,
-            ecn,
-            ..Default::default()
-        }
+        flow_pkt(f, 1500, ecn, uid)
     }
 
     fn fq() -> FqL4s {

@@ -4,6 +4,62 @@
 //! one file implementing [`QueueDisc`]; [`Qdisc`] is the enum the engine holds, so the
 //! simulation stays `Clone` and the hot path has no virtual calls.
 
+/// `QueueDisc::set_limits` of a qdisc whose one limit is the packet count in `self.<field>`
+/// (CoDel, PIE, DualPI2, the flow queues, FQ-L4S): as `tc qdisc change ... limit N`, a
+/// packet limit replaces it and queued packets stay; a byte limit is ignored.
+macro_rules! packet_limit {
+    ($($field:ident).+) => {
+        fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
+            if let Some(l) = limit_pkts {
+                self.$($field).+ = l;
+            }
+        }
+    };
+}
+
+/// The `QueueDisc` accessors of a qdisc over one [`PktQueue`] `self.q` with its
+/// [`QdiscStats`] `self.stats` (CoDel, PIE, RED): head, backlog, counters and `kind`.
+macro_rules! single_queue {
+    ($kind:literal) => {
+        fn peek(&self) -> Option<&Packet> {
+            self.q.front()
+        }
+        fn backlog_pkts(&self) -> u32 {
+            self.q.len() as u32
+        }
+        fn backlog_bytes(&self) -> u64 {
+            self.q.bytes()
+        }
+        fn stats(&self) -> &QdiscStats {
+            &self.stats
+        }
+        fn kind(&self) -> &'static str {
+            $kind
+        }
+    };
+}
+
+/// The `QueueDisc` accessors of a flow-queue qdisc (FQ-CoDel, FQ-PIE, fq, FQ-L4S): its
+/// queues `self.<queues>[i].q` served by the DRR `self.drr`, with the totals `self.qlen`,
+/// `self.bytes` and the counters `self.stats`. The head is the first queued packet in DRR
+/// order.
+macro_rules! drr_queues {
+    ($queues:ident) => {
+        fn peek(&self) -> Option<&Packet> {
+            self.drr.order().find_map(|i| self.$queues[i].q.front())
+        }
+        fn backlog_pkts(&self) -> u32 {
+            self.qlen as u32
+        }
+        fn backlog_bytes(&self) -> u64 {
+            self.bytes
+        }
+        fn stats(&self) -> &QdiscStats {
+            &self.stats
+        }
+    };
+}
+
 pub mod agent;
 pub mod codel;
 pub mod drr;
@@ -357,4 +413,26 @@ pub(crate) fn check_gains(what: &str, alpha: f64, beta: f64, max_ecnth: f64) -> 
         ));
     }
     check_unit(&format!("{what} max_ecnth"), max_ecnth)
+}
+
+/// Test fixtures shared by the flow-queue qdiscs' tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use crate::net::packet::{Ecn, Packet, PROTO_TCP};
+
+    /// A TCP packet of flow `f` (source port 1000 + `f`, so flows hash apart), `size` bytes.
+    pub(crate) fn flow_pkt(f: u16, size: u32, ecn: Ecn, uid: u64) -> Packet {
+        Packet {
+            uid,
+            flow: f as u32,
+            src: 1,
+            dst: 2,
+            sport: 1000 + f,
+            dport: 80,
+            proto: PROTO_TCP,
+            size,
+            ecn,
+            ..Default::default()
+        }
+    }
 }

@@ -89,19 +89,28 @@ pub struct PieParams {
     pub mtu: u64,
 }
 
+/// The [`PieParams`] of a config with PIE's fields (`target_ns`, `tupdate_ns`, `alpha`,
+/// `beta`, `max_burst_ns`, `max_ecnth`, `ecn`, `bytemode`, `mtu`): PIE, FQ-PIE, FQ-L4S.
+macro_rules! pie_params {
+    ($c:expr) => {
+        PieParams {
+            target: $c.target_ns,
+            tupdate: $c.tupdate_ns,
+            alpha: $c.alpha,
+            beta: $c.beta,
+            max_burst: $c.max_burst_ns,
+            max_ecnth: $c.max_ecnth,
+            ecn: $c.ecn,
+            bytemode: $c.bytemode,
+            mtu: $c.mtu as u64,
+        }
+    };
+}
+pub(crate) use pie_params;
+
 impl PieConfig {
     pub fn params(&self) -> PieParams {
-        PieParams {
-            target: self.target_ns,
-            tupdate: self.tupdate_ns,
-            alpha: self.alpha,
-            beta: self.beta,
-            max_burst: self.max_burst_ns,
-            max_ecnth: self.max_ecnth,
-            ecn: self.ecn,
-            bytemode: self.bytemode,
-            mtu: self.mtu as u64,
-        }
+        pie_params!(self)
     }
 }
 
@@ -327,21 +336,13 @@ impl Pie {
         }
     }
 
-    pub fn set_limit(&mut self, limit_pkts: Option<u64>) {
-        if let Some(l) = limit_pkts {
-            self.limit = l;
-        }
-    }
-
     pub fn vars(&self) -> &PieVars {
         &self.vars
     }
 }
 
 impl QueueDisc for Pie {
-    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
-        self.set_limit(limit_pkts);
-    }
+    packet_limit!(limit);
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         self.vars.catch_up(&self.params, now, self.q.bytes());
         if self.q.len() as u64 >= self.limit {
@@ -369,23 +370,9 @@ impl QueueDisc for Pie {
         self.vars.on_dequeue(&p, now, self.q.bytes());
         Some(p)
     }
-    fn peek(&self) -> Option<&Packet> {
-        self.q.front()
-    }
-    fn backlog_pkts(&self) -> u32 {
-        self.q.len() as u32
-    }
-    fn backlog_bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
+    single_queue!("pie");
     fn prob(&self) -> Option<f64> {
         Some(self.vars.prob)
-    }
-    fn kind(&self) -> &'static str {
-        "pie"
     }
 }
 

@@ -472,21 +472,7 @@ impl QueueDisc for Red {
         Some(p)
     }
 
-    fn peek(&self) -> Option<&Packet> {
-        self.q.front()
-    }
-    fn backlog_pkts(&self) -> u32 {
-        self.q.len() as u32
-    }
-    fn backlog_bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-    fn kind(&self) -> &'static str {
-        "red"
-    }
+    single_queue!("red");
 }
 
 #[cfg(test)]

@@ -154,7 +154,7 @@ impl CongestionOps for Bic {
             cwnd
         };
         if cwnd <= self.low_window {
-            (cwnd >> 1).max(2)
+            w.reno_ssthresh()
         } else {
             ((cwnd as u64 * self.beta as u64 / BETA_SCALE as u64) as u32).max(2)
         }
@@ -163,13 +163,9 @@ impl CongestionOps for Bic {
     /// Linux `bictcp_cong_avoid`: standard slow start, then `cnt` from `bictcp_update`
     /// through `tcp_cong_avoid_ai`.
     fn cong_avoid(&mut self, w: &mut Window, s: &AckSample) {
-        let mut acked = s.acked;
-        if w.in_slow_start() {
-            acked = w.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = w.slow_start_step(s.acked) else {
+            return;
+        };
         self.update(w.cwnd, s.now);
         w.cong_avoid_ai(self.cnt, acked);
     }

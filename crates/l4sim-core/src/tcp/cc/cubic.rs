@@ -182,13 +182,9 @@ impl CongestionOps for Cubic {
     }
 
     fn cong_avoid(&mut self, w: &mut Window, s: &AckSample) {
-        let mut acked = s.acked;
-        if w.in_slow_start() {
-            acked = w.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = w.slow_start_step(s.acked) else {
+            return;
+        };
         let cwnd = w.cwnd as f64;
         let epoch = *self.epoch_start.get_or_insert_with(|| {
             // §4.2: a new epoch starts at the first ACK of congestion avoidance.

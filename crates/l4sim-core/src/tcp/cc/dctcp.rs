@@ -88,7 +88,7 @@ impl CongestionOps for Dctcp {
     /// Linux `dctcp_react_to_loss`: a loss halves the window as Reno does.
     fn set_state(&mut self, w: &mut Window, state: CaState, _now: Time) {
         if state == CaState::Recovery {
-            w.ssthresh = (w.cwnd >> 1).max(2);
+            w.ssthresh = w.reno_ssthresh();
         }
     }
 }

@@ -71,6 +71,34 @@ impl Window {
         left
     }
 
+    /// The slow-start step that opens Linux `tcp_reno_cong_avoid` (and the `cong_avoid` of
+    /// BIC, CUBIC, Vegas built on it): in slow start, `tcp_slow_start`; the segments left
+    /// for congestion avoidance, `None` when slow start used them all.
+    #[inline]
+    pub fn slow_start_step(&mut self, acked: u32) -> Option<u32> {
+        if !self.in_slow_start() {
+            return Some(acked);
+        }
+        let left = self.slow_start(acked);
+        (left > 0).then_some(left)
+    }
+
+    /// Linux `tcp_reno_cong_avoid` (RFC 5681 §3.1): slow start, then one segment per
+    /// window of segments acked.
+    #[inline]
+    pub fn reno_cong_avoid(&mut self, acked: u32) {
+        if let Some(acked) = self.slow_start_step(acked) {
+            let cwnd = self.cwnd;
+            self.cong_avoid_ai(cwnd, acked);
+        }
+    }
+
+    /// Linux `tcp_reno_ssthresh`: half the window, at least 2 segments.
+    #[inline]
+    pub fn reno_ssthresh(&self) -> u32 {
+        (self.cwnd >> 1).max(2)
+    }
+
     /// Linux `tcp_cong_avoid_ai`: one segment per `w` segments acked.
     #[inline]
     pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {

@@ -19,19 +19,11 @@ impl CongestionOps for NewReno {
     /// Halve the window, at least 2 segments. Linux halves cwnd; RFC 5681 (4) halves the
     /// flight size — the same for a cwnd-limited sender.
     fn ssthresh(&mut self, w: &Window, _now: Time) -> u32 {
-        (w.cwnd >> 1).max(2)
+        w.reno_ssthresh()
     }
 
     fn cong_avoid(&mut self, w: &mut Window, s: &AckSample) {
-        let mut acked = s.acked;
-        if w.in_slow_start() {
-            acked = w.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let cwnd = w.cwnd;
-        w.cong_avoid_ai(cwnd, acked);
+        w.reno_cong_avoid(s.acked);
     }
 }
 

@@ -71,19 +71,6 @@ impl Vegas {
     pub fn base_rtt(&self) -> Option<Time> {
         (self.base_rtt != Time::MAX).then_some(self.base_rtt)
     }
-
-    /// Linux `tcp_reno_cong_avoid`.
-    fn reno(w: &mut Window, acked: u32) {
-        let mut acked = acked;
-        if w.in_slow_start() {
-            acked = w.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let cwnd = w.cwnd;
-        w.cong_avoid_ai(cwnd, acked);
-    }
 }
 
 impl CongestionOps for Vegas {
@@ -93,7 +80,7 @@ impl CongestionOps for Vegas {
 
     /// Reno's (Linux `tcp_reno_ssthresh`).
     fn ssthresh(&mut self, w: &Window, _now: Time) -> u32 {
-        (w.cwnd >> 1).max(2)
+        w.reno_ssthresh()
     }
 
     /// Linux `tcp_vegas_pkts_acked`: min-filter the RTT samples.
@@ -109,7 +96,7 @@ impl CongestionOps for Vegas {
     /// Linux `tcp_vegas_cong_avoid`.
     fn cong_avoid(&mut self, w: &mut Window, s: &AckSample) {
         if !self.enabled {
-            Self::reno(w, s.acked);
+            w.reno_cong_avoid(s.acked);
             return;
         }
         self.mark(s);
@@ -118,7 +105,7 @@ impl CongestionOps for Vegas {
             self.beg_snd_nxt = s.delivered + s.in_flight as u64;
             if self.cnt_rtt <= 2 {
                 // Too few samples to tell delayed ACKs from the path: behave as Reno.
-                Self::reno(w, s.acked);
+                w.reno_cong_avoid(s.acked);
             } else {
                 let rtt = self.min_rtt;
                 let base = self.base_rtt;
