@@ -276,14 +276,14 @@ def format_size(nbytes: int) -> str:
     )
 
 
-_QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%/]*)\s*$")
+_AXIS_QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%/]*)\s*$")
 
 
 def split_quantity(text: str) -> tuple[float, str]:
     """``"10Mbps"`` -> ``(10.0, "Mbps")``, ``"2.5"`` -> ``(2.5, "")``: the number and the unit
     as written (not converted; sweep axes and report axes order by it). ``ValueError`` when
     ``text`` is not a number followed by letters."""
-    m = _QUANTITY.match(text)
+    m = _AXIS_QUANTITY.match(text)
     if m is None:
         raise ValueError(text)
     return float(m.group(1)), m.group(2)
