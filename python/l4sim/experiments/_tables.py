@@ -67,7 +67,11 @@ def _dicts(rows: Iterable[Any]) -> list[dict[str, Any]]:
 
 
 def write_csv(path: Path, rows: Iterable[Any], fields: Sequence[str] | None = None) -> None:
-    """Write ``rows`` (dataclasses or dicts) to ``path`` as CSV: one column per field."""
+    """Write ``rows`` (dataclasses, dicts, or tuples in the order of ``fields``) to ``path``
+    as CSV: one column per field."""
+    rows = list(rows)
+    if fields is not None and rows and isinstance(rows[0], tuple):
+        rows = [dict(zip(fields, r, strict=True)) for r in rows]
     ds = _dicts(rows)
     names = list(fields) if fields is not None else list(dict.fromkeys(k for d in ds for k in d))
     with open(path, "w", newline="") as fh:
@@ -145,11 +149,12 @@ def write_ci(
     keys: Sequence[str],
     metrics: Sequence[str],
     select: Callable[[dict[str, Any]], bool] | None = None,
+    name: str = CI_TABLE,
 ) -> list[dict[str, Any]]:
-    """``ci.csv`` and ``ci.md``: :func:`seed_summary` of the ``rows`` (those ``select``
-    keeps) grouped by ``keys``."""
+    """``ci.csv`` and ``ci.md`` (or ``name`` and its CSV): :func:`seed_summary` of the
+    ``rows`` (those ``select`` keeps) grouped by ``keys``."""
     ds = [d for d in _dicts(rows) if select is None or select(d)]
     summary = seed_summary(ds, keys, metrics)
     if summary:
-        write_table(summary, out, CI_TABLE, ci_markdown(summary, keys))
+        write_table(summary, out, name, ci_markdown(summary, keys))
     return summary
