@@ -145,13 +145,18 @@ def scenarios(
     train: bool = False,
     **_: Any,
 ) -> dict[str, Any]:
-    """Case name -> the scenario it ran (a model's weights named by their file name)."""
+    """Case name -> the scenario it ran (trained weights: their path under ``out_dir``)."""
     from l4sim.agents import lfq
 
     out = {}
     for c in _cases(groups, quick=quick):
-        c = replace(c, weights=f"{'weights/' if train else ''}{c.qdisc}.safetensors")
-        out[c.name] = lfq.scenario(c.bw, c.delay, c.cca, DURATION_S, _qdisc(c))
+        if c.qdisc in MODELS:
+            path = Path(out_dir) / "weights" if train else shipped_weights(c.qdisc).parent
+            c = replace(c, weights=str(path / f"{c.qdisc}.safetensors"))
+        data = lfq.scenario(c.bw, c.delay, c.cca, DURATION_S, _qdisc(c)).to_dict()
+        if train and c.qdisc in MODELS:
+            data["topology"]["qdisc"]["lfq_policy"] = f"weights/{c.qdisc}.safetensors"
+        out[c.name] = data
     return out
 
 
