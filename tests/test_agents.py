@@ -207,8 +207,11 @@ def test_rl_tcp_reproduce_writes_the_table(tmp_path):
     assert rows[0].train_steps == 300
     md = (tmp_path / "results.md").read_text()
     assert md == rl_tcp.markdown_table(rows)
-    assert md.splitlines()[-1].startswith("| NewReno (no agent) | - | - | - |")
+    assert md.splitlines()[-1].startswith("| NewReno (no agent) | - | ")  # no training
     assert (tmp_path / "results.csv").is_file() and (tmp_path / "default" / "dqn.pt").is_file()
+    # The training's wall time is in timing.csv, not in the compared tables.
+    assert "train_time_s" in (tmp_path / "timing.csv").read_text()
+    assert "train_time_s" not in (tmp_path / "results.csv").read_text()
     # NewReno fills the 150-packet buffer: a standing queue of more than a BDP, and drops.
     assert rows[1].queue_mean_bdp > 1 and rows[1].drops > 0
 

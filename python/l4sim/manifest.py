@@ -1,8 +1,10 @@
 """``manifest.json``: what produced a results directory, so a reader can tell two runs apart
 or redo one — the l4sim version and git commit, the full command line, the options and
 seeds, the wall time, the machine (CPUs, platform) and the versions of Python and the
-libraries that shape the results, and a SHA-256 of every table the run wrote (figures left
-out: their bytes depend on the plotting library)."""
+libraries that shape the results (Rust: the extension's crate version; the rustc that built
+it is not recorded in the build), the seeds, a SHA-256 of the resolved scenario each case
+ran (``scenario_hashes``), and a SHA-256 of every table the run wrote (figures left out:
+their bytes depend on the plotting library)."""
 
 from __future__ import annotations
 
@@ -55,6 +57,13 @@ def _versions() -> dict[str, str | None]:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             out[name] = None
+    try:
+        from l4sim import _core
+
+        out["l4sim_core_crate"] = str(_core.__version__)
+    except (ImportError, AttributeError):
+        out["l4sim_core_crate"] = None
+    out["rustc"] = None  # not recorded at build time
     return out
 
 
@@ -73,6 +82,8 @@ def write_manifest(
     options: dict[str, Any],
     wall_time_s: float,
     argv: list[str] | None = None,
+    seeds: list[int] | None = None,
+    scenario_hashes: dict[str, str] | None = None,
 ) -> Path:
     """Write ``out_dir/manifest.json`` for the run of ``experiment`` that wrote ``out_dir``."""
     out = Path(out_dir)
@@ -88,10 +99,13 @@ def write_manifest(
         "git_commit": git_commit(),
         "command": ["l4sim", *(sys.argv[1:] if argv is None else argv)],
         "options": options,
+        "seeds": seeds,
+        "scenario_hashes": scenario_hashes or {},
         "wall_time_s": round(wall_time_s, 3),
         "finished_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": {
             "cpus": os.cpu_count(),
+            "python": platform.python_version(),
             "platform": platform.platform(),
             "processor": platform.machine(),
         },

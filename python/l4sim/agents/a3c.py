@@ -22,7 +22,10 @@ Training (:func:`train`) is Hogwild on ``torch.multiprocessing``: the global act
 critic live in shared memory with a shared Adam; each worker process runs its own l4sim
 DualPI2 simulation under its own random traffic, and every 5 steps pushes its gradients
 into the global networks and copies them back. ``workers=1`` runs in this process and is
-deterministic for a seed. ``mode="offline"`` replays logs in the Table-1 format instead
+deterministic for a seed; so is ``sync="rounds"`` for any number of workers (they run in
+this process in lock-step rounds, their gradients applied in worker order:
+:func:`l4sim.agents.a3c_worker.run_rounds`), at the cost of running them one after another.
+``mode="offline"`` replays logs in the Table-1 format instead
 (:mod:`l4sim.agents.a3c_logs`, the paper's workflow). ``ray=...`` runs the same workers as
 Ray tasks that synchronise through a parameter-server actor.
 
@@ -61,7 +64,7 @@ from l4sim.agents.a3c_model import (
     save_policy,
 )
 from l4sim.agents.a3c_ray import train_ray
-from l4sim.agents.a3c_worker import hogwild_sync, run_worker
+from l4sim.agents.a3c_worker import hogwild_sync, run_rounds, run_worker
 from l4sim.agents.tblog import ScalarLog
 from l4sim.errors import EnvConfigError
 
@@ -138,7 +141,8 @@ def _worker_entry(
 def train(
     cfg: A3cConfig, out: str | Path | None = None, log_dir: str | Path | None = None
 ) -> TrainResult:
-    """Train from scratch (Hogwild with ``cfg.workers`` processes; 1: in this process);
+    """Train from scratch (Hogwild with ``cfg.workers`` processes, 1: in this process;
+    ``cfg.sync="rounds"``: deterministic rounds in this process);
     write the policy (and ``checkpoint.safetensors``) under ``out`` if given, TensorBoard
     scalars under ``log_dir`` (``charts/reward_per_step`` per finished episode in completion
     order, ``worker_W/reward_per_step`` per worker episode, ``charts/env_steps_per_s``)."""
@@ -146,6 +150,10 @@ def train(
         raise EnvConfigError("workers, episodes and steps must each be at least 1")
     if cfg.reward not in REWARDS:
         raise EnvConfigError(f"reward {cfg.reward!r} is not known; allowed: {', '.join(REWARDS)}")
+    if cfg.sync not in ("hogwild", "rounds"):
+        raise EnvConfigError(f"sync {cfg.sync!r} is not known; allowed: hogwild, rounds")
+    if cfg.sync == "rounds" and cfg.ray is not None:
+        raise EnvConfigError("Ray workers update asynchronously; give sync='hogwild' with ray")
     torch.set_num_threads(1)
     torch.manual_seed(cfg.seed)
     actor, critic = Actor(), Critic()
@@ -166,6 +174,15 @@ def train(
         if cfg.ray is not None:
             for row in train_ray(cfg, actor, critic, opt_a, opt_c):
                 record(*row)
+        elif cfg.sync == "rounds":
+            run_rounds(
+                cfg,
+                actor,
+                critic,
+                opt_a,
+                opt_c,
+                lambda w, e, r, n: record(w, e, r, time.perf_counter() - t0),
+            )
         elif cfg.workers == 1:
             run_worker(
                 0,

@@ -86,6 +86,11 @@ class A3cConfig:
     """Offline mode: Table-1 log files (CSV or Parquet)."""
     ray: str | None = None
     """Run the workers as Ray tasks (``"local"`` or an address) instead of processes."""
+    sync: str = "hogwild"
+    """How the workers update the global networks: ``"hogwild"`` (asynchronously, from
+    processes sharing the weights: fast, not reproducible for ``workers`` > 1) or
+    ``"rounds"`` (deterministic: in lock-step rounds, every worker's gradients applied in
+    worker order; the same seed gives bit-identical weights)."""
 
 
 class Actor(nn.Module):

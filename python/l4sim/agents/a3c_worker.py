@@ -6,7 +6,7 @@ which the Hogwild processes, the Ray tasks and ``workers=1`` all run. See
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,12 +165,17 @@ def _losses(
     return actor_loss, critic_loss
 
 
-def _push(local: nn.Module, shared: nn.Module, opt: torch.optim.Optimizer) -> None:
-    """Hand the local gradients to the shared network, step its optimiser, copy back."""
+def _apply(local: nn.Module, shared: nn.Module, opt: torch.optim.Optimizer) -> None:
+    """Hand the local gradients to the shared network and step its optimiser."""
     opt.zero_grad()
     for lp, sp in zip(local.parameters(), shared.parameters(), strict=True):
         sp._grad = None if lp.grad is None else lp.grad.clone()
     opt.step()
+
+
+def _push(local: nn.Module, shared: nn.Module, opt: torch.optim.Optimizer) -> None:
+    """Hand the local gradients to the shared network, step its optimiser, copy back."""
+    _apply(local, shared, opt)
     local.load_state_dict(shared.state_dict())
 
 
@@ -198,15 +203,18 @@ def hogwild_sync(
     return sync
 
 
-def run_worker(
+def worker_steps(
     wid: int,
     cfg: A3cConfig,
     init: tuple[dict[str, Any], dict[str, Any]],
-    sync: Sync,
     report: Callable[[int, int, float, int], None],
-) -> None:
-    """One A3C worker (Algorithm 3): starts from the global weights ``init`` (actor,
-    critic state dicts) and calls ``sync`` every ``update_interval`` steps."""
+) -> Iterator[tuple[Actor, Critic]]:
+    """One A3C worker (Algorithm 3) as a generator: starts from the global weights ``init``
+    (actor, critic state dicts) and, every ``update_interval`` steps, yields its local
+    networks holding the segment's gradients; the caller hands them to the global networks
+    and loads the new weights into them before resuming it. Every worker of a
+    configuration yields the same number of times (``episodes`` x ceil(``steps`` /
+    ``update_interval``)), which lets :func:`l4sim.agents.a3c.train` run them in rounds."""
     torch.set_num_threads(1)
     seed = cfg.seed * 1000 + wid
     torch.manual_seed(seed)
@@ -236,6 +244,51 @@ def run_worker(
                 lc.zero_grad()
                 la_loss, lc_loss = _losses(la, lc, seg, last_v, cfg)
                 (la_loss + lc_loss).backward()
-                sync(la, lc)
+                yield la, lc
                 seg = Segment()
         report(wid, ep, total / cfg.steps, cfg.steps)
+
+
+def run_worker(
+    wid: int,
+    cfg: A3cConfig,
+    init: tuple[dict[str, Any], dict[str, Any]],
+    sync: Sync,
+    report: Callable[[int, int, float, int], None],
+) -> None:
+    """One A3C worker (Algorithm 3, :func:`worker_steps`) that calls ``sync`` every
+    ``update_interval`` steps."""
+    for la, lc in worker_steps(wid, cfg, init, report):
+        sync(la, lc)
+
+
+def run_rounds(
+    cfg: A3cConfig,
+    actor: Actor,
+    critic: Critic,
+    opt_a: torch.optim.Optimizer,
+    opt_c: torch.optim.Optimizer,
+    report: Callable[[int, int, float, int], None],
+) -> None:
+    """Deterministic A3C: the ``cfg.workers`` workers in lock-step rounds, in this process.
+    Each round every worker, in worker order, runs its next segment from the weights of the
+    round's start and computes its gradients; then the gradients are applied to the global
+    networks in worker order (one optimiser step each, as Hogwild's pushes) and every worker
+    loads the new weights. Nothing depends on process scheduling, so a seed gives the same
+    weights bit for bit; the price is running the workers one after another."""
+    init = (actor.state_dict(), critic.state_dict())
+    workers = [worker_steps(w, cfg, init, report) for w in range(cfg.workers)]
+    while True:
+        pending = [next(w, None) for w in workers]
+        if all(p is None for p in pending):
+            return
+        if any(p is None for p in pending):
+            raise RuntimeError("A3C workers fell out of step (a worker stopped early)")
+        nets = [p for p in pending if p is not None]
+        for la, lc in nets:
+            _apply(la, actor, opt_a)
+            _apply(lc, critic, opt_c)
+        weights = (actor.state_dict(), critic.state_dict())
+        for la, lc in nets:
+            la.load_state_dict(weights[0])
+            lc.load_state_dict(weights[1])

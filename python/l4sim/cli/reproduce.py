@@ -164,6 +164,12 @@ class _GeneratedCommand:
 reproduce_cmd = app.command("reproduce")(_GeneratedCommand())
 
 
+def _seeds_run(exp: Experiment, groups: list[str] | None, kwargs: dict[str, Any]) -> list[int]:
+    """The seeds the cases ran (their ``seed`` fields), for experiments without ``--seeds``."""
+    cases = exp.cases(groups or exp.groups, **kwargs)
+    return sorted({s for c in cases if isinstance(s := getattr(c, "seed", None), int) and s > 0})
+
+
 def reproduce(
     *,
     name: str,
@@ -229,12 +235,15 @@ def reproduce(
     recorded.update(only=subset, seeds=list(kwargs.get("seeds", [])) or None)
     recorded.update(figures=figures, jobs=jobs, ray=ray)
     recorded.update({k: options.get(k) for k in declared if k not in recorded})
+    wall = time.perf_counter() - started
     write_manifest(
         out_dir,
         experiment=name,
         options=recorded,
-        wall_time_s=time.perf_counter() - started,
+        wall_time_s=wall,
         argv=_INVOCATION,
+        seeds=recorded["seeds"] or _seeds_run(exp, subset, kwargs),
+        scenario_hashes=exp.scenario_hashes(out_dir, subset or exp.groups, **kwargs),
     )
     if not quiet:
         print(exp.markdown_table(rows))

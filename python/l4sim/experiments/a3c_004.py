@@ -16,7 +16,13 @@ apart and leaving after 40 s).
 Outputs: ``train/<reward>-s<seed>/`` (policy, checkpoint, per-episode rewards),
 ``convergence-<reward>.png`` (Fig. 25 style: each worker's episode reward and the global
 mean), ``policy.png`` (p' against the queue delay for each learned policy), ``table.csv`` /
-``table.md``.
+``table.md``, ``training.csv`` / ``training.md``, ``per_seed.csv``, ``ci.csv`` / ``ci.md``
+(mean and 95 % CI of the learned policies over the training seeds) and ``timing.csv``.
+
+Training is deterministic by default (``A3cConfig.sync="rounds"``: the workers in lock-step
+rounds, their gradients applied in worker order), so a run's tables are the same bit for
+bit; ``hogwild=True`` (``--hogwild``) trains with asynchronous Hogwild processes instead:
+faster with several cores, different every run.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from typing import Any
 from l4sim.executors import Executor
 from l4sim.experiments import aqm_004
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_table
+from l4sim.experiments._tables import write_ci, write_per_seed, write_table, write_timing
 from l4sim.experiments.base import Declared, Option, quick_option, seeds_option
 
 #: Scenario name -> (rate, CCA) of paper 004's testbed, or "dynamic".
@@ -108,6 +114,10 @@ def scenario_dict(case: Case, policy: str | None) -> dict[str, Any]:
     return d
 
 
+#: The metrics of a row, averaged over training seeds in ``ci.csv``.
+METRICS = ("l4s_p50_ms", "l4s_p99_ms", "classic_mean_ms", "utilisation", "jain", "drops", "marks")
+
+
 @dataclass
 class Row:
     scenario: str
@@ -158,9 +168,16 @@ def _run_case(task: tuple[Case, str | None]) -> Row:
 
 
 def train_all(
-    out: Path, seeds: Iterable[int], quick: bool, workers: int, ray: str | None = None
+    out: Path,
+    seeds: Iterable[int],
+    quick: bool,
+    workers: int,
+    ray: str | None = None,
+    sync: str = "rounds",
 ) -> dict[tuple[str, int], Any]:
-    """Train one policy per reward and seed; returns the results (curves, wall times)."""
+    """Train one policy per reward and seed; returns the results (curves, wall times).
+    Each run's ``episodes.csv`` holds the episodes' rewards, its ``timing.csv`` their wall
+    times."""
     from l4sim.agents.a3c import A3cConfig, train
 
     results = {}
@@ -173,13 +190,18 @@ def train_all(
                 reward=reward,
                 seed=seed,
                 ray=ray,
+                sync=sync,
             )
             d = _policy_path(out, reward, seed).parent
             res = train(cfg, d, log_dir=out / "tb" / d.name)
             with open(d / "episodes.csv", "w", newline="") as fh:
-                w = csv.writer(fh)
-                w.writerow(["worker", "episode", "reward_per_step", "wall_s"])
-                w.writerows(res.curve)
+                csv.writer(fh).writerows(
+                    [("worker", "episode", "reward_per_step")] + [c[:3] for c in res.curve]
+                )
+            with open(d / "timing.csv", "w", newline="") as fh:
+                csv.writer(fh).writerows(
+                    [("worker", "episode", "wall_s")] + [(c[0], c[1], c[3]) for c in res.curve]
+                )
             results[(reward, seed)] = res
     return results
 
@@ -199,15 +221,17 @@ def reproduce(
     quick: bool = False,
     seeds: Iterable[int] = SEEDS,
     workers: int = 2,
+    hogwild: bool = False,
 ) -> list[Row]:
-    """Train (per reward and seed), then run every case on ``executor``; write the table
-    and, with ``figures``, the convergence and policy figures."""
+    """Train (per reward and seed; deterministic rounds, or Hogwild with ``hogwild``), then
+    run every case on ``executor``; write the tables and, with ``figures``, the convergence
+    and policy figures."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     seeds = tuple(seeds)
-    if quick:  # one seed (as `cases`), one in-process worker
-        seeds, workers = seeds[:1], 1
-    trained = train_all(out, seeds, quick, workers)
+    if quick:  # one seed (as `cases`)
+        seeds = seeds[:1]
+    trained = train_all(out, seeds, quick, workers, sync="hogwild" if hogwild else "rounds")
     todo = cases(only if only is not None else GROUPS, seeds, quick)
     tasks = [
         (c, str(_policy_path(out, c.aqm.rsplit("-", 1)[1], c.seed)) if c.seed else None)
@@ -215,26 +239,60 @@ def reproduce(
     ]
     rows = run_cases(_run_case, tasks, todo, executor, on_case)
     write_table(rows, out, TABLE, markdown_table(rows))
-    with open(out / "training.md", "w") as fh:
-        fh.write(training_table(trained))
+    write_per_seed(out, rows)
+    write_ci(out, rows, ("scenario", "aqm"), METRICS, lambda d: d["seed"] > 0)
+    write_table(training_rows(trained), out, "training.md", training_table(trained))
+    write_timing(
+        out,
+        [
+            {
+                "reward": reward,
+                "seed": seed,
+                "workers": r.cfg.workers,
+                "sync": r.cfg.sync,
+                "steps": r.steps,
+                "wall_s": r.wall_s,
+                "steps_per_s_per_worker": r.steps_per_s_per_worker,
+            }
+            for (reward, seed), r in trained.items()
+        ],
+    )
     if figures:
         plot_convergence(trained, out)
         plot_policies(out, seeds)
     return rows
 
 
-def training_table(trained: dict[tuple[str, int], Any]) -> str:
-    lines = [
-        "| reward | seed | workers | steps | wall s | steps/s per worker "
-        "| first-10 mean reward | last-10 mean reward |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+def training_rows(trained: dict[tuple[str, int], Any]) -> list[dict[str, Any]]:
+    """Per trained policy: the first and last 10 episodes' mean reward (wall times:
+    ``timing.csv``)."""
+    out = []
     for (reward, seed), r in trained.items():
         rs = [c[2] for c in r.curve]
+        out.append(
+            {
+                "reward": reward,
+                "seed": seed,
+                "workers": r.cfg.workers,
+                "sync": r.cfg.sync,
+                "steps": r.steps,
+                "first10_reward": statistics.fmean(rs[:10]),
+                "last10_reward": statistics.fmean(rs[-10:]),
+            }
+        )
+    return out
+
+
+def training_table(trained: dict[tuple[str, int], Any]) -> str:
+    lines = [
+        "| reward | seed | workers | updates | steps | first-10 mean reward "
+        "| last-10 mean reward |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for t in training_rows(trained):
         lines.append(
-            f"| {reward} | {seed} | {r.cfg.workers} | {r.steps} | {r.wall_s:.1f} "
-            f"| {r.steps_per_s_per_worker:.0f} | {statistics.fmean(rs[:10]):.3f} "
-            f"| {statistics.fmean(rs[-10:]):.3f} |"
+            f"| {t['reward']} | {t['seed']} | {t['workers']} | {t['sync']} | {t['steps']} "
+            f"| {t['first10_reward']:.3f} | {t['last10_reward']:.3f} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -333,6 +391,24 @@ def _cases(
     return cases(groups, seeds, quick)
 
 
+def scenarios(
+    out_dir: str | Path,
+    groups: Iterable[str],
+    *,
+    seeds: Iterable[int] = SEEDS,
+    quick: bool = False,
+    **_: object,
+) -> dict[str, Any]:
+    """Case name -> the scenario it ran (the policy's path relative to ``out_dir``)."""
+    out = {}
+    for c in cases(groups, seeds, quick):
+        policy = None
+        if c.seed:
+            policy = _policy_path(Path("."), c.aqm.rsplit("-", 1)[1], c.seed).as_posix()
+        out[c.name] = scenario_dict(c, policy)
+    return out
+
+
 EXPERIMENT = Declared(
     name="a3c-l4s",
     aliases=("a3c-004",),
@@ -344,12 +420,20 @@ EXPERIMENT = Declared(
         quick_option("one seed, tiny training"),
         seeds_option("Train with seeds 1..N (default 3)."),
         Option("workers", int, "A3C workers per training run (default 2).", min=1, max=64),
+        Option(
+            "hogwild",
+            bool,
+            "Train with asynchronous Hogwild processes: faster on several cores, but not "
+            "reproducible (default: deterministic lock-step rounds).",
+            default=False,
+        ),
     ),
-    tables=(TABLE, "table.csv", "training.md"),
+    tables=(TABLE, "table.csv", "training.md", "training.csv", "per_seed.csv", "ci.md"),
     figures=("convergence-delay.png", "convergence-utility.png", "policy.png"),
     module=__name__,
     run=reproduce,
     table=markdown_table,
     case_list=_cases,
     tensorboard=tensorboard_dir,
+    scenarios=scenarios,
 )

@@ -24,7 +24,7 @@ from typing import Any
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_table
+from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import Declared
 from l4sim.results import write
 from l4sim.run import run
@@ -223,6 +223,7 @@ def reproduce(
     tasks = [(case, str(out / case.name), figures) for case in todo]
     rows = run_cases(_run_case, tasks, todo, executor, on_case)
     write_table(rows, out, TABLE, markdown_table(rows))
+    write_per_seed(out, rows)  # one run per case, seed 1
     return rows
 
 
@@ -261,4 +262,5 @@ EXPERIMENT = Declared(
     run=reproduce,
     table=markdown_table,
     case_list=_cases,
+    scenarios=lambda out_dir, groups, **_: {c.name: scenario(c) for c in _cases(groups)},
 )

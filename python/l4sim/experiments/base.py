@@ -8,6 +8,8 @@ their types, bounds and help. An option an experiment does not declare is refuse
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +19,14 @@ from l4sim.executors import Executor
 
 OnCase = Callable[[Any, int, int], None]
 """``on_case(case, done, total)``: called as each case finishes."""
+
+
+def scenario_hash(scenario: Any) -> str:
+    """SHA-256 of a resolved scenario (a :class:`~l4sim.scenario.Scenario` or its plain
+    data): its canonical JSON, keys sorted; equal scenarios hash equal."""
+    data = scenario.to_dict() if hasattr(scenario, "to_dict") else scenario
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def seeds_1_to(n: int) -> range:
@@ -111,6 +121,17 @@ class Experiment(Protocol):
 
     def tensorboard_dir(self, out_dir: str | Path, **options: Any) -> Path | None: ...
 
+    def scenario_hashes(
+        self, out_dir: str | Path, groups: Iterable[str], **options: Any
+    ) -> dict[str, str]:
+        """Case name -> SHA-256 (:func:`scenario_hash`) of the resolved scenario the case
+        ran (for learned cases: the evaluation's) in a run with these options."""
+        ...
+
+
+def _no_scenarios(out_dir: str | Path, groups: Iterable[str], **_: Any) -> dict[str, Any]:
+    return {}
+
 
 def _no_tensorboard(out_dir: str | Path, **_: Any) -> Path | None:
     return None
@@ -137,6 +158,8 @@ class Declared:
     #: The module that documents it (its docstring is the experiment's description).
     module: str = ""
     tensorboard: Callable[..., Path | None] = field(default=_no_tensorboard)
+    #: ``scenarios(out_dir, groups, **options)``: case name -> the resolved scenario it ran.
+    scenarios: Callable[..., dict[str, Any]] = field(default=_no_scenarios)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -171,3 +194,8 @@ class Declared:
 
     def tensorboard_dir(self, out_dir: str | Path, **options: Any) -> Path | None:
         return self.tensorboard(out_dir, **options)
+
+    def scenario_hashes(
+        self, out_dir: str | Path, groups: Iterable[str], **options: Any
+    ) -> dict[str, str]:
+        return {k: scenario_hash(v) for k, v in self.scenarios(out_dir, groups, **options).items()}

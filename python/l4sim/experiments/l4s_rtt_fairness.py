@@ -36,14 +36,14 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_table
+from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import Declared, seeds_option
 from l4sim.metrics import jain
 from l4sim.scenario import Scenario
@@ -377,6 +377,7 @@ def reproduce(
     if seeds is None:
         tasks = [(case, seed, variant) for case in todo]
         rows = run_cases(_run_case, tasks, todo, executor, on_case)
+        write_per_seed(out, rows)
     else:
         seed_list = list(seeds)
         if not seed_list:
@@ -388,6 +389,7 @@ def reproduce(
         runs = run_cases(_run_case, tasks, [t[0] for t in tasks], executor, on_case)
         n = len(todo)
         rows = [averaged(runs[i::n]) for i in range(n)]
+        write_per_seed(out, [{"seed": t[1], **asdict(r)} for t, r in zip(tasks, runs, strict=True)])
     write_table(rows, out, TABLE, markdown_table(rows))
     if figures:
         plot(rows, out / "throughput.png")
@@ -494,6 +496,21 @@ def plot(rows: list[Row], path: Path) -> None:
     plt.close(fig)
 
 
+def scenarios(
+    out_dir: str | Path, groups: Iterable[str], *, seeds: Iterable[int] | None = None, **_: Any
+) -> dict[str, Any]:
+    """Case name (``-s<seed>`` with ``seeds``) -> the scenario it ran (DualPI2: the L4STeam
+    2020 build's; the mainline run beside it differs only in the qdisc)."""
+
+    def qdisc(c: Case) -> dict[str, Any]:
+        return DUALPI2_L4STEAM_2020 if c.qdisc == "dualpi2" else qdisc_for(c)
+
+    if seeds is None:
+        return {c.name: scenario(c, qdisc(c)) for c in cases(groups)}
+    noisy = TcpVariant(access_jitter_us=HOST_JITTER_US)
+    return {f"{c.name}-s{s}": scenario(c, qdisc(c), s, noisy) for s in seeds for c in cases(groups)}
+
+
 def _cases(groups: Iterable[str], *, seeds: Iterable[int] = (1,), **_: object) -> list[Case]:
     return cases(groups) * len(list(seeds))
 
@@ -517,4 +534,5 @@ EXPERIMENT = Declared(
     run=reproduce,
     table=markdown_table,
     case_list=_cases,
+    scenarios=scenarios,
 )

@@ -30,7 +30,7 @@ from l4sim.errors import L4simError
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_table
+from l4sim.experiments._tables import write_csv, write_per_seed, write_table
 from l4sim.experiments.base import Declared, Option, quick_option
 
 #: Model -> (alpha, online) (paper 001 sections V-A, V-B, VI-A; ``rl.cc`` ``alpha``).
@@ -137,6 +137,29 @@ def _cases(groups: Iterable[str], *, quick: bool = False, **_: object) -> list[C
     return cases(groups, QUICK_POINTS if quick else POINTS)
 
 
+def scenarios(
+    out_dir: str | Path,
+    groups: Iterable[str],
+    *,
+    quick: bool = False,
+    train: bool = False,
+    **_: Any,
+) -> dict[str, Any]:
+    """Case name -> the scenario it ran (trained weights: their path under ``out_dir``)."""
+    from l4sim.agents import lfq
+
+    out = {}
+    for c in _cases(groups, quick=quick):
+        if c.qdisc in MODELS:
+            path = Path(out_dir) / "weights" if train else shipped_weights(c.qdisc).parent
+            c = replace(c, weights=str(path / f"{c.qdisc}.safetensors"))
+        data = lfq.scenario(c.bw, c.delay, c.cca, DURATION_S, _qdisc(c)).to_dict()
+        if train and c.qdisc in MODELS:
+            data["topology"]["qdisc"]["lfq_policy"] = f"weights/{c.qdisc}.safetensors"
+        out[c.name] = data
+    return out
+
+
 def _qdisc(case: Case) -> dict[str, Any]:
     if case.qdisc in MODELS:
         return {"kind": "fq", "lfq_policy": case.weights, "lfq_interval": INTERVAL}
@@ -238,6 +261,17 @@ def reproduce(
     ]
     rows = run_cases(_run_case, todo, todo, executor, on_case)
     write_table(rows, out_dir, TABLE, markdown_table(rows))
+    write_per_seed(out_dir, rows)  # one run per case: the scenarios' seed (1), one model
+    write_csv(
+        out_dir / "table1.csv",
+        table_one(rows),
+        ("model", "cca", "corr_bw", "corr_delay", "mean_output"),
+    )
+    write_csv(
+        out_dir / "table7.csv",
+        table_seven(rows),
+        ("qdisc", "throughput_mbps", "max_queue_pkts", "avg_queue_pkts"),
+    )
     if figures and models:
         _figure(rows, out_dir / "fig8.png")
     return rows
@@ -355,7 +389,7 @@ EXPERIMENT = Declared(
         quick_option("3 points per sweep instead of 100"),
         Option("train", bool, "Retrain the learned models instead of the shipped ones.", False),
     ),
-    tables=(TABLE, "results.csv"),
+    tables=(TABLE, "results.csv", "table1.csv", "table7.csv", "per_seed.csv"),
     figures=("fig8.png",),
     reference=("paper001_corr.csv", "paper001_table7.csv"),
     module=__name__,
@@ -363,4 +397,5 @@ EXPERIMENT = Declared(
     table=markdown_table,
     case_list=_cases,
     tensorboard=tensorboard_dir,
+    scenarios=scenarios,
 )

@@ -60,11 +60,10 @@ from l4sim.errors import L4simError
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_table
+from l4sim.experiments._tables import write_ci, write_per_seed, write_table, write_timing
 from l4sim.experiments.base import Declared, quick_option, seeds_option
 from l4sim.metrics import mean_abs_deviation as _mad
 from l4sim.metrics import nan_mean as _fmean
-from l4sim.metrics import running_mean as _smooth
 from l4sim.scenario import Scenario
 
 #: Scheme -> (bottleneck qdisc, cca of the three flows, learned agents, mixer).
@@ -212,7 +211,6 @@ class Row:
     seed: int
     episodes: int
     train_steps: int
-    train_wall_s: float
     throughput_kbps: float
     rtt_ms: float
     mad_cwnd_bytes: float
@@ -225,9 +223,9 @@ class Row:
     steady_cwnd_sum_pkts: float
     final_return: float | None
 
-    @property
-    def steps_per_s(self) -> float:
-        return self.train_steps / self.train_wall_s if self.train_wall_s > 0 else math.nan
+
+#: The metrics of a row, averaged over training seeds in ``ci.csv``.
+METRICS = tuple(f for f in Row.__dataclass_fields__ if f not in ("scheme", "seed", "episodes"))
 
 
 def metrics(
@@ -286,15 +284,18 @@ def _duration_s(duration: str) -> float:
     return to_ns(duration, "duration") / 1e9
 
 
-def _row(case: Case, episodes: int, steps: int, wall: float, sim: Any, ret: float | None) -> Row:
+def _row(
+    case: Case, episodes: int, steps: int, wall: float, sim: Any, ret: float | None
+) -> tuple[Row, float]:
     dur = _duration_s(QUICK_EPISODE if case.quick else EPISODE)
     whole = metrics(sim)
     steady = metrics(sim, since_s=dur - min(STEADY_S, dur / 2))
-    return Row(case.scheme, case.seed, episodes, steps, wall, *whole[:4], *steady, ret)
+    return Row(case.scheme, case.seed, episodes, steps, *whole[:4], *steady, ret), wall
 
 
-def _run_case(task: tuple[Case, str, int]) -> Row:
-    """One (scheme, seed) in a worker: train (learned schemes), then one greedy episode."""
+def _run_case(task: tuple[Case, str, int]) -> tuple[Row, float]:
+    """One (scheme, seed) in a worker: train (learned schemes), then one greedy episode;
+    the row and the training's wall time."""
     case, case_dir, episodes = task
     _, _, learned, mixer = SCHEMES[case.scheme]
     duration = QUICK_EPISODE if case.quick else EPISODE
@@ -345,7 +346,8 @@ def reproduce(
     quick: bool = False,
 ) -> list[Row]:
     """Every scheme x training seed on ``executor``; writes ``results.csv`` / ``results.md``
-    (mean and std over seeds beside the paper), the generalisation of the trained MA-CC
+    (mean and std over seeds beside the paper), ``per_seed.csv``, ``ci.csv`` / ``ci.md``,
+    ``timing.csv`` (training wall times), the generalisation of the trained MA-CC
     teams (``generalise.md``) and, with ``figures``, the bar chart and training curves.
     ``quick``: one seed, 2 episodes of 4 s (tests)."""
     if importlib.util.find_spec("torch") is None:
@@ -356,15 +358,43 @@ def reproduce(
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS, seeds, quick)
     tasks = [(c, str(out / c.name), episodes) for c in todo]
-    rows = run_cases(_run_case, tasks, todo, executor, on_case)
+    done = run_cases(_run_case, tasks, todo, executor, on_case)
+    rows = [r for r, _ in done]
     write_table(rows, out, TABLE, markdown_table(rows))
+    write_per_seed(out, rows)
+    write_ci(out, rows, ("scheme",), METRICS, lambda d: d["train_steps"] > 0)
+    write_timing(out, [_timing(r, wall) for r, wall in done])
     teams = [c for c in todo if SCHEMES[c.scheme][3] in ("vdn", "qmix")]
     if teams:
         generalise(out, teams, executor=executor, quick=quick)
     if figures:
-        _figure(rows, out / "metrics.png")
-        plot_training(out, todo)
+        from l4sim.experiments._macc_figures import metrics_figure, plot_training
+
+        metrics_figure(rows, [s for s in SCHEMES if any(r.scheme == s for r in rows)], out)
+        plot_training(out, [(c.name, c.scheme) for c in todo])
     return rows
+
+
+def _timing(r: Row, wall: float) -> dict[str, Any]:
+    sps = r.train_steps / wall if wall > 0 else None
+    return {"scheme": r.scheme, "seed": r.seed, "train_wall_s": wall, "agent_steps_per_s": sps}
+
+
+def scenarios(
+    out_dir: str | Path,
+    groups: Iterable[str],
+    *,
+    seeds: Iterable[int] = SEEDS,
+    quick: bool = False,
+    **_: object,
+) -> dict[str, Any]:
+    """Case name -> the scenario of its measured episode (a learned scheme's: the greedy
+    evaluation's, seeded 10 000 + seed)."""
+    dur = QUICK_EPISODE if quick else EPISODE
+    return {
+        c.name: scenario(c.scheme, dur, seed=c.seed + (10_000 if SCHEMES[c.scheme][2] else 0))
+        for c in cases(groups, seeds, quick)
+    }
 
 
 # -- generalisation (beyond the paper) -------------------------------------------------------
@@ -487,8 +517,8 @@ def markdown_table(rows: list[Row]) -> str:
     head = (
         "| scheme | seeds | throughput kbit/s (paper) | RTT ms (paper) | MAD cwnd bytes (paper) "
         "| MAD queue pkts (paper) | last 10 s: throughput kbit/s | RTT ms | MAD cwnd bytes "
-        "| MAD queue pkts | train s / seed | agent steps/s |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "| MAD queue pkts |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n"
     )
     lines = []
     for scheme in SCHEMES:
@@ -500,7 +530,6 @@ def markdown_table(rows: list[Row]) -> str:
         def cell(vals: list[float], p: float | None) -> str:
             return f"{_stats(vals)} ({'-' if p is None else f'{p:,.0f}'})"
 
-        sps = [r.steps_per_s for r in rs if r.train_steps]
         lines.append(
             f"| {scheme} | {len(rs)} | {cell([r.throughput_kbps for r in rs], paper[0])} "
             f"| {cell([r.rtt_ms for r in rs], paper[1])} "
@@ -509,71 +538,9 @@ def markdown_table(rows: list[Row]) -> str:
             f"| {_stats([r.steady_throughput_kbps for r in rs])} "
             f"| {_stats([r.steady_rtt_ms for r in rs])} "
             f"| {_stats([r.steady_mad_cwnd_bytes for r in rs])} "
-            f"| {_stats([r.steady_mad_queue_pkts for r in rs], 1)} "
-            f"| {statistics.fmean(r.train_wall_s for r in rs):.0f} "
-            f"| {statistics.fmean(sps) if sps else 0:.0f} |"
+            f"| {_stats([r.steady_mad_queue_pkts for r in rs], 1)} |"
         )
     return head + "\n".join(lines) + "\n"
-
-
-def _figure(rows: list[Row], path: Path) -> None:
-    from l4sim.plot import pyplot
-
-    plt = pyplot()
-
-    schemes = [s for s in SCHEMES if any(r.scheme == s for r in rows)]
-    fields = [
-        ("throughput_kbps", "throughput (kbit/s)"),
-        ("rtt_ms", "RTT (ms)"),
-        ("mad_cwnd_bytes", "MAD cwnd (bytes)"),
-        ("mad_queue_pkts", "MAD queue (packets)"),
-    ]
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
-    for ax, (field_, label) in zip(axes, fields, strict=True):
-        means, sds = [], []
-        for s in schemes:
-            xs = [getattr(r, field_) for r in rows if r.scheme == s]
-            means.append(statistics.fmean(xs))
-            sds.append(statistics.stdev(xs) if len(xs) > 1 else 0.0)
-        ax.bar(range(len(schemes)), means, yerr=sds, color="tab:blue", alpha=0.8)
-        ax.set_xticks(range(len(schemes)), schemes, rotation=35, ha="right", fontsize=8)
-        ax.set_title(label, fontsize=10)
-    fig.suptitle("MA-CC (paper 002 Fig. 4): mean and std over training seeds", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def plot_training(out: Path, todo: Iterable[Case], path: Path | None = None) -> None:
-    """Fig. 3-style training curves: throughput and RTT of every training episode (mean over
-    seeds, moving average of 10 episodes), one line per learned scheme."""
-    from l4sim.plot import pyplot
-
-    plt = pyplot()
-
-    curves: dict[str, list[list[tuple[float, float]]]] = {}
-    for c in todo:
-        f = out / c.name / "curve.json"
-        if f.is_file():
-            curves.setdefault(c.scheme, []).append(json.loads(f.read_text())["throughput_rtt"])
-    if not curves:
-        return
-    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
-    for scheme, runs in curves.items():
-        n = min(len(r) for r in runs)
-        for k, ax in enumerate(axes):
-            ys = [statistics.fmean(r[i][k] for r in runs) for i in range(n)]
-            ax.plot(range(1, n + 1), _smooth(ys), label=f"{scheme} ({len(runs)} seeds)")
-    axes[0].set_ylabel("throughput (kbit/s)")
-    axes[1].set_ylabel("mean RTT (ms)")
-    for ax in axes:
-        ax.set_xlabel("training episode")
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.suptitle("MA-CC (paper 002 Fig. 3): training episodes (exploring policy)", fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path or out / "training.png", dpi=110)
-    plt.close(fig)
 
 
 EXPERIMENT = Declared(
@@ -587,7 +554,7 @@ EXPERIMENT = Declared(
         quick_option("one seed, 2 episodes of 4 s"),
         seeds_option("Train with seeds 1..N (default 3)."),
     ),
-    tables=(TABLE, "results.csv", "generalise.md"),
+    tables=(TABLE, "results.csv", "generalise.md", "generalise.csv", "per_seed.csv", "ci.md"),
     figures=("metrics.png", "training.png"),
     reference=("paper002_fig4.csv",),
     module=__name__,
@@ -595,4 +562,5 @@ EXPERIMENT = Declared(
     table=markdown_table,
     case_list=cases,
     tensorboard=tensorboard_dir,
+    scenarios=scenarios,
 )

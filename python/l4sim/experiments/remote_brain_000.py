@@ -36,7 +36,9 @@ import numpy as np
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
+from l4sim.experiments._tables import write_ci, write_csv, write_timing
 from l4sim.experiments._timeseries import plot_timeseries
+from l4sim.experiments.remote_brain_nml import EVAL_SEED, nml_run, nml_table, rate_rule
 from l4sim.metrics import jain
 from l4sim.plot import pyplot
 
@@ -66,7 +68,6 @@ DELAY_SEEDS: dict[str, tuple[int, ...]] = {"share-aware": (1, 2, 3)}
 TRAIN_EPISODE_S = 20.0
 TRAIN_STEPS = 8_000
 EVAL_S = 200.0
-EVAL_SEED = 10_007
 PARTS = ("stage2", "unified", "delay", "fairshare")
 GOAL_JAIN = {"fifo": 0.9, "dualpi2": 0.95}
 FAIR_TABLE = "fairshare.md"
@@ -74,7 +75,20 @@ DELAY_TABLE = "control_delay.md"
 RUNS_TABLE = "stage2_unified.md"
 NML_TABLE = "unified_nml.md"
 #: Stage 2's tables (``--only`` selects :data:`PARTS`).
-TABLES = (RUNS_TABLE, DELAY_TABLE, FAIR_TABLE, NML_TABLE, "results.json")
+TABLES = (RUNS_TABLE, DELAY_TABLE, FAIR_TABLE, NML_TABLE, "results.json", "ci_stage2.md")
+#: The metrics of a result, averaged over training seeds in ``ci_stage2.csv``.
+METRICS = (
+    "iot_mbps",
+    "cubic_mbps",
+    "jain",
+    "iot_loss",
+    "cwnd_cov",
+    "iot_rtt_p99_ms",
+    "control_rtt_ms",
+    "control_rtt_p99_ms",
+    "actions_lost",
+)
+_JOB_KEYS = ("part", "agent", "control", "delay_ms", "limit")
 QUICK_STEPS = 200
 QUICK_EVAL_S = 5.0
 
@@ -188,22 +202,6 @@ def train_and_evaluate(
     return evaluate(job, dqn.greedy_policy(net), eval_s, stats.steps, stats.wall_time_s)
 
 
-def rate_rule(obs: Any, share: float = 0.5) -> int:
-    """A hand-written remote CC on the ``aware`` observation (log1p-compressed): aim the
-    window at the fair share's rate times the RTT the state carries, ``share`` x BDP x
-    sRTT / base RTT, and take the multiplicative step nearest to it from the window last
-    commanded. A rate target does not overshoot when the action lands late (a window
-    target, unlike a window step, says where to go, not how far), so the delay hurts little."""
-    from l4sim.envs.remote import MULT_FACTORS
-
-    o = np.expm1(np.asarray(obs, np.float64))
-    srtt, commanded = o[4], o[11]
-    if srtt <= 0 or commanded <= 0:
-        return 1  # no RTT sample yet: grow
-    ratio = math.log(share * srtt / commanded)
-    return int(np.argmin([abs(ratio - math.log(f)) for f in MULT_FACTORS]))
-
-
 def evaluate(
     job: Job,
     policy: Callable[[Any], int],
@@ -309,6 +307,17 @@ def reproduce(
     if "unified" in groups:  # N, M, L > 1 with the rate rule (no training; seconds)
         nml = [nml_run(2, 2, 2, q, eval_s) for q in FAIR_QUEUES]
         (out / NML_TABLE).write_text(nml_table(nml))
+        write_csv(  # the per-flow lists space-separated
+            out / "unified_nml.csv",
+            [
+                {
+                    **r,
+                    "iot_mbps": " ".join(map(str, r["iot_mbps"])),
+                    "cubic_mbps": " ".join(map(str, r["cubic_mbps"])),
+                }
+                for r in nml
+            ],
+        )
     if figures:
         draw_figures(results, out)
     return results
@@ -327,6 +336,20 @@ def _ms(mean: float, sd: float | None = None) -> str:
     return f"{mean:.0f}" if sd is None else f"{mean:.0f} ± {sd:.0f}"
 
 
+def _runs(results: list[Result]) -> list[tuple[str, str, Result]]:
+    """The (part, control path, result) rows of :func:`runs_table`."""
+    out = []
+    for r in results:
+        j = r.job
+        if j.part not in ("stage2", "unified") and not (j.agent == "rl-tcp" and j.seed == 1):
+            continue
+        if j.part == "stage2" or (j.control == "fixed" and j.delay_ms in PAPER_DELAYS_MS.values()):
+            out.append(("stage 2", f"fixed {j.delay_ms:g} ms", r))
+        elif j.control in UNIFIED_QUEUES:
+            out.append(("unified", j.control, r))
+    return out
+
+
 def runs_table(results: list[Result]) -> str:
     """Stage 2 and the unified run, one row each."""
     lines = [
@@ -334,18 +357,10 @@ def runs_table(results: list[Result]) -> str:
         "| Jain | IoT loss % | IoT cwnd CoV | IoT p99 RTT ms | action-flow drops |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in results:
-        j = r.job
-        if j.part not in ("stage2", "unified") and not (j.agent == "rl-tcp" and j.seed == 1):
-            continue
-        if j.part == "stage2" or (j.control == "fixed" and j.delay_ms in PAPER_DELAYS_MS.values()):
-            part, path = "stage 2", f"fixed {j.delay_ms:g} ms"
-        elif j.control in UNIFIED_QUEUES:
-            part, path = "unified", j.control
-        else:
-            continue
+    for part, path, r in _runs(results):
         lines.append(
-            f"| {part} | {j.agent} | {path} | {r.control_rtt_ms:.0f} / {r.control_rtt_p99_ms:.0f} "
+            f"| {part} | {r.job.agent} | {path} "
+            f"| {r.control_rtt_ms:.0f} / {r.control_rtt_p99_ms:.0f} "
             f"| {r.iot_mbps:.2f} | {r.cubic_mbps:.2f} | {r.jain:.3f} | {100 * r.iot_loss:.2f} "
             f"| {r.cwnd_cov:.2f} | {r.iot_rtt_p99_ms:.0f} | {r.actions_lost} |"
         )
@@ -519,79 +534,43 @@ def load_results(path: Path) -> list[Result]:
         keys = ("part", "agent", "control", "seed", "delay_ms", "limit")
         job = Job(**{k: d.pop(k) for k in keys})
         d.pop("case")
+        d.setdefault("train_s", 0.0)  # wall times are in timing.csv
         out.append(Result(job=job, **d))
     return out
 
 
+def result_rows(results: list[Result]) -> list[dict[str, Any]]:
+    """Every case's numbers as flat dicts (no traces, no wall times)."""
+    rows = []
+    for r in results:
+        d = {k: v for k, v in vars(r).items() if k not in ("trace", "job", "train_s")}
+        rows.append({"case": r.job.name, **vars(r.job), **d})
+    return rows
+
+
 def write_results(results: list[Result], out: Path) -> None:
-    """The three tables (Markdown) and every case's numbers (``results.json``, no traces)."""
+    """The three tables (Markdown; as CSV, the rows each one shows or aggregates), every
+    case's numbers (``results.json``, no traces), the mean and 95 % CI over training seeds
+    (``ci_stage2.csv`` / ``.md``) and the training wall times (``timing.csv``)."""
     import json
 
     (out / RUNS_TABLE).write_text(runs_table(results))
     (out / FAIR_TABLE).write_text(fair_table(results))
     (out / DELAY_TABLE).write_text(delay_table(results))
-    rows = []
-    for r in results:
-        d = {k: v for k, v in vars(r).items() if k not in ("trace", "job")}
-        rows.append({"case": r.job.name, **vars(r.job), **d})
+    rows = result_rows(results)
+    by_case = {r["case"]: r for r in rows}
+    runs = [r for _, _, r in _runs(results)]
+    fair = [r for r in results if r.job.part == "fairshare"]
+    delay = [r for _, rs in _delay_groups(results) for r in rs]
+    for table, rs in ((RUNS_TABLE, runs), (FAIR_TABLE, fair), (DELAY_TABLE, delay)):
+        write_csv(out / table.replace(".md", ".csv"), [by_case[r.job.name] for r in rs])
     (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
-
-
-def nml_run(
-    n: int = 2,
-    m: int = 2,
-    l: int = 2,  # noqa: E741
-    control_queue: str = "dualpi2",
-    eval_s: float = EVAL_S,
-) -> dict[str, Any]:
-    """The unified system with N devices, M control-path and L data-path CUBIC flows, every
-    device driven by :func:`rate_rule` aiming at 1 / (N + L) of the data bottleneck:
-    per-flow goodputs, Jain over the N + L data flows and the mean control RTT."""
-    from l4sim.envs.remote import RemoteTcpEnv
-
-    share = 1.0 / (n + l)
-    env = RemoteTcpEnv(
-        n=n,
-        m=m,
-        l=l,
-        control_queue=control_queue,
-        duration_s=eval_s,
-        obs_mode="aware",
-        action_set="mult",
-        reward="share",
-        reward_kwargs={"n_flows": n + l},
-        peer_policy=lambda o: rate_rule(np.log1p(o), share),
+    write_csv(out / "per_seed_stage2.csv", rows)
+    write_ci(out, rows, _JOB_KEYS, METRICS, name="ci_stage2.md")
+    write_timing(
+        out,
+        [
+            {"case": r.job.name, "train_steps": r.train_steps, "train_wall_s": r.train_s}
+            for r in results
+        ],
     )
-    obs, _ = env.reset(seed=EVAL_SEED)
-    truncated = False
-    while not truncated:
-        obs, _, _, truncated, _ = env.step(rate_rule(np.log1p(obs), share))
-    flows = env.sim.summary()["flows"]
-    ix = env.index
-    iot = [flows[ix.iot(i)]["goodput_bps"] / 1e6 for i in range(n)]
-    cubic = [flows[ix.data_cubic(k)]["goodput_bps"] / 1e6 for k in range(l)]
-    return {
-        "n": n,
-        "m": m,
-        "l": l,
-        "control_queue": control_queue,
-        "iot_mbps": iot,
-        "cubic_mbps": cubic,
-        "jain": jain(iot + cubic, idle=0.0),
-        "control_rtt_ms": 1e3 * statistics.fmean(env.control_rtts_s),
-    }
-
-
-def nml_table(runs: list[dict[str, Any]]) -> str:
-    lines = [
-        "| N | M | L | control path | control RTT ms | IoT Mbit/s (each) | CUBIC Mbit/s (each) "
-        "| Jain (N + L flows) |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in runs:
-        lines.append(
-            f"| {r['n']} | {r['m']} | {r['l']} | {r['control_queue']} | {r['control_rtt_ms']:.0f} "
-            f"| {' / '.join(f'{x:.2f}' for x in r['iot_mbps'])} "
-            f"| {' / '.join(f'{x:.2f}' for x in r['cubic_mbps'])} | {r['jain']:.3f} |"
-        )
-    return "\n".join(lines) + "\n"

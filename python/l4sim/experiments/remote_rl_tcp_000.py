@@ -36,7 +36,7 @@ from typing import Any
 from l4sim.executors import Executor
 from l4sim.experiments import remote_brain_000 as brain
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_table
+from l4sim.experiments._tables import write_ci, write_per_seed, write_table
 from l4sim.experiments._timeseries import plot_timeseries
 from l4sim.experiments.base import Declared, quick_option
 from l4sim.run import run
@@ -185,6 +185,22 @@ def stage1_trace(queue: str, duration_s: float = DURATION_S, seed: int = 1) -> d
     return trace
 
 
+def scenarios(
+    out_dir: str | Path, groups: Iterable[str], *, quick: bool = False, **_: Any
+) -> dict[str, Any]:
+    """Case name -> the scenario it ran: stage 1's runs, then each trained part's greedy
+    evaluation (its environment's scenario with the evaluation seed)."""
+    groups = list(groups)
+    duration = 20.0 if quick else float(DURATION_S)
+    out: dict[str, Any] = {c.name: scenario(c, duration) for c in stage1_cases(groups)}
+    eval_s = QUICK_EVAL_S if quick else brain.EVAL_S
+    for job in brain.cases(groups):
+        env = brain.make_env(job, eval_s).unwrapped
+        out[job.name] = env.scenario.model_copy(update={"seed": brain.EVAL_SEED})
+        env.close()
+    return out
+
+
 def tensorboard_dir(out_dir: str | Path, **_: Any) -> Path | None:
     """Where the trainers write TensorBoard logs (stage 2 and the unified run: one run per
     trained agent)."""
@@ -212,6 +228,8 @@ def reproduce(
     rows = run_cases(_run_case, [(c, duration) for c in todo], todo, executor, on_case)
     if rows:
         write_table(rows, out, TABLE, markdown_table(rows))
+        write_per_seed(out, rows)
+        write_ci(out, rows, ("queue",), ("rs_rtt_ms", "rs_mbps", "cubic_mbps"))
 
     def shifted(case: Any, done: int, total: int) -> None:
         if on_case is not None:
@@ -240,7 +258,7 @@ EXPERIMENT = Declared(
     paper="Paper 000 (remote RL-TCP), §5, Fig. 2-9 and Table 2",
     groups=GROUPS,
     options=(quick_option("20 s stage-1 runs, 200 training steps, 5 s evaluations"),),
-    tables=(TABLE, "table2.csv", *brain.TABLES),
+    tables=(TABLE, "table2.csv", "per_seed.csv", "ci.md", *brain.TABLES),
     figures=("remote_rl_tcp_000_*.png",),
     reference=("paper000_table2.csv",),
     module=__name__,
@@ -248,4 +266,5 @@ EXPERIMENT = Declared(
     table=markdown_table,
     case_list=_cases,
     tensorboard=tensorboard_dir,
+    scenarios=scenarios,
 )

@@ -42,7 +42,7 @@ from l4sim import rewards as _rewards
 from l4sim.errors import EnvConfigError, L4simError
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_table
+from l4sim.experiments._tables import write_per_seed, write_table, write_timing
 from l4sim.experiments.base import Declared
 from l4sim.scenario import Scenario
 from l4sim.units import format_number as _fmt
@@ -384,9 +384,8 @@ def cases(groups: Iterable[str] = GROUPS) -> list[Case]:
 @dataclass
 class Row:
     agent: str
+    seed: int | None
     train_steps: int | None
-    train_time_s: float | None
-    steps_per_s: float | None
     utilization: float
     queue_mean_pkts: float
     queue_mean_bdp: float
@@ -417,13 +416,15 @@ def newreno_baseline(seed: int = EVAL_SEED) -> dict[str, Any]:
     }
 
 
-def _dqn_row(result: dict[str, Any]) -> Row:
+def _dqn_row(result: dict[str, Any]) -> tuple[Row, dict[str, Any]]:
+    """The table's row and the training's wall time (``timing.csv``)."""
     ev, tr = result["eval"], result["train"]
+    timing = {"agent": f"DQN, {result['reward']} reward", "train_steps": tr["steps"]}
+    timing.update(train_time_s=tr["wall_time_s"], steps_per_s=tr["steps_per_s"])
     return Row(
-        agent=f"DQN, {result['reward']} reward",
+        agent=timing["agent"],
+        seed=result["seed"],
         train_steps=tr["steps"],
-        train_time_s=tr["wall_time_s"],
-        steps_per_s=tr["steps_per_s"],
         utilization=ev["utilization"],
         queue_mean_pkts=ev["queue_mean_pkts"],
         queue_mean_bdp=ev["queue_mean_bdp"],
@@ -432,15 +433,14 @@ def _dqn_row(result: dict[str, Any]) -> Row:
         drops=ev["drops"],
         return_default=ev["return_default"],
         return_ns3ai=ev["return_ns3ai"],
-    )
+    ), timing
 
 
 def _newreno_row(nr: dict[str, Any]) -> Row:
     return Row(
         agent="NewReno (no agent)",
+        seed=None,
         train_steps=None,
-        train_time_s=None,
-        steps_per_s=None,
         utilization=nr["utilization"],
         queue_mean_pkts=nr["queue_mean_pkts"],
         queue_mean_bdp=nr["queue_mean_bdp"],
@@ -452,13 +452,29 @@ def _newreno_row(nr: dict[str, Any]) -> Row:
     )
 
 
-def _run_case(task: tuple[Case, str, int, int, bool]) -> Row:
+def _run_case(task: tuple[Case, str, int, int, bool]) -> tuple[Row, dict[str, Any] | None]:
     """One case (in a worker): train its DQN into its directory, or run NewReno."""
     case, case_dir, steps, seed, figures = task
     if case.reward == "newreno":
-        return _newreno_row(newreno_baseline())
+        return _newreno_row(newreno_baseline()), None
     result = train(case_dir, steps=steps, reward=case.reward, seed=seed, figures=figures)
     return _dqn_row(result)
+
+
+def scenarios(out_dir: str | Path, groups: Iterable[str], **_: Any) -> dict[str, Any]:
+    """Case name -> the scenario of its evaluation (NewReno's: the same path, 20 s)."""
+    out: dict[str, Any] = {}
+    for c in cases(groups):
+        if c.reward == "newreno":
+            data = json.loads(json.dumps(SCENARIO))
+            data["flows"][0]["cca"] = "newreno"
+            data.update(seed=EVAL_SEED, duration=f"{EVAL_EPISODE_STEPS * 0.1:g}s")
+            out[c.name] = data
+        else:
+            env = make_env(c.reward, EVAL_EPISODE_STEPS)
+            out[c.name] = env.unwrapped.scenario.model_copy(update={"seed": EVAL_SEED})
+            env.close()
+    return out
 
 
 def tensorboard_dir(out_dir: str | Path, **_: Any) -> Path | None:
@@ -485,8 +501,11 @@ def reproduce(
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS)
     tasks = [(c, str(out / c.reward), steps, seed, figures) for c in todo]
-    rows = run_cases(_run_case, tasks, todo, executor, on_case)
+    done = run_cases(_run_case, tasks, todo, executor, on_case)
+    rows = [r for r, _ in done]
     write_table(rows, out, TABLE, markdown_table(rows))
+    write_per_seed(out, rows)  # one training seed per reward
+    write_timing(out, [t for _, t in done if t is not None])
     return rows
 
 
@@ -494,13 +513,12 @@ def markdown_table(rows: list[Row]) -> str:
     """The agents side by side: training cost, then the evaluation episode's utilisation,
     queue, sRTT, window, drops and return under both rewards."""
     head = (
-        "| agent | train steps | train time s | steps/s | util % | queue pkts | queue BDP "
+        "| agent | train steps | util % | queue pkts | queue BDP "
         "| sRTT ms | cwnd pkts | drops | return (default) | return (ns3ai) |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
     lines = [
-        f"| {r.agent} | {_fmt(r.train_steps, '{}')} | {_fmt(r.train_time_s, '{:.0f}')} "
-        f"| {_fmt(r.steps_per_s, '{:.0f}')} | {r.utilization * 100:.1f} "
+        f"| {r.agent} | {_fmt(r.train_steps, '{}')} | {r.utilization * 100:.1f} "
         f"| {r.queue_mean_pkts:.1f} | {r.queue_mean_bdp:.2f} "
         f"| {r.srtt_mean_ms:.1f} | {_fmt(r.cwnd_mean_pkts, '{:.1f}')} | {r.drops} "
         f"| {_fmt(r.return_default, '{:.1f}')} "
@@ -520,11 +538,12 @@ EXPERIMENT = Declared(
     "(needs PyTorch)",
     paper="ns3-ai's RL-TCP example, as paper 000 (remote RL-TCP) runs it",
     groups=GROUPS,
-    tables=(TABLE, "results.csv"),
+    tables=(TABLE, "results.csv", "per_seed.csv"),
     figures=("<reward>/eval_episode.png", "<reward>/training_return.png"),
     module=__name__,
     run=reproduce,
     table=markdown_table,
     case_list=_cases,
     tensorboard=tensorboard_dir,
+    scenarios=scenarios,
 )
