@@ -68,10 +68,14 @@ def _same(a: Path, b: Path, ignore_events: bool) -> bool:
 
 
 def compare(out: Path, ref: Path, ignore_events: bool = False) -> int:
+    """Every file of the reference must be here and the same; a file only in this snapshot
+    is a new output (a table a change added), listed but not a difference."""
     mine, theirs = _files(out), _files(ref)
-    bad = sorted(mine ^ theirs)
+    for p in sorted(mine - theirs):
+        print(f"new in this snapshot: {p}")
+    bad = sorted(theirs - mine)
     for p in bad:
-        print(f"only in {'this snapshot' if p in mine else 'the reference'}: {p}")
+        print(f"missing from this snapshot: {p}")
     for p in sorted(mine & theirs):
         if not _same(out / p, ref / p, ignore_events):
             print(f"differs: {p}")
