@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("l4sim._core")
 
 import l4sim
+from l4sim import _core
 from l4sim.scenario import QDISC_KINDS, loads
 
 WARMUP_S = 10.0
@@ -85,6 +86,21 @@ def test_every_kind_parses_with_defaults_and_round_trips() -> None:
             assert core == {"kind": kind}
 
 
+def test_the_former_kind_agent_reads_as_external() -> None:
+    for qdisc in ("agent", {"kind": "agent", "limit": "385p", "ecn": True}):
+        sc = dumbbell(qdisc, duration="1s")
+        assert sc.topology.links()[0][2].qdisc.kind == "external"
+        core = sc.to_core_config()["links"][0]["qdisc_ab"]
+        assert core["kind"] == "external"
+        assert "agent" not in sc.to_toml()
+    # The core takes the alias too (a configuration written by hand or an older release).
+    cfg = json.loads(dumbbell("external", duration="1s").to_core_json())
+    cfg["links"][0]["qdisc_ab"] = {"kind": "agent", "limit_pkts": 50}
+    sim = _core.Simulation(json.dumps(cfg))
+    sim.run()
+    assert json.loads(sim.summary_json())["queues"][0]["qdisc"] == "external"
+
+
 def test_parameters_reach_the_core_in_core_units() -> None:
     sc = dumbbell(
         {"kind": "pie", "target": "20ms", "tupdate": "30ms", "alpha": 0.25, "limit": "500p"},
@@ -118,7 +134,7 @@ def test_parameters_reach_the_core_in_core_units() -> None:
         (
             {"kind": "blue"},
             "'fifo', 'red', 'codel', 'pie', 'fq_codel', 'fq_pie', 'fq', 'dualpi2', 'fq_l4s' "
-            "or 'agent'",
+            "or 'external'",
         ),
         ({"kind": "codel", "limit": "10KB"}, "must be a number of packets"),
         ({"kind": "codel", "target": "5"}, "has no unit"),

@@ -52,7 +52,7 @@ AQM_SCENARIO: dict[str, Any] = {
         "bottleneck": {
             "rate": "10Mbps",
             "delay": "20ms",
-            "qdisc": {"kind": "agent", "limit": "1000p"},
+            "qdisc": {"kind": "external", "limit": "1000p"},
         },
     },
     "flows": [{"kind": "tcp", "cca": "cubic", "count": 2}],
@@ -81,9 +81,10 @@ MULTI_SCENARIO: dict[str, Any] = {
         "bottleneck": {
             "rate": "10Mbps",
             "delay": "20ms",
-            "qdisc": {"kind": "agent", "limit": "385p"},
+            "qdisc": {"kind": "external", "limit": "385p"},
         },
     },
     "flows": [{"kind": "tcp", "cca": "external"}, {"kind": "tcp", "cca": "external"}],
 }
-"""MA-CC style: two agent-controlled TCP flows and an agent AQM (queue 385p, paper 002)."""
+"""MA-CC style: two agent-controlled TCP flows and an agent-controlled AQM (an ``external``
+qdisc of 385p, paper 002)."""

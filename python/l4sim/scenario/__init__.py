@@ -53,11 +53,12 @@ from l4sim.scenario.fields import (
 from l4sim.scenario.flows import FLOW_KINDS, ControlFlow, Delack, Flow, TcpFlow, UdpFlow
 from l4sim.scenario.model import ResolvedFlow, Scenario, load, loads
 from l4sim.scenario.qdiscs import (
+    QDISC_ALIASES,
     QDISC_KINDS,
-    AgentQdisc,
     Codel,
     DualPi2,
     EcnMask,
+    ExternalQdisc,
     Fifo,
     Fq,
     FqCodel,
@@ -82,11 +83,11 @@ from l4sim.scenario.topology import (
 __all__ = [
     "CCA_KINDS",
     "FLOW_KINDS",
+    "QDISC_ALIASES",
     "QDISC_KINDS",
     "TOPOLOGY_PRESETS",
     "U32",
     "AccessSpec",
-    "AgentQdisc",
     "Bbr",
     "Bic",
     "Buckets",
@@ -104,6 +105,7 @@ __all__ = [
     "Dumbbell",
     "EcnMask",
     "External",
+    "ExternalQdisc",
     "Fifo",
     "Flag",
     "Flow",
