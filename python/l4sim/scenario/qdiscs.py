@@ -364,6 +364,16 @@ class ExternalQdisc(_AqmBase):
     ecn: Flag | None = None
 
 
+class PfifoHeadDrop(_QdiscBase):
+    """Linux ``pfifo_head_drop`` (``kind = "pfifo_head_drop"``): a FIFO of ``limit``
+    packets that, when full, drops its oldest packet to take the arrival."""
+
+    kind: Literal["pfifo_head_drop"] = "pfifo_head_drop"
+    limit: PacketLimit | None = None
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {"limit": "limit_pkts"}
+
+
 QDISC_MODELS: tuple[type[_QdiscBase], ...] = (
     Fifo,
     Red,
@@ -375,6 +385,7 @@ QDISC_MODELS: tuple[type[_QdiscBase], ...] = (
     DualPi2,
     FqL4s,
     ExternalQdisc,
+    PfifoHeadDrop,
 )
 """One model per queue discipline; add new ones here: the kinds and the union follow."""
 

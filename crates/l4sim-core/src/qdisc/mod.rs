@@ -11,6 +11,7 @@ pub mod external;
 pub mod fifo;
 pub mod fq;
 pub mod fq_l4s;
+pub mod pfifo_head_drop;
 pub mod pie;
 pub mod red;
 
@@ -311,6 +312,9 @@ qdiscs! {
     /// `kind = "agent"` is its former name, kept as an alias.
     #[serde(alias = "agent")]
     External(external::ExternalConfig),
+    /// FIFO dropping its oldest packet when full, Linux `pfifo_head_drop`
+    /// (`qdisc/pfifo_head_drop.rs`).
+    PfifoHeadDrop(pfifo_head_drop::PfifoHeadDropConfig),
 }
 
 impl Default for QdiscConfig {
