@@ -135,7 +135,7 @@ def test_actions_the_core_cannot_read(sim: Simulation, action: Any, fragment: st
 
 
 def test_actions_the_core_refuses_keep_its_sentence(sim: Simulation) -> None:
-    with pytest.raises(ActionError, match="has no 'agent' qdisc"):
+    with pytest.raises(ActionError, match="has no 'external' qdisc"):
         sim.apply({"kind": "set_drop_prob", "link": "r0->r1", "prob": 0.5})
 
 

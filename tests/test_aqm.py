@@ -1,4 +1,5 @@
-"""The classic AQM suite through the public API: RED, CoDel, PIE, FQ-CoDel, FQ-PIE, fq.
+"""The classic AQM suite through the public API: RED, CoDel, PIE, FQ-CoDel, FQ-PIE, fq,
+pfifo_head_drop.
 
 Each test asserts the defining behaviour of one qdisc with tolerances from its RFC or
 paper. The TCP is NewReno without SACK; numbers measured when these tests were written are
@@ -17,6 +18,7 @@ import pytest
 pytest.importorskip("l4sim._core")
 
 import l4sim
+from l4sim import _core
 from l4sim.scenario import QDISC_KINDS, loads
 
 WARMUP_S = 10.0
@@ -85,6 +87,21 @@ def test_every_kind_parses_with_defaults_and_round_trips() -> None:
             assert core == {"kind": kind}
 
 
+def test_the_former_kind_agent_reads_as_external() -> None:
+    for qdisc in ("agent", {"kind": "agent", "limit": "385p", "ecn": True}):
+        sc = dumbbell(qdisc, duration="1s")
+        assert sc.topology.links()[0][2].qdisc.kind == "external"
+        core = sc.to_core_config()["links"][0]["qdisc_ab"]
+        assert core["kind"] == "external"
+        assert "agent" not in sc.to_toml()
+    # The core takes the alias too (a configuration written by hand or an older release).
+    cfg = json.loads(dumbbell("external", duration="1s").to_core_json())
+    cfg["links"][0]["qdisc_ab"] = {"kind": "agent", "limit_pkts": 50}
+    sim = _core.Simulation(json.dumps(cfg))
+    sim.run()
+    assert json.loads(sim.summary_json())["queues"][0]["qdisc"] == "external"
+
+
 def test_parameters_reach_the_core_in_core_units() -> None:
     sc = dumbbell(
         {"kind": "pie", "target": "20ms", "tupdate": "30ms", "alpha": 0.25, "limit": "500p"},
@@ -117,8 +134,7 @@ def test_parameters_reach_the_core_in_core_units() -> None:
     [
         (
             {"kind": "blue"},
-            "'fifo', 'red', 'codel', 'pie', 'fq_codel', 'fq_pie', 'fq', 'dualpi2', 'fq_l4s' "
-            "or 'agent'",
+            ", ".join(map(repr, QDISC_KINDS[:-1])) + f" or {QDISC_KINDS[-1]!r}",
         ),
         ({"kind": "codel", "limit": "10KB"}, "must be a number of packets"),
         ({"kind": "codel", "target": "5"}, "has no unit"),
@@ -325,6 +341,26 @@ def test_fq_overall_limit_changes_at_run_time_through_set_queue_limit() -> None:
     q = sim.queues()
     late = q.filter((pl.col("link") == "r0->r1") & (pl.col("time_s") > 6))
     assert late["backlog_pkts"].max() <= 31
+
+
+def test_pfifo_head_drop_drops_the_oldest_packets() -> None:
+    """Linux pfifo_head_drop (sch_fifo.c ``pfifo_tail_enqueue``) under a UDP flow at twice
+    the link rate: a full queue drops its head, so it holds the newest ``limit`` arrivals and
+    a delivered packet waited ``limit`` inter-arrival times (half the drop-tail FIFO's
+    ``limit`` transmission times), never more than ``limit`` transmission times."""
+    n, tx = 20, 1500 * 8 / 10e6  # 1.2 ms per 1500-byte packet at 10 Mbps
+    udp = [{"kind": "udp", "rate": "20Mbps"}]
+    head, _ = run(dumbbell({"kind": "pfifo_head_drop", "limit": f"{n}p"}, flows=udp, duration="5s"))
+    tail, _ = run(dumbbell({"kind": "fifo", "limit": f"{n}p"}, flows=udp, duration="5s"))
+    h, t = bottleneck(head), bottleneck(tail)
+    assert h["qdisc"] == "pfifo_head_drop"
+    assert h["backlog_max_pkts"] == n
+    assert h["sojourn_p99_s"] <= n * tx
+    assert h["sojourn_mean_s"] == pytest.approx(n * tx / 2, rel=0.02)
+    assert t["sojourn_mean_s"] == pytest.approx(n * tx, rel=0.05)
+    # Half of what arrives is dropped (from the head), as many as the tail-drop FIFO drops.
+    assert h["drops"] == t["drops"]
+    assert h["drops"] == pytest.approx(h["packets"], rel=0.02)
 
 
 def test_example_scenarios_load_and_run() -> None:

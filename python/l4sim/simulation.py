@@ -415,7 +415,7 @@ class Simulation:
             bytes = _int_arg(bytes, "set_queue_limit bytes", 1, MAX_LIMIT, "bytes")
         self._sim.set_queue_limit(_str_arg(link, "set_queue_limit link"), packets, bytes)
 
-    # -- agents in the loop -----------------------------------------------------------------
+    # -- the control API (core: engine/control_api.rs, types control.rs) ------------------
     # Actions are dicts as in crates/l4sim-py/API.md ("set_cwnd", "set_drop_prob",
     # "set_dualpi2", "set_flow_limit", "set_queue_limit", "set_link_rate").
 

@@ -94,7 +94,7 @@ pub struct LinkConfig {
 pub enum FlowKind {
     Tcp,
     Udp,
-    /// Carries agent actions to the flow's destination node (`Simulation::send_control`).
+    /// Carries control actions to the flow's destination node (`Simulation::send_control`).
     Control,
 }
 

@@ -14,8 +14,9 @@ use crate::net::routing::FlowPath;
 use crate::stats::series::{FlowSeries, QueueSeries};
 use crate::summary::Summary;
 
-/// Bumped when a key is renamed or removed (adding one is compatible).
-pub const VERSION: u32 = 2;
+/// Bumped when a key is renamed or removed (adding one is compatible); 3: the qdisc kind
+/// `agent` is `external`.
+pub const VERSION: u32 = 3;
 
 fn value<T: Serialize>(x: &T) -> Value {
     serde_json::to_value(x).expect("configuration types serialise")

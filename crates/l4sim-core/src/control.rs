@@ -1,4 +1,5 @@
-//! Agents in the loop: the actions an agent can take and the observations it reads.
+//! The control API's types: the actions a controller (an environment's agent, a remote
+//! process) can take and the observations it reads. The engine side is `engine/control_api.rs`.
 //!
 //! The engine runs until a control point (a time, or a packet trigger at a link), Python
 //! reads one batched observation and answers with actions; nothing crosses into Python per
@@ -20,7 +21,7 @@ pub enum Action {
         #[serde(default)]
         ssthresh: Option<u32>,
     },
-    /// Drop (or mark) probability of an `agent` qdisc for what follows (MA-CC's AQM agent).
+    /// Drop (or mark) probability of an `external` qdisc for what follows (MA-CC's AQM agent).
     SetDropProb { link: String, prob: f64 },
     /// DualPI2's base probability p′ (`None`: back to the PI law) and coupling k (A3C-L4S).
     SetDualpi2 {
@@ -322,7 +323,7 @@ pub(crate) mod tests {
                 prob: 0.5,
             })
             .unwrap_err();
-        assert!(e.0.contains("no 'agent' qdisc"), "{e}");
+        assert!(e.0.contains("no 'external' qdisc"), "{e}");
         let e = sim
             .apply_action(&Action::SetQueueLimit {
                 link: "x->y".into(),
@@ -372,8 +373,10 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn agent_qdisc_and_packet_trigger() {
-        let q = QdiscConfig::Agent(crate::qdisc::agent::AgentConfig::default());
+    fn external_qdisc_and_packet_trigger() {
+        // `kind = "agent"`, the qdisc's former name, still reads as `external`.
+        let q: QdiscConfig = serde_json::from_str(r#"{"kind": "agent"}"#).unwrap();
+        assert!(matches!(q, QdiscConfig::External(_)));
         let mut sim = Simulation::new(path(q)).unwrap();
         sim.apply_action(&Action::SetCwnd {
             flow: 0,
@@ -401,7 +404,7 @@ pub(crate) mod tests {
         let o = sim.observe();
         assert!(
             o.queues.drops[2] > drops,
-            "the agent's probability drops packets"
+            "the probability set drops packets"
         );
         assert_eq!(o.queues.prob[2], 0.2);
         assert_eq!(o.queues.link[2], "r0->h1");

@@ -111,7 +111,7 @@ impl Simulation {
             .map_err(action_error)
     }
 
-    /// Apply an agent action now (see API.md for the action dicts).
+    /// Apply a control action now (see API.md for the action dicts).
     fn apply(&mut self, action_: &Bound<'_, PyAny>) -> PyResult<()> {
         self.inner
             .apply_action(&action(action_)?)

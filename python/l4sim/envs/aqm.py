@@ -92,16 +92,16 @@ def _seconds(t: float | str) -> float:
 
 
 class AqmDropEnv(_QueueEnv):
-    """An agent sets the drop (with the qdisc's ``ecn``: mark) probability of an ``agent``
-    qdisc for the next interval.
+    """An agent sets the drop (with the qdisc's ``ecn``: mark) probability of an
+    ``external`` qdisc for the next interval.
 
-    Options: ``link`` (default: the first link whose qdisc kind is ``"agent"``),
+    Options: ``link`` (default: the first link whose qdisc kind is ``"external"``),
     ``action_set`` ``"continuous"`` (default, Box([0], [max_prob])) or ``"macc"``
     (Discrete(2): p = 0 or 1, paper 002 eq. 2), ``reward`` (default ``"macc_r2"``; any queue
     reward of :mod:`l4sim.rewards`), ``rtt_ref``; plus :class:`L4simEnv`'s options.
     An unchanged probability sends nothing."""
 
-    kind = "agent"
+    kind = "external"
 
     def __init__(
         self,

@@ -50,7 +50,7 @@ AQM_SCENARIO: dict[str, Any] = _dumbbell(
     "env_aqm_drop",
     "10Mbps",
     "20ms",
-    {"kind": "agent", "limit": "1000p"},
+    {"kind": "external", "limit": "1000p"},
     [{"kind": "tcp", "cca": "cubic", "count": 2}],
 )
 """Two CUBIC flows through an agent-controlled drop queue (10 Mbps / 20 ms)."""
@@ -68,7 +68,8 @@ MULTI_SCENARIO: dict[str, Any] = _dumbbell(
     "env_macc",
     "10Mbps",
     "20ms",
-    {"kind": "agent", "limit": "385p"},
+    {"kind": "external", "limit": "385p"},
     [dict(_AGENT_TCP), dict(_AGENT_TCP)],
 )
-"""MA-CC style: two agent-controlled TCP flows and an agent AQM (queue 385p, paper 002)."""
+"""MA-CC style: two agent-controlled TCP flows and an agent-controlled AQM (an ``external``
+qdisc of 385p, paper 002)."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from l4sim.errors import EnvConfigError
-from l4sim.scenario import Scenario
+from l4sim.scenario import QDISC_ALIASES, Scenario
 
 __all__ = [
     "OBS_HIGH",
@@ -60,7 +60,7 @@ QUEUE_FEATURES: tuple[tuple[str, str, str], ...] = (
     ("sojourn", "seconds (head packet's waiting time now)", "/ ref. RTT"),
     ("drops", "packets per step", "/ link capacity in 1500-byte packets per step"),
     ("marks", "CE marks per step", "/ link capacity in 1500-byte packets per step"),
-    ("prob", "probability (PIE p, DualPI2 p', agent qdisc's)", "as is; none -> 0"),
+    ("prob", "probability (PIE p, DualPI2 p', external qdisc's)", "as is; none -> 0"),
 )
 """Queue observation: (name, raw unit, normalisation), in vector order."""
 
@@ -333,6 +333,7 @@ class Topology:
         return max(rtts) if rtts else default_s
 
     def links_of_kind(self, kind: str) -> list[str]:
+        kind = QDISC_ALIASES.get(kind, kind)
         return [link for link, k in self.qdisc_kind.items() if k == kind]
 
     def mss(self, flow: int) -> int:

@@ -1,5 +1,5 @@
 """``MultiCCEnv``: a PettingZoo ``ParallelEnv`` with TCP agents (one per flow, each sets its
-flow's cwnd) and AQM agents (one per ``agent`` qdisc, each sets its drop probability) acting
+flow's cwnd) and AQM agents (one per ``external`` qdisc, each sets its drop probability) acting
 together every step — MA-CC's cross-layer set-up (paper 002).
 
 Each agent sees what its single-agent counterpart sees: a TCP agent the 9 sender features of
@@ -64,7 +64,7 @@ class MultiCCEnv(ParallelEnv):
     """TCP and AQM agents in one simulation (PettingZoo parallel API).
 
     Options: ``tcp_flows`` (flow indices; default every flow whose cca is ``"external"``),
-    ``aqm_links`` (default every link with an ``agent`` qdisc), ``tcp_action_set`` (default
+    ``aqm_links`` (default every link with an ``external`` qdisc), ``tcp_action_set`` (default
     ``"macc"``), ``aqm_action_set`` (default ``"macc"``), ``tcp_reward`` / ``aqm_reward``
     (default ``"macc_r1"`` / ``"macc_r2"``) with ``tcp_reward_kwargs`` /
     ``aqm_reward_kwargs``, ``shared_reward`` (default False), and the common options of
@@ -99,11 +99,11 @@ class MultiCCEnv(ParallelEnv):
             ]
         scen = with_external_cca(scen, list(tcp_flows))
         if aqm_links is None:
-            aqm_links = Topology(scen).links_of_kind("agent")
+            aqm_links = Topology(scen).links_of_kind("external")
         if not tcp_flows and not aqm_links:
             raise EnvConfigError(
                 "the scenario has no agent: give tcp_flows (or flows with cca 'external') "
-                "or aqm_links (or links with an 'agent' qdisc)"
+                "or aqm_links (or links with an 'external' qdisc)"
             )
         heads: dict[str, L4simEnv] = {}
         for f in tcp_flows:

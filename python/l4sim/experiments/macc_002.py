@@ -71,10 +71,10 @@ SCHEMES: dict[str, tuple[dict[str, Any], str, tuple[str, ...], str | None]] = {
     "red+bbr": ({"kind": "red", "limit": "385p"}, "bbr", (), None),
     "codel+bbr": ({"kind": "codel", "limit": "385p"}, "bbr", (), None),
     "red+rl-tcp": ({"kind": "red", "limit": "385p"}, "external", ("tcp",), "none"),
-    "rl-aqm+newreno": ({"kind": "agent", "limit": "385p"}, "newreno", ("aqm",), "none"),
-    "rl-aqm+rl-tcp": ({"kind": "agent", "limit": "385p"}, "external", ("tcp", "aqm"), "none"),
-    "ma-cc": ({"kind": "agent", "limit": "385p"}, "external", ("tcp", "aqm"), "vdn"),
-    "ma-cc-qmix": ({"kind": "agent", "limit": "385p"}, "external", ("tcp", "aqm"), "qmix"),
+    "rl-aqm+newreno": ({"kind": "external", "limit": "385p"}, "newreno", ("aqm",), "none"),
+    "rl-aqm+rl-tcp": ({"kind": "external", "limit": "385p"}, "external", ("tcp", "aqm"), "none"),
+    "ma-cc": ({"kind": "external", "limit": "385p"}, "external", ("tcp", "aqm"), "vdn"),
+    "ma-cc-qmix": ({"kind": "external", "limit": "385p"}, "external", ("tcp", "aqm"), "qmix"),
 }
 GROUPS = tuple(SCHEMES)
 TABLE = "results.md"
@@ -162,7 +162,7 @@ def cases(
 def scenario(scheme: str, duration: str = EPISODE, seed: int = 1, net: Net = PAPER_NET) -> Scenario:
     """Paper 002's dumbbell (or ``net``) with ``scheme``'s queues and congestion control."""
     qdisc, cca, _, _ = SCHEMES[scheme]
-    reverse = qdisc if qdisc["kind"] == "agent" else {"kind": "fifo", "limit": "385p"}
+    reverse = qdisc if qdisc["kind"] == "external" else {"kind": "fifo", "limit": "385p"}
     flows = [{"kind": "tcp", "cca": cca} for _ in range(net.senders)]
     flows += [{"kind": "tcp", "cca": "cubic"} for _ in range(net.cubic)]
     return Scenario.parse(

@@ -1,7 +1,7 @@
 """Queue disciplines: one model per ``kind``; ``to_core`` gives config.rs's ``QdiscConfig``.
 
 Adding a queue discipline is adding one model class with a ``kind`` literal and listing it
-in :data:`QDISC_MODELS`.
+in :data:`QDISC_MODELS`; a former name of a kind goes in :data:`QDISC_ALIASES`.
 """
 
 from __future__ import annotations
@@ -339,18 +339,39 @@ class FqL4s(Pie):
     policy: PolicyRef | None = None
 
 
+QDISC_ALIASES: dict[str, str] = {"agent": "external"}
+"""Former kind names still accepted in scenarios: alias -> kind (the core accepts them too)."""
+
+
 def _qdisc_shorthand(v: Any) -> Any:
-    """``qdisc = "fifo"`` means ``qdisc = { kind = "fifo" }`` with default parameters."""
-    return {"kind": v} if isinstance(v, str) else v
+    """``qdisc = "fifo"`` means ``qdisc = { kind = "fifo" }`` with default parameters; a
+    kind in :data:`QDISC_ALIASES` is read as the kind it names."""
+    if isinstance(v, str):
+        v = {"kind": v}
+    if isinstance(v, dict) and isinstance(v.get("kind"), str) and v["kind"] in QDISC_ALIASES:
+        v = {**v, "kind": QDISC_ALIASES[v["kind"]]}
+    return v
 
 
-class AgentQdisc(_AqmBase):
-    """A FIFO whose drop (with ``ecn``: mark) probability an agent sets each step
-    (``kind = "agent"``; see ``l4sim.envs``): ``limit`` (packets), ``ecn``."""
+class ExternalQdisc(_AqmBase):
+    """A FIFO whose drop (with ``ecn``: mark) probability is set from outside through the
+    control API's ``set_drop_prob`` (``kind = "external"``, formerly ``"agent"``, still
+    accepted; the AQM an RL agent drives, see ``l4sim.envs``): ``limit`` (packets),
+    ``ecn``."""
 
-    kind: Literal["agent"] = "agent"
+    kind: Literal["external"] = "external"
     limit: PacketLimit | None = None
     ecn: Flag | None = None
+
+
+class PfifoHeadDrop(_QdiscBase):
+    """Linux ``pfifo_head_drop`` (``kind = "pfifo_head_drop"``): a FIFO of ``limit``
+    packets that, when full, drops its oldest packet to take the arrival."""
+
+    kind: Literal["pfifo_head_drop"] = "pfifo_head_drop"
+    limit: PacketLimit | None = None
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {"limit": "limit_pkts"}
 
 
 QDISC_MODELS: tuple[type[_QdiscBase], ...] = (
@@ -363,7 +384,8 @@ QDISC_MODELS: tuple[type[_QdiscBase], ...] = (
     Fq,
     DualPi2,
     FqL4s,
-    AgentQdisc,
+    ExternalQdisc,
+    PfifoHeadDrop,
 )
 """One model per queue discipline; add new ones here: the kinds and the union follow."""
 

@@ -4,7 +4,7 @@
 //! they were scheduled and a run is a pure function of the configuration. The whole
 //! [`Simulation`] is plain data: `fork()` is `clone()`.
 
-mod agent;
+mod control_api;
 mod queue;
 
 use crate::capture::{CaptureError, CaptureStats, Captures};

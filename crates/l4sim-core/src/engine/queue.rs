@@ -23,7 +23,7 @@ pub(super) enum EvKind {
     ReceiverTimer(u32),
     UdpSend(u32),
     Sample,
-    /// A scheduled agent action (index into `pending`) takes effect.
+    /// A scheduled control action (index into `pending`) takes effect.
     Action(u32),
 }
 

@@ -60,13 +60,14 @@ macro_rules! drr_queues {
     };
 }
 
-pub mod agent;
 pub mod codel;
 pub mod drr;
 pub mod dualpi2;
+pub mod external;
 pub mod fifo;
 pub mod fq;
 pub mod fq_l4s;
+pub mod pfifo_head_drop;
 pub mod pie;
 pub mod red;
 
@@ -80,9 +81,9 @@ use crate::policy::Learned;
 use crate::rng::Rng;
 use crate::time::Time;
 
-pub use agent::AgentAqm;
 pub use codel::Codel;
 pub use dualpi2::DualPi2;
+pub use external::ExternalAqm;
 pub use fifo::Fifo;
 pub use fq::{Fq, FqCodel, FqPie};
 pub use fq_l4s::FqL4s;
@@ -363,8 +364,13 @@ qdiscs! {
     DualPi2(dualpi2::DualPi2Config),
     /// FQ-L4S, FreeBSD `dn_sched_l4s` of the A3C-L4S paper (`qdisc/fq_l4s.rs`).
     FqL4s(fq_l4s::FqL4sConfig),
-    /// FIFO with a drop/mark probability set by an agent (`qdisc/agent.rs`).
-    Agent(agent::AgentConfig),
+    /// FIFO with a drop/mark probability set through the control API (`qdisc/external.rs`);
+    /// `kind = "agent"` is its former name, kept as an alias.
+    #[serde(alias = "agent")]
+    External(external::ExternalConfig),
+    /// FIFO dropping its oldest packet when full, Linux `pfifo_head_drop`
+    /// (`qdisc/pfifo_head_drop.rs`).
+    PfifoHeadDrop(pfifo_head_drop::PfifoHeadDropConfig),
 }
 
 impl Default for QdiscConfig {

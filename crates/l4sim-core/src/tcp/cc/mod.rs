@@ -423,7 +423,7 @@ ccas! {
     Dctcp => Dctcp(dctcp::DctcpConfig),
     /// TCP Prague (L4STeam `tcp_prague.c`).
     Prague => Prague(prague::PragueConfig),
-    /// cwnd and ssthresh are set only by agent actions (RL-TCP's remote brain).
+    /// cwnd and ssthresh are set only by control actions (`set_cwnd`) (RL-TCP's remote brain).
     External => External(external::ExternalConfig),
 }
 

@@ -1,6 +1,8 @@
-//! A FIFO whose drop (or, with `ecn`, mark) probability is set from outside: the AQM an
-//! agent drives (MA-CC's AQM agents, RL-AQM baselines). Each arriving packet is dropped —
-//! or CE-marked if ECT and `ecn` — with the probability last set; 0 until an agent sets it.
+//! `kind = "external"`: a FIFO whose drop (or, with `ecn`, mark) probability is set from
+//! outside through the control API (`Action::SetDropProb`), as the `external` CCA's window
+//! is: the AQM an RL agent drives (MA-CC's AQM agents, paper 002; RL-AQM baselines). Each
+//! arriving packet is dropped — or CE-marked if ECT and `ecn` — with the probability last
+//! set; 0 until a controller sets it. `kind = "agent"`, its former name, is an alias.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -14,16 +16,16 @@ use crate::time::Time;
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
-pub struct AgentConfig {
+pub struct ExternalConfig {
     /// Tail-drop limit in packets (Linux `txqueuelen`).
     pub limit_pkts: u64,
     /// Mark ECT packets instead of dropping them.
     pub ecn: bool,
 }
 
-impl Default for AgentConfig {
+impl Default for ExternalConfig {
     fn default() -> Self {
-        AgentConfig {
+        ExternalConfig {
             limit_pkts: 1000,
             ecn: false,
         }
@@ -31,7 +33,7 @@ impl Default for AgentConfig {
 }
 
 #[derive(Clone, Debug)]
-pub struct AgentAqm {
+pub struct ExternalAqm {
     q: PktQueue,
     limit: u64,
     ecn: bool,
@@ -40,19 +42,19 @@ pub struct AgentAqm {
     stats: QdiscStats,
 }
 
-impl QdiscParams for AgentConfig {
-    type Qdisc = AgentAqm;
+impl QdiscParams for ExternalConfig {
+    type Qdisc = ExternalAqm;
     fn validate(&self) -> Result<(), String> {
-        check_positive("agent", &[self.limit_pkts])
+        check_positive("external", &[self.limit_pkts])
     }
-    fn build(&self, rng: Rng) -> AgentAqm {
-        AgentAqm::new(self, rng)
+    fn build(&self, rng: Rng) -> ExternalAqm {
+        ExternalAqm::new(self, rng)
     }
 }
 
-impl AgentAqm {
-    pub fn new(cfg: &AgentConfig, rng: Rng) -> AgentAqm {
-        AgentAqm {
+impl ExternalAqm {
+    pub fn new(cfg: &ExternalConfig, rng: Rng) -> ExternalAqm {
+        ExternalAqm {
             q: PktQueue::default(),
             limit: cfg.limit_pkts,
             ecn: cfg.ecn,
@@ -74,7 +76,7 @@ impl AgentAqm {
     }
 }
 
-impl QueueDisc for AgentAqm {
+impl QueueDisc for ExternalAqm {
     fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
         self.set_limit(limit_pkts);
     }
@@ -107,7 +109,7 @@ impl QueueDisc for AgentAqm {
         &self.stats
     }
     fn kind(&self) -> &'static str {
-        "agent"
+        "external"
     }
     fn prob(&self) -> Option<f64> {
         Some(self.prob)
@@ -121,7 +123,7 @@ mod tests {
 
     #[test]
     fn drops_or_marks_with_the_probability_set() {
-        let mut q = AgentAqm::new(&AgentConfig::default(), Rng::for_component(1, 0));
+        let mut q = ExternalAqm::new(&ExternalConfig::default(), Rng::for_component(1, 0));
         let mut drops = Vec::new();
         for i in 0..100 {
             q.enqueue(
@@ -135,7 +137,7 @@ mod tests {
         }
         assert!(
             drops.is_empty(),
-            "nothing dropped before an agent sets a probability"
+            "nothing dropped before a controller sets a probability"
         );
         q.set_prob(0.3);
         for i in 0..10_000 {
@@ -155,10 +157,10 @@ mod tests {
             "{}",
             drops.len()
         );
-        let mut m = AgentAqm::new(
-            &AgentConfig {
+        let mut m = ExternalAqm::new(
+            &ExternalConfig {
                 ecn: true,
-                ..AgentConfig::default()
+                ..ExternalConfig::default()
             },
             Rng::for_component(1, 0),
         );

@@ -1,5 +1,7 @@
-//! The agent interface of the engine: actions, control points (packet triggers) and
-//! observations (see `control.rs` for the types). The event loop itself is in `mod.rs`.
+//! The engine's half of the control API, through which a controller outside the event loop
+//! (an environment, an RL agent, a remote process) steers and reads a run: actions applied
+//! now, after a latency or by a control packet; control points (packet triggers, delivered
+//! messages); observations. The types are in `crate::control`; the event loop is in `mod.rs`.
 
 use super::{EvKind, Simulation, Trigger};
 use crate::control::{Action, ActionError, ControlMessage, Observation, MESSAGE_BIT};
@@ -31,8 +33,10 @@ impl Simulation {
             }
             Action::SetDropProb { link, prob } => {
                 let c = self.channel_named(link)?;
-                if !matches!(self.channels[c].qdisc, Qdisc::Agent(_)) {
-                    return bad(format!("set_drop_prob: link {link} has no 'agent' qdisc"));
+                if !matches!(self.channels[c].qdisc, Qdisc::External(_)) {
+                    return bad(format!(
+                        "set_drop_prob: link {link} has no 'external' qdisc"
+                    ));
                 }
                 if !(0.0..=1.0).contains(prob) {
                     return bad(format!(
@@ -181,7 +185,7 @@ impl Simulation {
             }
             Action::SetDropProb { link, prob } => {
                 if let Ok(c) = self.channel_named(link) {
-                    if let Qdisc::Agent(q) = &mut self.channels[c].qdisc {
+                    if let Qdisc::External(q) = &mut self.channels[c].qdisc {
                         q.set_prob(*prob);
                     }
                 }
