@@ -409,3 +409,37 @@ def test_adaptive_red_holds_the_average_queue_in_its_target_band():
     assert _red_backlog(32, adaptive=False) > hi
     for flows in (8, 32):
         assert lo <= _red_backlog(flows, adaptive=True) <= hi
+
+
+CE_THRESHOLD = """
+name = "ce_threshold"
+duration = "3s"
+[topology]
+preset = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+qdisc = {{ kind = "fq_codel", flows = 1, ecn = false, ce_threshold = "1ms"{selector} }}
+[[flows]]
+kind = "udp"
+rate = "6Mbps"
+ecn = "ect1"
+[[flows]]
+kind = "udp"
+rate = "6Mbps"
+ecn = "ect0"
+"""
+
+
+def test_fq_codel_ce_threshold_and_its_selector():
+    """Linux fq_codel's ce_threshold (codel_dequeue, label `end`): 12 Mbit/s into 10 keeps a
+    standing queue far above 1 ms, so every ECT packet leaving is CE-marked; with
+    ce_threshold_selector 0x01/0x01 only the ECT(1) flow's are (ECN off: the control law
+    drops, it never marks)."""
+    both = l4sim.run(l4sim.loads(CE_THRESHOLD.format(selector=""))).summary["flows"]
+    assert all(f["ecn_marks"] > 1000 for f in both), both
+    sel = ', ce_threshold_selector = "0x01/0x01"'
+    l4s = l4sim.run(l4sim.loads(CE_THRESHOLD.format(selector=sel))).summary["flows"]
+    assert l4s[0]["ecn_marks"] > 1000 and l4s[1]["ecn_marks"] == 0, l4s
+    with pytest.raises(l4sim.ScenarioError, match="outside its mask"):
+        l4sim.loads(CE_THRESHOLD.format(selector=', ce_threshold_selector = "0x02/0x01"'))

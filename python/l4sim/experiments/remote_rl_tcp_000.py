@@ -46,10 +46,17 @@ from l4sim.simulation import Simulation
 #: Table 2 of the paper: RS_1's mean RTT (ms), from ``l4sim/data/reference``.
 PAPER_TABLE2 = brain.PAPER_DELAYS_MS
 
-#: The control path's queue: FIFO, the paper's FqCoDel stand-in, and DualPI2.
+#: The control path's queue: FIFO, the paper's FqCoDel stand-in (flow isolation only), the
+#: same in ns-3's "L4S mode" (Linux ``ce_threshold`` 1 ms on ECT(1) packets, as ns-3's
+#: FqCoDelQueueDisc ``UseL4s`` with ``CeThreshold`` 1 ms), and DualPI2.
 QUEUES: dict[str, dict[str, Any]] = {
     "fifo": {"kind": "fifo", "limit": "100p"},
     "fq_codel": {"kind": "fq_codel"},
+    "fq_codel_l4s": {
+        "kind": "fq_codel",
+        "ce_threshold": "1ms",
+        "ce_threshold_selector": "0x01/0x01",
+    },
     "dualpi2": {"kind": "dualpi2"},
 }
 GROUPS: tuple[str, ...] = (*QUEUES, *brain.PARTS)

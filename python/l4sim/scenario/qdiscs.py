@@ -136,9 +136,34 @@ class Red(_AqmBase):
         return out
 
 
+def _selector(v: Any) -> str:
+    """``"0x01/0x01"``: Linux ``tc``'s ``ce_threshold_selector VALUE/MASK``, two bytes."""
+    try:
+        value, mask = (int(x, 0) for x in str(v).split("/"))
+    except ValueError:
+        value = mask = -1
+    if not (0 <= value <= 255 and 0 <= mask <= 255):
+        raise PydanticCustomError(
+            "selector", "must be VALUE/MASK, two bytes such as '0x01/0x01' (ECT(1))"
+        )
+    if value & ~mask:
+        raise PydanticCustomError("selector", "has bits outside its mask, so no packet would match")
+    return f"{value:#04x}/{mask:#04x}"
+
+
+CeSelector = Annotated[str, BeforeValidator(_selector)]
+
+
+@writes("ce_threshold_selector", "ce_threshold_mask")
+def _ce_selector(v: str) -> dict[str, Any]:
+    value, mask = (int(x, 0) for x in v.split("/"))
+    return {"ce_threshold_selector": value, "ce_threshold_mask": mask}
+
+
 class Codel(_AqmBase):
     """CoDel, RFC 8289 (``kind = "codel"``): ``target``, ``interval``, ``limit`` (packets),
-    ``mtu`` (no drop at or below one MTU of backlog) and ``ecn``."""
+    ``mtu`` (no drop at or below one MTU of backlog), ``ecn``, and Linux's
+    ``ce_threshold`` (CE-mark every ECT packet whose sojourn exceeds it)."""
 
     kind: Literal["codel"] = "codel"
     limit: PacketLimit | None = None
@@ -146,11 +171,13 @@ class Codel(_AqmBase):
     interval: PositiveTime | None = None
     mtu: Size32 | None = None
     ecn: Flag | None = None
+    ce_threshold: PositiveTime | None = None
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "limit": "limit_pkts",
         "target": "target_ns",
         "interval": "interval_ns",
+        "ce_threshold": "ce_threshold_ns",
     }
 
 
@@ -181,12 +208,20 @@ class Pie(_AqmBase):
 
 class FqCodel(Codel):
     """FQ-CoDel, RFC 8290 (``kind = "fq_codel"``): CoDel per flow queue plus ``flows``
-    (hash buckets), ``quantum`` (DRR bytes), ``drop_batch``; ``limit`` is the total."""
+    (hash buckets), ``quantum`` (DRR bytes), ``drop_batch``; ``limit`` is the total;
+    ``ce_threshold_selector = "0x01/0x01"`` limits ``ce_threshold``'s marks to ECT(1)
+    packets (Linux 5.15+; the L4S mode ns-3's FqCoDel has)."""
 
     kind: Literal["fq_codel"] = "fq_codel"  # type: ignore[assignment]
     flows: Buckets | None = None
     quantum: Size32 | None = None
     drop_batch: Count | None = None
+    ce_threshold_selector: CeSelector | None = None
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        **Codel._core_keys,
+        "ce_threshold_selector": _ce_selector,
+    }
 
 
 class FqPie(Pie):

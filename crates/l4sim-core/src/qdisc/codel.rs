@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
 };
-use crate::net::packet::Packet;
+use crate::net::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::{Time, MS};
 
@@ -35,6 +35,10 @@ pub struct CodelConfig {
     pub mtu: u32,
     /// Mark ECT packets with CE instead of dropping them.
     pub ecn: bool,
+    /// Linux `ce_threshold` (`tc codel ... ce_threshold 1ms`, Linux 4.2+): a dequeued ECT
+    /// packet whose sojourn exceeds it is marked CE, whatever the control law says (a
+    /// step marking for scalable senders, as DCTCP's). `None`: off (Linux's default).
+    pub ce_threshold_ns: Option<u64>,
 }
 
 impl Default for CodelConfig {
@@ -45,6 +49,7 @@ impl Default for CodelConfig {
             interval_ns: 100 * MS,
             mtu: 1514,
             ecn: false,
+            ce_threshold_ns: None,
         }
     }
 }
@@ -56,6 +61,47 @@ pub struct CodelParams {
     pub interval: Time,
     pub mtu: u64,
     pub ecn: bool,
+    /// Linux `params->ce_threshold` (`None`: `CODEL_DISABLED_THRESHOLD`).
+    pub ce_threshold: Option<Time>,
+    /// Linux `ce_threshold_selector` / `ce_threshold_mask` (fq_codel, Linux 5.15+): only
+    /// packets whose DS field masked by `ce_mask` equals `ce_selector` get the threshold's
+    /// mark; mask 0: every packet. l4sim's DS field is the ECN bits (DSCP 0), so `0x01/0x01`
+    /// selects ECT(1) (and CE): the L4S identifier (RFC 9331).
+    pub ce_selector: u8,
+    pub ce_mask: u8,
+}
+
+impl CodelParams {
+    /// The plain RFC 8289 constants: no `ce_threshold`.
+    pub fn new(target: Time, interval: Time, mtu: u64, ecn: bool) -> CodelParams {
+        CodelParams {
+            target,
+            interval,
+            mtu,
+            ecn,
+            ce_threshold: None,
+            ce_selector: 0,
+            ce_mask: 0,
+        }
+    }
+
+    /// Linux `codel_dequeue`'s last step (include/net/codel_impl.h, label `end`): the
+    /// packet handed out is marked CE when the sojourn just measured (`ldelay`) is above
+    /// `ce_threshold` (`codel_time_after`: strictly) and, with a mask, its DS field
+    /// matches the selector; `INET_ECN_set_ce` leaves a Not-ECT packet alone. A packet
+    /// already CE is not counted again here (Linux counts it in its separate `ce_mark`).
+    #[inline]
+    fn ce_threshold_mark(&self, pkt: &mut Packet, ldelay: Time, stats: &mut QdiscStats) {
+        let Some(th) = self.ce_threshold else {
+            return;
+        };
+        let ds = pkt.ecn as u8;
+        if ldelay > th && (self.ce_mask == 0 || ds & self.ce_mask == self.ce_selector) {
+            if pkt.ecn != Ecn::Ce {
+                mark_ce(pkt, stats);
+            }
+        }
+    }
 }
 
 /// Per-queue CoDel state (Linux `struct codel_vars`).
@@ -136,6 +182,7 @@ impl CodelVars {
                     self.count += 1;
                     if p.ecn && mark_ce(&mut cur, stats) {
                         self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                        p.ce_threshold_mark(&mut cur, self.ldelay, stats);
                         return Some(cur);
                     }
                     stats.drop(cur, DropReason::Aqm, drops);
@@ -166,6 +213,9 @@ impl CodelVars {
             self.lastcount = self.count;
             self.drop_next = control_law(now, p.interval, self.count);
         }
+        if let Some(cur) = pkt.as_mut() {
+            p.ce_threshold_mark(cur, self.ldelay, stats);
+        }
         pkt
     }
 }
@@ -183,10 +233,8 @@ pub struct Codel {
 impl CodelConfig {
     pub fn params(&self) -> CodelParams {
         CodelParams {
-            target: self.target_ns,
-            interval: self.interval_ns,
-            mtu: self.mtu as u64,
-            ecn: self.ecn,
+            ce_threshold: self.ce_threshold_ns,
+            ..CodelParams::new(self.target_ns, self.interval_ns, self.mtu as u64, self.ecn)
         }
     }
 }
@@ -281,6 +329,52 @@ mod tests {
             }
         }
         (q, times)
+    }
+
+    /// Dequeue one packet of `ecn` whose sojourn is `sojourn` from a CoDel with
+    /// `params` whose control law has not started (fresh state): only `ce_threshold` can
+    /// mark it.
+    fn one_dequeue(params: CodelParams, ecn: Ecn, sojourn: Time) -> (Ecn, u64) {
+        let mut q = PktQueue::default();
+        let mut p = pkt(0);
+        p.ecn = ecn;
+        p.enqueued = 0;
+        q.push(p);
+        let (mut vars, mut stats, mut drops) =
+            (CodelVars::default(), QdiscStats::default(), vec![]);
+        let out = vars
+            .dequeue(&params, &mut q, sojourn, &mut stats, &mut drops)
+            .unwrap();
+        (out.ecn, stats.ecn_marks)
+    }
+
+    #[test]
+    fn ce_threshold_marks_above_it_and_only_ect() {
+        // Linux codel_dequeue `end:`: codel_time_after(ldelay, ce_threshold) is strict, and
+        // INET_ECN_set_ce leaves Not-ECT alone.
+        let p = CodelParams {
+            ce_threshold: Some(MS),
+            ..CodelParams::new(5 * MS, 100 * MS, 1514, false)
+        };
+        assert_eq!(one_dequeue(p, Ecn::Ect0, 2 * MS), (Ecn::Ce, 1));
+        assert_eq!(one_dequeue(p, Ecn::Ect1, 2 * MS), (Ecn::Ce, 1));
+        assert_eq!(one_dequeue(p, Ecn::Ect0, MS), (Ecn::Ect0, 0));
+        assert_eq!(one_dequeue(p, Ecn::NotEct, 2 * MS), (Ecn::NotEct, 0));
+        let off = CodelParams::new(5 * MS, 100 * MS, 1514, false);
+        assert_eq!(one_dequeue(off, Ecn::Ect1, 50 * MS), (Ecn::Ect1, 0));
+    }
+
+    #[test]
+    fn ce_threshold_selector_picks_ect1() {
+        // `ce_threshold_selector 0x01/0x01`: the DS field's low bit set, ECT(1) (and CE).
+        let p = CodelParams {
+            ce_threshold: Some(MS),
+            ce_selector: 0x01,
+            ce_mask: 0x01,
+            ..CodelParams::new(5 * MS, 100 * MS, 1514, false)
+        };
+        assert_eq!(one_dequeue(p, Ecn::Ect1, 2 * MS), (Ecn::Ce, 1));
+        assert_eq!(one_dequeue(p, Ecn::Ect0, 2 * MS), (Ecn::Ect0, 0));
     }
 
     #[test]

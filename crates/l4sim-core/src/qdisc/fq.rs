@@ -62,6 +62,17 @@ pub struct FqCodelConfig {
     pub mtu: u32,
     pub ecn: bool,
     pub drop_batch: u32,
+    /// Linux `ce_threshold`: CE-mark a dequeued ECT packet whose sojourn exceeds it (see
+    /// `CodelConfig::ce_threshold_ns`). `None`: off (Linux's default).
+    pub ce_threshold_ns: Option<u64>,
+    /// Linux `ce_threshold_selector` (`tc ... ce_threshold_selector VALUE/MASK`, Linux
+    /// 5.15+): the threshold marks only packets whose DS field masked by
+    /// `ce_threshold_mask` equals this value; l4sim's DS field is the ECN bits, so
+    /// `0x01/0x01` is ECT(1), the L4S packets (ns-3's FqCoDel "L4S mode" the same way).
+    pub ce_threshold_selector: u8,
+    /// The mask for `ce_threshold_selector`; 0 (the default): the threshold marks every
+    /// ECT packet.
+    pub ce_threshold_mask: u8,
 }
 
 impl Default for FqCodelConfig {
@@ -75,6 +86,9 @@ impl Default for FqCodelConfig {
             mtu: 1514,
             ecn: true,
             drop_batch: d_batch(),
+            ce_threshold_ns: None,
+            ce_threshold_selector: 0,
+            ce_threshold_mask: 0,
         }
     }
 }
@@ -350,7 +364,15 @@ impl QdiscParams for FqCodelConfig {
             "FQ-CoDel",
             (self.limit_pkts, self.flows, self.quantum),
             &[self.target_ns, self.interval_ns, self.drop_batch as u64],
-        )
+        )?;
+        if self.ce_threshold_selector & !self.ce_threshold_mask != 0 {
+            return Err(format!(
+                "FQ-CoDel: ce_threshold_selector {:#04x} has bits outside its mask {:#04x}, so \
+                 no packet would match",
+                self.ce_threshold_selector, self.ce_threshold_mask
+            ));
+        }
+        Ok(())
     }
     fn build(&self, rng: Rng) -> FqCodel {
         fq_codel(self, rng)
@@ -409,10 +431,10 @@ pub(crate) fn check_scheduler(
 
 pub fn fq_codel(c: &FqCodelConfig, rng: Rng) -> FqCodel {
     let p = CodelParams {
-        target: c.target_ns,
-        interval: c.interval_ns,
-        mtu: c.mtu as u64,
-        ecn: c.ecn,
+        ce_threshold: c.ce_threshold_ns,
+        ce_selector: c.ce_threshold_selector,
+        ce_mask: c.ce_threshold_mask,
+        ..CodelParams::new(c.target_ns, c.interval_ns, c.mtu as u64, c.ecn)
     };
     FlowQueues::new(
         CodelAqm(p),
