@@ -96,10 +96,9 @@ impl CodelParams {
             return;
         };
         let ds = pkt.ecn as u8;
-        if ldelay > th && (self.ce_mask == 0 || ds & self.ce_mask == self.ce_selector) {
-            if pkt.ecn != Ecn::Ce {
-                mark_ce(pkt, stats);
-            }
+        let selected = self.ce_mask == 0 || ds & self.ce_mask == self.ce_selector;
+        if ldelay > th && selected && pkt.ecn != Ecn::Ce {
+            mark_ce(pkt, stats);
         }
     }
 }
