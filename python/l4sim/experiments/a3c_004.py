@@ -38,7 +38,7 @@ from l4sim.executors import Executor
 from l4sim.experiments import aqm_004
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_ci, write_per_seed, write_table, write_timing
-from l4sim.experiments.base import Declared, Option, quick_option, seeds_option
+from l4sim.experiments.base import Option, declare, quick_option, seeds_option, tb_subdir
 
 #: Scenario name -> (rate, CCA) of paper 004's testbed, or "dynamic".
 SCENARIOS: dict[str, tuple[str, str]] = {
@@ -204,11 +204,6 @@ def train_all(
                 )
             results[(reward, seed)] = res
     return results
-
-
-def tensorboard_dir(out_dir: str | Path, **_: Any) -> Path | None:
-    """Where the trainers write TensorBoard logs (one run per trained model)."""
-    return Path(out_dir) / "tb"
 
 
 def reproduce(
@@ -409,7 +404,8 @@ def scenarios(
     return out
 
 
-EXPERIMENT = Declared(
+EXPERIMENT = declare(
+    __name__,
     name="a3c-l4s",
     aliases=("a3c-004",),
     title="A3C-L4S trained online and deployed in DualPI2, beside DualPI2 and FQ-L4S "
@@ -430,10 +426,5 @@ EXPERIMENT = Declared(
     ),
     tables=(TABLE, "table.csv", "training.md", "training.csv", "per_seed.csv", "ci.md"),
     figures=("convergence-delay.png", "convergence-utility.png", "policy.png"),
-    module=__name__,
-    run=reproduce,
-    table=markdown_table,
-    case_list=_cases,
-    tensorboard=tensorboard_dir,
-    scenarios=scenarios,
+    tensorboard=tb_subdir,
 )

@@ -25,7 +25,7 @@ from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_per_seed, write_table
-from l4sim.experiments.base import Declared
+from l4sim.experiments.base import declare
 from l4sim.results import write
 from l4sim.run import run
 from l4sim.scenario import Scenario
@@ -245,11 +245,8 @@ def markdown_table(rows: list[Row]) -> str:
     return head + "\n".join(lines) + "\n"
 
 
-def _cases(groups: Iterable[str], **_: object) -> list[Case]:
-    return cases(groups)
-
-
-EXPERIMENT = Declared(
+EXPERIMENT = declare(
+    __name__,
     name="aqm-comparison",
     aliases=("aqm-004",),
     title="AQM comparison: CoDel, PIE, FQ-CoDel, FQ-PIE, FQ-L4S and DualPI2, four NewReno flows",
@@ -258,9 +255,5 @@ EXPERIMENT = Declared(
     tables=(TABLE, "table2.csv"),
     figures=("<case>/*.png",),
     reference=(REFERENCE,),
-    module=__name__,
-    run=reproduce,
-    table=markdown_table,
-    case_list=_cases,
-    scenarios=lambda out_dir, groups, **_: {c.name: scenario(c) for c in _cases(groups)},
+    scenarios=lambda out_dir, groups, **_: {c.name: scenario(c) for c in cases(groups)},
 )

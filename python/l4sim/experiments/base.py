@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +138,12 @@ def _no_tensorboard(out_dir: str | Path, **_: Any) -> Path | None:
     return None
 
 
+def tb_subdir(out_dir: str | Path, **_: Any) -> Path | None:
+    """A ``tensorboard_dir``: the trainers write TensorBoard logs to ``out_dir/tb`` (one run
+    per trained model)."""
+    return Path(out_dir) / "tb"
+
+
 @dataclass(frozen=True)
 class Declared:
     """An :class:`Experiment` made of an experiment module's functions: each module ends
@@ -175,19 +182,10 @@ class Declared:
     def cases(self, groups: Iterable[str], **options: Any) -> Sequence[Any]:
         return self.case_list(groups, **options)
 
-    def reproduce(
-        self,
-        out_dir: str | Path,
-        *,
-        only: Iterable[str] | None = None,
-        figures: bool = True,
-        on_case: OnCase | None = None,
-        executor: Executor | None = None,
-        **options: Any,
-    ) -> list[Any]:
-        return self.run(
-            out_dir, only=only, figures=figures, on_case=on_case, executor=executor, **options
-        )
+    def reproduce(self, out_dir: str | Path, **options: Any) -> list[Any]:
+        """:meth:`Experiment.reproduce`: ``only``, ``figures``, ``on_case``, ``executor`` and
+        the experiment's options go to ``run`` as given (its defaults otherwise)."""
+        return self.run(out_dir, **options)
 
     def markdown_table(self, rows: list[Any]) -> str:
         return self.table(rows)
@@ -199,3 +197,30 @@ class Declared:
         self, out_dir: str | Path, groups: Iterable[str], **options: Any
     ) -> dict[str, str]:
         return {k: scenario_hash(v) for k, v in self.scenarios(out_dir, groups, **options).items()}
+
+
+#: ``Declared`` field -> the module function :func:`declare` takes it from.
+_MODULE_FUNCTIONS = {
+    "run": "reproduce",
+    "table": "markdown_table",
+    "case_list": "_cases",
+    "tensorboard": "tensorboard_dir",
+    "scenarios": "scenarios",
+}
+
+
+def declare(module: str, **fields: Any) -> Declared:
+    """The :class:`Declared` of experiment module ``module`` (its ``__name__``, at its end):
+    the ``fields`` given, and the functions the module defines for the rest — ``run`` its
+    ``reproduce``, ``table`` its ``markdown_table``, ``case_list`` its ``_cases`` (without
+    one: its ``cases(groups)``, the options, which change no case, dropped), ``tensorboard``
+    its ``tensorboard_dir`` and ``scenarios`` its ``scenarios`` (the last two only where it
+    has them)."""
+    namespace = vars(sys.modules[module])
+    for name, function in _MODULE_FUNCTIONS.items():
+        if name not in fields and function in namespace:
+            fields[name] = namespace[function]
+    if "case_list" not in fields:
+        cases = namespace["cases"]
+        fields["case_list"] = lambda groups, **_: cases(groups)
+    return Declared(module=module, **fields)

@@ -44,7 +44,7 @@ from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_per_seed, write_table
-from l4sim.experiments.base import Declared, seeds_option
+from l4sim.experiments.base import declare, seeds_option
 from l4sim.metrics import jain
 from l4sim.scenario import Scenario
 from l4sim.simulation import Simulation
@@ -515,7 +515,8 @@ def _cases(groups: Iterable[str], *, seeds: Iterable[int] = (1,), **_: object) -
     return cases(groups) * len(list(seeds))
 
 
-EXPERIMENT = Declared(
+EXPERIMENT = declare(
+    __name__,
     name="l4s-rtt-fairness",
     title="Two TCP Prague / CUBIC flows through DualPI2, pfifo and fq_codel beside a Linux "
     "L4S testbed",
@@ -530,9 +531,4 @@ EXPERIMENT = Declared(
     tables=(TABLE, "table.csv"),
     figures=("throughput.png",),
     reference=(REFERENCE,),
-    module=__name__,
-    run=reproduce,
-    table=markdown_table,
-    case_list=_cases,
-    scenarios=scenarios,
 )

@@ -31,7 +31,7 @@ from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_csv, write_per_seed, write_table
-from l4sim.experiments.base import Declared, Option, quick_option
+from l4sim.experiments.base import Option, declare, quick_option
 
 #: Model -> (alpha, online) (paper 001 sections V-A, V-B, VI-A; ``rl.cc`` ``alpha``).
 MODELS: dict[str, tuple[float, bool]] = {
@@ -379,7 +379,8 @@ def _figure(rows: list[Row], path: Path) -> None:
     plt.close(fig)
 
 
-EXPERIMENT = Declared(
+EXPERIMENT = declare(
+    __name__,
     name="lfq",
     aliases=("lfq-001",),
     title="LFQ: learned per-flow buffers inside fq, beside fq and FqCoDel",
@@ -392,10 +393,4 @@ EXPERIMENT = Declared(
     tables=(TABLE, "results.csv", "table1.csv", "table7.csv", "per_seed.csv"),
     figures=("fig8.png",),
     reference=("paper001_corr.csv", "paper001_table7.csv"),
-    module=__name__,
-    run=reproduce,
-    table=markdown_table,
-    case_list=_cases,
-    tensorboard=tensorboard_dir,
-    scenarios=scenarios,
 )

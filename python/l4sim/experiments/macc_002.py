@@ -61,7 +61,7 @@ from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_ci, write_per_seed, write_table, write_timing
-from l4sim.experiments.base import Declared, quick_option, seeds_option
+from l4sim.experiments.base import declare, quick_option, seeds_option, tb_subdir
 from l4sim.metrics import mean_abs_deviation as _mad
 from l4sim.metrics import nan_mean as _fmean
 from l4sim.scenario import Scenario
@@ -329,11 +329,6 @@ def _run_case(task: tuple[Case, str, int]) -> tuple[Row, float]:
     return _row(case, episodes, result.steps, result.wall_s, sim, ret)
 
 
-def tensorboard_dir(out_dir: str | Path, **_: Any) -> Path | None:
-    """Where the trainers write TensorBoard logs (one run per trained model)."""
-    return Path(out_dir) / "tb"
-
-
 def reproduce(
     out_dir: str | Path,
     *,
@@ -543,7 +538,8 @@ def markdown_table(rows: list[Row]) -> str:
     return head + "\n".join(lines) + "\n"
 
 
-EXPERIMENT = Declared(
+EXPERIMENT = declare(
+    __name__,
     name="macc",
     aliases=("macc-002",),
     title="MA-CC: TCP and AQM agents trained together (VDN), beside the paper's baselines "
@@ -557,10 +553,6 @@ EXPERIMENT = Declared(
     tables=(TABLE, "results.csv", "generalise.md", "generalise.csv", "per_seed.csv", "ci.md"),
     figures=("metrics.png", "training.png"),
     reference=("paper002_fig4.csv",),
-    module=__name__,
-    run=reproduce,
-    table=markdown_table,
-    case_list=cases,
-    tensorboard=tensorboard_dir,
-    scenarios=scenarios,
+    case_list=cases,  # its options choose the seeds
+    tensorboard=tb_subdir,
 )

@@ -38,7 +38,7 @@ from l4sim.experiments import remote_brain_000 as brain
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_ci, write_per_seed, write_table
 from l4sim.experiments._timeseries import plot_timeseries
-from l4sim.experiments.base import Declared, quick_option
+from l4sim.experiments.base import declare, quick_option, tb_subdir
 from l4sim.run import run
 from l4sim.scenario import Scenario
 from l4sim.simulation import Simulation
@@ -94,11 +94,6 @@ def cases(groups: Iterable[str] = GROUPS) -> list[Case | brain.Job]:
     """Stage 1's runs for the queues in ``groups``, then the trained cases of its parts."""
     groups = list(groups)
     return [*stage1_cases(groups), *brain.jobs([g for g in groups if g in brain.PARTS])]
-
-
-def _cases(groups: Iterable[str], **_: object) -> list[Case | brain.Job]:
-    """``--quick`` shortens the runs, not the case list."""
-    return cases(groups)
 
 
 def scenario(case: Case, duration_s: float = DURATION_S) -> Scenario:
@@ -208,12 +203,6 @@ def scenarios(
     return out
 
 
-def tensorboard_dir(out_dir: str | Path, **_: Any) -> Path | None:
-    """Where the trainers write TensorBoard logs (stage 2 and the unified run: one run per
-    trained agent)."""
-    return Path(out_dir) / "tb"
-
-
 def reproduce(
     out_dir: str | Path,
     *,
@@ -257,7 +246,8 @@ def reproduce(
     return rows
 
 
-EXPERIMENT = Declared(
+EXPERIMENT = declare(
+    __name__,
     name="remote-brain",
     aliases=("remote-rl-tcp-000",),
     title="Remote-brain RL-TCP: the control path's RTT (stage 1), then stage 2, the unified "
@@ -268,10 +258,5 @@ EXPERIMENT = Declared(
     tables=(TABLE, "table2.csv", "per_seed.csv", "ci.md", *brain.TABLES),
     figures=("remote_rl_tcp_000_*.png",),
     reference=("paper000_table2.csv",),
-    module=__name__,
-    run=reproduce,
-    table=markdown_table,
-    case_list=_cases,
-    tensorboard=tensorboard_dir,
-    scenarios=scenarios,
+    tensorboard=tb_subdir,
 )

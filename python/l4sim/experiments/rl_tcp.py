@@ -43,7 +43,7 @@ from l4sim.errors import EnvConfigError, L4simError
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_per_seed, write_table, write_timing
-from l4sim.experiments.base import Declared
+from l4sim.experiments.base import declare
 from l4sim.scenario import Scenario
 from l4sim.units import format_number as _fmt
 
@@ -528,11 +528,8 @@ def markdown_table(rows: list[Row]) -> str:
     return head + "\n".join(lines) + "\n"
 
 
-def _cases(groups: Iterable[str], **_: object) -> list[Case]:
-    return cases(groups)
-
-
-EXPERIMENT = Declared(
+EXPERIMENT = declare(
+    __name__,
     name="rl-tcp",
     title="RL-TCP (ns3-ai's example): a DQN per reward sets a TCP window, beside NewReno "
     "(needs PyTorch)",
@@ -540,10 +537,4 @@ EXPERIMENT = Declared(
     groups=GROUPS,
     tables=(TABLE, "results.csv", "per_seed.csv"),
     figures=("<reward>/eval_episode.png", "<reward>/training_return.png"),
-    module=__name__,
-    run=reproduce,
-    table=markdown_table,
-    case_list=_cases,
-    tensorboard=tensorboard_dir,
-    scenarios=scenarios,
 )

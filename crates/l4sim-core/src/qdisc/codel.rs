@@ -289,14 +289,7 @@ impl QueueDisc for Codel {
 mod tests {
     use super::*;
     use crate::net::packet::Ecn;
-
-    fn pkt(uid: u64) -> Packet {
-        Packet {
-            uid,
-            size: 1500,
-            ..Default::default()
-        }
-    }
+    use crate::qdisc::fixtures::mtu_pkt as pkt;
 
     /// A queue held at 20 packets (sojourn well above 5 ms) by refilling after every
     /// dequeue; one dequeue per 1 ms. Returns the times of the AQM drops.

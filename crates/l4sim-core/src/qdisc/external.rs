@@ -68,18 +68,10 @@ impl ExternalAqm {
     pub fn set_prob(&mut self, p: f64) {
         self.prob = p.clamp(0.0, 1.0);
     }
-
-    pub fn set_limit(&mut self, limit_pkts: Option<u64>) {
-        if let Some(l) = limit_pkts {
-            self.limit = l;
-        }
-    }
 }
 
 impl QueueDisc for ExternalAqm {
-    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
-        self.set_limit(limit_pkts);
-    }
+    packet_limit!(limit);
     fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Dropped>) {
         if self.q.len() as u64 >= self.limit {
             self.stats.drop(pkt, DropReason::Overflow, drops);
@@ -96,21 +88,7 @@ impl QueueDisc for ExternalAqm {
     fn dequeue(&mut self, _now: Time, _drops: &mut Vec<Dropped>) -> Option<Packet> {
         self.q.pop()
     }
-    fn peek(&self) -> Option<&Packet> {
-        self.q.front()
-    }
-    fn backlog_pkts(&self) -> u32 {
-        self.q.len() as u32
-    }
-    fn backlog_bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-    fn kind(&self) -> &'static str {
-        "external"
-    }
+    single_queue!("external");
     fn prob(&self) -> Option<f64> {
         Some(self.prob)
     }

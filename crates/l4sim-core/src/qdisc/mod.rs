@@ -5,7 +5,7 @@
 //! simulation stays `Clone` and the hot path has no virtual calls.
 
 /// `QueueDisc::set_limits` of a qdisc whose one limit is the packet count in `self.<field>`
-/// (CoDel, PIE, DualPI2, the flow queues, FQ-L4S): as `tc qdisc change ... limit N`, a
+/// (CoDel, PIE, DualPI2, the flow queues, FQ-L4S, pfifo_head_drop, external): as `tc qdisc change ... limit N`, a
 /// packet limit replaces it and queued packets stay; a byte limit is ignored.
 macro_rules! packet_limit {
     ($($field:ident).+) => {
@@ -18,7 +18,7 @@ macro_rules! packet_limit {
 }
 
 /// The `QueueDisc` accessors of a qdisc over one [`PktQueue`] `self.q` with its
-/// [`QdiscStats`] `self.stats` (CoDel, PIE, RED): head, backlog, counters and `kind`.
+/// [`QdiscStats`] `self.stats` (CoDel, PIE, RED, pfifo_head_drop, external): head, backlog, counters and `kind`.
 macro_rules! single_queue {
     ($kind:literal) => {
         fn peek(&self) -> Option<&Packet> {
@@ -421,7 +421,7 @@ pub(crate) fn check_gains(what: &str, alpha: f64, beta: f64, max_ecnth: f64) -> 
     check_unit(&format!("{what} max_ecnth"), max_ecnth)
 }
 
-/// Test fixtures shared by the flow-queue qdiscs' tests.
+/// Test fixtures shared by the qdiscs' tests.
 #[cfg(test)]
 pub(crate) mod fixtures {
     use crate::net::packet::{Ecn, Packet, PROTO_TCP};
@@ -438,6 +438,15 @@ pub(crate) mod fixtures {
             proto: PROTO_TCP,
             size,
             ecn,
+            ..Default::default()
+        }
+    }
+
+    /// A 1500-byte packet numbered `uid` (the single-queue qdiscs' tests).
+    pub(crate) fn mtu_pkt(uid: u64) -> Packet {
+        Packet {
+            uid,
+            size: 1500,
             ..Default::default()
         }
     }

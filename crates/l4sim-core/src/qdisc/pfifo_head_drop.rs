@@ -44,13 +44,9 @@ pub struct PfifoHeadDrop {
 }
 
 impl QueueDisc for PfifoHeadDrop {
-    /// `tc qdisc change ... limit N`: queued packets stay (a queue over the new limit drops
-    /// one head per arrival, as Linux does).
-    fn set_limits(&mut self, limit_pkts: Option<u64>, _limit_bytes: Option<u64>) {
-        if let Some(l) = limit_pkts {
-            self.limit = l;
-        }
-    }
+    // `tc qdisc change ... limit N`: queued packets stay (a queue over the new limit drops
+    // one head per arrival, as Linux does).
+    packet_limit!(limit);
     /// Linux `pfifo_tail_enqueue`: below `limit` packets enqueue at the tail; otherwise drop
     /// the packet at the head (`__qdisc_queue_drop_head`, counted as a drop) and still
     /// enqueue the arrival.
@@ -66,35 +62,13 @@ impl QueueDisc for PfifoHeadDrop {
     fn dequeue(&mut self, _now: Time, _drops: &mut Vec<Dropped>) -> Option<Packet> {
         self.q.pop()
     }
-    fn peek(&self) -> Option<&Packet> {
-        self.q.front()
-    }
-    fn backlog_pkts(&self) -> u32 {
-        self.q.len() as u32
-    }
-    fn backlog_bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn stats(&self) -> &QdiscStats {
-        &self.stats
-    }
-    fn kind(&self) -> &'static str {
-        "pfifo_head_drop"
-    }
+    single_queue!("pfifo_head_drop");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::QdiscConfig;
-
-    fn pkt(uid: u64) -> Packet {
-        Packet {
-            uid,
-            size: 1500,
-            ..Default::default()
-        }
-    }
+    use crate::qdisc::{fixtures::mtu_pkt as pkt, QdiscConfig};
 
     #[test]
     fn a_full_queue_drops_its_head_and_keeps_the_arrival() {
