@@ -86,6 +86,33 @@ class A3cConfig:
     """Offline mode: Table-1 log files (CSV or Parquet)."""
     ray: str | None = None
     """Run the workers as Ray tasks (``"local"`` or an address) instead of processes."""
+    # -- fixes found by benchmarks/a3c_diagnose.py (issue 36); A3cConfig.paper() undoes them
+    bootstrap_truncation: bool = True
+    """Bootstrap the n-step target from V(s_T) at an episode's end (paper/authors: False,
+    the end is terminal). The end is a time limit of a continuing task whose state has no
+    clock, so treating it as terminal biases V and the advantage (Pardo et al. 2018, "Time
+    limits in reinforcement learning")."""
+    log_prob_of_clipped: bool = False
+    """Score log pi of the clipped action (authors: True). The clipped value is not the
+    sample, and at the bound its density is wrong (a point mass in truth): the gradient
+    pushes mu past the bound without limit. False: log pi of the unclipped sample, only the
+    applied p' is clipped (the score-function estimator stays unbiased)."""
+    action_repeat: int = 1
+    """tupdates per decision in training (paper: 1). A mark costs a NewReno flow seconds
+    later; one 16 ms action moves the mean marking by 1/100 of an episode, so its credit
+    drowns in the noise of the others. Holding an action for a few RTTs makes each decision
+    matter and stretches the horizon (gamma per decision). Deployment still acts every
+    tupdate with the mean action."""
+
+    @classmethod
+    def paper(cls, **kw: object) -> A3cConfig:
+        """The paper's (and the authors' notebook's) algorithm, before issue 36's fixes."""
+        base: dict[str, object] = {
+            "bootstrap_truncation": False,
+            "log_prob_of_clipped": True,
+            "action_repeat": 1,
+        }
+        return cls(**(base | kw))  # type: ignore[arg-type]
 
 
 class Actor(nn.Module):
