@@ -39,7 +39,7 @@ def training_scenario(
     rate = float(rng.uniform(*cfg.rates_mbps)) * 1e6
     delay_ms = float(rng.uniform(*cfg.delays_ms))
     n = int(rng.integers(cfg.flows[0], cfg.flows[1] + 1))
-    duration = cfg.warmup_s + cfg.steps * cfg.tupdate_s + 0.1
+    duration = cfg.warmup_s + cfg.steps * cfg.action_repeat * cfg.tupdate_s + 0.1
     flows = [
         {
             "kind": "tcp",
