@@ -47,7 +47,7 @@ FIXED = {
     "ccas": ("newreno",),
 }
 GRID = (0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5)
-WEIGHTS = (1.0, 0.3, 0.1)
+WEIGHTS = (1.0, 0.3, 0.1, 0.03)
 EPISODE = 100  # the paper's episode, in 16 ms steps
 STEADY_S = 5.0
 
