@@ -274,3 +274,9 @@ def test_log_prob_is_of_the_action_sampled(monkeypatch):
     )
     clipped = [a for seg, _v in updates for a in seg.actions]
     assert max(clipped) == 1.0 and clipped.count(1.0) > 1
+    # Squashed (SAC-style): z ~ N(u, std) is scored, tanh(z) applied.
+    cfg = a3c.A3cConfig(workers=1, episodes=1, steps=40, seed=3, max_prob=0.4, squash=True)
+    env, updates = _run_stub(monkeypatch, cfg, actor)
+    z = [a for seg, _v in updates for a in seg.actions]
+    assert max(z) > 1.0
+    assert env.applied == pytest.approx([to_prob(float(np.tanh(a)), 0.4) for a in z])

@@ -103,6 +103,12 @@ class A3cConfig:
     drowns in the noise of the others. Holding an action for a few RTTs makes each decision
     matter and stretches the horizon (gamma per decision). Deployment still acts every
     tupdate with the mean action."""
+    squash: bool = False
+    """Sample z ~ N(u, std) before the tanh and apply tanh(z) (a squashed Gaussian as in
+    SAC, Haarnoja et al. 2018) instead of N(tanh(u), std) clipped (paper: False). The
+    deployed action tanh(u) and the weights file are the same; the score of z has no
+    tanh' factor, so a mean at the bound is not absorbing. (The tanh's log-det term does
+    not depend on the weights for a given z and drops out of the policy gradient.)"""
 
     @classmethod
     def paper(cls, **kw: object) -> A3cConfig:
@@ -111,6 +117,7 @@ class A3cConfig:
             "bootstrap_truncation": False,
             "log_prob_of_clipped": True,
             "action_repeat": 1,
+            "squash": False,
         }
         return cls(**(base | kw))  # type: ignore[arg-type]
 
@@ -126,10 +133,14 @@ class Actor(nn.Module):
         self.sigma = nn.Linear(32, 1)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        u, std = self.pre_tanh(x)
+        return torch.tanh(u), std
+
+    def pre_tanh(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The Gaussian before the tanh (``A3cConfig.squash``): its mean and std."""
         h = torch.relu(self.fc2(torch.relu(self.fc1(x))))
-        mu = torch.tanh(self.mu(h))
         std = nn.functional.softplus(self.sigma(h)).clamp(*STD_BOUND)
-        return mu, std
+        return self.mu(h), std
 
 
 class Critic(nn.Module):

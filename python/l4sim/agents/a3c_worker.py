@@ -171,7 +171,7 @@ def _losses(
     ret = torch.as_tensor(returns, dtype=torch.float32).unsqueeze(1)
     v = critic(s)
     adv = (ret - v).detach()
-    mu, std = actor(s)
+    mu, std = actor.pre_tanh(s) if cfg.squash else actor(s)
     dist = torch.distributions.Normal(mu, std)
     # Sums over the segment as the authors do: Adam is invariant to the loss's scale and the
     # entropy term is summed alike, so mean and sum give the same steps (measured: no change).
@@ -235,13 +235,14 @@ def run_worker(
         total, seg = 0.0, Segment()
         for t in range(cfg.steps):
             with torch.no_grad():
-                mu, std = la(torch.as_tensor(state).unsqueeze(0))
+                x = torch.as_tensor(state).unsqueeze(0)
+                mu, std = la.pre_tanh(x) if cfg.squash else la(x)
             sample = float(gen.normal(float(mu), float(std)))
-            applied = float(np.clip(sample, -1.0, 1.0))
+            applied = float(np.tanh(sample)) if cfg.squash else float(np.clip(sample, -1.0, 1.0))
             nxt, r = act(env, to_prob(applied, cfg.max_prob), cfg.action_repeat)
             seg.states.append(state)
             # log pi of what was sampled (cfg.log_prob_of_clipped: the authors' clipped value)
-            seg.actions.append(applied if cfg.log_prob_of_clipped else sample)
+            seg.actions.append(applied if cfg.log_prob_of_clipped and not cfg.squash else sample)
             seg.rewards.append(r)
             total += r
             state = nxt
