@@ -103,6 +103,12 @@ class A3cConfig:
     drowns in the noise of the others. Holding an action for a few RTTs makes each decision
     matter and stretches the horizon (gamma per decision). Deployment still acts every
     tupdate with the mean action."""
+    prob_in_state: bool = True
+    """Keep Table 1's ``drop_prob`` (p') and ``accu_prob`` (k p') in the state (paper:
+    True). In training they carry the previous *sampled* action, so the critic's bootstrap
+    V(s_t+n) and the actor see the exploration noise itself; measured on the fixed
+    scenario (benchmarks/a3c_diagnose.py): with them 4 of 5 seeds drift to p' = 0.5, without
+    them 4 of 5 rise. False zeroes their scale (in the weights file too: the core agrees)."""
     squash: bool = False
     """Sample z ~ N(u, std) before the tanh and apply tanh(z) (a squashed Gaussian as in
     SAC, Haarnoja et al. 2018) instead of N(tanh(u), std) clipped (paper: False). The
@@ -170,13 +176,14 @@ def norm_scale(cfg: A3cConfig) -> np.ndarray:
     clipped): fixed bounds in place of the authors' per-log min-max."""
     cap_bytes = cfg.rate_max_bps * cfg.tupdate_s / 8.0  # bytes the fastest link sends per step
     buf_bytes = cfg.rate_max_bps * cfg.qdelay_max_s / 8.0
+    p_scale = 1.0 if cfg.prob_in_state else 0.0
     return np.array(
         [
             0.0,  # burst_allowance: none in DualPI2
-            1.0 / cfg.max_prob,  # drop_prob = p'
+            p_scale / cfg.max_prob,  # drop_prob = p'
             1.0 / cfg.qdelay_max_s,  # current_qdelay, s
             1.0 / cfg.qdelay_max_s,  # qdelay_old, s
-            1.0,  # accu_prob = min(k p', 1)
+            p_scale,  # accu_prob = min(k p', 1)
             0.0,  # measurement_start: a time stamp, meaningless online
             PKT_BYTES / cap_bytes,  # tot_pkts
             1.0 / cap_bytes,  # tot_bytes
