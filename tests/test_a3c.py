@@ -207,3 +207,86 @@ def test_a_constant_policy_plugs_into_dualpi2_from_a_scenario(tmp_path):
     assert _core.policy_infer("constant", w, [[0.0]]) == [pytest.approx(0.2)]
     with pytest.raises(Exception, match="unknown policy kind"):
         scen({"kind": "dualpi2", "policy": {"kind": "nope", "weights": w}})
+
+
+class _StubEnv:
+    """A constant-state environment that records the p' it is asked to apply."""
+
+    def __init__(self) -> None:
+        self.applied: list[float] = []
+
+    def reset(self) -> np.ndarray:
+        return np.full(a3c.STATE_DIM, 0.5, np.float32)
+
+    def step(self, p: float) -> tuple[np.ndarray, float]:
+        self.applied.append(p)
+        return self.reset(), 1.0
+
+
+def _run_stub(monkeypatch, cfg: a3c.A3cConfig, actor: a3c.Actor | None = None):
+    """Run one worker on :class:`_StubEnv`; returns the env and each update's (segment,
+    bootstrap value)."""
+    from l4sim.agents import a3c_worker
+
+    env, updates = _StubEnv(), []
+    real = a3c_worker._losses
+
+    def spy(la, lc, seg, last_v, c):
+        updates.append((seg, last_v))
+        return real(la, lc, seg, last_v, c)
+
+    monkeypatch.setattr(a3c_worker, "make_env", lambda c, s: env)
+    monkeypatch.setattr(a3c_worker, "_losses", spy)
+    actor = actor or a3c.Actor()
+    init = (actor.state_dict(), a3c.Critic().state_dict())
+    a3c_worker.run_worker(0, cfg, init, lambda la, lc: None, lambda *x: None)
+    return env, updates
+
+
+def test_the_time_limit_bootstraps_from_the_critic(monkeypatch):
+    """An episode's end is a truncation (Pardo et al. 2018): the last n-step target
+    bootstraps from V(s_T); the paper's setting treats it as terminal (0)."""
+    cfg = a3c.A3cConfig(workers=1, episodes=1, steps=10, seed=3)
+    _, updates = _run_stub(monkeypatch, cfg)
+    assert len(updates) == 2 and all(v != 0.0 for _s, v in updates)
+    _, paper = _run_stub(monkeypatch, a3c.A3cConfig.paper(workers=1, episodes=1, steps=10, seed=3))
+    assert paper[0][1] != 0.0 and paper[-1][1] == 0.0
+
+
+def test_log_prob_is_of_the_action_sampled(monkeypatch):
+    """The actor is scored on the Gaussian sample; only the applied p' is clipped. The
+    authors' setting scores the clipped value."""
+    torch.manual_seed(0)
+    actor = a3c.Actor()
+    with torch.no_grad():  # mean near the bound, std at its maximum: many samples beyond 1
+        actor.mu.bias.fill_(3.0)
+        actor.sigma.bias.fill_(5.0)
+    cfg = a3c.A3cConfig(workers=1, episodes=1, steps=40, seed=3, max_prob=0.4)
+    from l4sim.agents.a3c_model import to_prob
+
+    env, updates = _run_stub(monkeypatch, cfg, actor)
+    sampled = [a for seg, _v in updates for a in seg.actions]
+    assert max(sampled) > 1.0
+    assert env.applied == pytest.approx([to_prob(a, 0.4) for a in sampled])
+    assert max(env.applied) == pytest.approx(0.4)
+    env, updates = _run_stub(
+        monkeypatch, a3c.A3cConfig.paper(workers=1, episodes=1, steps=40, seed=3), actor
+    )
+    clipped = [a for seg, _v in updates for a in seg.actions]
+    assert max(clipped) == 1.0 and clipped.count(1.0) > 1
+    # Squashed (SAC-style): z ~ N(u, std) is scored, tanh(z) applied.
+    cfg = a3c.A3cConfig(workers=1, episodes=1, steps=40, seed=3, max_prob=0.4, squash=True)
+    env, updates = _run_stub(monkeypatch, cfg, actor)
+    z = [a for seg, _v in updates for a in seg.actions]
+    assert max(z) > 1.0
+    assert env.applied == pytest.approx([to_prob(float(np.tanh(a)), 0.4) for a in z])
+
+
+def test_prob_in_state_false_hides_p_from_the_state():
+    """Without drop_prob and accu_prob the state (and the file's norm_scale, which the core
+    applies) carries no trace of the previous sampled action; the rest is unchanged."""
+    full = a3c.norm_scale(a3c.A3cConfig())
+    hidden = a3c.norm_scale(a3c.A3cConfig(prob_in_state=False))
+    assert full[[1, 4]].min() > 0 and not hidden[[1, 4]].any()
+    rest = [i for i in range(a3c.STATE_DIM) if i not in (1, 4)]
+    assert np.array_equal(full[rest], hidden[rest])

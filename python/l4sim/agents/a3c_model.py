@@ -91,6 +91,46 @@ class A3cConfig:
     processes sharing the weights: fast, not reproducible for ``workers`` > 1) or
     ``"rounds"`` (deterministic: in lock-step rounds, every worker's gradients applied in
     worker order; the same seed gives bit-identical weights)."""
+    # -- fixes found by benchmarks/a3c_diagnose.py (issue 36); A3cConfig.paper() undoes them
+    bootstrap_truncation: bool = True
+    """Bootstrap the n-step target from V(s_T) at an episode's end (paper/authors: False,
+    the end is terminal). The end is a time limit of a continuing task whose state has no
+    clock, so treating it as terminal biases V and the advantage (Pardo et al. 2018, "Time
+    limits in reinforcement learning")."""
+    log_prob_of_clipped: bool = False
+    """Score log pi of the clipped action (authors: True). The clipped value is not the
+    sample, and at the bound its density is wrong (a point mass in truth): the gradient
+    pushes mu past the bound without limit. False: log pi of the unclipped sample, only the
+    applied p' is clipped (the score-function estimator stays unbiased)."""
+    action_repeat: int = 1
+    """tupdates per decision in training (paper: 1). A mark costs a NewReno flow seconds
+    later; one 16 ms action moves the mean marking by 1/100 of an episode, so its credit
+    drowns in the noise of the others. Holding an action for a few RTTs makes each decision
+    matter and stretches the horizon (gamma per decision). Deployment still acts every
+    tupdate with the mean action."""
+    prob_in_state: bool = True
+    """Keep Table 1's ``drop_prob`` (p') and ``accu_prob`` (k p') in the state (paper:
+    True). In training they carry the previous *sampled* action, so the critic's bootstrap
+    V(s_t+n) and the actor see the exploration noise itself; measured on the fixed
+    scenario (benchmarks/a3c_diagnose.py): with them 4 of 5 seeds drift to p' = 0.5, without
+    them 4 of 5 rise. False zeroes their scale (in the weights file too: the core agrees)."""
+    squash: bool = False
+    """Sample z ~ N(u, std) before the tanh and apply tanh(z) (a squashed Gaussian as in
+    SAC, Haarnoja et al. 2018) instead of N(tanh(u), std) clipped (paper: False). The
+    deployed action tanh(u) and the weights file are the same; the score of z has no
+    tanh' factor, so a mean at the bound is not absorbing. (The tanh's log-det term does
+    not depend on the weights for a given z and drops out of the policy gradient.)"""
+
+    @classmethod
+    def paper(cls, **kw: object) -> A3cConfig:
+        """The paper's (and the authors' notebook's) algorithm, before issue 36's fixes."""
+        base: dict[str, object] = {
+            "bootstrap_truncation": False,
+            "log_prob_of_clipped": True,
+            "action_repeat": 1,
+            "squash": False,
+        }
+        return cls(**(base | kw))  # type: ignore[arg-type]
 
 
 class Actor(nn.Module):
@@ -104,10 +144,14 @@ class Actor(nn.Module):
         self.sigma = nn.Linear(32, 1)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        u, std = self.pre_tanh(x)
+        return torch.tanh(u), std
+
+    def pre_tanh(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The Gaussian before the tanh (``A3cConfig.squash``): its mean and std."""
         h = torch.relu(self.fc2(torch.relu(self.fc1(x))))
-        mu = torch.tanh(self.mu(h))
         std = nn.functional.softplus(self.sigma(h)).clamp(*STD_BOUND)
-        return mu, std
+        return self.mu(h), std
 
 
 class Critic(nn.Module):
@@ -137,13 +181,14 @@ def norm_scale(cfg: A3cConfig) -> np.ndarray:
     clipped): fixed bounds in place of the authors' per-log min-max."""
     cap_bytes = cfg.rate_max_bps * cfg.tupdate_s / 8.0  # bytes the fastest link sends per step
     buf_bytes = cfg.rate_max_bps * cfg.qdelay_max_s / 8.0
+    p_scale = 1.0 if cfg.prob_in_state else 0.0
     return np.array(
         [
             0.0,  # burst_allowance: none in DualPI2
-            1.0 / cfg.max_prob,  # drop_prob = p'
+            p_scale / cfg.max_prob,  # drop_prob = p'
             1.0 / cfg.qdelay_max_s,  # current_qdelay, s
             1.0 / cfg.qdelay_max_s,  # qdelay_old, s
-            1.0,  # accu_prob = min(k p', 1)
+            p_scale,  # accu_prob = min(k p', 1)
             0.0,  # measurement_start: a time stamp, meaningless online
             PKT_BYTES / cap_bytes,  # tot_pkts
             1.0 / cap_bytes,  # tot_bytes

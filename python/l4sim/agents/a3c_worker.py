@@ -39,7 +39,7 @@ def training_scenario(
     rate = float(rng.uniform(*cfg.rates_mbps)) * 1e6
     delay_ms = float(rng.uniform(*cfg.delays_ms))
     n = int(rng.integers(cfg.flows[0], cfg.flows[1] + 1))
-    duration = cfg.warmup_s + cfg.steps * cfg.tupdate_s + 0.1
+    duration = cfg.warmup_s + cfg.steps * cfg.action_repeat * cfg.tupdate_s + 0.1
     flows = [
         {
             "kind": "tcp",
@@ -107,6 +107,7 @@ class OnlineEnv:
             marks=d_marks,
             prob=prob,
         )
+        self.last_step = step  # for diagnostics that score one interval several ways
         r = self.reward_fn(step)
         return normalise(raw, self.scale), float(r)
 
@@ -125,11 +126,23 @@ class OnlineEnv:
         obs, _ = self._row()
         return obs
 
-    def step(self, p: float) -> tuple[np.ndarray, float]:
-        self.sim.apply({"kind": "set_dualpi2", "link": "h0->h1", "base_prob": p})
+    def step(self, p: float | None) -> tuple[np.ndarray, float]:
+        """Set p' (``None``: leave the PI controller in charge) and run one tupdate."""
+        if p is not None:
+            self.sim.apply({"kind": "set_dualpi2", "link": "h0->h1", "base_prob": p})
         self.now_ns += round(self.cfg.tupdate_s * 1e9)
         self.sim.run_until_ns(self.now_ns)
         return self._row()
+
+
+def act(env: Any, p: float, repeat: int) -> tuple[np.ndarray, float]:
+    """Hold p' for ``repeat`` steps of ``env``: the last state and the mean reward per step
+    (on the paper's per-step scale whatever ``repeat``)."""
+    total = 0.0
+    for _ in range(repeat):
+        obs, r = env.step(p)
+        total += r
+    return obs, total / repeat
 
 
 # -- A3C ------------------------------------------------------------------------------------
@@ -158,8 +171,10 @@ def _losses(
     ret = torch.as_tensor(returns, dtype=torch.float32).unsqueeze(1)
     v = critic(s)
     adv = (ret - v).detach()
-    mu, std = actor(s)
+    mu, std = actor.pre_tanh(s) if cfg.squash else actor(s)
     dist = torch.distributions.Normal(mu, std)
+    # Sums over the segment as the authors do: Adam is invariant to the loss's scale and the
+    # entropy term is summed alike, so a mean would only rescale the gradient (up to eps).
     actor_loss = -(dist.log_prob(a) * adv).sum() - cfg.entropy * dist.entropy().sum()
     critic_loss = ((ret - v) ** 2).mean()
     return actor_loss, critic_loss
@@ -228,18 +243,24 @@ def worker_steps(
         total, seg = 0.0, Segment()
         for t in range(cfg.steps):
             with torch.no_grad():
-                mu, std = la(torch.as_tensor(state).unsqueeze(0))
-            a = float(np.clip(gen.normal(float(mu), float(std)), -1.0, 1.0))
-            nxt, r = env.step(to_prob(a, cfg.max_prob))
+                x = torch.as_tensor(state).unsqueeze(0)
+                mu, std = la.pre_tanh(x) if cfg.squash else la(x)
+            sample = float(gen.normal(float(mu), float(std)))
+            applied = float(np.tanh(sample)) if cfg.squash else float(np.clip(sample, -1.0, 1.0))
+            nxt, r = act(env, to_prob(applied, cfg.max_prob), cfg.action_repeat)
             seg.states.append(state)
-            seg.actions.append(a)
+            # log pi of what was sampled (cfg.log_prob_of_clipped: the authors' clipped value)
+            seg.actions.append(applied if cfg.log_prob_of_clipped and not cfg.squash else sample)
             seg.rewards.append(r)
             total += r
             state = nxt
             done = t == cfg.steps - 1
             if len(seg.rewards) == cfg.update_interval or done:
                 with torch.no_grad():
-                    last_v = 0.0 if done else float(lc(torch.as_tensor(state).unsqueeze(0)))
+                    # The episode's end is a time limit, not a terminal state: bootstrap
+                    # (cfg.bootstrap_truncation; the authors' 0 is the paper's setting).
+                    terminal = done and not cfg.bootstrap_truncation
+                    last_v = 0.0 if terminal else float(lc(torch.as_tensor(state).unsqueeze(0)))
                 la.zero_grad()
                 lc.zero_grad()
                 la_loss, lc_loss = _losses(la, lc, seg, last_v, cfg)
