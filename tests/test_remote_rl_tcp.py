@@ -114,7 +114,7 @@ def test_unified_control_rtt_ordering_on_five_seeds() -> None:
     # L queue can hold a CUBIC packet being serialised, FqCoDel's sparse-flow priority not).
     for seed in exp.SEEDS:
         rtt = {}
-        for q in exp.QUEUES:
+        for q in brain.UNIFIED_QUEUES:
             env = RemoteTcpEnv(control_queue=q, duration_s=15)
             env.reset(seed=seed)
             truncated = False
