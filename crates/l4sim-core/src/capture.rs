@@ -810,7 +810,7 @@ mod tests {
             .chunks(2)
             .map(|w| (w[0] as u64) << 8 | w.get(1).copied().unwrap_or(0) as u64)
             .sum();
-        sum != 0 && sum % 0xffff == 0
+        sum != 0 && sum.is_multiple_of(0xffff)
     }
 
     #[test]
