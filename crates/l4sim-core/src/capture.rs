@@ -695,14 +695,20 @@ mod tests {
         assert!(l4_checksum_ok(&buf[..n], total));
     }
 
-    #[test]
-    fn an_accecn_ack_with_sack_blocks() {
+    /// The receiver's pure ACK of flow 3 up to byte `ack` (node 6 to node 0).
+    fn ack(ack: u64) -> Packet {
         let mut p = data(0, 0);
         p.dir = Dir::Reverse;
         (p.src, p.dst, p.sport, p.dport) = (6, 0, 5001, 10_003);
         p.ecn = Ecn::NotEct;
         p.tcp.flags = flags::ACK;
-        p.tcp.ack = 10_000;
+        p.tcp.ack = ack;
+        p
+    }
+
+    #[test]
+    fn an_accecn_ack_with_sack_blocks() {
+        let mut p = ack(10_000);
         p.tcp.wnd = 501;
         p.tcp.ace = 0b110;
         p.tcp.set_accecn(Some([0x01_0203, 0x0a_0b0c, 0xff_ffff]));
@@ -773,9 +779,9 @@ mod tests {
         assert_ne!(isn(3, Dir::Forward), isn(4, Dir::Forward));
     }
 
-    #[test]
-    fn a_udp_datagram() {
-        let p = Packet {
+    /// A 1500-byte ECT(1) datagram of flow 0 from node 2 to node 300.
+    fn udp() -> Packet {
+        Packet {
             src: 2,
             dst: 300,
             sport: 10_001,
@@ -784,7 +790,12 @@ mod tests {
             size: 1500,
             ecn: Ecn::Ect1,
             ..Packet::default()
-        };
+        }
+    }
+
+    #[test]
+    fn a_udp_datagram() {
+        let p = udp();
         let mut buf = [0; MAX_HEADER];
         let (n, total) = headers(&p, TS, IpVersion::V4, &mut buf);
         assert_eq!((n, total), (28, 1500));
@@ -857,12 +868,7 @@ mod tests {
 
     #[test]
     fn an_ipv6_ack_and_a_syn() {
-        let mut p = data(0, 0);
-        p.dir = Dir::Reverse;
-        (p.src, p.dst, p.sport, p.dport) = (6, 0, 5001, 10_003);
-        p.ecn = Ecn::NotEct;
-        p.tcp.flags = flags::ACK;
-        p.tcp.ack = 10_000;
+        let mut p = ack(10_000);
         p.tcp.set_accecn(Some([1, 2, 3]));
         p.tcp.push_sack((11_448, 12_896));
         p.size = 52 + 12 + 4 + 8;
@@ -890,16 +896,7 @@ mod tests {
 
     #[test]
     fn an_ipv6_udp_datagram_always_has_a_checksum() {
-        let mut p = Packet {
-            src: 2,
-            dst: 300,
-            sport: 10_001,
-            dport: 5001,
-            proto: PROTO_UDP,
-            size: 1500,
-            ecn: Ecn::Ect1,
-            ..Packet::default()
-        };
+        let mut p = udp();
         let mut buf = [0; MAX_HEADER];
         let (n, total) = headers(&p, TS, IpVersion::V6, &mut buf);
         assert_eq!((n, total), (48, 1520));
