@@ -1,5 +1,6 @@
 """pcap captures (docs/captures.md): files read back with dpkt (and tshark when installed)
-agree with summary.json; a capture changes no result; bad capture keys are one sentence."""
+agree with summary.json, with IPv4 and with IPv6 headers; a capture changes no result; bad
+capture keys are one sentence."""
 
 from __future__ import annotations
 
@@ -50,15 +51,19 @@ ACCESS_S = 1e-3  # access delay
 ACCESS_BPS = 1e9
 
 
-def captures_toml(links: list[str]) -> str:
+def captures_toml(links: list[str], ip: int = 4) -> str:
+    """``[[captures]]`` of ``links`` into pcap/ (IPv4) or pcap6/ (``ip = 6``)."""
+    d = "pcap" if ip == 4 else "pcap6"
     return "".join(
-        f'\n[[captures]]\nlink = "{link}"\nfile = "pcap/{link.replace("->", "-")}.pcap"\n'
+        f'\n[[captures]]\nlink = "{link}"\nfile = "{d}/{link.replace("->", "-")}.pcap"\n'
+        + (f"ip = {ip}\n" if ip != 4 else "")
         for link in links
     )
 
 
 def read(path: Path) -> list[tuple[float, object]]:
-    """(time s, dpkt IP packet) of each record; checks the file header."""
+    """(time s, dpkt IP or IP6 packet, by the version nibble) of each record; checks the
+    file header."""
     with path.open("rb") as fh:
         r = dpkt.pcap.Reader(fh)
         assert r.datalink() == 101  # LINKTYPE_RAW
@@ -66,8 +71,19 @@ def read(path: Path) -> list[tuple[float, object]]:
         out = []
         for ts, buf in r:
             assert isinstance(ts, Decimal)  # the nanosecond format
-            out.append((float(ts), dpkt.ip.IP(buf)))
+            out.append((float(ts), dpkt.ip.IP(buf) if buf[0] >> 4 == 4 else dpkt.ip6.IP6(buf)))
         return out
+
+
+def size(ip: object) -> int:
+    """The packet's simulated size: the IPv4 total length; an IPv6 packet has a 40-byte
+    header where the simulation counts 20."""
+    return ip.len if ip.v == 4 else ip.plen + 20  # type: ignore[attr-defined]
+
+
+def ecn(ip: object) -> int:
+    """The ECN field (RFC 3168 §5): the TOS byte's or the traffic class's low two bits."""
+    return (ip.tos if ip.v == 4 else ip.fc) & 3  # type: ignore[attr-defined]
 
 
 def flow_of(ip: object) -> int:
@@ -84,12 +100,21 @@ def tcp_option(tcp: object, kind: int) -> bytes | None:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    """One run with every link in LINKS captured twice: IPv4 into pcap/, IPv6 into pcap6/."""
     out = tmp_path_factory.mktemp("pcap")
-    sc = l4sim.loads(SCENARIO + captures_toml(LINKS), source="pcap.toml")
+    sc = l4sim.loads(SCENARIO + captures_toml(LINKS) + captures_toml(LINKS, 6), source="pcap.toml")
     result = l4sim.run(sc, out_dir=out)
-    assert [c["packets"] > 0 for c in result.captures] == [True] * len(LINKS)
-    return result.summary, out / "pcap"
+    assert [c["packets"] > 0 for c in result.captures] == [True] * 2 * len(LINKS)
+    return result.summary, out
+
+
+@pytest.fixture(params=[4, 6], ids=["ipv4", "ipv6"])
+def run(both: tuple[dict, Path], request: pytest.FixtureRequest) -> tuple[dict, Path]:
+    """summary.json and the directory of the IPv4 or the IPv6 captures: every check below
+    holds for both."""
+    summary, out = both
+    return summary, out / ("pcap" if request.param == 4 else "pcap6")
 
 
 def test_packet_counts_are_the_queues(run: tuple[dict, Path]) -> None:
@@ -103,8 +128,10 @@ def test_packet_counts_are_the_queues(run: tuple[dict, Path]) -> None:
         times = [t for t, _ in pkts]
         assert times == sorted(times)
         for _, ip in pkts:
-            assert ip.v == 4 and ip.p == 6
-            assert ip.len == 20 + len(bytes(ip.data)) or ip.len > 128  # cut at the snaplen
+            hlen = 20 if ip.v == 4 else 40
+            assert (ip.v, ip.p if ip.v == 4 else ip.nxt) in ((4, 6), (6, 6)), link
+            length = size(ip) - 20 + hlen  # the IP packet's
+            assert length == hlen + len(bytes(ip.data)) or length > 128  # cut at the snaplen
     # Both flows cross the bottleneck, each in its own 5-tuple; only flow 0 uses s0->r0.
     per_flow = [0, 0]
     for _, ip in read(pcap / "r0-r1.pcap"):
@@ -118,7 +145,7 @@ def relative_seq(pkts: list[tuple[float, object]]) -> list[tuple[int, int]]:
     isn = next(ip.data.seq for _, ip in pkts if ip.data.flags & dpkt.tcp.TH_SYN)
     out = []
     for _, ip in pkts:
-        n = ip.len - 20 - 4 * ip.data.off
+        n = size(ip) - 20 - 4 * ip.data.off
         if n > 0:
             s = (ip.data.seq - isn - 1) % 2**32
             out.append((s, s + n))
@@ -145,7 +172,7 @@ def test_retransmissions_are_repeated_sequence_ranges(run: tuple[dict, Path], fl
 
 def arrived_by_end(t: float, ip: object, end_s: float) -> bool:
     """A packet that left the last hop at ``t`` reached its destination within the run."""
-    return t + ip.len * 8 / ACCESS_BPS + ACCESS_S <= end_s + 1e-12  # type: ignore[attr-defined]
+    return t + size(ip) * 8 / ACCESS_BPS + ACCESS_S <= end_s + 1e-12
 
 
 def test_ce_marks_and_the_ace_counter(run: tuple[dict, Path]) -> None:
@@ -158,12 +185,12 @@ def test_ce_marks_and_the_ace_counter(run: tuple[dict, Path]) -> None:
     ce_arrivals = []
     for flow in (0, 1):
         pkts = read(pcap / f"r1-d{flow}.pcap")
-        ce = [(t, ip) for t, ip in pkts if ip.tos & 3 == 3 and arrived_by_end(t, ip, end)]
+        ce = [(t, ip) for t, ip in pkts if ecn(ip) == 3 and arrived_by_end(t, ip, end)]
         assert len(ce) == summary["flows"][flow]["ecn_marks"]
         if flow == 0:
             assert len(ce) > 50
-            assert all(ip.tos & 3 in (1, 3) for _, ip in pkts if ip.len > 52)  # ECT(1) or CE
-            ce_arrivals = sorted(t + ip.len * 8 / ACCESS_BPS + ACCESS_S for t, ip in ce)
+            assert all(ecn(ip) in (1, 3) for _, ip in pkts if size(ip) > 52)  # ECT(1) or CE
+            ce_arrivals = sorted(t + size(ip) * 8 / ACCESS_BPS + ACCESS_S for t, ip in ce)
     acks = [(t, ip) for t, ip in read(pcap / "d0-r1.pcap") if not ip.data.flags & dpkt.tcp.TH_SYN]
     assert acks
     for t, ip in acks:
@@ -196,7 +223,7 @@ def test_rtt_from_timestamps(run: tuple[dict, Path], flow: int) -> None:
         high = tcp.ack
         ts = tcp_option(tcp, dpkt.tcp.TCP_OPT_TIMESTAMP)
         assert ts is not None
-        rtt = t + ip.len * 8 / ACCESS_BPS + ACCESS_S - int.from_bytes(ts[4:8], "big") / 1e6
+        rtt = t + size(ip) * 8 / ACCESS_BPS + ACCESS_S - int.from_bytes(ts[4:8], "big") / 1e6
         assert rtt >= 0.024 - 2e-6  # 2 x (1 + 10 + 1) ms; TSval rounds to 1 us
         srtt = rtt if srtt is None else srtt + (rtt - srtt) / 8
         samples.append(srtt)
@@ -207,14 +234,15 @@ def test_rtt_from_timestamps(run: tuple[dict, Path], flow: int) -> None:
 
 
 def test_tshark_reads_the_capture(run: tuple[dict, Path]) -> None:
-    """Wireshark's dissector (when installed) reads every frame, finds no malformed one,
-    finds every IP checksum good, and every TCP checksum it can check (the whole segment
-    is in the file: ACKs, not data cut at the snap length) good too; it counts the CE marks
-    dpkt counts and sees SACK blocks."""
+    """Wireshark's dissector (when installed) reads every frame as IPv4 or IPv6, finds no
+    malformed one and no error in its expert info, finds every IPv4 checksum good, and every
+    TCP checksum it can check (the whole segment is in the file: ACKs, not data cut at the
+    snap length) good too; it counts the CE marks dpkt counts and sees SACK blocks."""
     tshark = shutil.which("tshark")
     if tshark is None:
         pytest.skip("tshark is not installed")
     _, pcap = run
+    v6 = pcap.name == "pcap6"
 
     def count(display_filter: str, path: Path = pcap / "r0-r1.pcap") -> int:
         out = subprocess.run(
@@ -226,14 +254,61 @@ def test_tshark_reads_the_capture(run: tuple[dict, Path]) -> None:
         return len(out.split())
 
     pkts = read(pcap / "r0-r1.pcap")
-    assert count("ip") == len(pkts)
-    assert count("_ws.malformed or _ws.expert.severity >= error") == 0
-    assert count("ip.checksum.status == 1") == len(pkts)
-    assert count("tcp.checksum.status == 0") == 0  # 0: bad, 1: good, 2: not checked
     acks = pcap / "r1-r0.pcap"
+    if v6:
+        assert count("ipv6.version == 6 and ipv6.hlim == 64 and tcp") == len(pkts)
+        assert count("ip") == 0
+        both_ends = "ipv6.src == 2001:db8::/32 and ipv6.dst == 2001:db8::/32"
+        assert count(f"{both_ends} and ipv6.flow != 0", acks) == len(read(acks))
+        assert count("ipv6.tclass.ecn == 3") == sum(1 for _, ip in pkts if ecn(ip) == 3)
+    else:
+        assert count("ip") == len(pkts)
+        assert count("ip.checksum.status == 1") == len(pkts)
+        assert count("ip.dsfield.ecn == 3") == sum(1 for _, ip in pkts if ecn(ip) == 3)
+    assert count("_ws.malformed or _ws.expert.severity >= error") == 0
+    assert count("tcp.checksum.status == 0") == 0  # 0: bad, 1: good, 2: not checked
     assert count("tcp.checksum.status == 1", acks) == len(read(acks))
-    assert count("ip.dsfield.ecn == 3") == sum(1 for _, ip in pkts if ip.tos & 3 == 3)
     assert count("tcp.options.sack_le", acks) > 0
+    for path in (pcap / "r0-r1.pcap", acks):
+        expert = subprocess.run(
+            [tshark, "-n", "-r", str(path), "-o", "tcp.check_checksum:TRUE", "-q", "-z",
+             "expert,error"],
+            capture_output=True, text=True, check=True, timeout=120,
+        ).stdout  # fmt: skip
+        assert "Malformed" not in expert and "Bad checksum" not in expert, expert
+
+
+def test_ipv6_captures_are_the_ipv4_ones(both: tuple[dict, Path]) -> None:
+    """The IPv6 capture of a link holds the IPv4 capture's packets at the same times: the
+    same TCP segment (but its checksum, over another pseudo-header) behind a 40-byte header
+    (RFC 8200 §3: the ECN field as the traffic class's low bits, DSCP 0, a non-zero flow
+    label per flow and direction, hop limit 64, 2001:db8::N+1 for 10.0.0.N+1)."""
+    _, out = both
+    for link in LINKS:
+        name = f"{link.replace('->', '-')}.pcap"
+        v4, v6 = read(out / "pcap" / name), read(out / "pcap6" / name)
+        assert len(v4) == len(v6) > 0, link
+        labels: dict[tuple[int, int], int] = {}
+        for (t4, a), (t6, b) in zip(v4, v6, strict=True):
+            assert t4 == t6 and b.v == 6 and b.nxt == a.p == 6 and b.hlim == 64
+            assert (ecn(b), b.fc >> 2) == (ecn(a), 0) and size(b) == size(a)
+            assert b.src[:4] == b.dst[:4] == bytes.fromhex("20010db8")
+            assert (
+                int.from_bytes(b.src, "big") & 0xFFFF_FFFF
+                == int.from_bytes(a.src, "big") - 0x0A00_0000
+            )
+            assert (
+                int.from_bytes(b.dst, "big") & 0xFFFF_FFFF
+                == int.from_bytes(a.dst, "big") - 0x0A00_0000
+            )
+            sa, sb = bytes(a.data), bytes(b.data)
+            k = min(len(sa), len(sb))  # the snap length cuts 20 bytes more of IPv6's
+            assert sa[:16] == sb[:16] and sa[18:k] == sb[18:k], link
+            assert (
+                0 < b.flow < 2**20
+                and labels.setdefault((a.data.sport, a.data.dport), b.flow) == b.flow
+            )
+        assert len(set(labels.values())) == len(labels), link  # one label per flow direction
 
 
 @pytest.mark.parametrize("name", ["l4s_dualpi2", "aqm_fq_codel"])
@@ -244,13 +319,14 @@ def test_a_capture_changes_no_result(tmp_path: Path, name: str) -> None:
     links = [f"{a}->{b}" for a, b, _ in base.topology.links()]
     links += [f"{b}->{a}" for a, b, _ in base.topology.links()]
     captures = [{"link": x, "file": f"{i}.pcap"} for i, x in enumerate(links)]
+    captures += [{"link": x, "file": f"{i}.v6.pcap", "ip": 6} for i, x in enumerate(links)]
     with_captures = base.with_overrides(captures=captures)
     plain = l4sim.run(base).summary
     captured = l4sim.run(with_captures, out_dir=tmp_path)
     for s in (plain, captured.summary):
         s.pop("wall_time_s")
     assert json.dumps(plain) == json.dumps(captured.summary)
-    assert sum(c["packets"] for c in captured.captures) == sum(
+    assert sum(c["packets"] for c in captured.captures) == 2 * sum(
         q["packets"] for q in plain["queues"]
     )
 
@@ -282,6 +358,7 @@ def test_a_fork_does_not_capture(tmp_path: Path) -> None:
         ("r0->r1", {"snaplen": -5}, "snaplen -5 is outside"),
         ("r0->r1", {"flows": [2]}, "there is no flow 2; flows are 0..2"),
         ("r0->r1", {"flows": [-1]}, "there is no flow -1"),
+        ("r0->r1", {"ip": 5}, "ip 5 is not an IP version; give 4 or 6"),
     ],
 )
 def test_bad_api_captures_are_one_sentence(
@@ -316,6 +393,7 @@ def run_cli(tmp_path: Path, capture: str) -> subprocess.CompletedProcess[str]:
         ('link = "r0->r9"\nfile = "x.pcap"', "'r0->r9' is not a link direction"),
         ('link = "r0->r1"\nfile = "x.pcap"\nflows = [2]', "names flow 2"),
         ('link = "r0->r1"\nfile = "x.pcap"\nsnaplen = 0', "snaplen"),
+        ('link = "r0->r1"\nfile = "x.pcap"\nip = 5', "ip"),
         ('link = "r0->r1"\nfile = "evil/x.pcap"', "outside the output directory"),
         ('link = "r0->r1"\nfile = "dir"', "cannot create capture"),
     ],

@@ -61,4 +61,4 @@ def capture_files(
 def open_captures(sim: Simulation, out_dir: str | Path | None) -> None:
     """Start the captures of ``sim``'s scenario, their files under ``out_dir``."""
     for c, path in capture_files(sim.scenario, out_dir):
-        sim.capture(c.link, path, snaplen=c.snaplen, flows=c.flows)
+        sim.capture(c.link, path, snaplen=c.snaplen, flows=c.flows, ip=c.ip)

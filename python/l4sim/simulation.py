@@ -378,10 +378,11 @@ class Simulation:
         """An independent deep copy that continues exactly as this one would."""
         return Simulation._wrap(self.scenario, self._sim.fork())
 
-    def capture(self, link: str, file: Any, *, snaplen: int = 128, flows: Any = None) -> None:
-        """Write the packets leaving ``link`` from now on to pcap ``file``, ``snaplen`` bytes
-        of each, flow indices ``flows`` only (docs/captures.md); a :meth:`fork` does not."""
-        self._sim.add_capture(_str_arg(link, "capture link"), str(file), snaplen, flows)
+    def capture(
+        self, link: str, file: Any, *, snaplen: int = 128, flows: Any = None, ip: int = 4
+    ) -> None:
+        """Pcap ``file`` of what leaves ``link`` from now on (docs/captures.md); not in a fork."""
+        self._sim.add_capture(_str_arg(link, "capture link"), str(file), snaplen, flows, ip)
 
     def close_captures(self) -> list[dict[str, Any]]:
         """Finish every capture's file: [{"file", "link", "packets"}]."""

@@ -8,10 +8,12 @@
 //! snap length counts IP bytes only. Timestamps are simulated time since 0 (1970-01-01).
 //!
 //! The simulator's packets carry no bytes, so their headers are synthesised here from the
-//! [`Packet`] (IPv4 and TCP or UDP); the payload is not materialised: a record holds the
-//! headers then zeros, up to the snap length. The IPv4, TCP and UDP checksums are those
-//! of the packet with an all-zero payload (zeros add nothing to the one's-complement
-//! sum, RFC 1071), so they are valid for the bytes written.
+//! [`Packet`] (IPv4 or IPv6, per capture, and TCP or UDP); the payload is not
+//! materialised: a record holds the headers then zeros, up to the snap length. The IPv4,
+//! TCP and UDP checksums are those of the packet with an all-zero payload (zeros add
+//! nothing to the one's-complement sum, RFC 1071), so they are valid for the bytes written.
+//! The TCP or UDP segment is the same under either IP version; the simulated size counts
+//! a 20-byte IP header, so an IPv6 packet is 20 bytes longer than the simulated one.
 //!
 //! Capture point: when a packet leaves the qdisc and its serialisation starts (tcpdump on
 //! the egress interface), before the link's random loss. The writer reuses one buffer and
@@ -30,12 +32,45 @@ use crate::time::{Time, SEC};
 pub const LINKTYPE_RAW: u32 = 101;
 /// The magic of the nanosecond-resolution pcap format.
 pub const MAGIC_NS: u32 = 0xa1b2_3c4d;
-/// Default snap length: headers only (20 IPv4 + 60 TCP at most, and some room).
+/// Default snap length: headers only (40 IPv6 + 60 TCP at most, and some room).
 pub const DEFAULT_SNAPLEN: u32 = 128;
 /// libpcap's `MAXIMUM_SNAPLEN`.
 pub const MAX_SNAPLEN: u32 = 262_144;
-/// Longest synthesised header: IPv4 without options (20) + TCP with 40 option bytes (60).
-pub const MAX_HEADER: usize = 80;
+/// Longest synthesised header: IPv6 without extension headers (40) + TCP with 40 option
+/// bytes (60).
+pub const MAX_HEADER: usize = 100;
+/// Longest synthesised TCP or UDP segment: an IPv4 total length of 65535 (RFC 791 §3.1);
+/// the IPv6 payload length (RFC 8200 §3) holds it too.
+const MAX_SEGMENT: u32 = u16::MAX as u32 - 20;
+
+/// The IP version of a capture's synthesised headers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IpVersion {
+    /// IPv4 (RFC 791), 20-byte header.
+    #[default]
+    V4,
+    /// IPv6 (RFC 8200), 40-byte header, no extension header.
+    V6,
+}
+
+impl IpVersion {
+    /// 4 or 6; anything else is one sentence.
+    pub fn from_number(v: i64) -> Result<IpVersion, String> {
+        match v {
+            4 => Ok(IpVersion::V4),
+            6 => Ok(IpVersion::V6),
+            _ => Err(format!("ip {v} is not an IP version; give 4 or 6")),
+        }
+    }
+
+    /// The IP header's length in bytes.
+    pub fn header_len(self) -> usize {
+        match self {
+            IpVersion::V4 => 20,
+            IpVersion::V6 => 40,
+        }
+    }
+}
 
 const ZEROS: [u8; 512] = [0; 512];
 
@@ -102,16 +137,43 @@ pub fn node_addr(node: u32) -> [u8; 4] {
     0x0a00_0001u32.wrapping_add(node).to_be_bytes()
 }
 
-/// The initial sequence number of flow `flow`'s sender (`Forward`) or receiver
-/// (`Reverse`): a fixed hash, so captures are deterministic (RFC 9293 §3.4.1 asks for a
-/// clock-driven ISN against spoofing, which a simulation does not need).
-pub fn isn(flow: u32, dir: Dir) -> u32 {
+/// The IPv6 address of node `i` in the documentation prefix 2001:db8::/32 (RFC 3849):
+/// 2001:db8::1 for node 0, then upwards (2001:db8::100 is node 255), as [`node_addr`].
+pub fn node_addr6(node: u32) -> [u8; 16] {
+    let mut a = [0u8; 16];
+    a[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+    a[8..].copy_from_slice(&(node as u64 + 1).to_be_bytes());
+    a
+}
+
+/// FNV-1a of flow `flow`'s index, `dir` and `tag`: a fixed per-flow, per-direction hash.
+fn flow_hash(flow: u32, dir: Dir, tag: &[u8]) -> u32 {
     let mut h: u32 = 0x811c_9dc5;
-    for b in flow.to_le_bytes().into_iter().chain([dir as u8]) {
+    for &b in flow
+        .to_le_bytes()
+        .iter()
+        .chain([dir as u8].iter())
+        .chain(tag)
+    {
         h ^= b as u32;
         h = h.wrapping_mul(0x0100_0193);
     }
     h
+}
+
+/// The initial sequence number of flow `flow`'s sender (`Forward`) or receiver
+/// (`Reverse`): a fixed hash, so captures are deterministic (RFC 9293 §3.4.1 asks for a
+/// clock-driven ISN against spoofing, which a simulation does not need).
+pub fn isn(flow: u32, dir: Dir) -> u32 {
+    flow_hash(flow, dir, &[])
+}
+
+/// The IPv6 flow label of flow `flow`'s packets in direction `dir`: 20 bits of a fixed
+/// hash, never 0 (RFC 6437 §2-3: a per-flow, uniformly distributed value, 0 meaning
+/// unlabelled; Linux's default `auto_flowlabels` hashes the 5-tuple the same way, so the
+/// two directions of a connection differ).
+pub fn flow_label(flow: u32, dir: Dir) -> u32 {
+    (flow_hash(flow, dir, b"label") & 0xf_ffff).max(1)
 }
 
 /// What a packet does not say about its flow but its headers show.
@@ -214,15 +276,17 @@ fn tcp_options(p: &Packet, w: FlowWire, o: &mut [u8; 40]) -> usize {
     n
 }
 
-/// Write `p`'s IPv4 and TCP or UDP headers into `buf`; returns the header length and the
-/// IP total length (the record's original length).
+/// Write `p`'s IP (version `ip`) and TCP or UDP headers into `buf`; returns the header
+/// length and the IP packet's length (the record's original length).
 ///
-/// The IP total length is the simulated packet size. A TCP header holds the options l4sim
-/// models; when the flow's `header_bytes` counts more (e.g. timestamps off with the
-/// default 52), NOP options fill the difference, up to TCP's 40 option bytes; when it
-/// counts less, the options win and the total is 40 + options + payload.
-pub fn headers(p: &Packet, w: FlowWire, buf: &mut [u8; MAX_HEADER]) -> (usize, u32) {
-    let (l4_len, total) = if p.proto == PROTO_TCP {
+/// The TCP or UDP segment is the simulated packet size less a 20-byte IP header, under
+/// either version. A TCP header holds the options l4sim models; when the flow's
+/// `header_bytes` counts more (e.g. timestamps off with the default 52), NOP options fill
+/// the difference, up to TCP's 40 option bytes; when it counts less, the options win and
+/// the segment is 20 + options + payload.
+pub fn headers(p: &Packet, w: FlowWire, ip: IpVersion, buf: &mut [u8; MAX_HEADER]) -> (usize, u32) {
+    let at = ip.header_len();
+    let (l4_len, seg_len) = if p.proto == PROTO_TCP {
         let mut opts = [0u8; 40];
         let mut n = tcp_options(p, w, &mut opts);
         let counted = (p.size as usize).saturating_sub(40 + p.tcp.len as usize);
@@ -231,54 +295,79 @@ pub fn headers(p: &Packet, w: FlowWire, buf: &mut [u8; MAX_HEADER]) -> (usize, u
             n += 4;
         }
         let hlen = 20 + n;
-        tcp_header(p, w, &opts[..n], &mut buf[20..20 + hlen]);
-        (hlen, (20 + hlen + p.tcp.len as usize) as u32)
+        tcp_header(p, w, &opts[..n], &mut buf[at..at + hlen]);
+        (
+            hlen,
+            (hlen as u32).saturating_add(p.tcp.len).min(MAX_SEGMENT),
+        )
     } else {
         // RFC 768: source port, destination port, length, checksum.
-        let total = p.size.max(28);
-        let u = &mut buf[20..28];
+        let seg_len = (p.size.max(28) - 20).min(MAX_SEGMENT);
+        let u = &mut buf[at..at + 8];
         u[0..2].copy_from_slice(&p.sport.to_be_bytes());
         u[2..4].copy_from_slice(&p.dport.to_be_bytes());
-        u[4..6].copy_from_slice(&((total - 20) as u16).to_be_bytes());
+        u[4..6].copy_from_slice(&(seg_len as u16).to_be_bytes());
         u[6..8].fill(0);
-        (8, total)
+        (8, seg_len)
     };
-    let total = total.min(u16::MAX as u32);
-    // RFC 791 §3.1: version 4, IHL 5; the TOS byte's low two bits are the ECN field
-    // (RFC 3168 §5); DF set and the ID from the packet's uid, as Linux sets both.
-    let ip = &mut buf[..20];
-    ip[0] = 0x45;
-    ip[1] = p.ecn as u8;
-    ip[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-    ip[4..6].copy_from_slice(&(p.uid as u16).to_be_bytes());
-    ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes());
-    ip[8] = 64;
-    ip[9] = if p.proto == PROTO_TCP {
+    let next = if p.proto == PROTO_TCP {
         PROTO_TCP
     } else {
         PROTO_UDP
     };
-    ip[10..12].fill(0);
-    ip[12..16].copy_from_slice(&node_addr(p.src));
-    ip[16..20].copy_from_slice(&node_addr(p.dst));
-    let sum = fold(ones_sum(0, ip));
-    ip[10..12].copy_from_slice(&sum.to_be_bytes());
-    // RFC 9293 §3.1 / RFC 768: the checksum covers a pseudo-header (addresses, protocol,
-    // segment length), the header and the payload, zeros here (which add nothing).
-    let seg_len = total - 20;
-    let mut pseudo = ones_sum(0, &buf[12..20]);
-    pseudo += buf[9] as u32 + seg_len;
-    let l4 = &mut buf[20..20 + l4_len];
+    // RFC 9293 §3.1 / RFC 768 / RFC 8200 §8.1: the checksum covers a pseudo-header
+    // (addresses, protocol or next header, segment length), the header and the payload,
+    // zeros here (which add nothing). The IPv6 pseudo-header's 32-bit length and 24 zero
+    // bits sum as IPv4's 16-bit length and zero byte do.
+    let addrs = match ip {
+        IpVersion::V4 => {
+            // RFC 791 §3.1: version 4, IHL 5; the TOS byte's low two bits are the ECN
+            // field (RFC 3168 §5); DF set and the ID from the packet's uid, as Linux sets
+            // both.
+            let h = &mut buf[..20];
+            h[0] = 0x45;
+            h[1] = p.ecn as u8;
+            h[2..4].copy_from_slice(&(20 + seg_len as u16).to_be_bytes());
+            h[4..6].copy_from_slice(&(p.uid as u16).to_be_bytes());
+            h[6..8].copy_from_slice(&0x4000u16.to_be_bytes());
+            h[8] = 64;
+            h[9] = next;
+            h[10..12].fill(0);
+            h[12..16].copy_from_slice(&node_addr(p.src));
+            h[16..20].copy_from_slice(&node_addr(p.dst));
+            let sum = fold(ones_sum(0, h));
+            h[10..12].copy_from_slice(&sum.to_be_bytes());
+            12..20
+        }
+        IpVersion::V6 => {
+            // RFC 8200 §3: version 6, traffic class (DSCP 0, its low two bits the ECN
+            // field: RFC 3168 §5, RFC 8200 §7), flow label, payload length (the segment:
+            // no extension header), next header, hop limit 64, addresses. No checksum.
+            let h = &mut buf[..40];
+            let tc = p.ecn as u32;
+            let word = (6 << 28) | (tc << 20) | flow_label(p.flow, p.dir);
+            h[0..4].copy_from_slice(&word.to_be_bytes());
+            h[4..6].copy_from_slice(&(seg_len as u16).to_be_bytes());
+            h[6] = next;
+            h[7] = 64;
+            h[8..24].copy_from_slice(&node_addr6(p.src));
+            h[24..40].copy_from_slice(&node_addr6(p.dst));
+            8..40
+        }
+    };
+    let pseudo = ones_sum(0, &buf[addrs]) + next as u32 + seg_len;
+    let l4 = &mut buf[at..at + l4_len];
     let ck = fold(ones_sum(pseudo, l4));
-    let at = if p.proto == PROTO_TCP { 16 } else { 6 };
-    // RFC 768: a computed UDP checksum of zero is sent as all ones.
+    let ck_at = if p.proto == PROTO_TCP { 16 } else { 6 };
+    // RFC 768 / RFC 8200 §8.1: a computed UDP checksum of zero is sent as all ones (over
+    // IPv6 the UDP checksum is mandatory: zero would mean none).
     let ck = if ck == 0 && p.proto != PROTO_TCP {
         0xffff
     } else {
         ck
     };
-    l4[at..at + 2].copy_from_slice(&ck.to_be_bytes());
-    (20 + l4_len, total)
+    l4[ck_at..ck_at + 2].copy_from_slice(&ck.to_be_bytes());
+    (at + l4_len, at as u32 + seg_len)
 }
 
 /// The TCP header (RFC 9293 §3.1) without its checksum, `opts` after the fixed 20 bytes.
@@ -345,6 +434,7 @@ struct Capture {
     name: String,
     /// By flow index: kept (`None`: every flow).
     flows: Option<Vec<bool>>,
+    ip: IpVersion,
     out: PcapWriter<Box<dyn Write + Send + Sync>>,
     buf: [u8; MAX_HEADER],
     /// Virtual link (`Channel::virt`): packets admitted whose transmission starts later,
@@ -364,7 +454,7 @@ impl Capture {
     }
 
     fn write(&mut self, t: Time, p: &Packet, w: FlowWire) {
-        let (n, total) = headers(p, w, &mut self.buf);
+        let (n, total) = headers(p, w, self.ip, &mut self.buf);
         if let Err(e) = self.out.write(t, &self.buf[..n], total) {
             self.error = Some(format!("cannot write capture {}: {e}", self.name));
         }
@@ -422,14 +512,15 @@ impl Captures {
         self.list.is_empty()
     }
 
-    /// Start capturing link `channel` into `out` (named `name` in errors), keeping the
-    /// flows marked in `flows` (by index; `None`: all).
+    /// Start capturing link `channel` into `out` (named `name` in errors) with `ip`
+    /// headers, keeping the flows marked in `flows` (by index; `None`: all).
     pub fn add(
         &mut self,
         channel: usize,
         name: &str,
         out: Box<dyn Write + Send + Sync>,
         snaplen: u32,
+        ip: IpVersion,
         flows: Option<Vec<bool>>,
     ) -> Result<(), CaptureError> {
         if !(1..=MAX_SNAPLEN).contains(&snaplen) {
@@ -443,6 +534,7 @@ impl Captures {
             channel,
             name: name.to_string(),
             flows,
+            ip,
             out,
             buf: [0; MAX_HEADER],
             pending: VecDeque::new(),
@@ -564,7 +656,7 @@ mod tests {
     fn a_data_segment_field_by_field() {
         let mut buf = [0; MAX_HEADER];
         let p = data(5_000_000_000, 1448);
-        let (n, total) = headers(&p, TS, &mut buf);
+        let (n, total) = headers(&p, TS, IpVersion::V4, &mut buf);
         assert_eq!((n, total), (52, 1500));
         let b = &buf[..n];
         // IPv4 (RFC 791): version 4 / IHL 5, ECN field CE (RFC 3168: 0b11), length, ID, DF,
@@ -597,20 +689,26 @@ mod tests {
         assert_eq!(be32(t, 28), 1_000);
         assert!(l4_checksum_ok(b, total));
         // Without timestamps, NOPs fill the 12 bytes that `header_bytes` counts.
-        let (n, total) = headers(&p, FlowWire::default(), &mut buf);
+        let (n, total) = headers(&p, FlowWire::default(), IpVersion::V4, &mut buf);
         assert_eq!((n, total), (52, 1500));
         assert_eq!(&buf[40..52], &[1; 12]);
         assert!(l4_checksum_ok(&buf[..n], total));
     }
 
-    #[test]
-    fn an_accecn_ack_with_sack_blocks() {
+    /// The receiver's pure ACK of flow 3 up to byte `ack` (node 6 to node 0).
+    fn ack(ack: u64) -> Packet {
         let mut p = data(0, 0);
         p.dir = Dir::Reverse;
         (p.src, p.dst, p.sport, p.dport) = (6, 0, 5001, 10_003);
         p.ecn = Ecn::NotEct;
         p.tcp.flags = flags::ACK;
-        p.tcp.ack = 10_000;
+        p.tcp.ack = ack;
+        p
+    }
+
+    #[test]
+    fn an_accecn_ack_with_sack_blocks() {
+        let mut p = ack(10_000);
         p.tcp.wnd = 501;
         p.tcp.ace = 0b110;
         p.tcp.set_accecn(Some([0x01_0203, 0x0a_0b0c, 0xff_ffff]));
@@ -619,7 +717,7 @@ mod tests {
         p.tcp.push_sack((17_000, 18_000));
         p.size = 52 + 12 + 4 + 3 * 8; // what l4sim's receiver counts
         let mut buf = [0; MAX_HEADER];
-        let (n, total) = headers(&p, TS, &mut buf);
+        let (n, total) = headers(&p, TS, IpVersion::V4, &mut buf);
         // 12 (TS) + 12 (AccECN) + 4 + 8 (one SACK block: 40 option bytes at most).
         assert_eq!((n, total), (80, 80));
         let t = &buf[20..n];
@@ -646,7 +744,7 @@ mod tests {
             timestamps: true,
             accecn: true,
         };
-        headers(&data(0, 100), w, &mut buf);
+        headers(&data(0, 100), w, IpVersion::V4, &mut buf);
         assert_eq!(be16(&buf, 32) & 0x1ff, flags::ACK | flags::AE | flags::ECE);
     }
 
@@ -657,7 +755,7 @@ mod tests {
         syn.tcp.sack_perm = true;
         syn.ecn = Ecn::NotEct;
         let mut buf = [0; MAX_HEADER];
-        let (n, total) = headers(&syn, TS, &mut buf);
+        let (n, total) = headers(&syn, TS, IpVersion::V4, &mut buf);
         assert_eq!((n, total), (52, 52));
         let t = &buf[20..n];
         assert_eq!((be32(t, 4), be32(t, 8)), (isn(3, Dir::Forward), 0));
@@ -672,7 +770,7 @@ mod tests {
         synack.dir = Dir::Reverse;
         synack.tcp.flags = flags::SYN | flags::ACK | flags::CWR;
         synack.tcp.wnd = 65_160;
-        headers(&synack, TS, &mut buf);
+        headers(&synack, TS, IpVersion::V4, &mut buf);
         let t = &buf[20..];
         assert_eq!(be32(t, 4), isn(3, Dir::Reverse));
         assert_eq!(be32(t, 8), isn(3, Dir::Forward).wrapping_add(1));
@@ -681,9 +779,9 @@ mod tests {
         assert_ne!(isn(3, Dir::Forward), isn(4, Dir::Forward));
     }
 
-    #[test]
-    fn a_udp_datagram() {
-        let p = Packet {
+    /// A 1500-byte ECT(1) datagram of flow 0 from node 2 to node 300.
+    fn udp() -> Packet {
+        Packet {
             src: 2,
             dst: 300,
             sport: 10_001,
@@ -692,15 +790,153 @@ mod tests {
             size: 1500,
             ecn: Ecn::Ect1,
             ..Packet::default()
-        };
+        }
+    }
+
+    #[test]
+    fn a_udp_datagram() {
+        let p = udp();
         let mut buf = [0; MAX_HEADER];
-        let (n, total) = headers(&p, TS, &mut buf);
+        let (n, total) = headers(&p, TS, IpVersion::V4, &mut buf);
         assert_eq!((n, total), (28, 1500));
         assert_eq!((buf[1], buf[9]), (0b01, 17));
         assert_eq!(&buf[16..20], &[10, 0, 1, 45]); // node 300 = 10.0.0.1 + 300
         assert_eq!(be16(&buf, 24), 1480);
         assert!(checksum_ok(&buf[..20], 0));
         assert!(l4_checksum_ok(&buf[..n], total));
+    }
+
+    /// The one's-complement sum of an IPv6 packet's TCP or UDP segment (header `seg`, then
+    /// zeros up to `seg_len`) with its pseudo-header (RFC 8200 §8.1), written out in full
+    /// and summed in 64 bits: end-around carries make it the sum mod 0xffff, so a valid
+    /// checksum leaves a non-zero multiple of 0xffff. Independent of `ones_sum`/`fold`.
+    fn v6_checksum_ok(hdr: &[u8], seg_len: usize) -> bool {
+        let mut b = Vec::new();
+        b.extend_from_slice(&hdr[8..40]);
+        b.extend_from_slice(&(seg_len as u32).to_be_bytes());
+        b.extend_from_slice(&[0, 0, 0, hdr[6]]);
+        b.extend_from_slice(&hdr[40..]);
+        b.resize(40 + seg_len, 0);
+        let sum: u64 = b
+            .chunks(2)
+            .map(|w| (w[0] as u64) << 8 | w.get(1).copied().unwrap_or(0) as u64)
+            .sum();
+        sum != 0 && sum.is_multiple_of(0xffff)
+    }
+
+    #[test]
+    fn an_ipv6_data_segment_field_by_field() {
+        let p = data(5_000_000_000, 1448);
+        let (mut b4, mut b6) = ([0; MAX_HEADER], [0; MAX_HEADER]);
+        let (n4, total4) = headers(&p, TS, IpVersion::V4, &mut b4);
+        let (n, total) = headers(&p, TS, IpVersion::V6, &mut b6);
+        // The same TCP segment (1480 bytes) behind a 40-byte header: 20 more than IPv4.
+        assert_eq!((n, total), (n4 + 20, total4 + 20));
+        assert_eq!((n, total), (72, 1520));
+        let b = &b6[..n];
+        // RFC 8200 §3: version 6, traffic class 0b0000_0011 (DSCP 0, ECN CE: RFC 3168 §5),
+        // the flow's 20-bit label, payload length, next header TCP, hop limit 64.
+        assert_eq!(b[0] >> 4, 6);
+        let tc = (be16(b, 0) >> 4) as u8;
+        assert_eq!(tc, 0b11);
+        let label = be32(b, 0) & 0xf_ffff;
+        assert_eq!(label, flow_label(3, Dir::Forward));
+        assert_ne!(label, 0);
+        assert_eq!(be16(b, 4), 1480);
+        assert_eq!((b[6], b[7]), (6, 64));
+        // RFC 3849: 2001:db8::1 (node 0) to 2001:db8::7 (node 6).
+        let mut a = [0u8; 16];
+        a[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+        a[15] = 1;
+        assert_eq!(&b[8..24], &a);
+        a[15] = 7;
+        assert_eq!(&b[24..40], &a);
+        // The TCP header is IPv4's but for its checksum (the pseudo-header differs).
+        assert_eq!(&b[40..56], &b4[20..36]);
+        assert_eq!(&b[58..n], &b4[38..n4]);
+        assert_ne!(be16(b, 56), be16(&b4, 36));
+        assert!(v6_checksum_ok(b, 1480));
+        assert!(!v6_checksum_ok(b, 1479));
+        // Not-ECT, ECT(0) and ECT(1) in the traffic class's low bits too.
+        for ecn in [Ecn::NotEct, Ecn::Ect0, Ecn::Ect1] {
+            let q = Packet { ecn, ..p };
+            headers(&q, TS, IpVersion::V6, &mut b6);
+            assert_eq!(be16(&b6, 0) >> 4 & 0xff, ecn as u16);
+            assert!(v6_checksum_ok(&b6[..n], 1480));
+        }
+    }
+
+    #[test]
+    fn an_ipv6_ack_and_a_syn() {
+        let mut p = ack(10_000);
+        p.tcp.set_accecn(Some([1, 2, 3]));
+        p.tcp.push_sack((11_448, 12_896));
+        p.size = 52 + 12 + 4 + 8;
+        let mut buf = [0; MAX_HEADER];
+        let (n, total) = headers(&p, TS, IpVersion::V6, &mut buf);
+        // 12 (TS) + 12 (AccECN) + 12 (one SACK block) option bytes; no payload.
+        assert_eq!((n, total), (96, 96));
+        assert_eq!(be16(&buf, 4), 56);
+        assert_eq!(be32(&buf, 0) & 0xf_ffff, flow_label(3, Dir::Reverse));
+        assert_eq!((buf[23], buf[39]), (7, 1));
+        assert_eq!(&buf[40 + 32..40 + 34], &[172, 11]);
+        assert_eq!(&buf[40 + 44..40 + 48], &[1, 1, 5, 10]);
+        assert!(v6_checksum_ok(&buf[..n], 56));
+        p.tcp = TcpHeader {
+            flags: flags::SYN | flags::ACK,
+            sack_perm: true,
+            ..TcpHeader::default()
+        };
+        p.size = 52;
+        let (n, total) = headers(&p, TS, IpVersion::V6, &mut buf);
+        assert_eq!((n, total), (72, 72));
+        assert_eq!(&buf[60..64], &[4, 2, 8, 10]);
+        assert!(v6_checksum_ok(&buf[..n], 32));
+    }
+
+    #[test]
+    fn an_ipv6_udp_datagram_always_has_a_checksum() {
+        let mut p = udp();
+        let mut buf = [0; MAX_HEADER];
+        let (n, total) = headers(&p, TS, IpVersion::V6, &mut buf);
+        assert_eq!((n, total), (48, 1520));
+        assert_eq!(be16(&buf, 0) >> 4 & 0xff, 0b01);
+        assert_eq!((be16(&buf, 4), buf[6], buf[7]), (1480, 17, 64));
+        assert_eq!(&buf[36..40], &[0, 0, 1, 0x2d]); // node 300 = 2001:db8::12d
+        assert_eq!(be16(&buf, 44), 1480);
+        assert!(v6_checksum_ok(&buf[..n], 1480));
+        // RFC 8200 §8.1: every source port, including the one whose checksum computes to
+        // zero (sent as 0xffff), gives a non-zero checksum that verifies.
+        let mut all_ones = 0;
+        for sport in 0..=u16::MAX {
+            p.sport = sport;
+            headers(&p, TS, IpVersion::V6, &mut buf);
+            assert_ne!(be16(&buf, 46), 0);
+            assert!(v6_checksum_ok(&buf[..48], 1480), "{sport}");
+            all_ones += usize::from(be16(&buf, 46) == 0xffff);
+        }
+        assert!(all_ones >= 1);
+    }
+
+    #[test]
+    fn flow_labels_and_ip_versions() {
+        let labels: Vec<u32> = (0..1000)
+            .flat_map(|f| [flow_label(f, Dir::Forward), flow_label(f, Dir::Reverse)])
+            .collect();
+        assert!(labels.iter().all(|&l| (1..1 << 20).contains(&l)));
+        let mut distinct = labels.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(distinct.len() > 1990, "{}", distinct.len());
+        assert_eq!(flow_label(7, Dir::Forward), flow_label(7, Dir::Forward));
+        assert_eq!(node_addr6(254)[14..], [0, 0xff]);
+        assert_eq!(node_addr6(u32::MAX)[8..], [0, 0, 0, 1, 0, 0, 0, 0]);
+        assert_eq!(IpVersion::from_number(4), Ok(IpVersion::V4));
+        assert_eq!(IpVersion::from_number(6), Ok(IpVersion::V6));
+        assert_eq!(
+            IpVersion::from_number(5),
+            Err("ip 5 is not an IP version; give 4 or 6".to_string())
+        );
     }
 
     /// A sink the test keeps a handle on.
@@ -751,8 +987,13 @@ mod tests {
     }
 
     /// A Prague flow through `q` on the 10 Mbit/s bottleneck r0 -> h1 of
-    /// `control::tests::path`, with a rate change at 3 s; captured on r0 -> h1 or not.
-    fn prague_run(q: crate::qdisc::QdiscConfig, capture: bool) -> (String, Vec<u8>, u64, u64, u64) {
+    /// `control::tests::path`, with a rate change at 3 s; captured on r0 -> h1 (with `ip`
+    /// headers) or not.
+    fn prague_run(
+        q: crate::qdisc::QdiscConfig,
+        capture: bool,
+        ip: IpVersion,
+    ) -> (String, Vec<u8>, u64, u64, u64) {
         use crate::config::CcaKind;
         use crate::control::Action;
         let mut cfg = crate::control::tests::path(q);
@@ -770,7 +1011,7 @@ mod tests {
         let sink = Shared::default();
         if capture {
             let out = Box::new(sink.clone());
-            sim.add_capture("r0->h1", "t.pcap", out, 128, Some(&[0]))
+            sim.add_capture("r0->h1", "t.pcap", out, 128, ip, Some(&[0]))
                 .unwrap();
         }
         let mut fork = sim.fork();
@@ -801,16 +1042,27 @@ mod tests {
             limit_bytes: None,
         });
         let dualpi2 = QdiscConfig::DualPi2(DualPi2Config::default());
-        for (q, marks) in [(fifo, false), (dualpi2, true)] {
-            let (plain, none, ..) = prague_run(q.clone(), false);
-            let (with, file, tx, ce, on_wire) = prague_run(q, true);
+        let runs = [(fifo, false), (dualpi2, true)]
+            .into_iter()
+            .flat_map(|(q, m)| [(q.clone(), m, IpVersion::V4), (q, m, IpVersion::V6)]);
+        for (q, marks, ip) in runs {
+            let (plain, none, ..) = prague_run(q.clone(), false, ip);
+            let (with, file, tx, ce, on_wire) = prague_run(q, true, ip);
             assert_eq!(plain, with);
             assert!(none.is_empty());
             let r = records(&file, 128);
             // Only flow 0 crosses r0 -> h1 (the control flow goes h1 -> h0).
             assert_eq!(r.len() as u64, tx);
             assert!(r.windows(2).all(|w| w[0].0 <= w[1].0), "out of order");
-            let ce_seen = r.iter().filter(|x| x.3[1] & 3 == 3).count() as u64;
+            // The ECN field: the TOS byte's low bits, the traffic class's (bits 4-5 of byte 1).
+            let ecn = |b: &[u8]| match ip {
+                IpVersion::V4 => b[1] & 3,
+                IpVersion::V6 => b[1] >> 4 & 3,
+            };
+            assert!(r
+                .iter()
+                .all(|x| x.3[0] >> 4 == 4 + 2 * (ip == IpVersion::V6) as u8));
+            let ce_seen = r.iter().filter(|x| ecn(&x.3) == 3).count() as u64;
             // The receiver has not seen those still on the wire at the end.
             assert!(
                 (ce..=ce + on_wire).contains(&ce_seen),

@@ -256,18 +256,21 @@ impl Simulation {
     }
 
     /// Capture the packets leaving link `link` (`"a->b"`) into the pcap file at `path`
-    /// (created or truncated) from now on; `flows`: only these flow indices.
-    #[pyo3(signature = (link, path, snaplen = 128, flows = None))]
+    /// (created or truncated) from now on; `flows`: only these flow indices; `ip`: 4 or 6,
+    /// the IP version of the synthesised headers.
+    #[pyo3(signature = (link, path, snaplen = 128, flows = None, ip = 4))]
     fn add_capture(
         &mut self,
         link: &str,
         path: &str,
         snaplen: i64,
         flows: Option<Vec<i64>>,
+        ip: i64,
     ) -> PyResult<()> {
         let err = |m: String| errors::CoreError::new_err(format!("capture {path}: {m}"));
         let snaplen = u32::try_from(snaplen)
             .map_err(|_| err(format!("snaplen {snaplen} is outside 1..=262144 bytes")))?;
+        let ip = l4sim_core::capture::IpVersion::from_number(ip).map_err(err)?;
         let flows = flows
             .map(|fs| {
                 fs.into_iter()
@@ -280,7 +283,7 @@ impl Simulation {
         })?;
         let out = Box::new(std::io::BufWriter::with_capacity(1 << 16, file));
         self.inner
-            .add_capture(link, path, out, snaplen, flows.as_deref())
+            .add_capture(link, path, out, snaplen, ip, flows.as_deref())
             .map_err(|e| {
                 let _ = std::fs::remove_file(path); // refused: leave no empty file behind
                 errors::CoreError::new_err(e.0)

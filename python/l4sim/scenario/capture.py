@@ -5,7 +5,7 @@ opens the files in the run's output directory and hands them to the simulation."
 from __future__ import annotations
 
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
@@ -21,7 +21,8 @@ their name."""
 
 class Capture(_Model):
     """A pcap capture of the packets leaving one link direction's qdisc (what tcpdump on
-    the egress interface sees): synthesised IPv4 + TCP/UDP headers, simulated time."""
+    the egress interface sees): synthesised IPv4 or IPv6 + TCP/UDP headers, simulated
+    time."""
 
     link: str = Field(
         description='The link direction, "a->b" with node names: the packets a sends to b '
@@ -35,6 +36,13 @@ class Capture(_Model):
         128,
         description="Bytes kept of each packet (the headers and zeros standing for the "
         "payload); the original length is kept in full.",
+    )
+    ip: Literal[4, 6] = Field(
+        4,
+        description="The IP version of the synthesised headers: 4 (node i is 10.0.0.i+1) or "
+        "6 (node i is 2001:db8::i+1, RFC 3849; the ECN field in the traffic class; the "
+        "packet is 20 bytes longer than the simulated one, whose size counts a 20-byte IP "
+        "header). Emulated runs write the kernel's packets as they are.",
     )
     flows: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)] | None = Field(
         None,

@@ -7,7 +7,7 @@
 mod control_api;
 mod queue;
 
-use crate::capture::{CaptureError, CaptureStats, Captures};
+use crate::capture::{CaptureError, CaptureStats, Captures, IpVersion};
 use crate::config::{ConfigError, SimConfig};
 use crate::control::{Action, ActionError, ControlMessage, MESSAGE_BIT};
 use crate::flow::{Endpoints, Flow};
@@ -201,15 +201,16 @@ impl Simulation {
     }
 
     /// Capture the packets leaving link `link` (`"a->b"`) into `out` as a pcap file from
-    /// now on (`capture.rs`): `snaplen` bytes of each at most, only flows `flows` (by
-    /// index) if given. `name` names the file in errors. Call [`Simulation::finish_captures`]
-    /// at the end; a fork does not capture.
+    /// now on (`capture.rs`), with `ip` headers: `snaplen` bytes of each at most, only
+    /// flows `flows` (by index) if given. `name` names the file in errors. Call
+    /// [`Simulation::finish_captures`] at the end; a fork does not capture.
     pub fn add_capture(
         &mut self,
         link: &str,
         name: &str,
         out: Box<dyn std::io::Write + Send + Sync>,
         snaplen: u32,
+        ip: IpVersion,
         flows: Option<&[usize]>,
     ) -> Result<(), CaptureError> {
         let Some(c) = self.channels.iter().position(|ch| ch.name == link) else {
@@ -233,7 +234,7 @@ impl Simulation {
             }
             None => None,
         };
-        self.captures.add(c, name, out, snaplen, keep)
+        self.captures.add(c, name, out, snaplen, ip, keep)
     }
 
     /// Close every capture: write what left its link by now, flush. Returns what each
