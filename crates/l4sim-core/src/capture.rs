@@ -545,6 +545,9 @@ impl Captures {
     }
 
     /// `p` leaves link `channel`'s qdisc at `t` (its serialisation starts).
+    // Off the engine's hot path: only runs when a capture exists.
+    #[cold]
+    #[inline(never)]
     pub fn record(&mut self, channel: usize, t: Time, p: &Packet, flows: &[Flow]) {
         for c in self.list.iter_mut().filter(|c| c.channel == channel) {
             if c.keeps(p) {
@@ -555,6 +558,9 @@ impl Captures {
 
     /// Virtual link `channel` admitted `p` at `now`; its serialisation starts at `start`.
     /// Starts before `now` are certain by then (`Simulation::horizon`) and written.
+    // Off the engine's hot path: only runs when a capture exists.
+    #[cold]
+    #[inline(never)]
     pub fn pend(&mut self, channel: usize, now: Time, start: Time, p: &Packet, flows: &[Flow]) {
         for c in self.list.iter_mut().filter(|c| c.channel == channel) {
             c.settle(now.saturating_sub(1), false);
@@ -567,6 +573,9 @@ impl Captures {
 
     /// Link `channel` leaves virtual mode after the starts up to `to`: the packets that
     /// had not started go back to its qdisc and are recorded when they leave it.
+    // Off the engine's hot path: only runs when a capture exists.
+    #[cold]
+    #[inline(never)]
     pub fn devirtualise(&mut self, channel: usize, to: Time) {
         for c in self.list.iter_mut().filter(|c| c.channel == channel) {
             c.settle(to, true);

@@ -77,6 +77,9 @@ pub struct Channel {
     /// "transmission done" event is needed. The FIFO keeps only the counters; the
     /// statistics of each start are applied when the link is next looked at (`settle`).
     pub virt: bool,
+    /// A packet capture records this link direction (`Simulation::add_capture`): the
+    /// engine's capture hooks look here, in the channel it already holds.
+    pub captured: bool,
     /// Virtual mode: the packets admitted that had not started as of the last `settle`
     /// (the FIFO's backlog), with what their start's statistics need, so that `settle`
     /// never reads the wire. Once settled to the instant before now (as every reader of
@@ -145,6 +148,7 @@ impl Channel {
             busy_until: 0,
             txdone_pending: false,
             virt: false,
+            captured: false,
             waiting: VecDeque::new(),
             tail_free: 0,
             wire: VecDeque::new(),
