@@ -9,7 +9,9 @@ cd "$(dirname "$0")/.."
 work=$(mktemp -d -t l4sim-wheel-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-.venv/bin/maturin build --release -q -o "$work/dist" >"$work/build.log" 2>&1 \
+# maturin is in the dev extra; install it when this venv lacks it (demo-only installs).
+.venv/bin/python -m maturin --version >/dev/null 2>&1 || .venv/bin/python -m pip install -q "maturin>=1.5,<2"
+.venv/bin/python -m maturin build --release -q -o "$work/dist" >"$work/build.log" 2>&1 \
   || { cat "$work/build.log" >&2; exit 1; }
 wheel=$(ls "$work"/dist/l4sim-*.whl)
 case "$wheel" in
@@ -37,6 +39,14 @@ fi
 cd "$work"
 # Nothing from the checkout: the installed package only.
 run python -c 'import l4sim, sys; assert "/site-packages/" in l4sim.__file__, l4sim.__file__'
+# Package data: the BPF DCTCP source, the shipped traces, the reference tables, the schemas.
+run python -c '
+from importlib.resources import files
+d = files("l4sim") / "data"
+for f in ("bpf/l4sim_dctcp.bpf.c", "traces/verizon-lte.down.gz", "schema/scenario.schema.json"):
+    assert (d / f).is_file(), f
+assert any(p.name.endswith(".csv") for p in (d / "reference").iterdir())
+'
 run l4sim demo --out "$work/demo" --quiet
 test -s "$work/demo/summary.json"
 run l4sim emulate --help >/dev/null
