@@ -11,7 +11,11 @@ queue that NewReno with ECN cannot.
 Parameters are the paper's: CoDel target 5 ms / interval 100 ms; PIE target 15 ms, tupdate
 15 ms, alpha 0.125, beta 1.25, max_burst 150 ms, max_ecnth 0.1; FQ-CoDel quantum 1514 B,
 limit 10240 packets, 1024 flows; FQ-PIE and FQ-L4S 6 queues (3 pairs), limit 10240,
-quantum 1514 B.
+quantum 1514 B. FQ-L4S classifies as the authors' code does (``dn_sched_l4s``, the listing of
+the paper's Algorithm 5: ``(ip->ip_tos & IPTOS_ECN_MASK) != 0``): any ECT codepoint or CE
+goes to the L queue, so NewReno's ECT(0) is L4S there (``ecn_mask = "any_ect"``; the
+paper's prose says ECT(1) only, which is l4sim's ``fq_l4s`` default ``l4s_ect``).
+:data:`CLASSIFIERS` names both; ``reproduce(classifier=...)`` picks one.
 """
 
 from __future__ import annotations
@@ -77,27 +81,39 @@ FLOW_STARTS_S = (0, 10, 20, 30)
 FLOW_LIFETIME_S = 60
 
 
+#: FQ-L4S's L-queue classifiers (``ecn_mask``): the authors' code (``any_ect``: ECT(0),
+#: ECT(1) and CE; the default here) and the paper's prose / RFC 9331 (``l4s_ect``).
+CLASSIFIERS = ("any_ect", "l4s_ect")
+
+
 @dataclass(frozen=True)
 class Case:
     aqm: str
     rate: str
     ecn: bool
     cca: str = "newreno"
+    #: FQ-L4S's classifier (one of :data:`CLASSIFIERS`); other AQMs ignore it.
+    classifier: str = CLASSIFIERS[0]
 
     @property
     def name(self) -> str:
-        return f"{self.aqm}-{self.rate}-{'ecn' if self.ecn else 'noecn'}-{self.cca}"
+        tail = "" if self.classifier == CLASSIFIERS[0] or self.aqm != "fq_l4s" else "-l4sect"
+        return f"{self.aqm}-{self.rate}-{'ecn' if self.ecn else 'noecn'}-{self.cca}{tail}"
 
 
-def cases(aqms: Iterable[str] = AQMS, rates: Iterable[str] = RATES) -> list[Case]:
+def cases(
+    aqms: Iterable[str] = AQMS, rates: Iterable[str] = RATES, classifier: str = CLASSIFIERS[0]
+) -> list[Case]:
     """Every (AQM, rate, ECN) case with NewReno, plus Prague on the ECN-on L4S cases."""
+    if classifier not in CLASSIFIERS:
+        raise ValueError(f"classifier must be one of {CLASSIFIERS}, not {classifier!r}")
     out = []
     for aqm in aqms:
         for rate in rates:
             out += [Case(aqm, rate, False), Case(aqm, rate, True)]
             if aqm in L4S_AQMS:
                 out.append(Case(aqm, rate, True, "prague"))
-    return out
+    return [Case(c.aqm, c.rate, c.ecn, c.cca, classifier) for c in out]
 
 
 #: AQMs with an ECN switch of their own; "ECN on" turns it on with the hosts' (the paper's
@@ -111,8 +127,14 @@ def scenario(case: Case, seed: int = 1) -> Scenario:
 
 
 def scenario_dict(case: Case, seed: int = 1, qdisc: dict[str, Any] | None = None) -> dict[str, Any]:
-    """:func:`scenario` as a dict, with ``qdisc`` in place of the case's AQM if given."""
-    qdisc = dict(AQMS[case.aqm]) if qdisc is None else dict(qdisc)
+    """:func:`scenario` as a dict, with ``qdisc`` in place of the case's AQM if given (taken
+    as it is: the case's classifier applies to its own FQ-L4S only)."""
+    if qdisc is None:
+        qdisc = dict(AQMS[case.aqm])
+        if case.aqm == "fq_l4s":
+            qdisc["ecn_mask"] = case.classifier
+    else:
+        qdisc = dict(qdisc)
     if case.aqm in _ECN_SWITCH:
         qdisc["ecn"] = case.ecn
     flows = [
@@ -213,13 +235,15 @@ def reproduce(
     figures: bool = True,
     on_case: Callable[[Case, int, int], None] | None = None,
     executor: Executor | None = None,
+    classifier: str = CLASSIFIERS[0],
 ) -> list[Row]:
     """Run every case on ``executor`` (default: serial), write each one's results (and
     figures) under ``out_dir/<case>``, and write ``table2.csv`` and ``table2.md``. Returns
-    the table rows. ``on_case(case, done, total)`` is called as each case finishes."""
+    the table rows. ``on_case(case, done, total)`` is called as each case finishes.
+    ``classifier``: FQ-L4S's L-queue codepoints (:data:`CLASSIFIERS`)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    todo = cases(only if only is not None else AQMS, rates)
+    todo = cases(only if only is not None else AQMS, rates, classifier)
     tasks = [(case, str(out / case.name), figures) for case in todo]
     rows = run_cases(_run_case, tasks, todo, executor, on_case)
     write_table(rows, out, TABLE, markdown_table(rows))

@@ -410,6 +410,63 @@ mod tests {
     }
 
     #[test]
+    fn any_ect_sends_every_ect_codepoint_to_the_l_queue() {
+        // The authors' dn_sched_l4s (paper 004 §4.2, Algorithm 5's listing):
+        // `(ip->ip_tos & IPTOS_ECN_MASK) != 0` picks the L queue, so ECT(0), ECT(1) and CE
+        // go to L queue `pairs + bucket` and only Not-ECT stays Classic.
+        let cfg = FqL4sConfig {
+            ecn_mask: EcnMask::AnyEct,
+            ..Default::default()
+        };
+        let q = FqL4s::new(&cfg, Rng::for_component(9, KEY_QDISC));
+        for f in 0..50u16 {
+            let b = q.bucket_of(&pkt(f, Ecn::NotEct, 0));
+            assert_eq!(q.queue_of(&pkt(f, Ecn::NotEct, 0)), b);
+            for e in [Ecn::Ect0, Ecn::Ect1, Ecn::Ce] {
+                assert_eq!(q.queue_of(&pkt(f, e, 0)), 3 + b, "{e:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn any_ect_marks_ect0_while_own_p_is_at_most_max_ecnth() {
+        // FreeBSD `pie_enqueue` (dn_sched_fq_pie.c, kept by dn_sched_l4s): a hit CE-marks an
+        // ECT packet while the queue's own drop_prob is under max_ecnth, else drops it;
+        // Not-ECT is dropped. NewReno's ECT(0) lands in the L queue under `any_ect`.
+        let cfg = FqL4sConfig {
+            ecn_mask: EcnMask::AnyEct,
+            ..Default::default()
+        };
+        let mut q = FqL4s::new(&cfg, Rng::for_component(9, KEY_QDISC));
+        let f = 3;
+        let b = q.bucket_of(&pkt(f, Ecn::NotEct, 0));
+        let mut drops = Vec::new();
+        for uid in 0..3 {
+            q.enqueue(pkt(f, Ecn::Ect0, uid), 0, &mut drops);
+            q.enqueue(pkt(f, Ecn::NotEct, 10 + uid), 0, &mut drops);
+        }
+        assert!(drops.is_empty());
+        let force_hit = |q: &mut FqL4s, i: usize, p: f64| {
+            let v = &mut q.queues[i].vars;
+            (v.burst_time, v.qdelay, v.prob, v.accu_prob) = (0, 20 * MS, p, 8.5);
+        };
+        force_hit(&mut q, b, 0.05);
+        force_hit(&mut q, 3 + b, 0.05);
+        q.enqueue(pkt(f, Ecn::Ect0, 20), 0, &mut drops);
+        assert!(
+            drops.is_empty(),
+            "ECT(0) in the L queue is marked, not dropped"
+        );
+        assert_eq!(q.stats().class_marks[L4S as usize], 1);
+        q.enqueue(pkt(f, Ecn::NotEct, 21), 0, &mut drops);
+        assert_eq!(drops.len(), 1, "Not-ECT in the Classic queue is dropped");
+        force_hit(&mut q, 3 + b, 0.2);
+        q.enqueue(pkt(f, Ecn::Ect0, 22), 0, &mut drops);
+        assert_eq!(drops.len(), 2, "own p above max_ecnth: ECT(0) dropped");
+        assert_eq!(drops[1].pkt.uid, 22);
+    }
+
+    #[test]
     fn coupled_probabilities() {
         let mut q = fq();
         q.queues[0].vars.prob = 0.1; // Classic queue of bucket 0
