@@ -46,6 +46,12 @@ DEFAULT_SPEC: dict[str, Any] = {
     "bottleneck_reverse_limit_pkts": 1000,  # FIFO on r1's egress (ACKs), l4sim's default
     "access_rate_bps": 1e9,
     "access_delay_s": 0.001,
+    # Per-flow delay of the sender access links s_i -- r0 (a list, one per flow), in place of
+    # access_delay_s there (l4sim's dumbbell `access_delays`); None: access_delay_s.
+    "access_delays_s": None,
+    # i.i.d. packet loss on the bottleneck, both directions, after serialisation (l4sim's
+    # link `loss`): a RateErrorModel per packet on each bottleneck device's receive side.
+    "bottleneck_loss": 0.0,
     "access_limit_pkts": 1000,  # l4sim's default FIFO (Linux txqueuelen)
     # TCP, aligned with l4sim's TcpConfig defaults.
     "mss": 1448,
@@ -528,9 +534,19 @@ def run_ns3(spec: dict[str, Any] | None = None, **overrides: Any) -> dict[str, A
     bottle = _p2p(ns, spec, spec["bottleneck_rate_bps"], spec["bottleneck_delay_s"])
     acc_limit = int(spec["access_limit_pkts"])
     links = []  # (devices, limit on the first device's egress, limit on the second's)
+    delays = spec["access_delays_s"]
+    if delays is not None and len(delays) != n:
+        raise ValueError(f"access_delays_s has {len(delays)} entries for {n} flows")
     for i in range(n):
-        links.append((access.Install(senders.Get(i), routers.Get(0)), acc_limit, acc_limit))
+        acc_i = access if delays is None else _p2p(ns, spec, spec["access_rate_bps"], delays[i])
+        links.append((acc_i.Install(senders.Get(i), routers.Get(0)), acc_limit, acc_limit))
     bottleneck_devs = bottle.Install(routers.Get(0), routers.Get(1))
+    if spec["bottleneck_loss"] > 0:
+        for k in range(2):  # both directions: the error model drops at the receiving device
+            em = ns.CreateObject[ns.RateErrorModel]()
+            em.SetAttribute("ErrorRate", ns.DoubleValue(float(spec["bottleneck_loss"])))
+            em.SetAttribute("ErrorUnit", ns.StringValue("ERROR_UNIT_PACKET"))
+            bottleneck_devs.Get(k).SetAttribute("ReceiveErrorModel", ns.PointerValue(em))
     links.append(
         (
             bottleneck_devs,
