@@ -285,8 +285,8 @@ def test_log_prob_is_of_the_action_sampled(monkeypatch):
 def test_prob_in_state_false_hides_p_from_the_state():
     """Without drop_prob and accu_prob the state (and the file's norm_scale, which the core
     applies) carries no trace of the previous sampled action; the rest is unchanged."""
-    full = a3c.norm_scale(a3c.A3cConfig())
-    hidden = a3c.norm_scale(a3c.A3cConfig(prob_in_state=False))
+    full = a3c.norm_scale(a3c.A3cConfig.paper())
+    hidden = a3c.norm_scale(a3c.A3cConfig())
     assert full[[1, 4]].min() > 0 and not hidden[[1, 4]].any()
     rest = [i for i in range(a3c.STATE_DIM) if i not in (1, 4)]
     assert np.array_equal(full[rest], hidden[rest])
