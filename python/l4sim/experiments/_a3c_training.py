@@ -26,6 +26,8 @@ QUICK_FRONT_WEIGHTS = (1.0, 0.03)
 EPISODES = 250
 QUICK_EPISODES = 12
 QUICK_STEPS = 50
+#: Held-out episodes scoring each policy before and after training (quick: 2).
+HELD_OUT = 10
 
 
 def variant(weight: float) -> str:
@@ -78,6 +80,9 @@ class Trained:
     wall_s: float
     #: (worker, episode, mean reward per tupdate), in completion order.
     curve: list[tuple[int, int, float]] = field(default_factory=list)
+    #: Reward per tupdate of the deployed (mean) action of the untrained and the trained
+    #: actor on the same held-out episodes (:func:`held_out`).
+    held_out: tuple[float, float] | None = None
 
     @property
     def env_steps_per_s(self) -> float:
@@ -153,6 +158,23 @@ def run_training(t: Training) -> Trained:
     )
 
 
+def held_out(t: Training) -> tuple[float, float]:
+    """(untrained, trained) reward per tupdate of the deployed mean action on the same
+    :data:`HELD_OUT` held-out episodes (:func:`l4sim.agents.a3c.evaluate`): whether
+    training raised the reward, without the traffic's episode-to-episode spread."""
+    import torch
+
+    from l4sim.agents.a3c import Actor, evaluate, load_checkpoint
+
+    cfg = config(t)
+    torch.set_num_threads(1)
+    torch.manual_seed(cfg.seed)  # train() draws its initial actor first from the seed
+    untrained = Actor()
+    trained, _critic = load_checkpoint(t.dir / "checkpoint.safetensors")
+    n = 2 if t.quick else HELD_OUT
+    return evaluate(untrained, cfg, n), evaluate(trained, cfg, n)
+
+
 def training_rows(trained: list[Trained]) -> list[dict[str, Any]]:
     """Per trained policy: the first and last 10 episodes' mean reward (completion order)
     and whether it rose."""
@@ -167,34 +189,46 @@ def training_rows(trained: list[Trained]) -> list[dict[str, Any]]:
             "first10_reward": t.first10,
             "last10_reward": t.last10,
             "rising": t.last10 > t.first10,
+            "held_out_untrained": None if t.held_out is None else t.held_out[0],
+            "held_out_trained": None if t.held_out is None else t.held_out[1],
         }
         for t in trained
     ]
 
 
-def rising_counts(trained: list[Trained]) -> dict[str, tuple[int, int]]:
-    """Variant -> (seeds whose last-10 mean beats their first-10 mean, seeds)."""
-    out: dict[str, tuple[int, int]] = {}
+def rising_counts(trained: list[Trained]) -> dict[str, tuple[int, int, int]]:
+    """Variant -> (seeds whose last-10 mean beats their first-10 mean, seeds whose trained
+    actor beats its untrained one on the held-out episodes, seeds)."""
+    out: dict[str, tuple[int, int, int]] = {}
     for t in trained:
-        k, n = out.get(t.variant, (0, 0))
-        out[t.variant] = (k + (t.last10 > t.first10), n + 1)
+        k, h, n = out.get(t.variant, (0, 0, 0))
+        better = t.held_out is not None and t.held_out[1] > t.held_out[0]
+        out[t.variant] = (k + (t.last10 > t.first10), h + better, n + 1)
     return out
 
 
 def training_table(trained: list[Trained]) -> str:
     lines = [
         "| variant | seed | workers | updates | env steps | first-10 mean reward "
-        "| last-10 mean reward | rising |",
-        "|---|---|---|---|---|---|---|---|",
+        "| last-10 mean reward | rising | held-out: untrained | held-out: trained |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for t in training_rows(trained):
+        h0, h1 = t["held_out_untrained"], t["held_out_trained"]
         lines.append(
             f"| {t['variant']} | {t['seed']} | {t['workers']} | {t['sync']} | {t['env_steps']} "
             f"| {t['first10_reward']:.3f} | {t['last10_reward']:.3f} "
-            f"| {'yes' if t['rising'] else 'no'} |"
+            f"| {'yes' if t['rising'] else 'no'} "
+            f"| {'-' if h0 is None else f'{h0:.3f}'} | {'-' if h1 is None else f'{h1:.3f}'} |"
         )
-    lines += ["", "| variant | rising (last-10 > first-10) |", "|---|---|"]
-    lines += [f"| {v} | {k} of {n} |" for v, (k, n) in rising_counts(trained).items()]
+    lines += [
+        "",
+        "| variant | rising (last-10 > first-10) | trained > untrained (held-out) |",
+        "|---|---|---|",
+    ]
+    lines += [
+        f"| {v} | {k} of {n} | {h} of {n} |" for v, (k, h, n) in rising_counts(trained).items()
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -25,7 +25,8 @@ Hogwild processes instead, one run after another: not reproducible.
 Outputs: ``train/<variant>-s<seed>/`` (policy, checkpoint, per-episode rewards and wall
 times), ``table.csv`` / ``table.md`` (mean ± 95 % CI over the training seeds, and how many
 policies collapsed), ``per_seed.csv``, ``ci.csv`` / ``ci.md``, ``training.csv`` /
-``training.md`` (first and last ten episodes, rising or not), ``front.csv`` / ``front.md``
+``training.md`` (first and last ten episodes, rising or not, and the untrained and trained
+actor's reward on the same held-out episodes), ``front.csv`` / ``front.md``
 (the delay-weight front beside PI, with the goals checked), ``timing.csv`` (wall time and
 env steps/s per training run) and, unless ``figures=False``, ``convergence-<reward>.png``
 (Fig. 25 style), ``learning-curves.png`` (mean ± 95 % CI over seeds per variant),
@@ -271,6 +272,10 @@ def reproduce(
     runs = trainings(todo, out, seeds, quick, workers, paper, hogwild)
     # Hogwild forks its own workers: not from inside a pool's (daemonic) processes.
     trained = run_cases(run_training, runs, runs, None if hogwild else executor)
+    from l4sim.experiments._a3c_training import held_out
+
+    for t, score in zip(trained, run_cases(held_out, runs, runs, executor), strict=True):
+        t.held_out = score
     for t in trained:
         print(
             f"a3c-004: trained {t.variant} seed {t.seed}: {t.env_steps} env steps in "
