@@ -158,6 +158,10 @@ def plot_front(rows: Sequence[Any], fronts: Sequence[dict[str, Any]], out: Path)
                 label=f"w = {w}",
             )
         ax.set_xscale("log")
+        from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("Classic mean queue delay, ms (log)")
         ax.set_ylabel("utilisation")
         ax.set_title(sc, fontsize=9)
