@@ -368,3 +368,32 @@ def test_collapsed_and_front_goals_are_counted_per_policy():
     assert "10Mbps-newreno: policies" in md and "1 of 3 (utility s1)" in md
     assert "dynamic: policies" in md and "1 of 1 (utility s1)" in md
     assert a3c_004.markdown_table(rows).splitlines()[0].endswith("| collapsed |")
+
+
+def test_mean_prob_in_state_shows_the_mean_action_not_the_sample(monkeypatch):
+    """``mean_prob_in_state``: the state's p' features come back (the file's scale too),
+    filled in training with the decision's mean p' (what the core will read), not the
+    sample that was applied."""
+    from l4sim.agents.a3c_model import to_prob
+
+    cfg = a3c.A3cConfig(workers=1, episodes=1, steps=10, seed=3, mean_prob_in_state=True)
+    assert a3c.norm_scale(cfg)[[1, 4]].min() > 0
+    torch.manual_seed(0)
+    actor = a3c.Actor()
+    shown: list[float] = []
+
+    class Env(_StubEnv):
+        def step(self, p: float) -> tuple[np.ndarray, float]:
+            shown.append(self.shown_prob)
+            return super().step(p)
+
+    from l4sim.agents import a3c_worker
+
+    env = Env()
+    monkeypatch.setattr(a3c_worker, "make_env", lambda c, s: env)
+    init = (actor.state_dict(), a3c.Critic().state_dict())
+    a3c_worker.run_worker(0, cfg, init, lambda la, lc: None, lambda *x: None)
+    with torch.no_grad():  # the stub's state never changes and no update is applied
+        mu, _std = actor(torch.full((1, a3c.STATE_DIM), 0.5))
+    assert shown == pytest.approx([to_prob(float(mu), cfg.max_prob)] * len(shown))
+    assert env.applied != pytest.approx(shown)

@@ -116,6 +116,11 @@ class A3cConfig:
     V(s_t+n) and the actor see the exploration noise itself; measured on the fixed
     scenario (benchmarks/a3c_diagnose.py): with them 4 of 5 seeds drift to p' = 0.5, without
     them 4 of 5 rise. False zeroes their scale (in the weights file too: the core agrees)."""
+    mean_prob_in_state: bool = False
+    """Put back Table 1's ``drop_prob`` / ``accu_prob``, but in training fill them with the
+    previous decision's *mean* p' (what the deployed actor set, and what the core reads)
+    instead of the sampled one: an integrator's input without the exploration noise
+    (issue 36: a memoryless actor is a proportional controller). Online mode only."""
     squash: bool = False
     """Sample z ~ N(u, std) before the tanh and apply tanh(z) (a squashed Gaussian as in
     SAC, Haarnoja et al. 2018) instead of N(tanh(u), std) clipped (paper: False). The
@@ -184,7 +189,7 @@ def norm_scale(cfg: A3cConfig) -> np.ndarray:
     clipped): fixed bounds in place of the authors' per-log min-max."""
     cap_bytes = cfg.rate_max_bps * cfg.tupdate_s / 8.0  # bytes the fastest link sends per step
     buf_bytes = cfg.rate_max_bps * cfg.qdelay_max_s / 8.0
-    p_scale = 1.0 if cfg.prob_in_state else 0.0
+    p_scale = 1.0 if cfg.prob_in_state or cfg.mean_prob_in_state else 0.0
     return np.array(
         [
             0.0,  # burst_allowance: none in DualPI2
