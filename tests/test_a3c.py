@@ -148,6 +148,24 @@ def test_utility_reward_trades_delay_against_utilisation():
     assert rewards.a3c_l4s(step(full, 0.002)) == pytest.approx(-2.0)
 
 
+#: The quick training's learned outcome (benchmarks/a3c_quick_spread.py, 10 training seeds
+#: of the quick setting on the 2-core VM, 2026-11-26): the mean deployed p' over the
+#: policy.png grid of the ``delay``-trained actor minus the ``utility`` (w = 0.03) one, both
+#: from the same initial weights: min 0.0292, max 0.1329 over seeds 1-10 (the delay reward
+#: pays for marking more, the utility reward for marking less: landscape optima p' 0.5 and
+#: 0.12). The delay actor's own shift from its initial p': min +0.0037, max +0.0798.
+DELAY_MINUS_UTILITY = (0.0292, 0.1329)
+DELAY_SHIFT = (0.0037, 0.0798)
+
+
+def _grid_p(policy: str) -> float:
+    delays = np.linspace(0.0, 1.0, 51)
+    states = np.zeros((len(delays), a3c.STATE_DIM), np.float32)
+    states[:, 2] = states[:, 3] = delays
+    states[:, 6] = states[:, 7] = 1.0
+    return float(np.mean(_core.policy_infer("a3c", policy, states.tolist())))
+
+
 def test_reproduce_quick_writes_the_table_and_figures(tmp_path):
     from l4sim.experiments import a3c_004
 
@@ -160,15 +178,36 @@ def test_reproduce_quick_writes_the_table_and_figures(tmp_path):
         "fq_l4s-a3c-delay",
         "fq_l4s-a3c-utility",
     }
-    for f in ("table.md", "table.csv", "training.md", "convergence-delay.png", "policy.png"):
+    assert {r.seed for r in rows} == {0, 1, 2}  # --quick: two training seeds
+    for f in (
+        "table.md",
+        "table.csv",
+        "training.md",
+        "timing.csv",
+        "convergence-delay.png",
+        "learning-curves.png",
+        "policy.png",
+    ):
         assert (tmp_path / f).exists(), f
-    # One TensorBoard run per trained policy (reward x seed), each with its reward curve.
+    # One TensorBoard run per trained policy (variant x seed), each with its reward curve.
     runs = sorted(p.name for p in (tmp_path / "tb").iterdir())
     assert runs == sorted(p.name for p in (tmp_path / "train").iterdir()), runs
     assert all(scalars(tmp_path / "tb" / r)["charts/reward_per_step"] for r in runs)
     for r in rows:
         assert 0.0 < r.utilisation <= 1.0
         assert r.l4s_p99_ms is not None and r.l4s_p99_ms >= r.l4s_p50_ms
+    # The learned outcome: each reward moved its policy its own way (band: the spread of
+    # 10 seeds, DELAY_MINUS_UTILITY above).
+    for seed in (1, 2):
+        torch.manual_seed(seed)  # train() draws its initial actor first from the seed
+        init = tmp_path / f"init{seed}.safetensors"
+        a3c.save_policy(init, a3c.Actor(), a3c.A3cConfig())
+        p = {
+            v: _grid_p(str(tmp_path / "train" / f"{v}-s{seed}" / "policy.safetensors"))
+            for v in ("delay", "utility")
+        }
+        assert DELAY_MINUS_UTILITY[0] <= p["delay"] - p["utility"] <= DELAY_MINUS_UTILITY[1]
+        assert DELAY_SHIFT[0] <= p["delay"] - _grid_p(str(init)) <= DELAY_SHIFT[1]
 
 
 def test_quick_is_refused_by_experiments_without_it():
@@ -261,7 +300,8 @@ def test_log_prob_is_of_the_action_sampled(monkeypatch):
     with torch.no_grad():  # mean near the bound, std at its maximum: many samples beyond 1
         actor.mu.bias.fill_(3.0)
         actor.sigma.bias.fill_(5.0)
-    cfg = a3c.A3cConfig(workers=1, episodes=1, steps=40, seed=3, max_prob=0.4)
+    # One tupdate per decision, so that the stub sees each applied p' once.
+    cfg = a3c.A3cConfig(workers=1, episodes=1, steps=40, seed=3, max_prob=0.4, action_repeat=1)
     from l4sim.agents.a3c_model import to_prob
 
     env, updates = _run_stub(monkeypatch, cfg, actor)
@@ -275,7 +315,9 @@ def test_log_prob_is_of_the_action_sampled(monkeypatch):
     clipped = [a for seg, _v in updates for a in seg.actions]
     assert max(clipped) == 1.0 and clipped.count(1.0) > 1
     # Squashed (SAC-style): z ~ N(u, std) is scored, tanh(z) applied.
-    cfg = a3c.A3cConfig(workers=1, episodes=1, steps=40, seed=3, max_prob=0.4, squash=True)
+    cfg = a3c.A3cConfig(
+        workers=1, episodes=1, steps=40, seed=3, max_prob=0.4, squash=True, action_repeat=1
+    )
     env, updates = _run_stub(monkeypatch, cfg, actor)
     z = [a for seg, _v in updates for a in seg.actions]
     assert max(z) > 1.0
@@ -285,8 +327,73 @@ def test_log_prob_is_of_the_action_sampled(monkeypatch):
 def test_prob_in_state_false_hides_p_from_the_state():
     """Without drop_prob and accu_prob the state (and the file's norm_scale, which the core
     applies) carries no trace of the previous sampled action; the rest is unchanged."""
-    full = a3c.norm_scale(a3c.A3cConfig())
-    hidden = a3c.norm_scale(a3c.A3cConfig(prob_in_state=False))
+    full = a3c.norm_scale(a3c.A3cConfig.paper())
+    hidden = a3c.norm_scale(a3c.A3cConfig())
     assert full[[1, 4]].min() > 0 and not hidden[[1, 4]].any()
     rest = [i for i in range(a3c.STATE_DIM) if i not in (1, 4)]
     assert np.array_equal(full[rest], hidden[rest])
+
+
+def test_collapsed_and_front_goals_are_counted_per_policy():
+    """A policy collapses when its Classic mean delay exceeds 10x PI's in a scenario with
+    Classic flows; the front table checks the issue's goal on every deployed policy."""
+    from l4sim.experiments import a3c_004
+
+    def row(sc: str, aqm: str, seed: int, util: float, classic: float) -> a3c_004.Row:
+        return a3c_004.Row(sc, aqm, seed, None, None, classic, util, 0.9, 0, 0)
+
+    rows = [
+        row("10Mbps-newreno", "dualpi2", 0, 0.974, 15.0),
+        row("10Mbps-newreno", "a3c-utility", 1, 0.960, 14.0),  # goal: within 2 %, shorter
+        row("10Mbps-newreno", "a3c-utility", 2, 0.999, 4300.0),  # collapsed
+        row("10Mbps-newreno", "a3c-utility-w1", 1, 0.82, 2.0),
+        row("dynamic", "dualpi2", 0, 0.73, 14.0),
+        row("dynamic", "a3c-utility", 1, 0.74, 13.0),  # goal: more utilisation, shorter
+        row("10Mbps-prague", "dualpi2", 0, 0.9, 0.1),
+        row("10Mbps-prague", "a3c-utility", 1, 0.9, 50.0),  # no Classic flows: not counted
+    ]
+    bad = a3c_004.collapsed(rows)
+    assert bad[("10Mbps-newreno", "a3c-utility")] == (1, 2)
+    assert bad[("dynamic", "a3c-utility")] == (0, 1)
+    assert ("10Mbps-prague", "a3c-utility") not in bad
+    fronts = a3c_004.front_summary(rows, quick=True)
+    assert [(f["scenario"], f["delay_weight"]) for f in fronts] == [
+        ("10Mbps-newreno", "PI"),
+        ("10Mbps-newreno", "1"),
+        ("10Mbps-newreno", "0.03"),
+        ("dynamic", "PI"),
+        ("dynamic", "0.03"),
+    ]
+    md = a3c_004.front_markdown(rows, fronts)
+    assert "10Mbps-newreno: policies" in md and "1 of 3 (utility s1)" in md
+    assert "dynamic: policies" in md and "1 of 1 (utility s1)" in md
+    assert a3c_004.markdown_table(rows).splitlines()[0].endswith("| collapsed |")
+
+
+def test_mean_prob_in_state_shows_the_mean_action_not_the_sample(monkeypatch):
+    """``mean_prob_in_state``: the state's p' features come back (the file's scale too),
+    filled in training with the decision's mean p' (what the core will read), not the
+    sample that was applied."""
+    from l4sim.agents.a3c_model import to_prob
+
+    cfg = a3c.A3cConfig(workers=1, episodes=1, steps=10, seed=3, mean_prob_in_state=True)
+    assert a3c.norm_scale(cfg)[[1, 4]].min() > 0
+    torch.manual_seed(0)
+    actor = a3c.Actor()
+    shown: list[float] = []
+
+    class Env(_StubEnv):
+        def step(self, p: float) -> tuple[np.ndarray, float]:
+            shown.append(self.shown_prob)
+            return super().step(p)
+
+    from l4sim.agents import a3c_worker
+
+    env = Env()
+    monkeypatch.setattr(a3c_worker, "make_env", lambda c, s: env)
+    init = (actor.state_dict(), a3c.Critic().state_dict())
+    a3c_worker.run_worker(0, cfg, init, lambda la, lc: None, lambda *x: None)
+    with torch.no_grad():  # the stub's state never changes and no update is applied
+        mu, _std = actor(torch.full((1, a3c.STATE_DIM), 0.5))
+    assert shown == pytest.approx([to_prob(float(mu), cfg.max_prob)] * len(shown))
+    assert env.applied != pytest.approx(shown)

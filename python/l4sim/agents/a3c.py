@@ -64,7 +64,7 @@ from l4sim.agents.a3c_model import (
     save_policy,
 )
 from l4sim.agents.a3c_ray import train_ray
-from l4sim.agents.a3c_worker import hogwild_sync, run_rounds, run_worker
+from l4sim.agents.a3c_worker import OnlineEnv, act, hogwild_sync, run_rounds, run_worker
 from l4sim.agents.tblog import ScalarLog
 from l4sim.errors import EnvConfigError
 
@@ -78,6 +78,7 @@ __all__ = [
     "TrainResult",
     "curve_by_worker",
     "deterministic_action",
+    "evaluate",
     "global_curve",
     "load_checkpoint",
     "norm_scale",
@@ -236,3 +237,24 @@ def global_curve(curve: Sequence[tuple[int, int, float, float]], window: int = 4
     """Mean reward of the last ``window`` episodes of any worker, in completion order."""
     rs = [r for _w, _e, r, _t in curve]
     return [float(np.mean(rs[max(0, i + 1 - window) : i + 1])) for i in range(len(rs))]
+
+
+#: Traffic seed of :func:`evaluate`'s held-out episodes (training workers use
+#: ``seed * 1000 + worker``, below 10**6 for any seed the CLI takes).
+HELD_OUT_SEED = 10**7
+
+
+def evaluate(actor: Actor, cfg: A3cConfig, episodes: int = 10, seed: int = HELD_OUT_SEED) -> float:
+    """Mean reward per tupdate of the deployed (mean) action over ``episodes`` held-out
+    training episodes: the same random traffic for every actor given the same ``cfg``
+    ranges, so two actors' scores differ by the policy only (not by the traffic, which
+    makes a training curve's first and last episodes hard to compare)."""
+    env = OnlineEnv(cfg, seed)
+    total = 0.0
+    for _ in range(episodes):
+        state = env.reset()
+        for _t in range(cfg.steps):
+            p = float(deterministic_action(actor, state, cfg.max_prob)[0])
+            state, r = act(env, p, cfg.action_repeat)
+            total += r
+    return total / (episodes * cfg.steps)

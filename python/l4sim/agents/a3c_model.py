@@ -43,7 +43,9 @@ STD_BOUND = (1e-2, 1.0)
 
 @dataclass
 class A3cConfig:
-    """Every hyper-parameter of :func:`train` (defaults: the paper's where it gives one)."""
+    """Every hyper-parameter of :func:`train`: the paper's where it gives one, except the
+    four fixes issue 36's diagnosis found (``bootstrap_truncation``, ``log_prob_of_clipped``,
+    ``action_repeat`` = 4, ``prob_in_state`` = False); :meth:`paper` undoes them."""
 
     workers: int = 4
     """Asynchronous workers (paper: 4)."""
@@ -102,18 +104,23 @@ class A3cConfig:
     sample, and at the bound its density is wrong (a point mass in truth): the gradient
     pushes mu past the bound without limit. False: log pi of the unclipped sample, only the
     applied p' is clipped (the score-function estimator stays unbiased)."""
-    action_repeat: int = 1
+    action_repeat: int = 4
     """tupdates per decision in training (paper: 1). A mark costs a NewReno flow seconds
     later; one 16 ms action moves the mean marking by 1/100 of an episode, so its credit
     drowns in the noise of the others. Holding an action for a few RTTs makes each decision
     matter and stretches the horizon (gamma per decision). Deployment still acts every
     tupdate with the mean action."""
-    prob_in_state: bool = True
+    prob_in_state: bool = False
     """Keep Table 1's ``drop_prob`` (p') and ``accu_prob`` (k p') in the state (paper:
     True). In training they carry the previous *sampled* action, so the critic's bootstrap
     V(s_t+n) and the actor see the exploration noise itself; measured on the fixed
     scenario (benchmarks/a3c_diagnose.py): with them 4 of 5 seeds drift to p' = 0.5, without
     them 4 of 5 rise. False zeroes their scale (in the weights file too: the core agrees)."""
+    mean_prob_in_state: bool = False
+    """Put back Table 1's ``drop_prob`` / ``accu_prob``, but in training fill them with the
+    previous decision's *mean* p' (what the deployed actor set, and what the core reads)
+    instead of the sampled one: an integrator's input without the exploration noise
+    (issue 36: a memoryless actor is a proportional controller). Online mode only."""
     squash: bool = False
     """Sample z ~ N(u, std) before the tanh and apply tanh(z) (a squashed Gaussian as in
     SAC, Haarnoja et al. 2018) instead of N(tanh(u), std) clipped (paper: False). The
@@ -128,6 +135,7 @@ class A3cConfig:
             "bootstrap_truncation": False,
             "log_prob_of_clipped": True,
             "action_repeat": 1,
+            "prob_in_state": True,
             "squash": False,
         }
         return cls(**(base | kw))  # type: ignore[arg-type]
@@ -181,7 +189,7 @@ def norm_scale(cfg: A3cConfig) -> np.ndarray:
     clipped): fixed bounds in place of the authors' per-log min-max."""
     cap_bytes = cfg.rate_max_bps * cfg.tupdate_s / 8.0  # bytes the fastest link sends per step
     buf_bytes = cfg.rate_max_bps * cfg.qdelay_max_s / 8.0
-    p_scale = 1.0 if cfg.prob_in_state else 0.0
+    p_scale = 1.0 if cfg.prob_in_state or cfg.mean_prob_in_state else 0.0
     return np.array(
         [
             0.0,  # burst_allowance: none in DualPI2

@@ -74,6 +74,8 @@ class OnlineEnv:
         self.scale = norm_scale(cfg)
         self.reward_fn = make_reward(cfg)
         self.sim: Any = None
+        #: The p' the state's drop_prob shows (None: the one applied).
+        self.shown_prob: float | None = None
 
     def _row(self) -> tuple[np.ndarray, float]:
         q = self.sim.observe()["queues"]
@@ -83,6 +85,8 @@ class OnlineEnv:
         self.prev = (deq, drops, marks)
         qdelay = float(q["head_sojourn_s"][i])
         prob = float(q["prob"][i] or 0.0)
+        if self.shown_prob is not None:  # cfg.mean_prob_in_state: the mean, not the sample
+            prob = self.shown_prob
         raw = raw_state(
             prob,
             qdelay,
@@ -123,6 +127,7 @@ class OnlineEnv:
         self.idx = q["link"].index("h0->h1")
         self.prev = (0, 0, 0)
         self.qdelay_old = 0.0
+        self.shown_prob = None
         obs, _ = self._row()
         return obs
 
@@ -246,6 +251,9 @@ def worker_steps(
                 x = torch.as_tensor(state).unsqueeze(0)
                 mu, std = la.pre_tanh(x) if cfg.squash else la(x)
             sample = float(gen.normal(float(mu), float(std)))
+            if cfg.mean_prob_in_state:
+                mean = float(np.tanh(float(mu))) if cfg.squash else float(mu)
+                env.shown_prob = to_prob(mean, cfg.max_prob)
             applied = float(np.tanh(sample)) if cfg.squash else float(np.clip(sample, -1.0, 1.0))
             nxt, r = act(env, to_prob(applied, cfg.max_prob), cfg.action_repeat)
             seg.states.append(state)

@@ -13,22 +13,29 @@ scenarios (:mod:`l4sim.experiments.aqm_004`: four flows starting 10 s apart, 60 
 10 -> 2 -> 10 Mbit/s at 30 s and 60 s, two Prague and two NewReno-ECN flows arriving 10 s
 apart and leaving after 40 s).
 
-Outputs: ``train/<reward>-s<seed>/`` (policy, checkpoint, per-episode rewards),
-``convergence-<reward>.png`` (Fig. 25 style: each worker's episode reward and the global
-mean), ``policy.png`` (p' against the queue delay for each learned policy), ``table.csv`` /
-``table.md``, ``training.csv`` / ``training.md``, ``per_seed.csv``, ``ci.csv`` / ``ci.md``
-(mean and 95 % CI of the learned policies over the training seeds) and ``timing.csv``.
+Training: per variant (``delay``; ``utility`` at delay weight
+:data:`~l4sim.experiments._a3c_training.WEIGHT`; for the front, the utility reward at each of
+:data:`~l4sim.experiments._a3c_training.FRONT_WEIGHTS`) and training seed, with issue 36's
+fixes (:class:`~l4sim.agents.a3c.A3cConfig`'s defaults; ``paper=True`` / ``--paper``: the
+paper's algorithm and budget). Each run is deterministic (lock-step rounds, gradients
+applied in worker order) and the runs go through the executor side by side, so a run's
+tables are the same bit for bit; ``hogwild=True`` (``--hogwild``) trains with asynchronous
+Hogwild processes instead, one run after another: not reproducible.
 
-Training is deterministic by default (``A3cConfig.sync="rounds"``: the workers in lock-step
-rounds, their gradients applied in worker order), so a run's tables are the same bit for
-bit; ``hogwild=True`` (``--hogwild``) trains with asynchronous Hogwild processes instead:
-faster with several cores, different every run.
+Outputs: ``train/<variant>-s<seed>/`` (policy, checkpoint, per-episode rewards and wall
+times), ``table.csv`` / ``table.md`` (mean ± 95 % CI over the training seeds, and how many
+policies collapsed), ``per_seed.csv``, ``ci.csv`` / ``ci.md``, ``training.csv`` /
+``training.md`` (first and last ten episodes, rising or not, and the untrained and trained
+actor's reward on the same held-out episodes), ``front.csv`` / ``front.md``
+(the delay-weight front beside PI, with the goals checked), ``timing.csv`` (wall time and
+env steps/s per training run) and, unless ``figures=False``, ``convergence-<reward>.png``
+(Fig. 25 style), ``learning-curves.png`` (mean ± 95 % CI over seeds per variant),
+``policy.png`` and ``front.png``.
 """
 
 from __future__ import annotations
 
-import csv
-import statistics
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,8 +43,25 @@ from typing import Any
 
 from l4sim.executors import Executor
 from l4sim.experiments import aqm_004
+from l4sim.experiments._a3c_training import (
+    FRONT_WEIGHTS,
+    QUICK_FRONT_WEIGHTS,
+    Training,
+    run_training,
+    timing_rows,
+    training_rows,
+    training_table,
+    variant,
+)
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_ci, write_per_seed, write_table, write_timing
+from l4sim.experiments._tables import (
+    mean_ci,
+    write_ci,
+    write_csv,
+    write_per_seed,
+    write_table,
+    write_timing,
+)
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option, tb_subdir
 
 #: Scenario name -> (rate, CCA) of paper 004's testbed, or "dynamic".
@@ -48,13 +72,23 @@ SCENARIOS: dict[str, tuple[str, str]] = {
     "1Mbps-prague": ("1Mbps", "prague"),
     "dynamic": ("10Mbps", "mixed"),
 }
+#: The main table's variants: the paper's reward and the utility reward at WEIGHT.
 REWARDS = ("delay", "utility")
 BASELINES = ("dualpi2", "fq_l4s")
 #: Where the actor is deployed: "a3c-<reward>" sets DualPI2's p', "fq_l4s-a3c-<reward>"
 #: every FQ-L4S queue's own p (a transfer: it was trained on DualPI2).
 DEPLOY = ("", "fq_l4s-")
-SEEDS = (1, 2, 3)
-GROUPS = tuple(SCENARIOS)
+SEEDS = (1, 2, 3, 4, 5)
+QUICK_SEEDS = 2
+#: ``--only front``: the delay-weight sweep on these scenarios.
+FRONT = "front"
+FRONT_SCENARIOS = ("10Mbps-newreno", "dynamic")
+GROUPS = (*SCENARIOS, FRONT)
+#: A deployed policy has *collapsed* when, in a scenario with Classic (NewReno) flows, its
+#: Classic mean queue delay is more than this many times DualPI2's (PI's): p' near 0, the
+#: Classic queue filling the buffer (the collapses seen before issue 36's fixes: 1.4-22 s
+#: against PI's 14-20 ms). Healthy policies sit within a few times PI's delay either side.
+COLLAPSE_FACTOR = 10.0
 TABLE = "table.md"
 #: Dynamic scenario: (time s, rate bit/s) steps.
 RATE_STEPS = ((30, 2_000_000), (60, 10_000_000))
@@ -73,20 +107,48 @@ class Case:
     def name(self) -> str:
         return f"{self.scenario}-{self.aqm}" + (f"-s{self.seed}" if self.seed else "")
 
+    @property
+    def variant(self) -> str | None:
+        """The trained variant deployed (``delay``, ``utility``, ``utility-w0.1``, ...)."""
+        return self.aqm.split("a3c-", 1)[1] if "a3c-" in self.aqm else None
+
+
+def run_seeds(seeds: Iterable[int], quick: bool) -> tuple[int, ...]:
+    """The training seeds a run uses: all given, or the first two with ``quick``."""
+    seeds = tuple(seeds)
+    return seeds[:QUICK_SEEDS] if quick else seeds
+
+
+def front_weights(quick: bool) -> tuple[float, ...]:
+    return QUICK_FRONT_WEIGHTS if quick else FRONT_WEIGHTS
+
 
 def cases(
     groups: Iterable[str] = GROUPS, seeds: Iterable[int] = SEEDS, quick: bool = False
 ) -> list[Case]:
-    seeds = tuple(seeds)[:1] if quick else tuple(seeds)
-    out = []
+    """Every scenario group's baselines and deployed policies; ``front``: PI and each
+    front weight's policies on :data:`FRONT_SCENARIOS` (a case both select runs once)."""
+    seeds = run_seeds(seeds, quick)
+    groups = tuple(groups)
+    out: dict[str, Case] = {}
     for sc in groups:
-        out += [Case(sc, b, quick=quick) for b in BASELINES]
-        out += [Case(sc, f"{d}a3c-{r}", s, quick) for d in DEPLOY for r in REWARDS for s in seeds]
-    return out
+        if sc == FRONT:
+            continue
+        for c in [Case(sc, b, quick=quick) for b in BASELINES] + [
+            Case(sc, f"{d}a3c-{r}", s, quick) for d in DEPLOY for r in REWARDS for s in seeds
+        ]:
+            out.setdefault(c.name, c)
+    if FRONT in groups:
+        for sc in FRONT_SCENARIOS:
+            for c in [Case(sc, "dualpi2", quick=quick)] + [
+                Case(sc, f"a3c-{variant(w)}", s, quick) for w in front_weights(quick) for s in seeds
+            ]:
+                out.setdefault(c.name, c)
+    return list(out.values())
 
 
-def _policy_path(out: Path, reward: str, seed: int) -> Path:
-    return out / "train" / f"{reward}-s{seed}" / "policy.safetensors"
+def _policy_path(out: Path, variant: str, seed: int) -> Path:
+    return out / "train" / f"{variant}-s{seed}" / "policy.safetensors"
 
 
 def scenario_dict(case: Case, policy: str | None) -> dict[str, Any]:
@@ -167,43 +229,24 @@ def _run_case(task: tuple[Case, str | None]) -> Row:
     )
 
 
-def train_all(
+def trainings(
+    todo: Iterable[Case],
     out: Path,
     seeds: Iterable[int],
     quick: bool,
     workers: int,
-    ray: str | None = None,
-    sync: str = "rounds",
-) -> dict[tuple[str, int], Any]:
-    """Train one policy per reward and seed; returns the results (curves, wall times).
-    Each run's ``episodes.csv`` holds the episodes' rewards, its ``timing.csv`` their wall
-    times."""
-    from l4sim.agents.a3c import A3cConfig, train
-
-    results = {}
-    for reward in REWARDS:
-        for seed in seeds:
-            cfg = A3cConfig(
-                workers=workers,
-                episodes=3 if quick else 100,
-                steps=20 if quick else 100,
-                reward=reward,
-                seed=seed,
-                ray=ray,
-                sync=sync,
-            )
-            d = _policy_path(out, reward, seed).parent
-            res = train(cfg, d, log_dir=out / "tb" / d.name)
-            with open(d / "episodes.csv", "w", newline="") as fh:
-                csv.writer(fh).writerows(
-                    [("worker", "episode", "reward_per_step")] + [c[:3] for c in res.curve]
-                )
-            with open(d / "timing.csv", "w", newline="") as fh:
-                csv.writer(fh).writerows(
-                    [("worker", "episode", "wall_s")] + [(c[0], c[1], c[3]) for c in res.curve]
-                )
-            results[(reward, seed)] = res
-    return results
+    paper: bool = False,
+    hogwild: bool = False,
+) -> list[Training]:
+    """One training run per variant the cases deploy and per seed (variants in first-use
+    order)."""
+    variants = dict.fromkeys(c.variant for c in todo if c.variant is not None)
+    sync = "hogwild" if hogwild else "rounds"
+    return [
+        Training(v, s, str(out), quick, paper, workers, sync)
+        for v in variants
+        for s in run_seeds(seeds, quick)
+    ]
 
 
 def reproduce(
@@ -217,166 +260,175 @@ def reproduce(
     seeds: Iterable[int] = SEEDS,
     workers: int = 2,
     hogwild: bool = False,
+    paper: bool = False,
 ) -> list[Row]:
-    """Train (per reward and seed; deterministic rounds, or Hogwild with ``hogwild``), then
-    run every case on ``executor``; write the tables and, with ``figures``, the convergence
-    and policy figures."""
+    """Train every variant the selected cases deploy (per seed; deterministic rounds side
+    by side on ``executor``, or Hogwild one after another with ``hogwild``), then run every
+    case on ``executor``; write the tables and, with ``figures``, the figures."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    seeds = tuple(seeds)
-    if quick:  # one seed (as `cases`)
-        seeds = seeds[:1]
-    trained = train_all(out, seeds, quick, workers, sync="hogwild" if hogwild else "rounds")
+    seeds = run_seeds(seeds, quick)
     todo = cases(only if only is not None else GROUPS, seeds, quick)
+    runs = trainings(todo, out, seeds, quick, workers, paper, hogwild)
+    # Hogwild forks its own workers: not from inside a pool's (daemonic) processes.
+    trained = run_cases(run_training, runs, runs, None if hogwild else executor)
+    from l4sim.experiments._a3c_training import held_out
+
+    for t, score in zip(trained, run_cases(held_out, runs, runs, executor), strict=True):
+        t.held_out = score
+    for t in trained:
+        print(
+            f"a3c-004: trained {t.variant} seed {t.seed}: {t.env_steps} env steps in "
+            f"{t.wall_s:.1f} s ({t.env_steps_per_s:.0f} env steps/s, {t.workers} workers, "
+            f"{t.sync})",
+            file=sys.stderr,
+        )
     tasks = [
-        (c, str(_policy_path(out, c.aqm.rsplit("-", 1)[1], c.seed)) if c.seed else None)
+        (c, str(_policy_path(out, c.variant, c.seed)) if c.variant is not None else None)
         for c in todo
     ]
     rows = run_cases(_run_case, tasks, todo, executor, on_case)
-    write_table(rows, out, TABLE, markdown_table(rows))
+    main = [r for r in rows if "utility-w" not in r.aqm]
+    write_table(main, out, TABLE, markdown_table(rows))
     write_per_seed(out, rows)
-    write_ci(out, rows, ("scenario", "aqm"), METRICS, lambda d: d["seed"] > 0)
+    write_ci(out, main, ("scenario", "aqm"), METRICS, lambda d: d["seed"] > 0)
     write_table(training_rows(trained), out, "training.md", training_table(trained))
-    write_timing(
-        out,
-        [
-            {
-                "reward": reward,
-                "seed": seed,
-                "workers": r.cfg.workers,
-                "sync": r.cfg.sync,
-                "steps": r.steps,
-                "wall_s": r.wall_s,
-                "steps_per_s_per_worker": r.steps_per_s_per_worker,
-            }
-            for (reward, seed), r in trained.items()
-        ],
-    )
+    write_timing(out, timing_rows(trained))
+    fronts = front_summary(rows, quick)
+    if fronts:
+        write_csv(out / "front.csv", fronts)
+        (out / "front.md").write_text(front_markdown(rows, fronts))
     if figures:
-        plot_convergence(trained, out)
-        plot_policies(out, seeds)
+        from l4sim.experiments import _a3c_figures as fig
+
+        fig.plot_convergence(trained, out)
+        fig.plot_learning_curves(trained, out)
+        fig.plot_policies(out, [v for v in REWARDS if any(t.variant == v for t in trained)], seeds)
+        if fronts:
+            fig.plot_front(rows, fronts, out)
     return rows
 
 
-def training_rows(trained: dict[tuple[str, int], Any]) -> list[dict[str, Any]]:
-    """Per trained policy: the first and last 10 episodes' mean reward (wall times:
-    ``timing.csv``)."""
-    out = []
-    for (reward, seed), r in trained.items():
-        rs = [c[2] for c in r.curve]
-        out.append(
-            {
-                "reward": reward,
-                "seed": seed,
-                "workers": r.cfg.workers,
-                "sync": r.cfg.sync,
-                "steps": r.steps,
-                "first10_reward": statistics.fmean(rs[:10]),
-                "last10_reward": statistics.fmean(rs[-10:]),
-            }
-        )
+def collapsed(rows: list[Row]) -> dict[tuple[str, str], tuple[int, int]]:
+    """(scenario, aqm) -> (collapsed policies, policies) for the deployed policies in
+    scenarios with Classic flows (:data:`COLLAPSE_FACTOR`)."""
+    pi = {r.scenario: r.classic_mean_ms for r in rows if r.aqm == "dualpi2"}
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for r in rows:
+        ref = pi.get(r.scenario)
+        if not r.seed or SCENARIOS[r.scenario][1] == "prague" or ref is None:
+            continue
+        bad = r.classic_mean_ms is not None and r.classic_mean_ms > COLLAPSE_FACTOR * ref
+        k, n = out.get((r.scenario, r.aqm), (0, 0))
+        out[(r.scenario, r.aqm)] = (k + bad, n + 1)
     return out
 
 
-def training_table(trained: dict[tuple[str, int], Any]) -> str:
+def front_summary(rows: list[Row], quick: bool = False) -> list[dict[str, Any]]:
+    """Per front scenario: PI's point, then each delay weight's mean ± 95 % CI of
+    utilisation and Classic mean delay over the seeds (and its collapsed count)."""
+    out: list[dict[str, Any]] = []
+    bad = collapsed(rows)
+    for sc in FRONT_SCENARIOS:
+        pis = [r for r in rows if r.scenario == sc and r.aqm == "dualpi2"]
+        pts = {
+            w: [r for r in rows if r.scenario == sc and r.aqm == f"a3c-{variant(w)}"]
+            for w in front_weights(quick)
+        }
+        if not pis or not any(pts.values()):
+            continue
+        for label, rs in [("PI", pis)] + [(f"{w:g}", pts[w]) for w in pts if pts[w]]:
+            u = mean_ci(r.utilisation for r in rs)
+            d = mean_ci(r.classic_mean_ms for r in rs)
+            out.append(
+                {
+                    "scenario": sc,
+                    "delay_weight": label,
+                    "seeds": len(rs),
+                    "utilisation": u[0],
+                    "utilisation_ci95_low": u[1],
+                    "utilisation_ci95_high": u[2],
+                    "classic_mean_ms": d[0],
+                    "classic_ci95_low": d[1],
+                    "classic_ci95_high": d[2],
+                    "collapsed": 0 if label == "PI" else bad.get((sc, rs[0].aqm), (0, 0))[0],
+                }
+            )
+    return out
+
+
+def _pm(mean: float | None, high: float | None, spec: str) -> str:
+    if mean is None:
+        return "-"
+    return spec.format(mean) + ("" if high is None else " ± " + spec.format(high - mean))
+
+
+def front_markdown(rows: list[Row], fronts: list[dict[str, Any]]) -> str:
+    """The front table and, per scenario, the issue's goal checked on every deployed
+    policy: on 10Mbps-newreno, utilisation within 2 % of PI's at <= PI's Classic mean
+    delay; on dynamic, at least PI's utilisation at a shorter Classic delay."""
     lines = [
-        "| reward | seed | workers | updates | steps | first-10 mean reward "
-        "| last-10 mean reward |",
-        "|---|---|---|---|---|---|---|",
+        "| scenario | delay weight | seeds | utilisation | Classic mean ms | collapsed |",
+        "|---|---|---|---|---|---|",
     ]
-    for t in training_rows(trained):
+    for f in fronts:
         lines.append(
-            f"| {t['reward']} | {t['seed']} | {t['workers']} | {t['sync']} | {t['steps']} "
-            f"| {t['first10_reward']:.3f} | {t['last10_reward']:.3f} |"
+            f"| {f['scenario']} | {f['delay_weight']} | {f['seeds']} "
+            f"| {_pm(f['utilisation'], f['utilisation_ci95_high'], '{:.3f}')} "
+            f"| {_pm(f['classic_mean_ms'], f['classic_ci95_high'], '{:.2f}')} "
+            f"| {f['collapsed']} |"
+        )
+    lines.append("")
+    for sc in FRONT_SCENARIOS:
+        pi = next((r for r in rows if r.scenario == sc and r.aqm == "dualpi2"), None)
+        pts = [r for r in rows if r.scenario == sc and r.seed and r.aqm.startswith("a3c-util")]
+        if pi is None or pi.classic_mean_ms is None or not pts:
+            continue
+        floor = 0.98 if sc == "10Mbps-newreno" else 1.0
+        goal = [
+            r
+            for r in pts
+            if r.utilisation >= floor * pi.utilisation
+            and r.classic_mean_ms is not None
+            and r.classic_mean_ms <= pi.classic_mean_ms
+        ]
+        what = "within 2 % of" if floor < 1 else "at least"
+        names = ", ".join(f"{r.aqm.removeprefix('a3c-')} s{r.seed}" for r in goal) or "none"
+        lines.append(
+            f"- {sc}: policies with utilisation {what} PI's ({pi.utilisation:.3f}) at <= its "
+            f"Classic mean delay ({pi.classic_mean_ms:.2f} ms): {len(goal)} of {len(pts)} "
+            f"({names})."
         )
     return "\n".join(lines) + "\n"
 
 
-def plot_convergence(trained: dict[tuple[str, int], Any], out: Path) -> None:
-    """Fig. 25 style: each worker's mean reward per step by episode, and the global running
-    mean over all workers' episodes in completion order; one panel per seed."""
-    from l4sim.plot import pyplot
-
-    plt = pyplot()
-
-    from l4sim.agents.a3c import curve_by_worker, global_curve
-
-    for reward in REWARDS:
-        runs = [(s, r) for (rw, s), r in trained.items() if rw == reward]
-        fig, axes = plt.subplots(1, len(runs), figsize=(4 * len(runs), 3), squeeze=False)
-        for ax, (seed, r) in zip(axes[0], runs, strict=True):
-            for w, rs in sorted(curve_by_worker(r.curve).items()):
-                ax.plot(rs, lw=0.8, alpha=0.7, label=f"worker {w}")
-            g = global_curve(r.curve, window=2 * r.cfg.workers)
-            ax.plot([i / r.cfg.workers for i in range(len(g))], g, "k", lw=1.5, label="global")
-            ax.set_title(f"{reward}, seed {seed}")
-            ax.set_xlabel("episode")
-        axes[0][0].set_ylabel("mean reward per step")
-        axes[0][0].legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(out / f"convergence-{reward}.png", dpi=110)
-        plt.close(fig)
-
-
-def plot_policies(out: Path, seeds: Iterable[int]) -> None:
-    """Each learned policy's p' against the queue delay (current = old delay, p' feature
-    at 0, 10 Mbit/s full link), from the Rust evaluation of the written files."""
-    from l4sim.plot import pyplot
-
-    plt = pyplot()
-    import numpy as np
-
-    from l4sim import _core
-
-    delays = np.linspace(0.0, 1.0, 51)
-    fig, ax = plt.subplots(figsize=(5, 3.2))
-    for reward, style in zip(REWARDS, ("-", "--"), strict=True):
-        for seed in seeds:
-            states = np.zeros((len(delays), 12), np.float32)
-            states[:, 2] = states[:, 3] = delays
-            states[:, 6] = states[:, 7] = 1.0
-            p = _core.policy_infer("a3c", str(_policy_path(out, reward, seed)), states.tolist())
-            ax.plot(delays * 100, p, style, label=f"{reward} s{seed}")
-    ax.set_xlabel("queue delay, ms (feature x 100 ms)")
-    ax.set_ylabel("p'")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "policy.png", dpi=110)
-    plt.close(fig)
-
-
-def _mean(xs: list[float | None]) -> float | None:
-    v = [x for x in xs if x is not None]
-    return statistics.fmean(v) if v else None
-
-
 def markdown_table(rows: list[Row]) -> str:
-    """One line per scenario and AQM; the learned policies as mean [min, max] over seeds."""
+    """One line per scenario and AQM of the main table (the front's extra weights are in
+    ``front.md``); the learned policies as mean ± 95 % CI over the training seeds, with how
+    many collapsed (:data:`COLLAPSE_FACTOR`; "-": no Classic flows)."""
     head = (
         "| scenario | AQM | seeds | L4S p50 ms | L4S p99 ms | Classic mean ms | util "
-        "| Jain | drops | marks |\n|---|---|---|---|---|---|---|---|---|---|\n"
+        "| Jain | drops | marks | collapsed |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     groups: dict[tuple[str, str], list[Row]] = {}
     for r in rows:
-        groups.setdefault((r.scenario, r.aqm), []).append(r)
+        if "utility-w" not in r.aqm:
+            groups.setdefault((r.scenario, r.aqm), []).append(r)
+    bad = collapsed(rows)
 
     def cell(rs: list[Row], key: str, spec: str = "{:.2f}") -> str:
-        vals = [getattr(r, key) for r in rs]
-        m = _mean(vals)
-        if m is None:
-            return "-"
-        v = [x for x in vals if x is not None]
-        if len(v) == 1:
-            return spec.format(m)
-        return f"{spec.format(m)} [{spec.format(min(v))}, {spec.format(max(v))}]"
+        m, _low, high, n = mean_ci(getattr(r, key) for r in rs)
+        return "-" if n == 0 else _pm(m, high, spec)
 
-    lines = [
-        f"| {sc} | {aqm} | {len(rs)} | {cell(rs, 'l4s_p50_ms')} | {cell(rs, 'l4s_p99_ms')} "
-        f"| {cell(rs, 'classic_mean_ms')} | {cell(rs, 'utilisation', '{:.3f}')} "
-        f"| {cell(rs, 'jain', '{:.3f}')} | {cell(rs, 'drops', '{:.0f}')} "
-        f"| {cell(rs, 'marks', '{:.0f}')} |"
-        for (sc, aqm), rs in groups.items()
-    ]
+    lines = []
+    for (sc, aqm), rs in groups.items():
+        k, n = bad.get((sc, aqm), (0, 0))
+        lines.append(
+            f"| {sc} | {aqm} | {len(rs)} | {cell(rs, 'l4s_p50_ms')} | {cell(rs, 'l4s_p99_ms')} "
+            f"| {cell(rs, 'classic_mean_ms')} | {cell(rs, 'utilisation', '{:.3f}')} "
+            f"| {cell(rs, 'jain', '{:.3f}')} | {cell(rs, 'drops', '{:.0f}')} "
+            f"| {cell(rs, 'marks', '{:.0f}')} | {f'{k} of {n}' if n else '-'} |"
+        )
     return head + "\n".join(lines) + "\n"
 
 
@@ -398,8 +450,8 @@ def scenarios(
     out = {}
     for c in cases(groups, seeds, quick):
         policy = None
-        if c.seed:
-            policy = _policy_path(Path("."), c.aqm.rsplit("-", 1)[1], c.seed).as_posix()
+        if c.variant is not None:
+            policy = _policy_path(Path("."), c.variant, c.seed).as_posix()
         out[c.name] = scenario_dict(c, policy)
     return out
 
@@ -413,8 +465,8 @@ EXPERIMENT = declare(
     paper='Paper 004, "L4S in FreeBSD with A3C", §3.2 (A3C-L4S) on the scenarios of §5',
     groups=GROUPS,
     options=(
-        quick_option("one seed, tiny training"),
-        seeds_option("Train with seeds 1..N (default 3)."),
+        quick_option("two seeds, small training, 20 s scenarios, a two-weight front"),
+        seeds_option("Train with seeds 1..N (default 5)."),
         Option("workers", int, "A3C workers per training run (default 2).", min=1, max=64),
         Option(
             "hogwild",
@@ -423,8 +475,31 @@ EXPERIMENT = declare(
             "reproducible (default: deterministic lock-step rounds).",
             default=False,
         ),
+        Option(
+            "paper",
+            bool,
+            "Train with the paper's A3C as published (terminal time limit, log pi of the "
+            "clipped action, one tupdate per decision, p' in the state) and its budget "
+            "(100 episodes x 100 actions per worker), instead of issue 36's fixes.",
+            default=False,
+        ),
     ),
-    tables=(TABLE, "table.csv", "training.md", "training.csv", "per_seed.csv", "ci.md"),
-    figures=("convergence-delay.png", "convergence-utility.png", "policy.png"),
+    tables=(
+        TABLE,
+        "table.csv",
+        "training.md",
+        "training.csv",
+        "per_seed.csv",
+        "ci.md",
+        "front.md",
+        "front.csv",
+    ),
+    figures=(
+        "convergence-delay.png",
+        "convergence-utility.png",
+        "learning-curves.png",
+        "policy.png",
+        "front.png",
+    ),
     tensorboard=tb_subdir,
 )
