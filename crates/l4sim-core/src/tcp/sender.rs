@@ -879,7 +879,7 @@ impl TcpSender {
         let (w, srtt, packets_out) = (&self.w, self.rtt.srtt, self.sb.len());
         let mss = self.mss;
         self.pacer
-            .on_sent(p.size, now, || pacing::rate(w, srtt, mss, packets_out));
+            .on_sent(len, now, || pacing::rate(w, srtt, mss, packets_out));
         out.push(p);
         // RFC 6298 §5.1: start the timer if it is not running.
         if self.rto_timer.deadline.is_none() {

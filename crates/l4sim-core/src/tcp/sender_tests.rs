@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::tcp::receiver::TcpReceiver;
-use crate::time::MS;
+use crate::time::{MS, SEC};
 
 /// Sender and receiver joined by a lossless-unless-told, infinitely fast path with a
 /// fixed one-way delay; `drops` lists (segment index, how many of its transmissions are
@@ -154,10 +154,17 @@ fn pacing_spaces_segments_after_the_first_ten() {
     assert_eq!(snd.stats.retransmits, 0);
     // Linux tcp_update_skb_after_send: the initial window leaves as a burst ...
     assert!(sends[..10].iter().all(|&t| t == sends[0]));
-    // ... then, in slow start, at 200 % of cwnd/SRTT: with SRTT = 20 ms (the SYN
-    // exchange) and cwnd = 10, a 1500-byte packet every 1500 / (2·10·1448 / 0.02) s.
-    let gap = 1500 * 20 * MS / (2 * 10 * 1448);
-    assert!(sends[10] >= sends[9] + gap - 1, "{:?}", &sends[..12]);
+    // ... then, in slow start, at 200 % of cwnd/SRTT: the first ACK (at 40 ms, SRTT
+    // 20 ms) makes cwnd 11, so 2·11·1448 bytes per 20 ms. Linux times the headerless skb:
+    // a 1448-byte segment (1500 on the wire) holds the next one back 1448 / rate, not
+    // the 1500 / rate its wire size would take.
+    let rate = 2 * 11 * 1448 * SEC / (20 * MS);
+    assert_eq!(
+        sends[11] - sends[10],
+        1448 * SEC / rate,
+        "{:?}",
+        &sends[..12]
+    );
     let later: Vec<_> = sends[10..20].windows(2).map(|w| w[1] - w[0]).collect();
     assert!(later.iter().all(|&g| g > 0), "paced, not bursty: {later:?}");
 }
