@@ -36,6 +36,17 @@ fn run_capture(
     segments: u64,
     drops: &[(u64, usize)],
 ) -> (TcpSender, Vec<Time>, Vec<Packet>) {
+    let (snd, rtx, sent, _) = run_states(cfg, segments, drops);
+    (snd, rtx, sent)
+}
+
+/// As [`run_capture`], also returning the sender's state after each ACK it processed.
+fn run_states(
+    cfg: TcpConfig,
+    segments: u64,
+    drops: &[(u64, usize)],
+) -> (TcpSender, Vec<Time>, Vec<Packet>, Vec<CaState>) {
+    let mut states = Vec::new();
     let mss = cfg.mss as u64;
     let mut snd = TcpSender::new(&cfg, Packet::default(), Some(segments * mss), 1);
     let mut rcv = TcpReceiver::new(&cfg, Packet::default());
@@ -84,7 +95,7 @@ fn run_capture(
             wire.push((now + owd, order, p));
         }
         if snd.is_finished() {
-            return (snd, rtx_times, sent);
+            return (snd, rtx_times, sent, states);
         }
         let timers = [
             snd.rto_timer.deadline,
@@ -101,7 +112,10 @@ fn run_capture(
                 let (_, _, p) = wire.remove(i);
                 match p.dir {
                     Dir::Forward => rcv.on_segment(&p, now, &mut out),
-                    Dir::Reverse => snd.on_ack(&p, now, &mut out),
+                    Dir::Reverse => {
+                        snd.on_ack(&p, now, &mut out);
+                        states.push(snd.state);
+                    }
                 }
             }
             (_, Some(t)) => {
@@ -418,4 +432,28 @@ fn prr_in_cwr_reduces_gradually_as_linux_tcp_cwnd_reduction() {
     assert_eq!(echo, 19);
     assert_eq!((end, cwr_end), (10, 10));
     assert_eq!(sent, 10);
+}
+
+#[test]
+fn a_loss_marked_when_recovery_ends_starts_the_next_at_once_as_linux() {
+    // Segment 4 and its first retransmission are lost, and segment 30, sent after
+    // recovery began (above high_seq); RACK marks 30 lost before the ACK that ends the
+    // first recovery arrives. Linux tcp_fastretrans_alert ends Recovery on that ACK (step
+    // D) and, with a loss still marked, enters the next one on the same ACK (step E,
+    // `default`: tcp_time_to_recover): a second reduction, and no Open state between
+    // (which BBR would take for a new recovery's packet conservation).
+    let (snd, _, _, states) = run_states(rack(true), 60, &[(4, 2), (30, 1)]);
+    assert_eq!(snd.stats.fast_recoveries, 2);
+    assert_eq!(snd.stats.timeouts, 0);
+    let first = states.iter().position(|&s| s == CaState::Recovery).unwrap();
+    let open = states[first..]
+        .iter()
+        .position(|&s| s == CaState::Open)
+        .unwrap();
+    assert!(
+        states[first + open..]
+            .iter()
+            .all(|&s| s != CaState::Recovery),
+        "one unbroken stretch of recovery: {states:?}"
+    );
 }
