@@ -211,7 +211,8 @@ def test_cubic_regains_its_window_faster_than_newreno() -> None:
     # (`quickack = false`): with Linux's SACK compression the SACKs of the ~50 segments
     # lost at the overflow come bunched, PRR's sends land in bursts on the still-full
     # buffer, ~30 segments sent during recovery are lost too and a second reduction follows
-    # (the kernel also cut twice after its first overflow here, 941 -> 685 -> 479 packets);
+    # (the kernel on this dumbbell, which `l4sim emulate` runs without the ssthresh route
+    # metric, also cut twice on the ACK that ended its first recovery: 941 -> 685 -> 479);
     # RFC 9438's regain time is that of one reduction.
     out = {}
     for cca, duration in (("cubic", "40s"), ("newreno", "150s")):
