@@ -207,7 +207,13 @@ def test_cubic_regains_its_window_faster_than_newreno() -> None:
     # 100 Mbps, 100 ms base RTT, 170-packet buffer (BDP = 833 packets, so the first loss comes
     # at about 1000). Slow start overflows a buffer holding less than half the window, so it
     # ends early (initial ssthresh 300, a Linux route metric) and the first congestion
-    # event is a single overflow in congestion avoidance.
+    # event is a single overflow in congestion avoidance. The receiver is RFC 5681's
+    # (`quickack = false`): with Linux's SACK compression the SACKs of the ~50 segments
+    # lost at the overflow come bunched, PRR's sends land in bursts on the still-full
+    # buffer, ~30 segments sent during recovery are lost too and a second reduction follows
+    # (the kernel on this dumbbell, which `l4sim emulate` runs without the ssthresh route
+    # metric, also cut twice on the ACK that ended its first recovery: 941 -> 685 -> 479);
+    # RFC 9438's regain time is that of one reduction.
     out = {}
     for cca, duration in (("cubic", "40s"), ("newreno", "150s")):
         sc = dumbbell(
@@ -216,7 +222,7 @@ def test_cubic_regains_its_window_faster_than_newreno() -> None:
             limit="170p",
             duration=duration,
             sample_interval="10ms",
-            flows=[{"kind": "tcp", "cca": cca, "init_ssthresh": 300}],
+            flows=[{"kind": "tcp", "cca": cca, "init_ssthresh": 300, "quickack": False}],
         )
         sim = l4sim.Simulation(sc)
         sim.run()
@@ -315,12 +321,13 @@ def test_rack_keeps_every_flow_going_after_a_timeout(cca: str, qdisc: dict[str, 
     # the head must leave whatever cwnd says (tcp_retransmit_timer): otherwise the sender
     # waits for an ACK that cannot come. Under RED with ECN, BBR's Not-ECT retransmissions
     # are dropped where its ECT data is only marked (p ~ 0.8 in RED's gentle region);
-    # Linux's five flows got 6.7-9.0 Mbit/s in two emulator runs, none under 0.39 Mbit/s,
-    # where l4sim with RFC 6675 collapsed to 3.2. Bounds: the kernel's lowest figures less
-    # the emulator comparison's 20 % (on other seeds one flow of five can still sit in RTO
-    # back-off with nothing in flight, resending its head, Not-ECT, at each RTO).
+    # Linux's five flows got 6.2-9.0 Mbit/s in four emulator runs (2026-11-23 and -26),
+    # the weakest flow of a run 0.19-0.83 Mbit/s, where l4sim with RFC 6675 collapsed to
+    # 3.2. Bounds: the kernel's lowest figures less the emulator comparison's 20 % (on
+    # other seeds one flow of five can still sit in RTO back-off with nothing in flight,
+    # resending its head, Not-ECT, at each RTO).
     share = _five_flows(cca, qdisc, rack=True)
-    assert min(share) > 0.8 * 0.39 and sum(share) > 0.8 * 6.7, share
+    assert min(share) > 0.8 * 0.19 and sum(share) > 0.8 * 6.2, share
 
 
 def test_a_fixed_receive_window_caps_the_rate_at_window_per_rtt() -> None:

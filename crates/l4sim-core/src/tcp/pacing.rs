@@ -31,9 +31,10 @@ impl Pacer {
         (self.on && now < self.next_send).then_some(self.next_send)
     }
 
-    /// A segment of `bytes` left at `now` (Linux tcp_update_skb_after_send): the next
-    /// departure is one packet-time at `rate()` (bytes per second) later, once the first
-    /// ten segments are out (the initial window leaves as a burst).
+    /// A segment of `bytes` of payload left at `now` (Linux tcp_update_skb_after_send,
+    /// which times the headerless skb: the headers on the wire are not paced): the next
+    /// departure is `bytes` at `rate()` (bytes per second) later, once the first ten
+    /// segments are out (the initial window leaves as a burst).
     #[inline]
     pub fn on_sent(&mut self, bytes: u32, now: Time, rate: impl FnOnce() -> Option<u64>) {
         self.segs_out += 1;

@@ -155,6 +155,11 @@ impl RcvBuf {
         self.space_time = now;
     }
 
+    /// The receiver's RTT estimate (Linux `rcv_rtt_est.rtt_us`), 0 before the first sample.
+    pub fn rtt(&self) -> Time {
+        self.rtt8 / 8
+    }
+
     /// The window field of the SYN-ACK, never scaled (RFC 7323 §2.2).
     pub fn syn_window(&self) -> u16 {
         match self.fixed {

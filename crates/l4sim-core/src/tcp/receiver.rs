@@ -8,6 +8,10 @@
 //!   data segments, those after an idle gap longer than the RTO, after a duplicate, and 2
 //!   after the first CE of a classic-ECN episode are each ACKed at once, as is a segment
 //!   carrying CWR (`tcp_ecn_accept_cwr`).
+//!   With `quickack` (Linux's receiver) also Linux's SACK compression
+//!   (`__tcp_ack_snd_check`, since 4.18): while data is held out of order, the first 3
+//!   duplicate ACKs per `rcv_nxt` go at once, later ones wait min(1 ms, RTT/20) and leave
+//!   as one ACK (at most 44 held back).
 //! - Timestamps (RFC 7323 §4.3): TS.Recent is taken from segments at the left window edge.
 //! - SACK (RFC 2018 §4): when out-of-order data is held, ACKs carry up to 3 blocks, the
 //!   first containing the segment that triggered the ACK, then the most recently reported.
@@ -89,9 +93,30 @@ pub struct TcpReceiver {
     pub win: RcvBuf,
     /// Timestamps in use: the receiver measures its RTT from their echo.
     timestamps: bool,
+    /// SACK compression (Linux `tp->compressed_ack` and its timer).
+    comp: SackCompress,
 
     pub stats: ReceiverStats,
 }
+
+/// Linux's SACK compression state (`tcp_sock`: `compressed_ack`, `compressed_ack_rcv_nxt`,
+/// `dup_ack_counter`, `compressed_ack_timer`) and the receiver's own RTT (`srtt_us`, from
+/// the handshake: Linux `tcp_synack_rtt_meas`).
+#[derive(Clone, Copy, Debug, Default)]
+struct SackCompress {
+    held: u32,
+    rcv_nxt: u64,
+    dupacks: u32,
+    due: Option<Time>,
+    synack_at: Time,
+    srtt: Option<Time>,
+}
+
+/// Linux sysctls `tcp_comp_sack_nr` (44) and `tcp_comp_sack_delay_ns` (1 ms), and
+/// `TCP_FASTRETRANS_THRESH` (3): the duplicate ACKs always sent at once.
+const COMP_SACK_NR: u32 = 44;
+const COMP_SACK_DELAY: Time = 1_000_000;
+const FASTRETRANS_THRESH: u32 = 3;
 
 /// Linux `TCP_MAX_QUICKACKS`: quick ACKs granted at the start and after an idle gap (the
 /// receive window allows 16 with any realistic buffer: `rcv_wnd / (2 mss)`).
@@ -126,6 +151,7 @@ impl TcpReceiver {
             idle_rto: cfg.init_rto_ns,
             win: RcvBuf::new(cfg.rwnd_bytes, cfg.rmem_max_bytes, cfg.mss),
             timestamps: cfg.timestamps,
+            comp: SackCompress::default(),
             stats: ReceiverStats::default(),
         }
     }
@@ -156,8 +182,12 @@ impl TcpReceiver {
             p.tcp.sack_perm = self.sack_ok;
             p.tcp.wnd = self.win.syn_window();
             self.win.established(now);
+            self.comp.synack_at = now;
             out.push(p);
             return;
+        }
+        if self.comp.srtt.is_none() {
+            self.comp.srtt = Some(now.saturating_sub(self.comp.synack_at));
         }
         self.stats.segments += 1;
         let ce = pkt.ecn == Ecn::Ce;
@@ -256,12 +286,46 @@ impl TcpReceiver {
             self.note_recent(h.seq);
             self.win
                 .on_out_of_order(h.len, self.ooo_bytes(), self.sack_ok);
-            self.send_ack(now, out); // RFC 5681 §4.2: immediate duplicate ACK
+            if !self.compress_sack(now) {
+                self.send_ack(now, out); // RFC 5681 §4.2: immediate duplicate ACK
+            }
         }
     }
 
+    /// Linux `__tcp_ack_snd_check` for a segment that leaves data out of order: outside
+    /// quick-ACK mode, after `FASTRETRANS_THRESH` duplicate ACKs for this `rcv_nxt`, hold
+    /// the ACK back up to min(`tcp_comp_sack_delay_ns`, RTT/20), the RTT being the smaller
+    /// of the receiver's estimate and its handshake SRTT. True if the ACK is held; the
+    /// delayed-ACK timer stands in for Linux's `compressed_ack_timer` (any ACK sent cancels
+    /// both, `tcp_event_ack_sent`).
+    fn compress_sack(&mut self, now: Time) -> bool {
+        let c = &mut self.comp;
+        if !self.quickack || !self.sack_ok || self.quick > 0 || c.held >= COMP_SACK_NR {
+            return false;
+        }
+        if c.rcv_nxt != self.rcv_nxt {
+            c.rcv_nxt = self.rcv_nxt;
+            c.dupacks = 0;
+        }
+        if c.dupacks < FASTRETRANS_THRESH {
+            c.dupacks += 1;
+            return false;
+        }
+        c.held += 1;
+        if c.due.is_none() {
+            let rcv_rtt = self.win.rtt();
+            let rtt = c.srtt.filter(|&s| s > 0 && s < rcv_rtt).unwrap_or(rcv_rtt);
+            let due = now + COMP_SACK_DELAY.min(rtt / 20);
+            c.due = Some(due);
+            if self.delack_timer.deadline.is_none_or(|d| d > due) {
+                self.delack_timer.arm(due);
+            }
+        }
+        true
+    }
+
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
-        if self.delack_timer.expired(now) && self.unacked > 0 {
+        if self.delack_timer.expired(now) && (self.unacked > 0 || self.comp.held > 0) {
             self.send_ack(now, out);
         }
     }
@@ -361,6 +425,7 @@ impl TcpReceiver {
         self.last_ack_sent = self.rcv_nxt;
         self.unacked = 0;
         self.delack_timer.cancel();
+        (self.comp.held, self.comp.due) = (0, None);
     }
 
     fn ack_packet(&self, f: u16, now: Time) -> Packet {
@@ -599,6 +664,73 @@ mod tests {
         );
         // Without the option: every second one from the start.
         assert_eq!(acks_for(&mut rx(2), 0, 16, 0), 8);
+    }
+
+    /// A SACK receiver whose handshake took `srtt` and whose own RTT estimate is 40 ms,
+    /// past its quick ACKs: 20 segments of 1448 bytes received in order.
+    fn sack_rx_after_start(srtt: Time) -> TcpReceiver {
+        let mut r = quick_rx();
+        let mut syn = seg(0, 0, 0);
+        syn.tcp.flags = flags::SYN;
+        syn.tcp.sack_perm = true;
+        r.on_segment(&syn, 0, &mut Vec::new());
+        for i in 0..20 {
+            r.on_segment(&mss_seg(i, srtt + i * MS), srtt + i * MS, &mut Vec::new());
+        }
+        r
+    }
+
+    /// Segment `i` of 1448 bytes, echoing a timestamp 40 ms old.
+    fn mss_seg(i: u64, t: Time) -> Packet {
+        let mut p = seg(i * 1448, 1448, t);
+        p.tcp.ts_ecr = t - 40 * MS;
+        p
+    }
+
+    #[test]
+    fn sack_compression_as_linux_tcp_ack_snd_check() {
+        // Linux __tcp_ack_snd_check with the default sysctls (tcp_comp_sack_nr = 44,
+        // tcp_comp_sack_delay_ns = 1 ms): with data out of order, 3 duplicate ACKs go at
+        // once (TCP_FASTRETRANS_THRESH), later ones wait min(1 ms, RTT / 20), the RTT the
+        // smaller of rcv_rtt_est and the handshake's SRTT, and leave as one ACK.
+        let mut r = sack_rx_after_start(40 * MS);
+        let (t, mut out) = (100 * MS, Vec::new());
+        for i in 21..24 {
+            r.on_segment(&mss_seg(i, t), t, &mut out); // segment 20 is missing
+        }
+        assert_eq!(out.len(), 3);
+        r.on_segment(&mss_seg(24, t), t, &mut out);
+        r.on_segment(&mss_seg(25, t + MS / 2), t + MS / 2, &mut out);
+        assert_eq!(out.len(), 3, "held back");
+        assert_eq!(
+            r.delack_timer.deadline,
+            Some(t + MS),
+            "min(1 ms, 40 ms / 20)"
+        );
+        r.on_timer(t + MS, &mut out);
+        assert_eq!(out.len(), 4);
+        assert_eq!(blocks(&out[3].tcp), vec![(21 * 1448, 26 * 1448)]);
+        // Same rcv_nxt: no new free duplicate ACKs; at most 44 held, the 45th goes.
+        out.clear();
+        for i in 26..71 {
+            r.on_segment(&mss_seg(i, t + 2 * MS), t + 2 * MS, &mut out);
+        }
+        assert_eq!(out.len(), 1);
+        assert_eq!(r.delack_timer.deadline, None);
+        // A 10 ms handshake SRTT (below the receiver's 40 ms) bounds the wait: 0.5 ms.
+        let mut r = sack_rx_after_start(10 * MS);
+        for i in 21..25 {
+            r.on_segment(&mss_seg(i, t), t, &mut out);
+        }
+        assert_eq!(r.delack_timer.deadline, Some(t + MS / 2));
+        // Linux's quick-ACK mode (or an RFC 5681 receiver, `quickack = false`) ACKs each.
+        let mut r = sack_rx_after_start(10 * MS);
+        r.quick = 16;
+        out.clear();
+        for i in 21..30 {
+            r.on_segment(&mss_seg(i, t), t, &mut out);
+        }
+        assert_eq!(out.len(), 9);
     }
 
     #[test]

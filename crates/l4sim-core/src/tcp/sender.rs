@@ -463,48 +463,36 @@ impl TcpSender {
     }
 
     /// The congestion state machine (Linux tcp_fastretrans_alert): leave or enter Recovery,
-    /// Loss, Disorder; true if this ACK started recovery with a fast retransmission.
+    /// Loss, Disorder; true if this ACK started recovery with a fast retransmission. As in
+    /// Linux (step D, then step E's `default`), the ACK that ends Recovery or Loss goes on
+    /// to the Open state's checks: a loss already marked starts the next recovery at once.
     fn fastretrans_alert(&mut self, a: &AckInfo, now: Time, out: &mut Vec<Packet>) -> bool {
+        let (done, reno) = (a.ack >= self.high_seq, !self.sack_ok);
         match self.state {
-            CaState::Recovery => {
-                if a.ack >= self.high_seq {
-                    self.exit_reduction(now);
-                } else if !self.sack_ok {
-                    if a.advanced {
-                        // RFC 6582 §3.2 step 4 (partial ACK): the segment at the new snd_una
-                        // is lost too.
-                        self.sb.remove_reno_sacks(a.cum.popped);
-                        self.retransmit_head(now, out);
-                    } else if a.is_dupack {
-                        self.sb.add_reno_sack();
-                    }
-                }
+            CaState::Recovery if done => self.exit_reduction(now),
+            CaState::Loss if done => self.set_state(CaState::Open, now),
+            CaState::Recovery if reno && a.advanced => {
+                // RFC 6582 §3.2 step 4 (partial ACK): the segment at the new snd_una is lost.
+                self.sb.remove_reno_sacks(a.cum.popped);
+                self.retransmit_head(now, out);
             }
-            CaState::Loss => {
-                if a.ack >= self.high_seq {
-                    self.set_state(CaState::Open, now);
-                } else if !self.sack_ok && a.advanced {
-                    self.sb.reset_reno_sacks();
-                }
-            }
-            CaState::Cwr | CaState::Open | CaState::Disorder => {
-                // Linux tcp_fastretrans_alert: CWR is held until something *above* high_seq
-                // is acknowledged, i.e. until the segment that carried CWR (the first new one
-                // sent after the reduction) got through, so that echoes the receiver sent
-                // before it saw CWR are not taken for a new congestion event.
-                if self.state == CaState::Cwr && a.ack > self.high_seq {
-                    self.exit_reduction(now);
-                }
-                let may_recover = self.loss_recover.is_none_or(|r| self.snd_una > r);
-                return if self.sack_ok {
-                    self.sack_open(may_recover, now)
-                } else {
-                    self.reno_open(a, may_recover, now, out);
-                    false
-                };
-            }
+            CaState::Recovery if reno && a.is_dupack => self.sb.add_reno_sack(),
+            CaState::Loss if reno && a.advanced => self.sb.reset_reno_sacks(),
+            // CWR is held until something *above* high_seq is acknowledged, i.e. until the
+            // segment that carried CWR (the first new one sent after the reduction) got
+            // through: echoes sent before the receiver saw CWR start no new reduction.
+            CaState::Cwr if a.ack > self.high_seq => self.exit_reduction(now),
+            _ => {}
         }
-        false
+        if matches!(self.state, CaState::Recovery | CaState::Loss) {
+            return false;
+        }
+        let may_recover = self.loss_recover.is_none_or(|r| self.snd_una > r);
+        if reno {
+            self.reno_open(a, may_recover, now, out);
+            return false;
+        }
+        self.sack_open(may_recover, now)
     }
 
     /// Open, Disorder or CWR with SACK (RFC 6675 §5): recovery once a segment is lost
@@ -878,8 +866,9 @@ impl TcpSender {
         self.stats.wire_bytes_sent += p.size as u64;
         let (w, srtt, packets_out) = (&self.w, self.rtt.srtt, self.sb.len());
         let mss = self.mss;
+        // Linux paces the headerless skb: its payload (tcp_update_skb_after_send).
         self.pacer
-            .on_sent(p.size, now, || pacing::rate(w, srtt, mss, packets_out));
+            .on_sent(len, now, || pacing::rate(w, srtt, mss, packets_out));
         out.push(p);
         // RFC 6298 §5.1: start the timer if it is not running.
         if self.rto_timer.deadline.is_none() {

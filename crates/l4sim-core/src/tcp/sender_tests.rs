@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::tcp::receiver::TcpReceiver;
-use crate::time::MS;
+use crate::time::{MS, SEC};
 
 /// Sender and receiver joined by a lossless-unless-told, infinitely fast path with a
 /// fixed one-way delay; `drops` lists (segment index, how many of its transmissions are
@@ -36,6 +36,17 @@ fn run_capture(
     segments: u64,
     drops: &[(u64, usize)],
 ) -> (TcpSender, Vec<Time>, Vec<Packet>) {
+    let (snd, rtx, sent, _) = run_states(cfg, segments, drops);
+    (snd, rtx, sent)
+}
+
+/// As [`run_capture`], also returning the sender's state after each ACK it processed.
+fn run_states(
+    cfg: TcpConfig,
+    segments: u64,
+    drops: &[(u64, usize)],
+) -> (TcpSender, Vec<Time>, Vec<Packet>, Vec<CaState>) {
+    let mut states = Vec::new();
     let mss = cfg.mss as u64;
     let mut snd = TcpSender::new(&cfg, Packet::default(), Some(segments * mss), 1);
     let mut rcv = TcpReceiver::new(&cfg, Packet::default());
@@ -84,7 +95,7 @@ fn run_capture(
             wire.push((now + owd, order, p));
         }
         if snd.is_finished() {
-            return (snd, rtx_times, sent);
+            return (snd, rtx_times, sent, states);
         }
         let timers = [
             snd.rto_timer.deadline,
@@ -101,7 +112,10 @@ fn run_capture(
                 let (_, _, p) = wire.remove(i);
                 match p.dir {
                     Dir::Forward => rcv.on_segment(&p, now, &mut out),
-                    Dir::Reverse => snd.on_ack(&p, now, &mut out),
+                    Dir::Reverse => {
+                        snd.on_ack(&p, now, &mut out);
+                        states.push(snd.state);
+                    }
                 }
             }
             (_, Some(t)) => {
@@ -154,10 +168,17 @@ fn pacing_spaces_segments_after_the_first_ten() {
     assert_eq!(snd.stats.retransmits, 0);
     // Linux tcp_update_skb_after_send: the initial window leaves as a burst ...
     assert!(sends[..10].iter().all(|&t| t == sends[0]));
-    // ... then, in slow start, at 200 % of cwnd/SRTT: with SRTT = 20 ms (the SYN
-    // exchange) and cwnd = 10, a 1500-byte packet every 1500 / (2·10·1448 / 0.02) s.
-    let gap = 1500 * 20 * MS / (2 * 10 * 1448);
-    assert!(sends[10] >= sends[9] + gap - 1, "{:?}", &sends[..12]);
+    // ... then, in slow start, at 200 % of cwnd/SRTT: the first ACK (at 40 ms, SRTT
+    // 20 ms) makes cwnd 11, so 2·11·1448 bytes per 20 ms. Linux times the headerless skb:
+    // a 1448-byte segment (1500 on the wire) holds the next one back 1448 / rate, not
+    // the 1500 / rate its wire size would take.
+    let rate = 2 * 11 * 1448 * SEC / (20 * MS);
+    assert_eq!(
+        sends[11] - sends[10],
+        1448 * SEC / rate,
+        "{:?}",
+        &sends[..12]
+    );
     let later: Vec<_> = sends[10..20].windows(2).map(|w| w[1] - w[0]).collect();
     assert!(later.iter().all(|&g| g > 0), "paced, not bursty: {later:?}");
 }
@@ -411,4 +432,28 @@ fn prr_in_cwr_reduces_gradually_as_linux_tcp_cwnd_reduction() {
     assert_eq!(echo, 19);
     assert_eq!((end, cwr_end), (10, 10));
     assert_eq!(sent, 10);
+}
+
+#[test]
+fn a_loss_marked_when_recovery_ends_starts_the_next_at_once_as_linux() {
+    // Segment 4 and its first retransmission are lost, and segment 30, sent after
+    // recovery began (above high_seq); RACK marks 30 lost before the ACK that ends the
+    // first recovery arrives. Linux tcp_fastretrans_alert ends Recovery on that ACK (step
+    // D) and, with a loss still marked, enters the next one on the same ACK (step E,
+    // `default`: tcp_time_to_recover): a second reduction, and no Open state between
+    // (which BBR would take for a new recovery's packet conservation).
+    let (snd, _, _, states) = run_states(rack(true), 60, &[(4, 2), (30, 1)]);
+    assert_eq!(snd.stats.fast_recoveries, 2);
+    assert_eq!(snd.stats.timeouts, 0);
+    let first = states.iter().position(|&s| s == CaState::Recovery).unwrap();
+    let open = states[first..]
+        .iter()
+        .position(|&s| s == CaState::Open)
+        .unwrap();
+    assert!(
+        states[first + open..]
+            .iter()
+            .all(|&s| s != CaState::Recovery),
+        "one unbroken stretch of recovery: {states:?}"
+    );
 }
