@@ -57,10 +57,11 @@ UNIFIED_QUEUES = ("fifo", "fq_codel", "dualpi2")
 FAIR_QUEUES = ("fifo", "dualpi2")
 FAIR_SEEDS = (1, 2, 3, 4, 5)
 """Training seeds of stage 2, the unified run and the fair share (``quick``: the first 2)."""
-FIXED_DELAYS_MS = (0.0, 100.0, 300.0)
-LOAD_LIMITS = (10, 260)
-"""Control-path FIFO sizes (packets) for the delay made by load: about 45 and 290 ms; the
-100-packet point is the ``fifo`` control path's case (the same run, not repeated)."""
+FIXED_DELAYS_MS = (0.0, 300.0)
+"""Fixed control RTTs of the delay study; stage 2's 65 and 105 ms join them in its table."""
+LOAD_LIMITS = (260,)
+"""Control-path FIFO sizes (packets) for the delay made by load: about 290 ms; the
+100-packet point (135 ms) is the ``fifo`` control path's case (the same run, not repeated)."""
 DELAY_AGENTS = ("rl-tcp", "share-aware", "rate-rule")
 DELAY_SEEDS: dict[str, tuple[int, ...]] = {"rl-tcp": (1, 2, 3), "share-aware": (1, 2, 3)}
 """Training seeds per delay point (the rule: seed 1 only)."""
@@ -444,17 +445,19 @@ def delay_table(results: list[Result]) -> str:
 
 def _delay_groups(results: list[Result]) -> list[tuple[tuple[str, str, str], list[Result]]]:
     """The delay study's results grouped by (agent, fixed / load, setting), seeds together,
-    in order of agent, mode and mean control RTT."""
+    in order of agent, mode and mean control RTT. The points other parts ran (stage 2's 65
+    and 105 ms, the FIFO control path's 100 packets) come with all their seeds."""
     groups: dict[tuple[str, str, str], list[Result]] = {}
+    fixed = (*FIXED_DELAYS_MS, *PAPER_DELAYS_MS.values())
     for r in results:
         j = r.job
         if j.control == "fifo":  # the default control FIFO is the load study's 100 packets
             j = Job(j.part, j.agent, "load", j.seed, limit=100)
         if j.agent not in DELAY_AGENTS or j.control not in ("fixed", "load"):
             continue
-        if j.control == "fixed" and j.delay_ms not in FIXED_DELAYS_MS:
+        if j.control == "fixed" and j.delay_ms not in fixed:
             continue
-        if j.seed not in DELAY_SEEDS.get(j.agent, (1,)):
+        if j.part == "delay" and j.seed not in DELAY_SEEDS.get(j.agent, (1,)):
             continue
         setting = f"{j.delay_ms:g} ms" if j.control == "fixed" else f"FIFO {j.limit} p"
         groups.setdefault((j.agent, j.control, setting), []).append(r)
