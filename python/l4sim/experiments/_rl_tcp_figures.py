@@ -4,22 +4,17 @@ training's return and the learning curves over training seeds."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from l4sim.experiments._tables import mean_ci
 
-if TYPE_CHECKING:
-    from l4sim.experiments.rl_tcp import Evaluation
-
 Curve = tuple[list[int], list[float]]
 """A training's learning curve: episode end steps and episodic returns."""
 
 
-def plot_episode(
-    ev: Evaluation, path: Path, bdp_pkts: float, rate_bps: float, base_rtt_s: float
-) -> Path:
+def plot_episode(ev: Any, path: Path, bdp_pkts: float, rate_bps: float, base_rtt_s: float) -> Path:
     """cwnd, goodput, sRTT and bottleneck backlog over the evaluation episode, with the
     path's BDP, rate and base RTT as reference lines."""
     from l4sim.plot import pyplot
