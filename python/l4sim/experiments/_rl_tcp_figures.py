@@ -70,26 +70,28 @@ def plot_training(end_steps: list[int], returns: list[float], path: Path) -> Pat
 
 
 def plot_curves(curves: list[tuple[str, Curve]], path: Path) -> Path:
-    """Each reward's episodic return against training episode: mean and 95 % CI band over
-    its training seeds (the episodes have a fixed length, so they line up)."""
+    """Each reward's episodic return against training step, one panel per reward (their
+    scales differ by orders of magnitude): mean and 95 % CI band over its training seeds
+    (the episodes have a fixed length, so they line up)."""
     from l4sim.plot import pyplot
 
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(8, 4))
-    for agent in dict.fromkeys(a for a, _ in curves):
+    agents = list(dict.fromkeys(a for a, _ in curves))
+    fig, axes = plt.subplots(1, len(agents), figsize=(6 * len(agents), 3.8), squeeze=False)
+    for ax, agent in zip(axes[0], agents, strict=True):
         runs = [c for a, c in curves if a == agent]
         n = min(len(r) for _, r in runs)
         ys = np.array([r[:n] for _, r in runs], np.float64)
         x = np.array(runs[0][0][:n])
         ci = [mean_ci(ys[:, k]) for k in range(n)]
-        mean = np.array([m for m, *_ in ci])
-        ax.plot(x, mean, lw=1.4, label=f"{agent} ({len(runs)} seeds)")
+        ax.plot(x, [m for m, *_ in ci], lw=1.4, label=f"mean of {len(runs)} seeds")
         if len(runs) > 1:
-            ax.fill_between(x, [c[1] for c in ci], [c[2] for c in ci], alpha=0.25)
-    ax.set_xlabel("training step")
-    ax.set_ylabel("episodic return (mean, 95 % CI)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+            ax.fill_between(x, [c[1] for c in ci], [c[2] for c in ci], alpha=0.25, label="95 % CI")
+        ax.set_title(agent, fontsize=10)
+        ax.set_xlabel("training step")
+        ax.set_ylabel("episodic return")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
