@@ -13,7 +13,8 @@ on :class:`~l4sim.envs.remote.RemoteTcpEnv` in 20 s episodes, then runs it greed
 * **delay study**: the agents trained and run at each control RTT, made either by a fixed
   delay (0-300 ms) or by load (one CUBIC flow filling a control-path FIFO of 10-260
   packets);
-* **fair share**: three agents x the FIFO and DualPI2 control paths x 3 training seeds.
+* **fair share**: three agents x the FIFO and DualPI2 control paths x 5 training seeds
+  (stage 2 and the unified run too; ``quick``: 2; the delay study: 3 per point).
 
 Agents (:data:`AGENTS`): ``rl-tcp`` is ns3-ai's RL-TCP as the paper ran it (9 features,
 ``delta`` actions, l4sim's ``tcp`` reward: utilisation minus relative queueing delay);
