@@ -198,17 +198,19 @@ def test_rl_tcp_reproduce_writes_the_table(tmp_path):
     rows = rl_tcp.reproduce(
         tmp_path,
         only=["default"],
+        seeds=[1],
         steps=300,
         figures=False,
         on_case=lambda case, i, n: seen.append((case.name, i, n)),
     )
-    assert seen == [("dqn-default", 1, 2), ("newreno", 2, 2)]  # as each case finishes
+    assert seen == [("dqn-default-s1", 1, 2), ("newreno", 2, 2)]  # as each case finishes
     assert [r.agent for r in rows] == ["DQN, default reward", "NewReno (no agent)"]
     assert rows[0].train_steps == 300
     md = (tmp_path / "results.md").read_text()
     assert md == rl_tcp.markdown_table(rows)
     assert md.splitlines()[-1].startswith("| NewReno (no agent) | - | ")  # no training
-    assert (tmp_path / "results.csv").is_file() and (tmp_path / "default" / "dqn.pt").is_file()
+    assert (tmp_path / "results.csv").is_file()
+    assert (tmp_path / "default" / "s1" / "dqn.pt").is_file()
     # The training's wall time is in timing.csv, not in the compared tables.
     assert "train_time_s" in (tmp_path / "timing.csv").read_text()
     assert "train_time_s" not in (tmp_path / "results.csv").read_text()

@@ -151,8 +151,8 @@ def _result(agent: str, q: str, seed: int, iot: float, cubic: float) -> brain.Re
 
 
 def test_fair_table_counts_the_seeds_at_the_goal() -> None:
-    rs = [_result("share-aware", "fifo", s, 4.5, 5.0) for s in brain.FAIR_SEEDS]
-    rs += [_result("share-aware", "dualpi2", s, 1.0 + s, 9.0 - s) for s in brain.FAIR_SEEDS]
+    rs = [_result("share-aware", "fifo", s, 4.5, 5.0) for s in (1, 2, 3)]
+    rs += [_result("share-aware", "dualpi2", s, 1.0 + s, 9.0 - s) for s in (1, 2, 3)]
     text = brain.fair_table(rs)
     assert "| share-aware | fifo |" in text and "3/3 (>= 0.9)" in text
     # Jain of (2, 8), (3, 7), (4, 6): 0.735, 0.862, 0.962 -> one seed at 0.95
@@ -163,14 +163,19 @@ def test_delay_table_pools_the_seeds_and_counts_the_fifo_path_as_its_100_packets
     def res(job: brain.Job, jain: float, rtt: float) -> brain.Result:
         return brain.Result(job, 0, 0.0, 4.0, 5.0, jain, 0.0, 0.1, 150.0, rtt, rtt, 0)
 
-    rs = [res(brain.Job("delay", "share-aware", "fixed", s, 100.0), 0.8 + 0.05 * s, 100.0)
-          for s in (1, 2, 3)]  # fmt: skip
+    rs = [
+        res(brain.Job("delay", "share-aware", "fixed", s, 300.0), 0.8 + 0.05 * s, 300.0)
+        for s in (1, 2, 3, 4)
+    ]  # fmt: skip  (seed 4 is not a delay-study seed)
     rs.append(res(brain.Job("fairshare", "share-aware", "fifo", 2), 0.9, 135.0))
+    rs.append(res(brain.Job("fairshare", "share-aware", "fifo", 5), 0.9, 135.0))
     rs.append(res(brain.Job("fairshare", "share-aware", "dualpi2", 1), 0.9, 41.0))
     text = brain.delay_table(rs)
-    assert "| share-aware | fixed | 100 ms | 3 | 100 ± 0 | 4.00 ± 0.00 | 5.00 ± 0.00 |" in text
-    assert "| 0.900 ± 0.050 |" in text  # Jain 0.85, 0.90, 0.95
-    assert "| share-aware | load | FIFO 100 p | 1 | 135 |" in text
+    assert "| share-aware | fixed | 300 ms | 3 | 300 ± 0 | 4.00 ± 0.00 | 5.00 ± 0.00 |" in text
+    # Jain 0.85, 0.90, 0.95: s = 0.05, 95 % CI half-width t(0.975, 2) s / sqrt(3) = 0.124
+    assert "| 0.900 ± 0.124 |" in text
+    # the FIFO control path's runs are the 100-packet point, with all their seeds
+    assert "| share-aware | load | FIFO 100 p | 2 | 135 ± 0 |" in text
     assert "dualpi2" not in text
 
 
@@ -202,11 +207,47 @@ def test_reproduce_quick_stage2_writes_its_table_and_figure(tmp_path: Path) -> N
     rows = exp.reproduce(tmp_path, only=["stage2"], quick=True)
     assert rows == []
     text = (tmp_path / brain.RUNS_TABLE).read_text()
-    assert "| stage 2 | rl-tcp | fixed 65 ms | 65 / 65 |" in text
-    assert "| stage 2 | rl-tcp | fixed 105 ms | 105 / 105 |" in text
+    assert "| stage 2 | rl-tcp | fixed 65 ms | 2 | 65 / 65 |" in text  # quick: 2 seeds
+    assert "| stage 2 | rl-tcp | fixed 105 ms | 2 | 105 / 105 |" in text
     assert (tmp_path / "remote_rl_tcp_000_stage2.png").stat().st_size > 10_000
     assert (tmp_path / "models" / "rl-tcp-fixed65ms-s1.pt").is_file()
     assert (tmp_path / "tb" / "rl-tcp-fixed65ms-s1").is_dir()  # TensorBoard, per agent
     back = brain.load_results(tmp_path / "results.json")
-    assert [r.job.delay_ms for r in back] == [65.0, 105.0]
+    assert [(r.job.delay_ms, r.job.seed) for r in back] == [
+        (65.0, 1), (65.0, 2), (105.0, 1), (105.0, 2)
+    ]  # fmt: skip
     assert brain.runs_table(back) == text
+    # The quick learned outcome inside the band of a measured seed spread: stage 2's RL-TCP
+    # (200 training steps, 5 s on the evaluation seed) on training seeds 1..8 at 65 and
+    # 105 ms (2026-11-26, brain.train_and_evaluate with QUICK_STEPS, QUICK_EVAL_S): IoT
+    # 0.158-7.689 Mbit/s, Jain 0.517-0.934, IoT + CUBIC 8.84-9.51 Mbit/s. So few steps
+    # train no fair share: CUBIC takes most on 15 of the 16 runs, and the band is that
+    # spread, widened by 0.01 Mbit/s / 0.01 at its ends.
+    for r in back:
+        assert 0.148 <= r.iot_mbps <= 7.70, (r.job.name, r.iot_mbps)
+        assert 0.5 <= r.jain <= 0.944, (r.job.name, r.jain)
+        assert 8.83 <= r.iot_mbps + r.cubic_mbps <= 9.52, (r.job.name, r.cubic_mbps)
+
+
+def test_full_run_trains_five_seeds_and_quick_two() -> None:
+    # Issue 36: learned results over >= 5 training seeds in the full run, 2 with --quick.
+    full = exp._cases(["rs1", "stage2", "fairshare"])
+    quick = exp._cases(["rs1", "stage2", "fairshare"], quick=True)
+    assert {c.seed for c in full} == {1, 2, 3, 4, 5}
+    assert {c.seed for c in quick} == {1, 2}
+    assert len([c for c in full if isinstance(c, exp.Rs1Job)]) == 3 * 5
+    for agent in ("rl-tcp", "share-aware"):  # every delay-study point on >= 3 seeds
+        delay = [j for j in brain.jobs(["delay"]) if j.agent == agent]
+        assert all(j.seed in brain.DELAY_SEEDS[agent] for j in delay)
+        assert len({j.seed for j in delay}) >= 3
+
+
+def test_the_rl_agent_plays_rs1_in_table2() -> None:
+    # Table 2 with the DQN itself as RS_1 (not the NewReno stand-in): a tiny training, then
+    # 5 s on the DualPI2 path. RS_1's RTT cannot be below the 40.02 ms propagation RTT, and
+    # the two flows cannot share more than the 10 Mbit/s bottleneck.
+    row = exp.rs1_run((exp.Rs1Job("dualpi2", 1), 50, 5.0, None))
+    assert row.rs1 == "rl-tcp" and row.queue == "dualpi2" and row.seed == 1
+    assert row.rs_rtt_ms > 40.0
+    assert 0.0 < row.rs_mbps + row.cubic_mbps <= 10.0
+    assert "| dualpi2 | RL agent (DQN) | 1 |" in exp.markdown_table([row])

@@ -2,7 +2,7 @@
 every reproduction writes"): each learned ``--quick`` reproduction run twice writes the
 same CSV and Markdown tables byte for byte (wall times only in ``timing.csv``), a manifest
 with the seeds and every case's scenario hash, and mean ± 95 % CI columns over the training
-seeds. rl-tcp has no quick mode (20 000 DQN steps per reward): its table is not run here.
+seeds.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ RUNS = {
     "macc-002": ["--only", "ma-cc"],
     "lfq-001": ["--only", "online", "--train"],
     "remote-rl-tcp-000": ["--only", "fifo,stage2"],
+    "rl-tcp": ["--only", "default"],
 }
 
 

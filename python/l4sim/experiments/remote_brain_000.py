@@ -13,7 +13,8 @@ on :class:`~l4sim.envs.remote.RemoteTcpEnv` in 20 s episodes, then runs it greed
 * **delay study**: the agents trained and run at each control RTT, made either by a fixed
   delay (0-300 ms) or by load (one CUBIC flow filling a control-path FIFO of 10-260
   packets);
-* **fair share**: three agents x the FIFO and DualPI2 control paths x 3 training seeds.
+* **fair share**: three agents x the FIFO and DualPI2 control paths x 5 training seeds
+  (stage 2 and the unified run too; ``quick``: 2; the delay study: 3 per point).
 
 Agents (:data:`AGENTS`): ``rl-tcp`` is ns3-ai's RL-TCP as the paper ran it (9 features,
 ``delta`` actions, l4sim's ``tcp`` reward: utilisation minus relative queueing delay);
@@ -36,11 +37,9 @@ import numpy as np
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_ci, write_csv, write_timing
-from l4sim.experiments._timeseries import plot_timeseries
+from l4sim.experiments._tables import mean_ci, write_ci, write_csv, write_timing
 from l4sim.experiments.remote_brain_nml import EVAL_SEED, nml_run, nml_table, rate_rule
 from l4sim.metrics import jain
-from l4sim.plot import pyplot
 
 AGENTS: dict[str, dict[str, Any]] = {
     "rl-tcp": {"obs_mode": "plain", "action_set": "delta", "reward": "tcp"},
@@ -57,14 +56,25 @@ PAPER_DELAYS_MS: dict[str, float] = {
 }
 UNIFIED_QUEUES = ("fifo", "fq_codel", "dualpi2")
 FAIR_QUEUES = ("fifo", "dualpi2")
-FAIR_SEEDS = (1, 2, 3)
-FIXED_DELAYS_MS = (0.0, 50.0, 100.0, 200.0, 300.0)
-LOAD_LIMITS = (10, 50, 170, 260)
-"""Control-path FIFO sizes (packets) for the delay made by load: about 45-270 ms; the
-100-packet point is the ``fifo`` control path's case (the same run, not repeated)."""
+FAIR_SEEDS = (1, 2, 3, 4, 5)
+"""Training seeds of stage 2, the unified run and the fair share (``quick``: the first 2)."""
+FIXED_DELAYS_MS = (0.0, 300.0)
+"""Fixed control RTTs of the delay study; stage 2's 65 and 105 ms join them in its table."""
+LOAD_LIMITS = (260,)
+"""Control-path FIFO sizes (packets) for the delay made by load: about 290 ms; the
+100-packet point (135 ms) is the ``fifo`` control path's case (the same run, not repeated)."""
 DELAY_AGENTS = ("rl-tcp", "share-aware", "rate-rule")
-DELAY_SEEDS: dict[str, tuple[int, ...]] = {"share-aware": (1, 2, 3)}
-"""Training seeds per delay point (others: seed 1 only)."""
+DELAY_SEEDS: dict[str, tuple[int, ...]] = {"rl-tcp": (1, 2, 3), "share-aware": (1, 2, 3)}
+"""Training seeds per delay point (the rule: seed 1 only)."""
+QUICK_SEEDS = 2
+"""``quick``: training seeds per case."""
+
+
+def seeds_for(seeds: tuple[int, ...], quick: bool = False) -> tuple[int, ...]:
+    """The training seeds of a case: ``seeds``, or their first :data:`QUICK_SEEDS`."""
+    return seeds[:QUICK_SEEDS] if quick else seeds
+
+
 TRAIN_EPISODE_S = 20.0
 TRAIN_STEPS = 8_000
 EVAL_S = 200.0
@@ -129,21 +139,25 @@ class Job:
         return kw
 
 
-def jobs(parts: Iterable[str] = PARTS) -> list[Job]:
-    """Every case of ``parts``, each trained once (a case two parts share runs once)."""
+def jobs(parts: Iterable[str] = PARTS, quick: bool = False) -> list[Job]:
+    """Every case of ``parts`` on each of its training seeds (``quick``: the first 2), each
+    trained once (a case two parts share runs once)."""
     parts = set(parts)
     out: list[Job] = []
+    seeds = seeds_for(FAIR_SEEDS, quick)
     if "stage2" in parts:
-        out += [Job("stage2", "rl-tcp", "fixed", 1, d) for d in PAPER_DELAYS_MS.values()]
+        out += [
+            Job("stage2", "rl-tcp", "fixed", s, d) for d in PAPER_DELAYS_MS.values() for s in seeds
+        ]
     if "unified" in parts:
-        out += [Job("unified", "rl-tcp", q) for q in UNIFIED_QUEUES]
+        out += [Job("unified", "rl-tcp", q, s) for q in UNIFIED_QUEUES for s in seeds]
     if "fairshare" in parts:
         for a in AGENTS:
-            seeds = FAIR_SEEDS[:1] if a in RULES else FAIR_SEEDS  # a rule is not trained
-            out += [Job("fairshare", a, q, s) for q in FAIR_QUEUES for s in seeds]
+            a_seeds = seeds[:1] if a in RULES else seeds  # a rule is not trained
+            out += [Job("fairshare", a, q, s) for q in FAIR_QUEUES for s in a_seeds]
     if "delay" in parts:
         for a in DELAY_AGENTS:
-            for s in DELAY_SEEDS.get(a, (1,)):
+            for s in seeds_for(DELAY_SEEDS.get(a, (1,)), quick):
                 out += [Job("delay", a, "fixed", s, d) for d in FIXED_DELAYS_MS]
                 out += [Job("delay", a, "load", s, limit=b) for b in LOAD_LIMITS]
                 out.append(Job("delay", a, "fifo", s))  # the load study's 100 packets
@@ -277,9 +291,9 @@ def run_all(
     return run_cases(_run, tasks, todo, executor, on_case)
 
 
-def cases(groups: Iterable[str] = PARTS) -> list[Job]:
+def cases(groups: Iterable[str] = PARTS, quick: bool = False) -> list[Job]:
     """The trained cases of the parts in ``groups`` (other names are stage 1's)."""
-    return jobs([g for g in groups if g in PARTS])
+    return jobs([g for g in groups if g in PARTS], quick)
 
 
 def reproduce(
@@ -297,7 +311,7 @@ def reproduce(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     groups = list(only) if only is not None else list(PARTS)
-    todo = cases(groups)
+    todo = cases(groups, quick)
     eval_s = QUICK_EVAL_S if quick else EVAL_S
     results: list[Result] = []
     if todo:
@@ -318,8 +332,6 @@ def reproduce(
                 for r in nml
             ],
         )
-    if figures:
-        draw_figures(results, out)
     return results
 
 
@@ -332,47 +344,59 @@ def markdown_table(results: list[Result]) -> str:
 # Tables.
 
 
-def _ms(mean: float, sd: float | None = None) -> str:
-    return f"{mean:.0f}" if sd is None else f"{mean:.0f} ± {sd:.0f}"
+def _mean_ci(xs: list[float]) -> tuple[float, float]:
+    """Mean and the 95 % CI's half-width over the seeds (0 for one seed)."""
+    mean, _, high, _ = mean_ci(xs)
+    return mean, (0.0 if high is None else high - mean)
 
 
-def _runs(results: list[Result]) -> list[tuple[str, str, Result]]:
-    """The (part, control path, result) rows of :func:`runs_table`."""
-    out = []
+def _cell(xs: list[float], fmt: str) -> str:
+    """``mean ± half-width of the 95 % CI`` (one seed: the mean)."""
+    m, h = _mean_ci(xs)
+    return f"{m:{fmt}}" if len(xs) < 2 else f"{m:{fmt}} ± {h:{fmt}}"
+
+
+def _runs(results: list[Result]) -> list[tuple[tuple[str, str], list[Result]]]:
+    """Stage 2's and the unified run's rows of :func:`runs_table`: (part, control path) ->
+    the RL-TCP results of its training seeds, whichever part ran them."""
+    out: dict[tuple[str, str], list[Result]] = {}
     for r in results:
         j = r.job
-        if j.part not in ("stage2", "unified") and not (j.agent == "rl-tcp" and j.seed == 1):
+        if j.agent != "rl-tcp":
             continue
-        if j.part == "stage2" or (j.control == "fixed" and j.delay_ms in PAPER_DELAYS_MS.values()):
-            out.append(("stage 2", f"fixed {j.delay_ms:g} ms", r))
+        if j.control == "fixed" and j.delay_ms in PAPER_DELAYS_MS.values():
+            out.setdefault(("stage 2", f"fixed {j.delay_ms:g} ms"), []).append(r)
         elif j.control in UNIFIED_QUEUES:
-            out.append(("unified", j.control, r))
-    return out
+            out.setdefault(("unified", j.control), []).append(r)
+    return list(out.items())
 
 
 def runs_table(results: list[Result]) -> str:
-    """Stage 2 and the unified run, one row each."""
+    """Stage 2 and the unified run: RL-TCP over its training seeds, mean ± 95 % CI."""
     lines = [
-        "| part | agent | control path | control RTT ms (mean / p99) | IoT Mbit/s | CUBIC Mbit/s "
-        "| Jain | IoT loss % | IoT cwnd CoV | IoT p99 RTT ms | action-flow drops |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| part | agent | control path | seeds | control RTT ms (mean / p99) | IoT Mbit/s "
+        "| CUBIC Mbit/s | Jain | IoT loss % | IoT cwnd CoV | IoT p99 RTT ms | action-flow drops |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for part, path, r in _runs(results):
+    for (part, path), rs in _runs(results):
+
+        def v(key: str, scale: float = 1.0, rs: list[Result] = rs) -> list[float]:
+            return [scale * getattr(r, key) for r in rs]
+
+        rtt = statistics.fmean(v("control_rtt_ms"))
+        p99 = statistics.fmean(v("control_rtt_p99_ms"))
         lines.append(
-            f"| {part} | {r.job.agent} | {path} "
-            f"| {r.control_rtt_ms:.0f} / {r.control_rtt_p99_ms:.0f} "
-            f"| {r.iot_mbps:.2f} | {r.cubic_mbps:.2f} | {r.jain:.3f} | {100 * r.iot_loss:.2f} "
-            f"| {r.cwnd_cov:.2f} | {r.iot_rtt_p99_ms:.0f} | {r.actions_lost} |"
+            f"| {part} | rl-tcp | {path} | {len(rs)} | {rtt:.0f} / {p99:.0f} "
+            f"| {_cell(v('iot_mbps'), '.2f')} | {_cell(v('cubic_mbps'), '.2f')} "
+            f"| {_cell(v('jain'), '.3f')} | {_cell(v('iot_loss', 100.0), '.2f')} "
+            f"| {_cell(v('cwnd_cov'), '.2f')} | {_cell(v('iot_rtt_p99_ms'), '.0f')} "
+            f"| {_cell(v('actions_lost'), '.0f')} |"
         )
     return "\n".join(lines) + "\n"
 
 
-def _mean_sd(xs: list[float]) -> tuple[float, float]:
-    return statistics.fmean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
-
-
 def fair_table(results: list[Result]) -> str:
-    """Agent x control path over the training seeds (mean ± std) and how many reach the goal
+    """Agent x control path over the training seeds (mean ± 95 % CI) and how many reach the goal
     (Jain >= 0.9 with the FIFO control path, >= 0.95 with DualPI2)."""
     lines = [
         "| agent | control path | control RTT ms | IoT Mbit/s | CUBIC Mbit/s | Jain "
@@ -390,9 +414,8 @@ def fair_table(results: list[Result]) -> str:
                 continue
             cols = []
             for key in ("control_rtt_ms", "iot_mbps", "cubic_mbps", "jain", "iot_rtt_p99_ms"):
-                m, sd = _mean_sd([getattr(r, key) for r in rs])
                 fmt = ".3f" if key == "jain" else (".2f" if "mbps" in key else ".0f")
-                cols.append(f"{m:{fmt}} ± {sd:{fmt}}")
+                cols.append(_cell([getattr(r, key) for r in rs], fmt))
             goal = GOAL_JAIN[q]
             hit = sum(r.jain >= goal for r in rs)
             lines.append(f"| {a} | {q} | " + " | ".join(cols) + f" | {hit}/{len(rs)} (>= {goal}) |")
@@ -400,7 +423,7 @@ def fair_table(results: list[Result]) -> str:
 
 
 def delay_table(results: list[Result]) -> str:
-    """One row per agent and control RTT setting: mean ± std over its training seeds."""
+    """One row per agent and control RTT setting: mean ± 95 % CI over its training seeds."""
     lines = [
         "| agent | control RTT made by | setting | seeds | control RTT ms | IoT Mbit/s "
         "| CUBIC Mbit/s | Jain | IoT loss % | IoT cwnd CoV |",
@@ -416,25 +439,26 @@ def delay_table(results: list[Result]) -> str:
             ("iot_loss", ".2f", 100.0),
             ("cwnd_cov", ".2f", 1.0),
         ):
-            m, sd = _mean_sd([scale * getattr(r, key) for r in rs])
-            cols.append(f"{m:{fmt}}" if len(rs) == 1 else f"{m:{fmt}} ± {sd:{fmt}}")
+            cols.append(_cell([scale * getattr(r, key) for r in rs], fmt))
         lines.append(f"| {agent} | {control} | {setting} | {len(rs)} | " + " | ".join(cols) + " |")
     return "\n".join(lines) + "\n"
 
 
 def _delay_groups(results: list[Result]) -> list[tuple[tuple[str, str, str], list[Result]]]:
     """The delay study's results grouped by (agent, fixed / load, setting), seeds together,
-    in order of agent, mode and mean control RTT."""
+    in order of agent, mode and mean control RTT. The points other parts ran (stage 2's 65
+    and 105 ms, the FIFO control path's 100 packets) come with all their seeds."""
     groups: dict[tuple[str, str, str], list[Result]] = {}
+    fixed = (*FIXED_DELAYS_MS, *PAPER_DELAYS_MS.values())
     for r in results:
         j = r.job
         if j.control == "fifo":  # the default control FIFO is the load study's 100 packets
             j = Job(j.part, j.agent, "load", j.seed, limit=100)
         if j.agent not in DELAY_AGENTS or j.control not in ("fixed", "load"):
             continue
-        if j.control == "fixed" and j.delay_ms not in FIXED_DELAYS_MS:
+        if j.control == "fixed" and j.delay_ms not in fixed:
             continue
-        if j.seed not in DELAY_SEEDS.get(j.agent, (1,)):
+        if j.part == "delay" and j.seed not in DELAY_SEEDS.get(j.agent, (1,)):
             continue
         setting = f"{j.delay_ms:g} ms" if j.control == "fixed" else f"FIFO {j.limit} p"
         groups.setdefault((j.agent, j.control, setting), []).append(r)
@@ -442,87 +466,6 @@ def _delay_groups(results: list[Result]) -> list[tuple[tuple[str, str, str], lis
         groups.items(),
         key=lambda kv: (kv[0][0], kv[0][1], statistics.fmean(r.control_rtt_ms for r in kv[1])),
     )
-
-
-# --------------------------------------------------------------------------------------------
-# Figures.
-
-
-def plot_delay_study(results: list[Result], path: Path) -> Path:
-    plt = pyplot()
-    groups = _delay_groups(results)
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
-    metrics = (
-        ("iot_mbps", "IoT goodput (Mbit/s)"),
-        ("jain", "Jain index vs CUBIC"),
-        ("iot_loss", "IoT loss (fraction)"),
-        ("cwnd_cov", "IoT cwnd std / mean"),
-    )
-    for ax, (key, label) in zip(axes, metrics, strict=True):
-        for agent, color in zip(DELAY_AGENTS, ("C0", "C2", "C3"), strict=False):
-            for mode, style in (("fixed", "o-"), ("load", "s--")):
-                gs = [rs for (a, c, _), rs in groups if a == agent and c == mode]
-                if gs:
-                    stats = [_mean_sd([getattr(r, key) for r in rs]) for rs in gs]
-                    ax.errorbar(
-                        [statistics.fmean(r.control_rtt_ms for r in rs) for rs in gs],
-                        [m for m, _ in stats],
-                        yerr=[sd for _, sd in stats],
-                        fmt=style,
-                        color=color,
-                        capsize=2,
-                        label=f"{agent}, {mode} delay" if mode == "fixed" else f"{agent}, load",
-                    )
-        ax.set_xlabel("control RTT (ms)")
-        ax.set_ylabel(label)
-        ax.grid(alpha=0.3)
-    axes[1].axhline(0.9, color="grey", ls=":", lw=0.8)
-    axes[0].legend(fontsize=7)
-    fig.suptitle("Remote CC against one CUBIC flow vs the control RTT (fixed delay or load)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
-
-
-def draw_figures(results: list[Result], out: Path) -> None:
-    """Fig. 8/9 (stage 2), the unified run, the fair-share runs and the delay study (stage
-    1's Fig. 6/7: :mod:`l4sim.experiments.remote_rl_tcp_000`)."""
-    fig_dir = out
-    by = {r.job.name: r for r in results}
-    s2 = [
-        (f"stage 2, actions delayed {d:g} ms", by[n].trace)
-        for d in PAPER_DELAYS_MS.values()
-        if (n := Job("stage2", "rl-tcp", "fixed", 1, d).name) in by
-    ]
-    if s2:
-        plot_timeseries(
-            s2,
-            "Stage 2 (Fig. 8/9): RL-TCP vs CUBIC, tail-drop FIFO",
-            fig_dir / "remote_rl_tcp_000_stage2.png",
-        )
-    un = []
-    for q in UNIFIED_QUEUES:
-        r = by.get(Job("unified", "rl-tcp", q).name)
-        if r is not None:
-            un.append((f"unified, control path {q} ({r.control_rtt_ms:.0f} ms)", r.trace))
-    if un:
-        plot_timeseries(
-            un,
-            "Unified run: states and actions as packets (RL-TCP vs CUBIC on the data path)",
-            fig_dir / "remote_rl_tcp_000_unified.png",
-        )
-    fs = []
-    for agent, q in (("share", "fifo"), ("share-aware", "dualpi2"), ("rate-rule", "fifo")):
-        r = by.get(Job("fairshare", agent, q, 1).name)
-        if r is not None:
-            fs.append((f"{agent}, control path {q}: Jain {r.jain:.3f}", r.trace))
-    if fs:
-        plot_timeseries(
-            fs, "Fair-share remote CC (unified run)", fig_dir / "remote_rl_tcp_000_fairshare.png"
-        )
-    if _delay_groups(results):
-        plot_delay_study(results, fig_dir / "remote_rl_tcp_000_control_delay.png")
 
 
 def load_results(path: Path) -> list[Result]:
@@ -559,7 +502,7 @@ def write_results(results: list[Result], out: Path) -> None:
     (out / DELAY_TABLE).write_text(delay_table(results))
     rows = result_rows(results)
     by_case = {r["case"]: r for r in rows}
-    runs = [r for _, _, r in _runs(results)]
+    runs = [r for _, rs in _runs(results) for r in rs]
     fair = [r for r in results if r.job.part == "fairshare"]
     delay = [r for _, rs in _delay_groups(results) for r in rs]
     for table, rs in ((RUNS_TABLE, runs), (FAIR_TABLE, fair), (DELAY_TABLE, delay)):

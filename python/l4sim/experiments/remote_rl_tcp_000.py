@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import random
-import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,9 +35,10 @@ from typing import Any
 from l4sim.executors import Executor
 from l4sim.experiments import remote_brain_000 as brain
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_ci, write_per_seed, write_table
+from l4sim.experiments._tables import mean_ci, write_ci, write_per_seed, write_table
 from l4sim.experiments._timeseries import plot_timeseries
 from l4sim.experiments.base import declare, quick_option, tb_subdir
+from l4sim.experiments.remote_brain_figures import draw_figures
 from l4sim.run import run
 from l4sim.scenario import Scenario
 from l4sim.simulation import Simulation
@@ -59,7 +59,9 @@ QUEUES: dict[str, dict[str, Any]] = {
     },
     "dualpi2": {"kind": "dualpi2"},
 }
-GROUPS: tuple[str, ...] = (*QUEUES, *brain.PARTS)
+RS1_QUEUES = ("fifo", "fq_codel", "dualpi2")
+"""The control-path queues on which the RL agent itself plays RS_1 (``--only rs1``)."""
+GROUPS: tuple[str, ...] = (*QUEUES, "rs1", *brain.PARTS)
 QUICK_STEPS = brain.QUICK_STEPS
 QUICK_EVAL_S = brain.QUICK_EVAL_S
 SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5)
@@ -84,16 +86,46 @@ class Row:
     rs_rtt_ms: float
     rs_mbps: float
     cubic_mbps: float
+    rs1: str = "newreno"
+    """Who plays RS_1: ``newreno`` (the stand-in; ``seed`` is the scenario's) or ``rl-tcp``
+    (the DQN; ``seed`` its training seed, evaluated on :data:`brain.EVAL_SEED`)."""
 
 
 def stage1_cases(queues: Iterable[str] = QUEUES, seeds: Iterable[int] = SEEDS) -> list[Case]:
     return [Case(q, s) for q in queues if q in QUEUES for s in seeds]
 
 
-def cases(groups: Iterable[str] = GROUPS) -> list[Case | brain.Job]:
-    """Stage 1's runs for the queues in ``groups``, then the trained cases of its parts."""
+@dataclass(frozen=True)
+class Rs1Job:
+    """Table 2 with the RL agent itself as RS_1: a DQN (RL-TCP's agent, ``tcp`` reward)
+    trained on training seed ``seed`` sets RS_1's window on the control path ``queue``."""
+
+    queue: str
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"rs1-rl-tcp-{self.queue}-s{self.seed}"
+
+
+def rs1_jobs(groups: Iterable[str], quick: bool = False) -> list[Rs1Job]:
+    seeds = brain.seeds_for(brain.FAIR_SEEDS, quick)
+    return [Rs1Job(q, s) for q in RS1_QUEUES for s in seeds] if "rs1" in groups else []
+
+
+def _cases(
+    groups: Iterable[str] = GROUPS, *, quick: bool = False, **_: Any
+) -> list[Case | Rs1Job | brain.Job]:
+    """Stage 1's runs for the queues in ``groups``, the RL agent as RS_1 (``rs1``), then the
+    trained cases of the other parts (``quick``: 2 training seeds each)."""
     groups = list(groups)
-    return [*stage1_cases(groups), *brain.jobs([g for g in groups if g in brain.PARTS])]
+    parts = [g for g in groups if g in brain.PARTS]
+    return [*stage1_cases(groups), *rs1_jobs(groups, quick), *brain.jobs(parts, quick)]
+
+
+def cases(groups: Iterable[str] = GROUPS) -> list[Case | Rs1Job | brain.Job]:
+    """The full run's cases (:func:`_cases`)."""
+    return _cases(groups)
 
 
 def scenario(case: Case, duration_s: float = DURATION_S) -> Scenario:
@@ -142,29 +174,81 @@ def run_case(case: Case, duration_s: float = DURATION_S) -> Row:
     )
 
 
-def _run_case(task: tuple[Case, float]) -> Row:
-    return run_case(*task)
+def _run_any(task: tuple[Any, ...]) -> Row:
+    """A stage-1 run (``(Case, duration)``) or an RS_1 training (``(Rs1Job, ...)``)."""
+    return rs1_run(task) if isinstance(task[0], Rs1Job) else run_case(*task)
+
+
+def rs1_env(job: Rs1Job, seed: int, duration_s: float) -> Any:
+    """RL-TCP's env (:mod:`l4sim.experiments.rl_tcp`: ``delta`` actions every 100 ms, the 9
+    features log-compressed, ``tcp`` reward) on stage 1's scenario, RS_1 (flow 0) switched
+    to cca ``external`` (ECT(1) kept on the L4S paths: the agent sees the marks as a
+    feature and answers them only as it learnt to)."""
+    from l4sim.envs.tcp import TcpCwndEnv
+    from l4sim.experiments.rl_tcp import compress_observation
+
+    sc = scenario(Case(job.queue, seed), duration_s)
+    return compress_observation(TcpCwndEnv(sc, flow=0, action_set="delta", reward="tcp"))
+
+
+def rs1_run(task: tuple[Rs1Job, int, float, str | None]) -> Row:
+    """Train ``job``'s DQN (``steps`` decisions, 20 s episodes, RL-TCP's hyper-parameters),
+    then run it greedily for ``eval_s`` on the evaluation seed: RS_1's mean RTT and the
+    goodputs, a row of Table 2 with the agent in RS_1's place."""
+    from l4sim.agents import dqn
+    from l4sim.experiments.rl_tcp import config
+
+    job, steps, eval_s, save_dir = task
+    cfg = config(steps, job.seed)
+    log_dir = Path(save_dir).parent / "tb" / job.name if save_dir is not None else None
+    env_fn = lambda: rs1_env(job, job.seed, brain.TRAIN_EPISODE_S)  # noqa: E731
+    net, _ = dqn.train(env_fn, cfg, log_dir=log_dir)
+    if save_dir is not None:
+        dqn.save(Path(save_dir) / f"{job.name}.pt", net, cfg, {"job": job.name})
+    env = rs1_env(job, brain.EVAL_SEED, eval_s)
+    policy = dqn.greedy_policy(net)
+    obs, _ = env.reset(seed=brain.EVAL_SEED)
+    truncated = terminated = False
+    while not (truncated or terminated):
+        obs, _, terminated, truncated, _ = env.step(policy(obs))
+    rs, bc = env.unwrapped.sim.summary()["flows"]
+    env.close()
+    return Row(
+        rs1="rl-tcp",
+        queue=job.queue,
+        seed=job.seed,
+        rs_rtt_ms=1e3 * rs["srtt_mean_s"],
+        rs_mbps=rs["goodput_bps"] / 1e6,
+        cubic_mbps=bc["goodput_bps"] / 1e6,
+    )
+
+
+def _ci(xs: list[float], fmt: str) -> str:
+    mean, _, high, _ = mean_ci(xs)
+    return fmt.format(mean) if high is None else f"{fmt.format(mean)} ± {fmt.format(high - mean)}"
 
 
 def markdown_table(rows: list[Row]) -> str:
-    """Table 2 (mean ± std over the seeds) with the paper's figure beside ours."""
+    """Table 2 (mean ± 95 % CI half-width over the seeds) with the paper's figure beside
+    ours: RS_1 played by the NewReno stand-in (seeds: the scenario's), then by the RL agent
+    (seeds: its training seeds)."""
     lines = [
-        "| control-path queue | RS_1 mean RTT (ms), l4sim | paper | RS_1 Mbit/s | CUBIC Mbit/s |",
-        "|---|---|---|---|---|",
+        "| control-path queue | RS_1 | seeds | RS_1 mean RTT (ms), l4sim | paper "
+        "| RS_1 Mbit/s | CUBIC Mbit/s |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for q in QUEUES:
-        rs = [r for r in rows if r.queue == q]
-        if not rs:
-            continue
-        rtt = [r.rs_rtt_ms for r in rs]
-        sd = statistics.stdev(rtt) if len(rtt) > 1 else 0.0
-        paper = PAPER_TABLE2.get(q)
-        lines.append(
-            f"| {q} | {statistics.fmean(rtt):.1f} ± {sd:.1f} | "
-            f"{'-' if paper is None else f'{paper:.0f}'} | "
-            f"{statistics.fmean(r.rs_mbps for r in rs):.2f} | "
-            f"{statistics.fmean(r.cubic_mbps for r in rs):.2f} |"
-        )
+    for who, label in (("newreno", "NewReno (stand-in)"), ("rl-tcp", "RL agent (DQN)")):
+        for q in QUEUES:
+            rs = [r for r in rows if r.queue == q and r.rs1 == who]
+            if not rs:
+                continue
+            paper = PAPER_TABLE2.get(q)
+            lines.append(
+                f"| {q} | {label} | {len(rs)} | {_ci([r.rs_rtt_ms for r in rs], '{:.1f}')} | "
+                f"{'-' if paper is None else f'{paper:.0f}'} | "
+                f"{_ci([r.rs_mbps for r in rs], '{:.2f}')} | "
+                f"{_ci([r.cubic_mbps for r in rs], '{:.2f}')} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -196,7 +280,11 @@ def scenarios(
     duration = 20.0 if quick else float(DURATION_S)
     out: dict[str, Any] = {c.name: scenario(c, duration) for c in stage1_cases(groups)}
     eval_s = QUICK_EVAL_S if quick else brain.EVAL_S
-    for job in brain.cases(groups):
+    for rj in rs1_jobs(groups, quick):
+        env = rs1_env(rj, brain.EVAL_SEED, eval_s)
+        out[rj.name] = env.unwrapped.scenario
+        env.close()
+    for job in brain.cases(groups, quick):
         env = brain.make_env(job, eval_s).unwrapped
         out[job.name] = env.scenario.model_copy(update={"seed": brain.EVAL_SEED})
         env.close()
@@ -219,13 +307,22 @@ def reproduce(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     groups = list(only) if only is not None else list(GROUPS)
-    todo = stage1_cases(groups)
+    todo: list[Any] = stage1_cases(groups)
     duration = 20.0 if quick else float(DURATION_S)
-    rows = run_cases(_run_case, [(c, duration) for c in todo], todo, executor, on_case)
+    tasks: list[Any] = [(c, duration) for c in todo]
+    rl = rs1_jobs(groups, quick)
+    if rl:
+        models = out / "models"
+        models.mkdir(parents=True, exist_ok=True)
+        steps = QUICK_STEPS if quick else brain.TRAIN_STEPS
+        eval_s = QUICK_EVAL_S if quick else brain.EVAL_S
+        todo += rl
+        tasks += [(j, steps, eval_s, str(models)) for j in rl]
+    rows = run_cases(_run_any, tasks, todo, executor, on_case)
     if rows:
         write_table(rows, out, TABLE, markdown_table(rows))
         write_per_seed(out, rows)
-        write_ci(out, rows, ("queue",), ("rs_rtt_ms", "rs_mbps", "cubic_mbps"))
+        write_ci(out, rows, ("queue", "rs1"), ("rs_rtt_ms", "rs_mbps", "cubic_mbps"))
 
     def shifted(case: Any, done: int, total: int) -> None:
         if on_case is not None:
@@ -240,9 +337,11 @@ def reproduce(
                 out / "remote_rl_tcp_000_stage1.png",
                 (("iot", "RS_1 (NewReno, stand-in)"), ("cubic", "BC_1 (CUBIC)")),
             )
-    brain.reproduce(
+    results = brain.reproduce(
         out, only=groups, figures=figures, on_case=shifted, executor=executor, quick=quick
     )
+    if figures:
+        draw_figures(results, out)
     return rows
 
 
@@ -254,7 +353,7 @@ EXPERIMENT = declare(
     "run, the control-delay study and a fair-share remote CC (stage 2 needs PyTorch)",
     paper="Paper 000 (remote RL-TCP), §5, Fig. 2-9 and Table 2",
     groups=GROUPS,
-    options=(quick_option("20 s stage-1 runs, 200 training steps, 5 s evaluations"),),
+    options=(quick_option("20 s stage-1 runs, 2 training seeds of 200 steps, 5 s evaluations"),),
     tables=(TABLE, "table2.csv", "per_seed.csv", "ci.md", *brain.TABLES),
     figures=("remote_rl_tcp_000_*.png",),
     reference=("paper000_table2.csv",),

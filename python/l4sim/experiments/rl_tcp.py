@@ -42,8 +42,9 @@ from l4sim import rewards as _rewards
 from l4sim.errors import EnvConfigError, L4simError
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_per_seed, write_table, write_timing
-from l4sim.experiments.base import declare
+from l4sim.experiments._rl_tcp_figures import Curve, plot_curves, plot_episode, plot_training
+from l4sim.experiments._tables import mean_ci, write_ci, write_per_seed, write_table, write_timing
+from l4sim.experiments.base import declare, quick_option, seeds_option
 from l4sim.scenario import Scenario
 from l4sim.units import format_number as _fmt
 
@@ -83,7 +84,7 @@ TRAIN_EPISODE_STEPS = 100
 EVAL_EPISODE_STEPS = 200
 EVAL_SEED = 10_007
 DEFAULT_STEPS = 20_000
-STUDY_STEPS = 50_000
+STUDY_STEPS = DEFAULT_STEPS
 """Training steps per reward in the documented run (:func:`reproduce`)."""
 
 #: Subsets ``l4sim reproduce rl-tcp --only`` accepts (rewards), and the table it writes.
@@ -285,7 +286,7 @@ def train(
         encoding="utf-8",
     )
     if figures:
-        plot_episode(ev, out / "eval_episode.png")
+        plot_episode(ev, out / "eval_episode.png", BDP_PKTS, RATE_BPS, BASE_RTT_S)
         plot_training(stats.episode_end_steps, stats.episode_returns, out / "training_return.png")
     return result
 
@@ -307,78 +308,53 @@ def evaluate_checkpoint(
     return {"reward": reward, "checkpoint": str(path), "eval": ev.to_dict()}, ev
 
 
-def plot_episode(ev: Evaluation, path: Path) -> Path:
-    """cwnd, goodput, sRTT and bottleneck backlog over the evaluation episode."""
-    from l4sim.plot import pyplot
-
-    plt = pyplot()
-
-    t = ev.trace["time_s"]
-    fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True)
-    rows = [
-        ("cwnd_pkts", "cwnd (segments)", BDP_PKTS, "BDP"),
-        ("goodput_mbps", "goodput (Mbps)", RATE_BPS / 1e6, "link rate"),
-        ("srtt_ms", "sRTT (ms)", BASE_RTT_S * 1e3, "base RTT"),
-        ("backlog_pkts", "bottleneck queue (pkts)", 2 * BDP_PKTS, "2 BDP"),
-    ]
-    for ax, (key, label, ref, ref_label) in zip(axes, rows, strict=True):
-        ax.plot(t, ev.trace[key], lw=1.2)
-        ax.axhline(ref, color="grey", ls="--", lw=0.8, label=ref_label)
-        ax.set_ylabel(label)
-        ax.legend(loc="upper right", fontsize=8)
-        ax.grid(alpha=0.3)
-    axes[-1].set_xlabel("time (s)")
-    fig.suptitle(
-        f"RL-TCP, DQN with the {ev.reward} reward: utilisation {ev.utilization:.1%}, "
-        f"queue {ev.queue_mean_pkts:.1f} pkts, sRTT {ev.srtt_mean_ms:.0f} ms",
-        fontsize=10,
-    )
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def plot_training(end_steps: list[int], returns: list[float], path: Path) -> Path:
-    """Episodic return over training steps, with a moving average."""
-    from l4sim.plot import pyplot
-
-    plt = pyplot()
-
-    fig, ax = plt.subplots(figsize=(8, 4))
-    ax.plot(end_steps, returns, lw=0.8, alpha=0.5, label="episode")
-    if len(returns) >= 5:
-        k = max(5, len(returns) // 20)
-        avg = np.convolve(returns, np.ones(k) / k, mode="valid")
-        ax.plot(end_steps[k - 1 :], avg, lw=1.8, label=f"mean of {k}")
-    ax.set_xlabel("training step")
-    ax.set_ylabel("episodic return")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 # --------------------------------------------------------------------------------------------
-# The documented run: both rewards, plus NewReno on the same path for reference.
+# The documented run: both rewards on several training seeds, plus NewReno for reference.
+
+SEEDS: tuple[int, ...] = (1, 2, 3, 4, 5)
+"""Training seeds of the full run (each evaluated on :data:`EVAL_SEED`, unseen in training)."""
+QUICK_SEEDS: tuple[int, ...] = (1, 2)
+QUICK_STEPS = 2_500
+"""Training steps per seed with ``--quick`` (the full run: :data:`STUDY_STEPS`)."""
+METRICS = ("utilization", "queue_mean_pkts", "queue_mean_bdp", "srtt_mean_ms", "cwnd_mean_pkts")
+METRICS += ("drops", "return_default", "return_ns3ai")
 
 
 @dataclass(frozen=True)
 class Case:
-    """One row of the table: a DQN trained with ``reward``, or ``"newreno"`` (no agent)."""
+    """A DQN trained with ``reward`` on training seed ``seed``, or ``"newreno"`` (no agent,
+    seed 0: one run on the evaluation seed)."""
 
     reward: str
+    seed: int = 0
 
     @property
     def name(self) -> str:
-        return self.reward if self.reward == "newreno" else f"dqn-{self.reward}"
+        return "newreno" if self.reward == "newreno" else f"dqn-{self.reward}-s{self.seed}"
+
+
+def _seeds(quick: bool = False, seeds: Iterable[int] | None = None) -> tuple[int, ...]:
+    return tuple(seeds) if seeds is not None else (QUICK_SEEDS if quick else SEEDS)
+
+
+def _cases(
+    groups: Iterable[str] = GROUPS,
+    *,
+    quick: bool = False,
+    seeds: Iterable[int] | None = None,
+    **_: Any,
+) -> list[Case]:
+    """A DQN per reward in ``groups`` and training seed, then NewReno for reference."""
+    return [Case(r, s) for r in groups for s in _seeds(quick, seeds)] + [Case("newreno")]
 
 
 def cases(groups: Iterable[str] = GROUPS) -> list[Case]:
-    """A DQN per reward in ``groups``, then NewReno for reference."""
-    return [Case(r) for r in groups] + [Case("newreno")]
+    """The full run's cases (:func:`_cases`)."""
+    return _cases(groups)
+
+
+def agent_label(reward: str) -> str:
+    return "NewReno (no agent)" if reward == "newreno" else f"DQN, {reward} reward"
 
 
 @dataclass
@@ -400,13 +376,9 @@ def newreno_baseline(seed: int = EVAL_SEED) -> dict[str, Any]:
     """NewReno (Linux-like defaults) alone on the RL-TCP path for the evaluation's 20 s."""
     from l4sim.run import run
 
-    data = json.loads(json.dumps(SCENARIO))
-    data["flows"][0]["cca"] = "newreno"
-    data["seed"] = seed
-    data["duration"] = f"{EVAL_EPISODE_STEPS * 0.1:g}s"
-    summary = run(Scenario.parse(data, source="rl_tcp_newreno"), progress=False).summary
-    q = next(q for q in summary["queues"] if q["link"] == BOTTLENECK)
-    flow = summary["flows"][0]
+    summary = run(Scenario.parse(_newreno_scenario(seed), source="rl_tcp_newreno"), progress=False)
+    q = next(q for q in summary.summary["queues"] if q["link"] == BOTTLENECK)
+    flow = summary.summary["flows"][0]
     return {
         "utilization": q["utilization"],
         "queue_mean_pkts": q["backlog_mean_pkts"],
@@ -416,60 +388,57 @@ def newreno_baseline(seed: int = EVAL_SEED) -> dict[str, Any]:
     }
 
 
+def _newreno_scenario(seed: int = EVAL_SEED) -> dict[str, Any]:
+    data = json.loads(json.dumps(SCENARIO))
+    data["flows"][0]["cca"] = "newreno"
+    data.update(seed=seed, duration=f"{EVAL_EPISODE_STEPS * 0.1:g}s")
+    return data
+
+
 def _dqn_row(result: dict[str, Any]) -> tuple[Row, dict[str, Any]]:
     """The table's row and the training's wall time (``timing.csv``)."""
     ev, tr = result["eval"], result["train"]
-    timing = {"agent": f"DQN, {result['reward']} reward", "train_steps": tr["steps"]}
+    agent = agent_label(result["reward"])
+    timing = {"agent": agent, "seed": result["seed"], "train_steps": tr["steps"]}
     timing.update(train_time_s=tr["wall_time_s"], steps_per_s=tr["steps_per_s"])
-    return Row(
-        agent=timing["agent"],
-        seed=result["seed"],
-        train_steps=tr["steps"],
-        utilization=ev["utilization"],
-        queue_mean_pkts=ev["queue_mean_pkts"],
-        queue_mean_bdp=ev["queue_mean_bdp"],
-        srtt_mean_ms=ev["srtt_mean_ms"],
-        cwnd_mean_pkts=ev["cwnd_mean_pkts"],
-        drops=ev["drops"],
-        return_default=ev["return_default"],
-        return_ns3ai=ev["return_ns3ai"],
-    ), timing
+    keys = ("utilization", "queue_mean_pkts", "queue_mean_bdp", "srtt_mean_ms")
+    keys += ("cwnd_mean_pkts", "drops", "return_default", "return_ns3ai")
+    row = Row(agent=agent, seed=result["seed"], train_steps=tr["steps"], **{k: ev[k] for k in keys})
+    return row, timing
 
 
 def _newreno_row(nr: dict[str, Any]) -> Row:
     return Row(
-        agent="NewReno (no agent)",
+        agent=agent_label("newreno"),
         seed=None,
         train_steps=None,
-        utilization=nr["utilization"],
-        queue_mean_pkts=nr["queue_mean_pkts"],
-        queue_mean_bdp=nr["queue_mean_bdp"],
-        srtt_mean_ms=nr["srtt_mean_ms"],
         cwnd_mean_pkts=None,
-        drops=nr["drops"],
         return_default=None,
         return_ns3ai=None,
+        **nr,
     )
 
 
-def _run_case(task: tuple[Case, str, int, int, bool]) -> tuple[Row, dict[str, Any] | None]:
-    """One case (in a worker): train its DQN into its directory, or run NewReno."""
-    case, case_dir, steps, seed, figures = task
+def _run_case(
+    task: tuple[Case, str, int, bool],
+) -> tuple[Row, dict[str, Any] | None, Curve | None]:
+    """One case (in a worker): train its DQN into its directory, or run NewReno; the row,
+    the training's wall time and its learning curve (episode end steps, returns)."""
+    case, case_dir, steps, figures = task
     if case.reward == "newreno":
-        return _newreno_row(newreno_baseline()), None
-    result = train(case_dir, steps=steps, reward=case.reward, seed=seed, figures=figures)
-    return _dqn_row(result)
+        return _newreno_row(newreno_baseline()), None, None
+    result = train(case_dir, steps=steps, reward=case.reward, seed=case.seed, figures=figures)
+    stats = json.loads((Path(case_dir) / "train.json").read_text(encoding="utf-8"))["stats"]
+    row, timing = _dqn_row(result)
+    return row, timing, (stats["episode_end_steps"], stats["episode_returns"])
 
 
-def scenarios(out_dir: str | Path, groups: Iterable[str], **_: Any) -> dict[str, Any]:
+def scenarios(out_dir: str | Path, groups: Iterable[str], **options: Any) -> dict[str, Any]:
     """Case name -> the scenario of its evaluation (NewReno's: the same path, 20 s)."""
     out: dict[str, Any] = {}
-    for c in cases(groups):
+    for c in _cases(groups, **options):
         if c.reward == "newreno":
-            data = json.loads(json.dumps(SCENARIO))
-            data["flows"][0]["cca"] = "newreno"
-            data.update(seed=EVAL_SEED, duration=f"{EVAL_EPISODE_STEPS * 0.1:g}s")
-            out[c.name] = data
+            out[c.name] = _newreno_scenario()
         else:
             env = make_env(c.reward, EVAL_EPISODE_STEPS)
             out[c.name] = env.unwrapped.scenario.model_copy(update={"seed": EVAL_SEED})
@@ -478,7 +447,8 @@ def scenarios(out_dir: str | Path, groups: Iterable[str], **_: Any) -> dict[str,
 
 
 def tensorboard_dir(out_dir: str | Path, **_: Any) -> Path | None:
-    """Where the trainers write TensorBoard logs: ``REWARD/tb`` under it, one run per reward."""
+    """Where the trainers write TensorBoard logs: ``REWARD/sSEED/tb`` under it, one run per
+    training."""
     return Path(out_dir)
 
 
@@ -489,42 +459,67 @@ def reproduce(
     figures: bool = True,
     on_case: Callable[[Case, int, int], None] | None = None,
     executor: Executor | None = None,
-    steps: int = STUDY_STEPS,
-    seed: int = 1,
+    quick: bool = False,
+    seeds: Iterable[int] | None = None,
+    steps: int | None = None,
 ) -> list[Row]:
-    """Train a DQN per reward (``steps`` each) into ``out_dir/<reward>/`` (see :func:`train`),
-    run NewReno on the same path, and write ``results.csv`` and ``results.md``; the cases
-    run on ``executor`` (default: serial). Returns the table rows."""
+    """Train a DQN per reward and training seed (default :data:`SEEDS`, ``quick``:
+    :data:`QUICK_SEEDS`; ``steps`` each, default :data:`STUDY_STEPS`, ``quick``
+    :data:`QUICK_STEPS`) into ``out_dir/<reward>/s<seed>/`` (see :func:`train`), run NewReno
+    on the same path, and write ``results.md`` (mean ± 95 % CI over the seeds),
+    ``results.csv`` / ``per_seed.csv`` (one row per training), ``ci.csv`` / ``ci.md`` and
+    ``timing.csv``; the cases run on ``executor`` (default: serial). Returns the rows."""
     if importlib.util.find_spec("torch") is None:
         raise L4simError("RL-TCP needs PyTorch: pip install 'l4sim[rl]' (torch, tensorboard)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    todo = cases(only if only is not None else GROUPS)
-    tasks = [(c, str(out / c.reward), steps, seed, figures) for c in todo]
+    n_steps = steps if steps is not None else (QUICK_STEPS if quick else STUDY_STEPS)
+    todo = _cases(only if only is not None else GROUPS, quick=quick, seeds=seeds)
+    tasks = [(c, str(out / c.reward / f"s{c.seed}"), n_steps, figures) for c in todo]
     done = run_cases(_run_case, tasks, todo, executor, on_case)
-    rows = [r for r, _ in done]
+    rows = [r for r, _, _ in done]
     write_table(rows, out, TABLE, markdown_table(rows))
-    write_per_seed(out, rows)  # one training seed per reward
-    write_timing(out, [t for _, t in done if t is not None])
+    write_per_seed(out, rows)
+    write_ci(out, rows, ("agent",), METRICS, select=lambda d: d["seed"] is not None)
+    write_timing(out, [t for _, t, _ in done if t is not None])
+    if figures:
+        curves = [(r.agent, c) for r, _, c in done if c is not None]
+        plot_curves(curves, out / "training_return.png")
     return rows
 
 
+def _cell(xs: list[float], fmt: str, scale: float = 1.0) -> str:
+    mean, _, high, n = mean_ci([scale * x for x in xs])
+    if n == 0:
+        return "-"
+    return fmt.format(mean) if high is None else f"{fmt.format(mean)} ± {fmt.format(high - mean)}"
+
+
 def markdown_table(rows: list[Row]) -> str:
-    """The agents side by side: training cost, then the evaluation episode's utilisation,
-    queue, sRTT, window, drops and return under both rewards."""
+    """The agents side by side, mean ± 95 % CI half-width over the training seeds: training
+    steps, then the evaluation episode's utilisation, queue, sRTT, window, drops and return
+    under both rewards."""
     head = (
-        "| agent | train steps | util % | queue pkts | queue BDP "
+        "| agent | seeds | train steps | util % | queue pkts | queue BDP "
         "| sRTT ms | cwnd pkts | drops | return (default) | return (ns3ai) |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
-    lines = [
-        f"| {r.agent} | {_fmt(r.train_steps, '{}')} | {r.utilization * 100:.1f} "
-        f"| {r.queue_mean_pkts:.1f} | {r.queue_mean_bdp:.2f} "
-        f"| {r.srtt_mean_ms:.1f} | {_fmt(r.cwnd_mean_pkts, '{:.1f}')} | {r.drops} "
-        f"| {_fmt(r.return_default, '{:.1f}')} "
-        f"| {_fmt(r.return_ns3ai, '{:.3g}')} |"
-        for r in rows
-    ]
+    lines = []
+    for agent in dict.fromkeys(r.agent for r in rows):
+        rs = [r for r in rows if r.agent == agent]
+
+        def col(key: str, fmt: str, scale: float = 1.0, rs: list[Row] = rs) -> str:
+            xs = [getattr(r, key) for r in rs if getattr(r, key) is not None]
+            return _cell(xs, fmt, scale)
+
+        seeds = sum(r.seed is not None for r in rs)
+        lines.append(
+            f"| {agent} | {seeds or '-'} | {_fmt(rs[0].train_steps, '{}')} "
+            f"| {col('utilization', '{:.1f}', 100.0)} | {col('queue_mean_pkts', '{:.1f}')} "
+            f"| {col('queue_mean_bdp', '{:.2f}')} | {col('srtt_mean_ms', '{:.1f}')} "
+            f"| {col('cwnd_mean_pkts', '{:.1f}')} | {col('drops', '{:.0f}')} "
+            f"| {col('return_default', '{:.1f}')} | {col('return_ns3ai', '{:.3g}')} |"
+        )
     return head + "\n".join(lines) + "\n"
 
 
@@ -535,6 +530,10 @@ EXPERIMENT = declare(
     "(needs PyTorch)",
     paper="ns3-ai's RL-TCP example, as paper 000 (remote RL-TCP) runs it",
     groups=GROUPS,
-    tables=(TABLE, "results.csv", "per_seed.csv"),
-    figures=("<reward>/eval_episode.png", "<reward>/training_return.png"),
+    options=(
+        quick_option(f"{len(QUICK_SEEDS)} seeds of {QUICK_STEPS} training steps"),
+        seeds_option(f"Train with seeds 1..N (default {len(SEEDS)}; --quick: 2)."),
+    ),
+    tables=(TABLE, "results.csv", "per_seed.csv", "ci.md", "ci.csv"),
+    figures=("training_return.png", "<reward>/s<seed>/eval_episode.png"),
 )
