@@ -151,8 +151,50 @@ def test_reproduce_train_quick_retrains(tmp_path: Path) -> None:
     from l4sim.experiments import lfq_001
 
     rows = lfq_001.reproduce(tmp_path, only=["online"], quick=True, train=True, figures=False)
-    assert (tmp_path / "weights" / "online.safetensors").is_file()
+    for seed in (1, 2):  # --quick: 2 training seeds; online starts from offline-large
+        w = tmp_path / "weights" / f"seed{seed}"
+        assert (w / "online.safetensors").is_file() and (w / "offline-large.safetensors").is_file()
     assert {r.qdisc for r in rows} == {"online"} and all(r.output is not None for r in rows)
+    assert {r.seed for r in rows} == {1, 2}
+
+
+def test_a_recipe_gives_the_same_bytes_and_its_online_model_starts_offline(
+    tmp_path: Path,
+) -> None:
+    """``l4sim train lfq --recipe NAME``: the same recipe and seed write the same files byte
+    for byte, whatever ``jobs``; online starts from offline-large's weights."""
+    from l4sim.agents import lfq_recipes
+
+    a = lfq.train_recipe("tiny", tmp_path / "a")
+    lfq.train_recipe("tiny", tmp_path / "b", models=["online"], jobs=2)
+    assert set(a) == set(lfq_recipes.MODELS)
+    for name in ("offline-large", "online", "online.critic"):
+        f = f"{name}.safetensors"
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
+    snaps = sorted(p.name for p in (tmp_path / "a" / "snapshots").glob("online.*"))
+    assert snaps == [
+        "online.0000000.safetensors",
+        "online.0000004.safetensors",
+        "online.0000008.safetensors",
+    ]
+    start = tmp_path / "a" / "snapshots" / "online.0000000.safetensors"
+    assert start.read_bytes() == (tmp_path / "a" / "offline-large.safetensors").read_bytes()
+    cfgs = lfq.recipe_configs("paper")
+    assert {c.width for c in cfgs.values()} == {256}
+    assert {c.width for c in lfq.recipe_configs("fast").values()} == {64}
+    with pytest.raises(L4simError, match="no LFQ recipe"):
+        lfq.recipe_configs("huge")
+
+
+def test_the_shipped_weights_are_the_recipes_widths() -> None:
+    from safetensors.numpy import load_file
+
+    from l4sim.experiments import lfq_001
+
+    for model in lfq_001.MODELS:
+        for fast, width in ((False, 256), (True, 64)):
+            w = load_file(str(lfq_001.shipped_weights(model, fast)))
+            assert w["fc2.weight"].shape == (width, width)
 
 
 def test_interval_one_keeps_the_per_packet_outputs(tmp_path: Path) -> None:
