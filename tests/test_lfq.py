@@ -162,11 +162,11 @@ def test_a_recipe_gives_the_same_bytes_and_its_online_model_starts_offline(
     tmp_path: Path,
 ) -> None:
     """``l4sim train lfq --recipe NAME``: the same recipe and seed write the same files byte
-    for byte, whatever ``jobs``; online starts from offline-large's weights."""
+    for byte; online starts from offline-large's weights."""
     from l4sim.agents import lfq_recipes
 
     a = lfq.train_recipe("tiny", tmp_path / "a")
-    lfq.train_recipe("tiny", tmp_path / "b", models=["online"], jobs=2)
+    lfq.train_recipe("tiny", tmp_path / "b", models=["online"])
     assert set(a) == set(lfq_recipes.MODELS)
     for name in ("offline-large", "online", "online.critic"):
         f = f"{name}.safetensors"
