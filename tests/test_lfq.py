@@ -133,26 +133,76 @@ def test_online_training_fits_actor_and_critic(tmp_path: Path) -> None:
 
 
 def test_reproduce_quick_with_the_shipped_weights(tmp_path: Path) -> None:
+    """The learned outcome of ``--quick`` (3 points per sweep, evaluation seeds 1 and 2) with
+    the shipped 3 x 256 offline alpha-0.01 network. Bands from the measured spread: the same
+    quick run on evaluation seeds 1..8 (2026-11-26) gave per seed NewReno corr(bw) 0.9988 ..
+    0.99998, NewReno mean output 11.29 .. 11.59 packets (band: that range widened by its
+    width each side) and a mean queue 5.69 .. 6.30 packets against fq 100's 76.7 .. 79.8
+    (ratio <= 0.082). corr(delay) over 3 points swings (-0.91 .. 0.997), so it is not
+    asserted here."""
     from l4sim.experiments import lfq_001
 
     rows = lfq_001.reproduce(tmp_path, only=["offline-small", "fq 100"], quick=True)
-    assert len(rows) == 2 * 2 * 2 * lfq_001.QUICK_POINTS
-    assert (tmp_path / "results.md").is_file() and (tmp_path / "fig8.png").is_file()
-    (m, cca, corr_bw, corr_delay, _), *_ = lfq_001.table_one(rows)
-    # The shipped network sizes the buffer with the BDP (paper Table I: 98.3 %, 99.1 %).
+    assert len(rows) == 2 * 2 * 2 * lfq_001.QUICK_POINTS * lfq_001.QUICK_SEEDS
+    for f in ("results.md", "fig8.png", "ci.csv", "ci_table7.csv", "per_seed.csv"):
+        assert (tmp_path / f).is_file()
+    (m, cca, corr_bw, _, mean_output), *_ = lfq_001.table_one(rows)
     assert (m, cca) == ("offline-small", "newreno")
-    assert corr_bw >= 0.95 and corr_delay >= 0.9
+    assert corr_bw >= 0.995  # the buffer follows the bandwidth (paper Table I: 98.3 %)
+    assert 11.0 <= mean_output <= 11.9
     seven = {g: (thr, mx, avg) for g, thr, mx, avg in lfq_001.table_seven(rows)}
     # Paper Table VII: LFQ keeps a far smaller queue than fq 100.
-    assert seven["offline-small"][2] < 0.5 * seven["fq 100"][2]
+    assert seven["offline-small"][2] < 0.1 * seven["fq 100"][2]
 
 
 def test_reproduce_train_quick_retrains(tmp_path: Path) -> None:
     from l4sim.experiments import lfq_001
 
     rows = lfq_001.reproduce(tmp_path, only=["online"], quick=True, train=True, figures=False)
-    assert (tmp_path / "weights" / "online.safetensors").is_file()
+    for seed in (1, 2):  # --quick: 2 training seeds; online starts from offline-large
+        w = tmp_path / "weights" / f"seed{seed}"
+        assert (w / "online.safetensors").is_file() and (w / "offline-large.safetensors").is_file()
     assert {r.qdisc for r in rows} == {"online"} and all(r.output is not None for r in rows)
+    assert {r.seed for r in rows} == {1, 2}
+
+
+def test_a_recipe_gives_the_same_bytes_and_its_online_model_starts_offline(
+    tmp_path: Path,
+) -> None:
+    """``l4sim train lfq --recipe NAME``: the same recipe and seed write the same files byte
+    for byte; online starts from offline-large's weights."""
+    from l4sim.agents import lfq_recipes
+
+    a = lfq.train_recipe("tiny", tmp_path / "a")
+    lfq.train_recipe("tiny", tmp_path / "b", models=["online"])
+    assert set(a) == set(lfq_recipes.MODELS)
+    for name in ("offline-large", "online", "online.critic"):
+        f = f"{name}.safetensors"
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
+    snaps = sorted(p.name for p in (tmp_path / "a" / "snapshots").glob("online.*"))
+    assert snaps == [
+        "online.0000000.safetensors",
+        "online.0000004.safetensors",
+        "online.0000008.safetensors",
+    ]
+    start = tmp_path / "a" / "snapshots" / "online.0000000.safetensors"
+    assert start.read_bytes() == (tmp_path / "a" / "offline-large.safetensors").read_bytes()
+    cfgs = lfq.recipe_configs("paper")
+    assert {c.width for c in cfgs.values()} == {256}
+    assert {c.width for c in lfq.recipe_configs("fast").values()} == {64}
+    with pytest.raises(L4simError, match="no LFQ recipe"):
+        lfq.recipe_configs("huge")
+
+
+def test_the_shipped_weights_are_the_recipes_widths() -> None:
+    from safetensors.numpy import load_file
+
+    from l4sim.experiments import lfq_001
+
+    for model in lfq_001.MODELS:
+        for fast, width in ((False, 256), (True, 64)):
+            w = load_file(str(lfq_001.shipped_weights(model, fast)))
+            assert w["fc2.weight"].shape == (width, width)
 
 
 def test_interval_one_keeps_the_per_packet_outputs(tmp_path: Path) -> None:

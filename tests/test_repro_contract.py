@@ -75,7 +75,7 @@ def test_two_runs_write_the_same_tables(name: str, tmp_path: Path) -> None:
     assert sorted(a) == sorted(b)
     assert [k for k in a if a[k] != b[k]] == []
     assert first["seeds"] == second["seeds"]
-    assert first["seeds"] or name == "lfq-001"  # LFQ's cases have no seed: one run each
+    assert first["seeds"]
     hashes = first["scenario_hashes"]
     assert hashes and hashes == second["scenario_hashes"]
     assert all(len(h) == 64 for h in hashes.values())
@@ -86,5 +86,4 @@ def test_two_runs_write_the_same_tables(name: str, tmp_path: Path) -> None:
         for r in rows:
             if r["ci95_low"]:
                 assert float(r["ci95_low"]) <= float(r["mean"]) <= float(r["ci95_high"])
-    if name != "lfq-001":  # one trained model per variant: no seeds to average
-        assert list((tmp_path / "a").glob("ci*.csv"))
+    assert list((tmp_path / "a").glob("ci*.csv"))

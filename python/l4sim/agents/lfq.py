@@ -31,6 +31,8 @@ whole training (``l4sim.executors``); the results do not depend on ``jobs``.
 
 from __future__ import annotations
 
+import json
+import struct
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -40,10 +42,11 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 from torch import nn
 
 import l4sim
+from l4sim.agents.lfq_recipes import INIT_FROM, MODELS, RECIPES
 from l4sim.agents.tblog import ScalarLog
 from l4sim.errors import L4simError
 from l4sim.executors import Executor, make_executor
@@ -58,6 +61,7 @@ __all__ = [
     "rollout",
     "save_weights",
     "train",
+    "train_recipe",
 ]
 
 LINK = "h0->h1"
@@ -119,6 +123,9 @@ class LfqConfig:
     """Online: the first this many flows train only the critic (the actor keeps its
     weights): a critic that has not learnt the reward yet gives coin-flip labels, so an
     actor started from trained weights would only random-walk away from them."""
+    snapshot_every: int = 0
+    """Keep the actor's weights every this many flows as ``snapshots/<name>.<flows>
+    .safetensors`` beside ``out`` (learning curves; 0: none). Changes nothing else."""
 
 
 class LfqNet(nn.Module):
@@ -173,9 +180,26 @@ def critic_step(
 
 
 def save_weights(path: str | Path, net: LfqNet) -> None:
-    """Write ``net`` as the safetensors file an ``fq`` qdisc's ``lfq_policy`` loads."""
-    tensors = {k: v.detach().to(torch.float32).contiguous() for k, v in net.state_dict().items()}
-    save_file(tensors, str(path))
+    """Write ``net`` as the safetensors file an ``fq`` qdisc's ``lfq_policy`` loads: the
+    format's 8-byte header length, its JSON header (keys sorted, padded with spaces to 8
+    bytes as the safetensors library pads) and the float32 little-endian data in key order.
+    Written here rather than by ``safetensors.save_file`` so that equal weights give equal
+    bytes (that library's header order is not fixed)."""
+    header: dict[str, Any] = {}
+    blobs = []
+    offset = 0
+    for name, v in sorted(net.state_dict().items()):
+        data = v.detach().to(torch.float32).contiguous().numpy().astype("<f4").tobytes()
+        header[name] = {
+            "dtype": "F32",
+            "shape": list(v.shape),
+            "data_offsets": [offset, offset + len(data)],
+        }
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    Path(path).write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
 def scenario(
@@ -300,7 +324,32 @@ def train(
     fork and the A/B winner. Online (``ACTOR_CRITIC = true``): the actor's L1 towards the
     size the critic's verdict implies, and the critic (the same architecture, ``RlNetReward``)
     fitted by MSE to the reward achieved after the experiment (the actor SGD at ``LR``, the
-    critic ``cfg.critic_optimizer``); the critic is written to ``critic_path(out)``."""
+    critic ``cfg.critic_optimizer``); the critic is written to ``critic_path(out)``.
+
+    PyTorch runs on one thread here (restored after): the same config gives the same
+    weights bit for bit (a multi-threaded reduction may sum in another order), and the
+    rollouts, 97 % of the time, are what ``jobs`` spreads."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _train(cfg, out, progress, log_dir)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _snapshot(out: str | Path, net: LfqNet, flows: int) -> None:
+    out = Path(out)
+    d = out.parent / "snapshots"
+    d.mkdir(parents=True, exist_ok=True)
+    save_weights(d / f"{out.name.removesuffix('.safetensors')}.{flows:07d}.safetensors", net)
+
+
+def _train(
+    cfg: LfqConfig,
+    out: str | Path | None,
+    progress: Callable[[dict[str, float]], None] | None,
+    log_dir: str | Path | None,
+) -> tuple[LfqNet, dict[str, Any]]:
     torch.manual_seed(cfg.seed)
     net = LfqNet(cfg.width)
     if cfg.init_weights is not None:
@@ -314,6 +363,8 @@ def train(
     start = time.perf_counter()
     done = 0
     sim_s = 0.0
+    if out is not None and cfg.snapshot_every:
+        _snapshot(out, net, 0)
     with (
         tempfile.TemporaryDirectory() as tmp,
         make_executor(jobs=cfg.jobs) as ex,
@@ -354,6 +405,8 @@ def train(
                 progress(info)
             if out is not None and cfg.checkpoint_every and done % cfg.checkpoint_every < cfg.batch:
                 _save(out, net, critic)
+            if out is not None and cfg.snapshot_every and done % cfg.snapshot_every < cfg.batch:
+                _snapshot(out, net, done)
             if cfg.time_budget_s is not None and time.perf_counter() - start > cfg.time_budget_s:
                 break
     wall = time.perf_counter() - start
@@ -368,3 +421,67 @@ def train(
         "rollout_s": sim_s,
         "flows_per_s": done / wall,
     }
+
+
+def recipe_configs(name: str, seed: int = 1, jobs: int = 1) -> dict[str, LfqConfig]:
+    """Model -> the :class:`LfqConfig` recipe ``name`` trains it with (``init_weights``:
+    the file name of the model it starts from, in the same output directory)."""
+    if name not in RECIPES:
+        raise L4simError(f"no LFQ recipe {name!r}; known: {', '.join(RECIPES)}")
+    r = RECIPES[name]
+    out = {}
+    for i, (model, (alpha, online)) in enumerate(MODELS.items()):
+        init = INIT_FROM.get(model)
+        out[model] = LfqConfig(
+            flows=r.flows(model),
+            batch=r.online_batch if online else r.offline_batch,
+            alpha=alpha,
+            width=r.width,
+            duration_s=r.duration_s,
+            seed=seed + 100 * i,
+            jobs=jobs,
+            online=online,
+            init_weights=None if init is None else f"{init}.safetensors",
+            critic_width=r.critic_width,
+            critic_warmup_flows=r.warmup if online else 0,
+            snapshot_every=r.snapshot_every,
+        )
+    return out
+
+
+def train_recipe(
+    name: str,
+    out_dir: str | Path,
+    seed: int = 1,
+    jobs: int = 1,
+    models: Sequence[str] | None = None,
+    progress: Callable[[str, dict[str, float]], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Train recipe ``name`` (:data:`l4sim.agents.lfq_recipes.RECIPES`) into ``out_dir``:
+    ``<model>.safetensors`` (the online critic beside it), ``snapshots/`` and TensorBoard
+    logs under ``tb/<model>``; ``models`` picks some (a model another starts from is
+    trained too). Returns per model the flows, wall and CPU seconds and flows/s."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    want = list(MODELS) if models is None else list(models)
+    want += [INIT_FROM[m] for m in want if m in INIT_FROM and INIT_FROM[m] not in want]
+    stats = {}
+    for model, cfg in recipe_configs(name, seed, jobs).items():
+        if model not in want:
+            continue
+        if cfg.init_weights is not None:
+            cfg.init_weights = str(out_dir / cfg.init_weights)
+        cpu0 = time.process_time()
+        _, info = train(
+            cfg,
+            out_dir / f"{model}.safetensors",
+            progress=None if progress is None else (lambda d, m=model: progress(m, d)),
+            log_dir=out_dir / "tb" / model,
+        )
+        stats[model] = {
+            "flows": info["flows"],
+            "wall_s": info["wall_s"],
+            "main_cpu_s": time.process_time() - cpu0,
+            "flows_per_s": info["flows_per_s"],
+        }
+    return stats

@@ -112,3 +112,97 @@ def train_rl_tcp_cmd(
         f"TensorBoard: tensorboard --logdir {escape(str(out / 'tb'))}",
         soft_wrap=True,
     )
+
+
+@train_app.command("lfq")
+def train_lfq_cmd(
+    recipe: Annotated[
+        str,
+        typer.Option(
+            help="paper (3 x 256, the shipped default weights), fast (3 x 64, the shipped "
+            "fast weights) or tiny (seconds, for tests)."
+        ),
+    ] = "paper",
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
+        "out/lfq-train"
+    ),
+    seed: Annotated[int, typer.Option(help="Seed of the whole run.", min=0, max=2**31)] = 1,
+    jobs: Annotated[
+        int, typer.Option(help="Worker processes for the rollouts (same weights for any N).")
+    ] = 1,
+    only: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated models (offline-small, offline-large, online); online "
+            "also trains offline-large, which it starts from."
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """LFQ (paper 001): train the per-flow buffer networks with a named recipe.
+
+    Writes DIR/<model>.safetensors (what fq's lfq_policy loads; the shipped weights are
+    exactly these files of --recipe paper and --recipe fast, seed 1), the online critic,
+    DIR/snapshots (weights every few thousand flows), DIR/tb (TensorBoard) and
+    DIR/train.json (flows, wall time, flows/s). Same recipe and seed: the same bytes.
+    """
+    import importlib.util
+    import json
+    import time
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from l4sim.agents.lfq_recipes import MODELS, RECIPES
+
+    check_out_dir(out)
+    if recipe not in RECIPES:
+        raise typer.BadParameter(f"--recipe {recipe!r} is not known; allowed: {', '.join(RECIPES)}")
+    if jobs < 1:
+        raise typer.BadParameter(f"--jobs must be at least 1, not {jobs}")
+    models = None if only is None else [m.strip() for m in only.split(",") if m.strip()]
+    bad = [m for m in models or [] if m not in MODELS]
+    if bad or models == []:
+        raise typer.BadParameter(f"--only: unknown model(s) {bad}; allowed: {', '.join(MODELS)}")
+    if importlib.util.find_spec("torch") is None:
+        raise L4simError("l4sim train needs PyTorch: pip install 'l4sim[rl]' (torch, tensorboard)")
+    from l4sim.agents import lfq
+
+    r = RECIPES[recipe]
+    err_console.print(
+        f"LFQ recipe [bold]{recipe}[/]: {escape(r.help)}; TensorBoard: "
+        f"tensorboard --logdir {escape(str(out / 'tb'))}",
+        soft_wrap=True,
+    )
+    start = time.perf_counter()
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[info]}"),
+        console=err_console,
+        disable=quiet,
+    ) as bar:
+        tasks: dict[str, int] = {}
+
+        def step(model: str, info: dict[str, float]) -> None:
+            if model not in tasks:
+                tasks[model] = bar.add_task(model, total=r.flows(model), info="")
+            text = f"loss {info['loss']:.3g}, mean output {info['output']:.1f}"
+            bar.update(tasks[model], completed=int(info["flows"]), info=text)
+
+        stats = lfq.train_recipe(recipe, out, seed=seed, jobs=jobs, models=models, progress=step)
+    wall = time.perf_counter() - start
+    record = {"recipe": recipe, "seed": seed, "jobs": jobs, "wall_s": wall, "models": stats}
+    (out / "train.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    for m, s in stats.items():
+        out_console.print(
+            f"{m}: {s['flows']:,} flows in {s['wall_s']:.1f} s ({s['flows_per_s']:.0f} flows/s)",
+            soft_wrap=True,
+        )
+    out_console.print(
+        f"Weights in [bold]{escape(str(out))}[/]: "
+        + ", ".join(f"{m}.safetensors" for m in stats)
+        + f"; {wall:.1f} s in all.",
+        soft_wrap=True,
+    )

@@ -1,10 +1,19 @@
 """Paper 001 (LFQ): learned per-flow buffer sizes beside fq and FqCoDel (Tables I, II, VII
 and Fig. 8).
 
-Models (weights shipped in ``l4sim/data/lfq/``, trained by :mod:`l4sim.agents.lfq` on
-NewReno and BIC flows; ``train=True`` retrains them): ``offline-small`` (A/B forks, the
-paper's alpha = 0.01), ``offline-large`` (alpha = 10) and ``online`` (actor-critic,
-alpha = 10; the paper's online section uses 10).
+Models (weights shipped in ``l4sim/data/lfq/``: exactly what ``l4sim train lfq --recipe
+paper`` writes, the paper's 3 x 256 network; ``fast=True``: ``l4sim/data/lfq/fast/``, what
+``--recipe fast`` writes, 3 x 64; ``train=True`` retrains them with the same recipe, one
+model per training seed):
+``offline-small`` (A/B forks, the paper's alpha = 0.01), ``offline-large`` (alpha = 10) and
+``online`` (actor-critic, alpha = 10, refined from ``offline-large``; see
+:mod:`l4sim.agents.lfq_recipes`).
+
+Seeds: a single TCP flow on an idle link has nothing random, so an evaluation seed s > 1
+draws each sweep point uniformly inside its cell of the grid (seed 1: the grid itself);
+with ``train=True`` the seed is the training seed and the points are the grid. Each table
+is computed per seed (``per_seed.csv``) and reported as mean ± 95 % CI (``ci.csv``,
+``results.md``).
 
 Evaluation (the paper's Table I caption and the authors' ``rl.cc`` ``evaluate``): one TCP
 flow of 5 s through the bottleneck; bandwidth swept over 5..25 Mbit/s at 15 ms, delay swept
@@ -20,25 +29,27 @@ paper: 100 runs per sweep; ``points`` here).
 
 from __future__ import annotations
 
+import random
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from l4sim.agents.lfq_recipes import MODELS
 from l4sim.errors import L4simError
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_csv, write_per_seed, write_table
-from l4sim.experiments.base import Option, declare, quick_option
+from l4sim.experiments._tables import (
+    mean_ci,
+    write_ci,
+    write_csv,
+    write_per_seed,
+    write_table,
+)
+from l4sim.experiments.base import Option, declare, quick_option, seeds_option
 
-#: Model -> (alpha, online) (paper 001 sections V-A, V-B, VI-A; ``rl.cc`` ``alpha``).
-MODELS: dict[str, tuple[float, bool]] = {
-    "offline-small": (0.01, False),
-    "offline-large": (10.0, False),
-    "online": (10.0, True),
-}
 BASELINES: dict[str, dict[str, Any]] = {
     "fq_codel": {"kind": "fq_codel"},
     "fq 100": {"kind": "fq", "per_flow_limit": "100p"},
@@ -52,8 +63,8 @@ SAMPLE_S = 0.05
 MID = 15.0  # Table I caption: the other parameter at its mean
 POINTS = 100  # Table VII caption: 100 experiments per sweep
 QUICK_POINTS = 3
-WIDTH = 64
-"""Hidden width of the shipped networks (the paper: 256; see README, LFQ section)."""
+SEEDS = 5
+QUICK_SEEDS = 2
 INTERVAL = 10
 """A decision every 10th packet (``rl.cc`` ``every_nth``, the paper section III)."""
 
@@ -77,9 +88,10 @@ PAPER_VII: dict[str, tuple[float, float, float]] = {
 }
 
 
-def shipped_weights(model: str) -> Path:
-    """The packaged weights of ``model``."""
-    return Path(__file__).resolve().parent.parent / "data" / "lfq" / f"{model}.safetensors"
+def shipped_weights(model: str, fast: bool = False) -> Path:
+    """The packaged weights of ``model`` (``fast``: the 3 x 64 ones)."""
+    d = Path(__file__).resolve().parent.parent / "data" / "lfq"
+    return (d / "fast" if fast else d) / f"{model}.safetensors"
 
 
 @dataclass(frozen=True)
@@ -89,10 +101,11 @@ class Case:
     sweep: str  # "bw" or "delay"
     x: float
     weights: str = ""
+    seed: int = 1
 
     @property
     def name(self) -> str:
-        return f"{self.qdisc}-{self.cca}-{self.sweep}{self.x:g}"
+        return f"{self.qdisc}-{self.cca}-{self.sweep}{self.x:g}-s{self.seed}"
 
     @property
     def bw(self) -> float:
@@ -105,6 +118,7 @@ class Case:
 
 @dataclass(frozen=True)
 class Row:
+    seed: int
     qdisc: str
     cca: str
     sweep: str
@@ -116,25 +130,53 @@ class Row:
     avg_queue: float
 
 
-def _grid(points: int) -> list[float]:
+def _grid(points: int, seed: int = 1, jitter: bool = False) -> list[float]:
+    """The sweep's points over 5..25; ``jitter`` and seed > 1: one uniform draw inside each
+    of ``points`` equal cells (the same points for every qdisc and CC of that seed)."""
     if points == 1:
         return [MID]
+    if jitter and seed > 1:
+        rng = random.Random(seed)
+        return [round(5.0 + 20.0 * (i + rng.random()) / points, 3) for i in range(points)]
     return [5.0 + 20.0 * i / (points - 1) for i in range(points)]
 
 
-def cases(groups: Iterable[str] = GROUPS, points: int = POINTS) -> list[Case]:
+def cases(
+    groups: Iterable[str] = GROUPS,
+    points: int = POINTS,
+    seeds: Iterable[int] = (1,),
+    jitter: bool = True,
+) -> list[Case]:
     return [
-        Case(g, cca, sweep, x)
+        Case(g, cca, sweep, x, seed=s)
+        for s in seeds
         for g in groups
         for cca in CCAS
         for sweep in ("bw", "delay")
-        for x in _grid(points)
+        for x in _grid(points, s, jitter)
     ]
 
 
-def _cases(groups: Iterable[str], *, quick: bool = False, **_: object) -> list[Case]:
-    """The cases of a run (``quick``: 3 points per sweep)."""
-    return cases(groups, QUICK_POINTS if quick else POINTS)
+def _seeds(quick: bool, seeds: Iterable[int] | None) -> list[int]:
+    return (
+        list(seeds) if seeds is not None else list(range(1, 1 + (QUICK_SEEDS if quick else SEEDS)))
+    )
+
+
+def _cases(
+    groups: Iterable[str],
+    *,
+    quick: bool = False,
+    train: bool = False,
+    seeds: Iterable[int] | None = None,
+    **_: object,
+) -> list[Case]:
+    """The cases of a run (``quick``: 3 points per sweep, 2 seeds)."""
+    return cases(groups, QUICK_POINTS if quick else POINTS, _seeds(quick, seeds), not train)
+
+
+def _weights_dir(out_dir: str | Path, seed: int) -> Path:
+    return Path(out_dir) / "weights" / f"seed{seed}"
 
 
 def scenarios(
@@ -143,19 +185,22 @@ def scenarios(
     *,
     quick: bool = False,
     train: bool = False,
+    fast: bool = False,
+    seeds: Iterable[int] | None = None,
     **_: Any,
 ) -> dict[str, Any]:
     """Case name -> the scenario it ran (trained weights: their path under ``out_dir``)."""
     from l4sim.agents import lfq
 
     out = {}
-    for c in _cases(groups, quick=quick):
+    for c in _cases(groups, quick=quick, train=train, seeds=seeds):
         if c.qdisc in MODELS:
-            path = Path(out_dir) / "weights" if train else shipped_weights(c.qdisc).parent
+            path = _weights_dir(out_dir, c.seed) if train else shipped_weights(c.qdisc, fast).parent
             c = replace(c, weights=str(path / f"{c.qdisc}.safetensors"))
         data = lfq.scenario(c.bw, c.delay, c.cca, DURATION_S, _qdisc(c)).to_dict()
         if train and c.qdisc in MODELS:
-            data["topology"]["qdisc"]["lfq_policy"] = f"weights/{c.qdisc}.safetensors"
+            rel = f"weights/seed{c.seed}/{c.qdisc}.safetensors"
+            data["topology"]["qdisc"]["lfq_policy"] = rel
         out[c.name] = data
     return out
 
@@ -182,6 +227,7 @@ def _run_case(case: Case) -> Row:
     q = sim.summary()["queues"][0]
     sent = sim.observe()["queues"]["dequeued_bytes"][0]
     return Row(
+        seed=case.seed,
         qdisc=case.qdisc,
         cca=case.cca,
         sweep=case.sweep,
@@ -197,38 +243,23 @@ def train_models(
     out_dir: Path,
     models: Iterable[str] = tuple(MODELS),
     quick: bool = False,
-    budget_s: float = 1200.0,
-    jobs: int = 1,
+    seed: int = 1,
+    fast: bool = False,
 ) -> dict[str, str]:
-    """Retrain ``models`` from scratch (``quick``: a few flows, for tests); weights under
-    ``out_dir/weights``."""
+    """Retrain ``models`` from scratch with training seed ``seed``: recipe ``paper`` (3 x 256;
+    ``fast``: ``fast``, 3 x 64), ``quick``: recipe ``tiny`` (seconds, for tests);
+    weights under ``out_dir/weights/seed<seed>``, TensorBoard logs in it under ``tb``."""
     from l4sim.agents import lfq
 
-    wdir = out_dir / "weights"
-    wdir.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for m in models:
-        alpha, online = MODELS[m]
-        cfg = lfq.LfqConfig(
-            flows=8 if quick else 10_000_000,
-            batch=4 if quick else (40 if online else 20),
-            duration_s=2.0 if quick else 10.0,
-            alpha=alpha,
-            online=online,
-            width=WIDTH,
-            interval=INTERVAL,
-            time_budget_s=None if quick else budget_s,
-            jobs=jobs,
-        )
-        path = wdir / f"{m}.safetensors"
-        lfq.train(cfg, path, log_dir=out_dir / "tb" / m)
-        paths[m] = str(path)
-    return paths
+    recipe = "tiny" if quick else ("fast" if fast else "paper")
+    wdir = _weights_dir(out_dir, seed)
+    lfq.train_recipe(recipe, wdir, seed=seed, models=list(models))
+    return {m: str(wdir / f"{m}.safetensors") for m in models}
 
 
 def tensorboard_dir(out_dir: str | Path, train: bool = False, **_: Any) -> Path | None:
-    """Where ``--train`` writes TensorBoard logs (one run per model); None without it."""
-    return Path(out_dir) / "tb" if train else None
+    """Where ``--train`` writes TensorBoard logs (under each seed's weights); None without."""
+    return Path(out_dir) / "weights" if train else None
 
 
 def reproduce(
@@ -239,29 +270,53 @@ def reproduce(
     executor: Executor | None = None,
     quick: bool = False,
     train: bool = False,
+    fast: bool = False,
+    seeds: Iterable[int] | None = None,
 ) -> list[Row]:
-    """Run the sweeps (``quick``: 3 points per sweep) and write the tables and Fig. 8."""
+    """Run the sweeps (``quick``: 3 points per sweep, 2 seeds) and write the tables (per
+    seed and mean ± 95 % CI) and Fig. 8."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     groups = list(only) if only is not None else list(GROUPS)
     models = [g for g in groups if g in MODELS]
+    seed_list = _seeds(quick, seeds)
+    weights: dict[tuple[str, int], str] = {}
     if train:
-        weights = train_models(out_dir, models, quick=quick)
+        for s in seed_list:
+            for m, path in train_models(out_dir, models, quick=quick, seed=s, fast=fast).items():
+                weights[(m, s)] = path
     else:
-        weights = {m: str(shipped_weights(m)) for m in models}
-        missing = [m for m, p in weights.items() if not Path(p).is_file()]
+        shipped = {m: str(shipped_weights(m, fast)) for m in models}
+        missing = [m for m, p in shipped.items() if not Path(p).is_file()]
         if missing:
             raise L4simError(
                 f"the LFQ weights of {', '.join(missing)} are not installed; "
                 "run with --train to train them"
             )
+        weights = {(m, s): p for m, p in shipped.items() for s in seed_list}
     todo = [
-        replace(c, weights=weights.get(c.qdisc, ""))
-        for c in cases(groups, QUICK_POINTS if quick else POINTS)
+        replace(c, weights=weights.get((c.qdisc, c.seed), ""))
+        for c in _cases(groups, quick=quick, train=train, seeds=seed_list)
     ]
     rows = run_cases(_run_case, todo, todo, executor, on_case)
+    one = [
+        dict(zip(("seed", "model", "cca", "corr_bw", "corr_delay", "mean_output"), r, strict=True))
+        for r in table_one(rows, per_seed=True)
+    ]
+    keys7 = ("seed", "qdisc", "throughput_mbps", "max_queue_pkts", "avg_queue_pkts")
+    seven = [dict(zip(keys7, r, strict=True)) for r in table_seven(rows, per_seed=True)]
+    write_per_seed(
+        out_dir, [{"table": "I/II", **d} for d in one] + [{"table": "VII", **d} for d in seven]
+    )
+    write_ci(out_dir, one, ("model", "cca"), ("corr_bw", "corr_delay", "mean_output"))
+    write_ci(
+        out_dir,
+        seven,
+        ("qdisc",),
+        ("throughput_mbps", "max_queue_pkts", "avg_queue_pkts"),
+        name="ci_table7.md",
+    )
     write_table(rows, out_dir, TABLE, markdown_table(rows))
-    write_per_seed(out_dir, rows)  # one run per case: the scenarios' seed (1), one model
     write_csv(
         out_dir / "table1.csv",
         table_one(rows),
@@ -283,70 +338,110 @@ def _corr(xs: list[float], ys: list[float]) -> float:
     return statistics.correlation(xs, ys)
 
 
-def table_one(rows: list[Row]) -> list[tuple[str, str, float, float, float]]:
-    """(model, cca, corr with bw, corr with delay, mean output) per LFQ model and CC."""
-    out = []
+def _one(rows: list[Row], m: str, cca: str) -> tuple[float, float, float] | None:
+    sel = [r for r in rows if r.qdisc == m and r.cca == cca]
+    if not sel:
+        return None
+    cs = []
+    for sweep in ("bw", "delay"):
+        s = [r for r in sel if r.sweep == sweep]
+        cs.append(_corr([r.x for r in s], [r.output or 0.0 for r in s]))
+    return cs[0], cs[1], statistics.fmean(r.output or 0.0 for r in sel)
+
+
+def _by_seed(rows: list[Row]) -> dict[int, list[Row]]:
+    out: dict[int, list[Row]] = {}
+    for r in rows:
+        out.setdefault(r.seed, []).append(r)
+    return out
+
+
+def table_one(rows: list[Row], per_seed: bool = False) -> list[tuple[Any, ...]]:
+    """(model, cca, corr with bw, corr with delay, mean output) per LFQ model and CC, each
+    the mean over the seeds of the per-seed values; ``per_seed``: (seed, model, ...) rows."""
+    out: list[tuple[Any, ...]] = []
+    seeds = _by_seed(rows)
     for m in MODELS:
         for cca in CCAS:
-            sel = [r for r in rows if r.qdisc == m and r.cca == cca]
-            if not sel:
+            vals = {s: v for s, rs in seeds.items() if (v := _one(rs, m, cca)) is not None}
+            if not vals:
                 continue
-            cs = []
-            for sweep in ("bw", "delay"):
-                s = [r for r in sel if r.sweep == sweep]
-                cs.append(_corr([r.x for r in s], [r.output or 0.0 for r in s]))
-            mean = statistics.fmean(r.output or 0.0 for r in sel)
-            out.append((m, cca, cs[0], cs[1], mean))
+            if per_seed:
+                out += [(s, m, cca, *v) for s, v in vals.items()]
+            else:
+                cols = zip(*vals.values(), strict=True)
+                out.append((m, cca, *(mean_ci(c)[0] for c in cols)))
     return out
 
 
-def table_seven(rows: list[Row]) -> list[tuple[str, float, float, float]]:
-    """(qdisc, throughput Mbit/s, max queue, avg queue) averaged over all its runs."""
-    out = []
+def table_seven(rows: list[Row], per_seed: bool = False) -> list[tuple[Any, ...]]:
+    """(qdisc, throughput Mbit/s, max queue, avg queue) averaged over its runs, each seed
+    weighted alike; ``per_seed``: (seed, qdisc, ...) rows."""
+    out: list[tuple[Any, ...]] = []
+    seeds = _by_seed(rows)
     for g in GROUPS:
-        sel = [r for r in rows if r.qdisc == g]
-        if sel:
-            out.append(
-                (
-                    g,
-                    statistics.fmean(r.throughput_mbps for r in sel),
-                    statistics.fmean(r.max_queue for r in sel),
-                    statistics.fmean(r.avg_queue for r in sel),
+        vals = {}
+        for s, rs in seeds.items():
+            sel = [r for r in rs if r.qdisc == g]
+            if sel:
+                vals[s] = tuple(
+                    statistics.fmean(getattr(r, k) for r in sel)
+                    for k in ("throughput_mbps", "max_queue", "avg_queue")
                 )
-            )
+        if not vals:
+            continue
+        if per_seed:
+            out += [(s, g, *v) for s, v in vals.items()]
+        else:
+            out.append((g, *(mean_ci(c)[0] for c in zip(*vals.values(), strict=True))))
     return out
 
 
-def _pct(v: float | None) -> str:
-    return "-" if v is None or v != v else f"{100 * v:.1f} %"
+def _ci(values: Iterable[float], fmt: str, scale: float = 1.0) -> str:
+    mean, _, high, n = mean_ci(values)
+    if n == 0 or mean != mean:
+        return "-"
+    if high is None:
+        return f"{scale * mean:{fmt}}"
+    return f"{scale * mean:{fmt}} ± {scale * (high - mean):{fmt}}"
 
 
 def markdown_table(rows: list[Row]) -> str:
+    n = len(_by_seed(rows))
     lines = [
-        "Table I / II: output buffer (LFQ) vs bandwidth and delay (ours | paper)",
+        f"Table I / II: output buffer (LFQ) vs bandwidth and delay, mean ± 95 % CI over {n} "
+        "seed(s) (ours | paper)",
         "",
-        "| model | CC | corr(bw) | paper | corr(delay) | paper | mean output | paper |",
+        "| model | CC | corr(bw) % | paper | corr(delay) % | paper | mean output | paper |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for m, cca, cb, cd, mean in table_one(rows):
+    per = table_one(rows, per_seed=True)
+    for m, cca, *_ in table_one(rows):
+        sel = [r for r in per if r[1] == m and r[2] == cca]
         pb, pd = PAPER_CORR[(m, cca)]
         po = PAPER_OUTPUT[(m, cca)]
         lines.append(
-            f"| {m} | {cca} | {_pct(cb)} | {pb} % | {_pct(cd)} | {pd} % | {mean:.1f} | "
+            f"| {m} | {cca} | {_ci((r[3] for r in sel), '.1f', 100)} | {pb} | "
+            f"{_ci((r[4] for r in sel), '.1f', 100)} | {pd} | {_ci((r[5] for r in sel), '.1f')} | "
             f"{'-' if po is None else f'{po:g}'} |"
         )
     lines += [
         "",
-        "Table VII: mean throughput (Mbit/s), max and mean queue (packets) (ours | paper)",
+        f"Table VII: mean throughput (Mbit/s), max and mean queue (packets), mean ± 95 % CI over "
+        f"{n} seed(s) (ours | paper)",
         "",
         "| qdisc | throughput | paper | max queue | paper | avg queue | paper |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for g, thr, mx, avg in table_seven(rows):
+    per7 = table_seven(rows, per_seed=True)
+    for g, *_ in table_seven(rows):
+        sel = [r for r in per7 if r[1] == g]
         p = PAPER_VII[g]
         name = f"LFQ {g}" if g in MODELS else g
         lines.append(
-            f"| {name} | {thr:.1f} | {p[0]:g} | {mx:.1f} | {p[1]:g} | {avg:.1f} | {p[2]:g} |"
+            f"| {name} | {_ci((r[2] for r in sel), '.2f')} | {p[0]:g} | "
+            f"{_ci((r[3] for r in sel), '.1f')} | {p[1]:g} | {_ci((r[4] for r in sel), '.2f')} | "
+            f"{p[2]:g} |"
         )
     return "\n".join(lines)
 
@@ -387,10 +482,25 @@ EXPERIMENT = declare(
     paper="Paper 001 (LFQ), Tables I, II and VII and Fig. 8",
     groups=GROUPS,
     options=(
-        quick_option("3 points per sweep instead of 100"),
-        Option("train", bool, "Retrain the learned models instead of the shipped ones.", False),
+        quick_option("3 points per sweep instead of 100, 2 seeds instead of 5"),
+        Option(
+            "train",
+            bool,
+            "Retrain, one model per training seed (recipe paper; --fast: fast; --quick: tiny).",
+            False,
+        ),
+        Option("fast", bool, "The 3 x 64 weights (recipe fast) instead of the 3 x 256.", False),
+        seeds_option("Seeds 1..N: evaluation seeds, or training seeds with --train (default 5)."),
     ),
-    tables=(TABLE, "results.csv", "table1.csv", "table7.csv", "per_seed.csv"),
+    tables=(
+        TABLE,
+        "results.csv",
+        "table1.csv",
+        "table7.csv",
+        "per_seed.csv",
+        "ci.csv",
+        "ci_table7.csv",
+    ),
     figures=("fig8.png",),
     reference=("paper001_corr.csv", "paper001_table7.csv"),
 )
