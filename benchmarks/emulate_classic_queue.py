@@ -9,7 +9,9 @@ Each emulated run is its own process under ``flock LOCK`` (default
 ``/tmp/l4sim-emu.lock``), so that no two emulations on the machine overlap while others can
 interleave between runs. Every run's figures are appended to ``--raw`` (JSON lines; a
 re-run skips the runs already there, so it resumes), and the CSV is rewritten from it after
-each run. ``--case NAME --run K`` (what each locked process runs) emulates one run.
+each run. ``--runs N`` runs each grid case N times (the issue's cases run twice), for the
+kernel's own run-to-run spread. ``--case NAME --run K`` (what each locked process runs)
+emulates one run.
 """
 
 from __future__ import annotations
@@ -58,8 +60,8 @@ FIELDS = (
 )
 
 
-def runs_of(case: Case) -> int:
-    return ISSUE_RUNS if case.name.startswith(ISSUE) else 1
+def runs_of(case: Case, grid_runs: int = 1) -> int:
+    return ISSUE_RUNS if case.name.startswith(ISSUE) else grid_runs
 
 
 def emulate_one(case: Case, run: int) -> dict[str, Any]:
@@ -100,7 +102,7 @@ def write_csv(raw: Path, csv_path: Path, command: str) -> int:
     ]
     n = 0
     for name, case in order.items():
-        for run in range(1, runs_of(case) + 1):
+        for run in range(1, 1 + max((k for n, k in by if n == name), default=0)):
             r = by.get((name, run))
             if r is None:
                 continue
@@ -134,6 +136,9 @@ def main() -> int:
     ap.add_argument("--lock", default=LOCK)
     ap.add_argument("--case", help="emulate this one case (what each locked process runs)")
     ap.add_argument("--run", type=int, default=1)
+    ap.add_argument(
+        "--runs", type=int, default=1, help="runs of each grid case (the kernel's spread)"
+    )
     args = ap.parse_args()
     if args.case:
         case = next(c for c in cases(GROUPS) if c.name == args.case)
@@ -150,7 +155,7 @@ def main() -> int:
     args.raw.parent.mkdir(parents=True, exist_ok=True)
     args.raw.touch()
     for case in cases(groups):
-        for run in range(1, runs_of(case) + 1):
+        for run in range(1, runs_of(case, args.runs) + 1):
             done = {
                 (r["case"], r["run"])
                 for r in (json.loads(x) for x in args.raw.read_text().splitlines() if x.strip())

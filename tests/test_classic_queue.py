@@ -89,7 +89,7 @@ def test_simulated_cells_compare_with_the_kernel(tmp_path: object) -> None:
         if case.name in kern:
             assert all(r.kernel_mbps is not None and r.err is not None for r in rows)
     text = cq.markdown_table(rows)
-    assert text.startswith("| case | flow |")
+    assert text.startswith("| Mbit/s | RTT ms |")
 
 
 @pytest.mark.skipif(

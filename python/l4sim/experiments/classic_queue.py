@@ -275,6 +275,8 @@ class Row:
     kernel_sojourn_ms: float | None
     sim_drops: int
     sim_marks: int
+    #: The kernel's run-to-run spread, max / min - 1 over its runs (None: one run).
+    kernel_spread: float | None = None
 
     @property
     def within(self) -> bool:
@@ -310,6 +312,8 @@ def compare(case: Case, sim: dict[str, Any], kernel: list[dict[str, str]]) -> li
         k = statistics.fmean(float(r["mbps"]) for r in mine) if mine else None
         ks = statistics.fmean(float(r["sojourn_ms"]) for r in mine) if mine else None
         s = sim["mbps"][i]
+        ms = [float(r["mbps"]) for r in mine]
+        spread = round(max(ms) / min(ms) - 1, 4) if len(ms) > 1 and min(ms) > 0 else None
         rows.append(
             Row(
                 case.name,
@@ -327,6 +331,7 @@ def compare(case: Case, sim: dict[str, Any], kernel: list[dict[str, str]]) -> li
                 None if ks is None else round(ks, 3),
                 sim["drops"],
                 sim["marks"],
+                spread,
             )
         )
     return rows
@@ -425,6 +430,13 @@ def summary_lines(rows: list[Row]) -> list[str]:
             f"Reno : CUBIC rate ratio, geometric mean over {len(ratios)} cell pairs: "
             f"kernel {k:.2f}, l4sim {s:.2f}."
         )
+    twice = [r for r in rows if r.kernel_spread is not None]
+    if twice:
+        k = sum(r.kernel_spread is not None and r.kernel_spread <= TOLERANCE for r in twice)
+        lines.append(
+            f"The kernel against itself: {k} of {len(twice)} flows run more than once "
+            f"within 20 % across their runs (max / min - 1 <= 0.2)."
+        )
     issue = [r for r in rows if r.case.startswith(ISSUE) and r.kernel_mbps is not None]
     if issue:
         lines.append(f"Issue 35's three cases: {count(issue)} flows within 20 %.")
@@ -432,19 +444,29 @@ def summary_lines(rows: list[Row]) -> list[str]:
 
 
 def markdown_table(rows: list[Row]) -> str:
-    """Per case: each flow's rate, l4sim and kernel (Mbit/s), and l4sim's error; a flow
-    more than 20 % off is starred; the counts below."""
+    """One line per case: its flows (dominant first), each flow's rate in l4sim and in the
+    kernel (Mbit/s; the kernel's mean over its runs) and l4sim's error (a flow more than
+    20 % off starred), the bottleneck's mean sojourn; the counts below."""
     head = (
-        "| case | flow | l4sim Mbit/s | kernel Mbit/s | error | sojourn ms l4sim / kernel |\n"
-        "|---|---|---|---|---|---|\n"
+        "| Mbit/s | RTT ms | qdisc | ECN | flows | l4sim Mbit/s | kernel Mbit/s | error "
+        "| sojourn ms l4sim / kernel |\n|---|---|---|---|---|---|---|---|---|\n"
     )
-    lines = []
+    cases: dict[str, list[Row]] = {}
     for r in rows:
-        star = "" if r.err is None or r.within else " *"
-        err = "—" if r.err is None else f"{100 * r.err:+.0f} %{star}"
-        soj = f"{r.sim_sojourn_ms:.1f} / {_f(r.kernel_sojourn_ms, '.1f')}" if r.flow == 0 else ""
+        cases.setdefault(r.case, []).append(r)
+    lines = []
+    for rs in cases.values():
+        r0 = rs[0]
+        errs = " / ".join(
+            "—" if r.err is None else f"{100 * r.err:+.0f} %{'' if r.within else ' *'}" for r in rs
+        )
+        q = r0.qdisc if r0.qdisc != "pfifo" else "pfifo (no marks)"
+        ecn = "" if r0.qdisc.startswith("pfifo") else ("on" if r0.ecn else "off")
         lines.append(
-            f"| {r.case} | {r.cca} | {r.sim_mbps:.2f} | {_f(r.kernel_mbps)} | {err} | {soj} |"
+            f"| {r0.rate_mbps} | {r0.rtt_ms} | {q} | {ecn} | "
+            f"{' + '.join(r.cca for r in rs)} | {' / '.join(f'{r.sim_mbps:.2f}' for r in rs)} "
+            f"| {' / '.join(_f(r.kernel_mbps) for r in rs)} | {errs} "
+            f"| {r0.sim_sojourn_ms:.1f} / {_f(r0.kernel_sojourn_ms, '.1f')} |"
         )
     return head + "\n".join(lines) + "\n\n" + "\n".join(summary_lines(rows)) + "\n"
 
