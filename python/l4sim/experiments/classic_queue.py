@@ -443,6 +443,30 @@ def summary_lines(rows: list[Row]) -> list[str]:
     return lines
 
 
+def breakdown_table(rows: list[Row]) -> str:
+    """Per qdisc and dominant flow: the dominant and the classic flows within 20 % of the
+    kernel, and the classic flow's median error (grid cells measured on the kernel)."""
+    grid = [r for r in rows if not r.case.startswith(ISSUE) and r.kernel_mbps is not None]
+    head = "| qdisc |" + "".join(
+        f" {d}: within 20 % | classic: within 20 % | classic: median error |" for d in DOMINANT
+    )
+    lines = [head, "|---|" + "---|---|---|" * len(DOMINANT)]
+    for q in (*QDISCS, "all"):
+        cells = []
+        for d in DOMINANT:
+            rs = [r for r in grid if (q == "all" or r.qdisc == q) and r.case.split("-")[-2] == d]
+            dom = [r for r in rs if r.flow == 0]
+            cl = [r for r in rs if r.flow == 1]
+            errs = [r.err for r in cl if r.err is not None]
+            med = f"{100 * statistics.median(errs):+.0f} %" if errs else "—"
+            cells.append(
+                f" {sum(r.within for r in dom)} of {len(dom)} | "
+                f"{sum(r.within for r in cl)} of {len(cl)} | {med} |"
+            )
+        lines.append(f"| {q} |" + "".join(cells))
+    return "\n".join(lines) + "\n"
+
+
 def markdown_table(rows: list[Row]) -> str:
     """One line per case: its flows (dominant first), each flow's rate in l4sim and in the
     kernel (Mbit/s; the kernel's mean over its runs) and l4sim's error (a flow more than
@@ -468,7 +492,8 @@ def markdown_table(rows: list[Row]) -> str:
             f"| {' / '.join(_f(r.kernel_mbps) for r in rs)} | {errs} "
             f"| {r0.sim_sojourn_ms:.1f} / {_f(r0.kernel_sojourn_ms, '.1f')} |"
         )
-    return head + "\n".join(lines) + "\n\n" + "\n".join(summary_lines(rows)) + "\n"
+    tail = "\n".join(summary_lines(rows))
+    return head + "\n".join(lines) + "\n\n" + tail + "\n\n" + breakdown_table(rows)
 
 
 EXPERIMENT = declare(
