@@ -22,6 +22,9 @@ the declarations.
 - ``remote-brain`` (``remote-rl-tcp-000``): paper 000's remote-brain RL-TCP, stage 1
   (:mod:`l4sim.experiments.remote_rl_tcp_000`) then stage 2, the unified run, the
   control-delay study and a fair-share remote CC (:mod:`l4sim.experiments.remote_brain_000`).
+- ``classic-queue``: classic TCP beside a dominant flow (BBR, DCTCP) in one classic queue,
+  against the kernel measured through ``l4sim emulate`` (issue 35), see
+  :mod:`l4sim.experiments.classic_queue`.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ EXPERIMENTS: dict[str, str] = {
     "macc": "l4sim.experiments.macc_002",
     "lfq": "l4sim.experiments.lfq_001",
     "remote-brain": "l4sim.experiments.remote_rl_tcp_000",
+    "classic-queue": "l4sim.experiments.classic_queue",
 }
 
 
