@@ -178,7 +178,7 @@ def test_the_other_same_nanosecond_order_changes_no_result_of_a_macc_episode():
     assert ra == rb and a.flows().equals(b.flows()) and a.events < b.events
     from l4sim.simulation import Simulation
 
-    sim = Simulation(macc_002.scenario("red+bbr", "2s"), virtual_queues=False)
+    sim = Simulation(macc_002.scenario("red+bbr", "2s"))
     sim.run_until("1s")
     with pytest.raises(ValueError, match="before the run starts"):
         sim._sim.without_virtual_queues()

@@ -292,7 +292,6 @@ class Simulation:
         *,
         memory_limit: int | str | None = None,
         streaming: bool = False,
-        virtual_queues: bool = True,
         _core_sim: Any = None,
     ):
         """Build the simulation of ``scenario`` (a :class:`~l4sim.scenario.Scenario`, a path
@@ -303,9 +302,7 @@ class Simulation:
         check; by default ``$L4SIM_MEMORY_LIMIT``, else half of the available memory) it
         raises :class:`~l4sim.budget.MemoryBudgetError`. ``streaming=True`` tells that the
         caller takes the time series out as the run goes (:meth:`drain_series`, at least
-        every 1 % of the run), so they count for that much only. ``virtual_queues=False``
-        runs every link the ordinary way (the engine's ``without_virtual_queues``): the same
-        results but for the order of events that fall on the same nanosecond."""
+        every 1 % of the run), so they count for that much only."""
         self.scenario: Scenario = _as_scenario(scenario)
         config = self.scenario.to_core_config()
         budget.check(
@@ -322,8 +319,6 @@ class Simulation:
         except CoreError as e:
             msg = f"the simulator core rejected scenario {self.scenario.name!r}: {e}"
             raise CoreError(msg) from None
-        if not virtual_queues:
-            self._sim.without_virtual_queues()
         if not streaming:
             # Room for the whole run's series at once: no copies as they grow.
             self._sim.reserve_series()

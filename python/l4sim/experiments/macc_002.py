@@ -304,6 +304,18 @@ def _row(
     return Row(case.scheme, case.seed, episodes, steps, *whole[:4], *steady, ret), wall
 
 
+def _rule_based(scen: Scenario, virtual_queues: bool) -> Any:
+    """A rule-based scheme's finished run; ``virtual_queues=False``: the engine's other order
+    of same-nanosecond events (the core's ``without_virtual_queues``, before the run)."""
+    from l4sim.simulation import Simulation
+
+    sim = Simulation(scen)
+    if not virtual_queues:
+        sim._sim.without_virtual_queues()
+    sim.run()
+    return sim
+
+
 def _run_case(task: tuple[Case, str, int]) -> tuple[Row, float]:
     """One (scheme, seed) in a worker: train (learned schemes), then one greedy episode;
     the row and the training's wall time."""
@@ -311,12 +323,7 @@ def _run_case(task: tuple[Case, str, int]) -> tuple[Row, float]:
     _, _, learned, mixer = SCHEMES[case.scheme]
     duration = QUICK_EPISODE if case.quick else EPISODE
     if not learned:
-        from l4sim.simulation import Simulation
-
-        sim = Simulation(
-            scenario(case.scheme, duration, seed=case.seed), virtual_queues=case.virtual_queues
-        )
-        sim.run()
+        sim = _rule_based(scenario(case.scheme, duration, seed=case.seed), case.virtual_queues)
         return _row(case, 0, 0, 0.0, sim, None)
     from l4sim.agents import vdn
 
@@ -446,12 +453,7 @@ def _gen_case(task: tuple[str, str, int, str | None, bool, bool]) -> GenRow:
     net = CONDITIONS[cond]
     duration = QUICK_EPISODE if quick else EPISODE
     if policy is None:
-        from l4sim.simulation import Simulation
-
-        sim = Simulation(
-            scenario(scheme, duration, seed=10_000 + seed, net=net), virtual_queues=virt
-        )
-        sim.run()
+        sim = _rule_based(scenario(scheme, duration, seed=10_000 + seed, net=net), virt)
     else:
         from l4sim.agents import vdn
 
