@@ -182,3 +182,19 @@ def test_the_other_same_nanosecond_order_changes_no_result_of_a_macc_episode():
     sim.run_until("1s")
     with pytest.raises(ValueError, match="before the run starts"):
         sim._sim.without_virtual_queues()
+
+
+def test_training_keeps_the_team_of_its_best_greedy_validation():
+    def make():
+        return macc_002.make_env("ma-cc", duration="2s")
+
+    cfg = vdn.VdnConfig(seed=2, learning_starts=8, batch_size=8, select_every=1)
+    res = vdn.train(make, 4, cfg)
+    returns = [v[1] for v in res.validation]
+    assert [v[0] for v in res.validation] == [0, 1, 2, 3]
+    assert res.selected == returns.index(max(returns))
+    # The kept networks score the best validation return again on the validation seed.
+    again, _ = vdn.evaluate(res.nets, cfg, make(), seed=cfg.select_seed + cfg.seed)
+    assert again == max(returns)
+    with pytest.raises(EnvConfigError, match="select_every"):
+        vdn.VdnConfig(select_every=-1).check()
