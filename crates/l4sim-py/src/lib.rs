@@ -237,6 +237,19 @@ impl Simulation {
         columns::queues(py, s, &self.link_names())
     }
 
+    /// Run every link the ordinary way (no virtual queues: `Simulation::without_virtual_queues`
+    /// in the core): the same results, except that events of the same nanosecond may be
+    /// taken in another order. Only before the run starts (else `ValueError`).
+    fn without_virtual_queues(&mut self) -> PyResult<()> {
+        if self.inner.events() != 0 {
+            return Err(PyValueError::new_err(
+                "without_virtual_queues must be called before the run starts",
+            ));
+        }
+        self.inner.disable_virtual_queues();
+        Ok(())
+    }
+
     /// Reserve the time series' room for the whole run at once (`Series::reserve_run`);
     /// `False` if the allocator refused it (the columns then grow as rows come).
     fn reserve_series(&mut self) -> bool {

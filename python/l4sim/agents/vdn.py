@@ -76,6 +76,12 @@ class VdnConfig:
         default_factory=lambda: {"tcp": [0, 1, 4], "aqm": [0, 2, 3]}
     )
     seed: int = 1
+    #: Every ``select_every`` episodes, one greedy episode (no exploration, no learning) on
+    #: validation seed ``select_seed + seed``; training returns the nets of the best such
+    #: episode by mean reward (its own objective, not a measured metric), and keeps every
+    #: validation (episode, return, stats) as a greedy learning curve. 0: the last nets.
+    select_every: int = 0
+    select_seed: int = 20_000
 
     def check(self) -> None:
         if self.mixer not in MIXERS:
@@ -86,6 +92,8 @@ class VdnConfig:
             raise EnvConfigError("gamma must be in [0, 1], tau in (0, 1] and lr positive")
         if self.batch_size < 1 or self.buffer_size < self.batch_size:
             raise EnvConfigError("batch_size must be at least 1 and no more than buffer_size")
+        if self.select_every < 0:
+            raise EnvConfigError("select_every must be 0 (off) or a number of episodes")
 
 
 def agent_type(agent: str) -> str:
@@ -269,6 +277,10 @@ class TrainResult:
     wall_s: float
     stats: list[Any] = field(default_factory=list)
     mixer: QmixMixer | None = None
+    #: With ``select_every``: (episode, mean reward, episode_stats or None) of every greedy
+    #: validation episode, and the episode whose nets were kept (None: the last nets).
+    validation: list[tuple[int, float, Any]] = field(default_factory=list)
+    selected: int | None = None
 
 
 def train(
@@ -317,6 +329,8 @@ def train(
     opt = torch.optim.Adam(params, lr=cfg.lr)
     buf = Replay(agents, dims, cfg.buffer_size)
     stored, returns, steps, stats = 0, [], 0, []
+    validation: list[tuple[int, float, Any]] = []
+    best: tuple[float, int, list[dict[str, torch.Tensor]]] | None = None
     start = time.perf_counter()
     log = ScalarLog(log_dir)
     for ep in range(episodes):
@@ -352,8 +366,16 @@ def train(
             stats.append(episode_stats(env))
         if on_episode is not None:
             on_episode(ep, total)
+        if cfg.select_every and (ep + 1) % cfg.select_every == 0:
+            val, _ = evaluate(nets, cfg, env, seed=cfg.select_seed + cfg.seed)
+            validation.append((ep, val, episode_stats(env) if episode_stats else None))
+            log.add(ep, {"charts/validation_return": val})
+            if best is None or val > best[0]:
+                best = (val, ep, _snapshot(nets, mixers))
     env.close()
     log.close()
+    if best is not None:
+        _restore(nets, mixers, best[2])
     return TrainResult(
         nets,
         cfg,
@@ -362,7 +384,20 @@ def train(
         time.perf_counter() - start,
         stats,
         mixers[0] if mixers else None,
+        validation,
+        None if best is None else best[1],
     )
+
+
+def _snapshot(nets: dict[str, QNet], mixers: Any) -> list[dict[str, torch.Tensor]]:
+    mods = [*nets.values(), *(mixers or ())]
+    return [{k: v.clone() for k, v in m.state_dict().items()} for m in mods]
+
+
+def _restore(nets: dict[str, QNet], mixers: Any, states: list[dict[str, torch.Tensor]]) -> None:
+    """Load a :func:`_snapshot` back (the online nets and mixer, and their targets' mixer)."""
+    for m, st in zip([*nets.values(), *(mixers or ())], states, strict=True):
+        m.load_state_dict(st)
 
 
 def _update(

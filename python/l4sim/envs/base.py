@@ -86,6 +86,9 @@ class L4simEnv(gym.Env):
     * ``trace`` (the environments' constructors): a Mahimahi trace (a file or
       ``builtin:NAME``, or a (forward, reverse) pair) for the bottleneck, see
       :func:`as_scenario`.
+    * ``virtual_queues`` (default True): ``False`` runs every link the ordinary way (the
+      engine's ``without_virtual_queues``): the same dynamics with another order of events
+      that fall on the same nanosecond, to check that a result does not hinge on it.
 
     ``reset(seed=s)`` sets the scenario's seed to ``s`` (so equal seeds give identical
     episodes); ``reset()`` without a seed draws one from the env's RNG. ``fork()`` returns
@@ -104,8 +107,10 @@ class L4simEnv(gym.Env):
         trigger: tuple[str, int] | None = None,
         action_delay: float | str | None = None,
         control_flow: int | None = None,
+        virtual_queues: bool = True,
     ):
         super().__init__()
+        self.virtual_queues = virtual_queues
         self.scenario = scenario
         self.step_ns = to_ns(step_interval, "step_interval")
         if self.step_ns <= 0:
@@ -170,6 +175,8 @@ class L4simEnv(gym.Env):
         cfg = dict(self._core_cfg)
         cfg["seed"] = seed
         core = _core_module().Simulation(json.dumps(cfg))
+        if not self.virtual_queues:
+            core.without_virtual_queues()
         scenario = self.scenario.model_copy(update={"seed": seed})
         sim = Simulation(scenario, _core_sim=core)
         if self.trigger is not None:

@@ -60,8 +60,9 @@ from l4sim.errors import L4simError
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
+from l4sim.experiments._macc_tables import generalise_table, results_table
 from l4sim.experiments._tables import write_ci, write_per_seed, write_table, write_timing
-from l4sim.experiments.base import declare, quick_option, seeds_option, tb_subdir
+from l4sim.experiments.base import Option, declare, quick_option, seeds_option, tb_subdir
 from l4sim.metrics import mean_abs_deviation as _mad
 from l4sim.metrics import nan_mean as _fmean
 from l4sim.scenario import Scenario
@@ -92,9 +93,12 @@ PAPER: dict[str, tuple[float | None, float | None, float | None, float | None]] 
 STEP = "200ms"  # Table 1
 EPISODE = "60s"  # 300 decisions per episode (see the module doc)
 STEADY_S = 10.0  # the "steady" metrics: the episode's last 10 s
-SEEDS = (1, 2, 3)
+SEEDS = (1, 2, 3, 4, 5)
 EPISODES = 150
-QUICK_EPISODE, QUICK_EPISODES = "4s", 2
+#: A greedy validation episode every SELECT_EVERY training episodes; the evaluated team is
+#: the one of the best validation return (``VdnConfig.select_every``).
+SELECT_EVERY = 5
+QUICK_EPISODE, QUICK_EPISODES, QUICK_SELECT_EVERY = "4s", 8, 2
 #: Reward constants of eq. 3 (the paper's are not published), on normalised terms
 #: (rewards.macc_r1 / macc_r2): acked segments / link capacity per step, bytes in flight /
 #: BDP, RTT above the path's base RTT / base RTT; dequeue rate / link rate, queue delay /
@@ -138,6 +142,8 @@ class Case:
     scheme: str
     seed: int
     quick: bool = False
+    #: False: the engine without virtual queues (another order of same-nanosecond events).
+    virtual_queues: bool = True
 
     @property
     def name(self) -> str:
@@ -148,15 +154,16 @@ def cases(
     groups: Iterable[str] = GROUPS,
     seeds: Iterable[int] = SEEDS,
     quick: bool = False,
+    reorder: bool = False,
     **_: object,
 ) -> list[Case]:
-    """Every (scheme, training seed); ``quick``: the first seed only."""
+    """Every (scheme, training seed); ``quick``: the first two seeds only."""
     groups = list(groups)
     unknown = [g for g in groups if g not in SCHEMES]
     if unknown:
         raise L4simError(f"unknown scheme {unknown[0]!r}; known: {', '.join(SCHEMES)}")
-    seeds = tuple(seeds)[:1] if quick else tuple(seeds)
-    return [Case(g, s, quick) for g in groups for s in seeds]
+    seeds = tuple(seeds)[:2] if quick else tuple(seeds)
+    return [Case(g, s, quick, not reorder) for g in groups for s in seeds]
 
 
 def scenario(scheme: str, duration: str = EPISODE, seed: int = 1, net: Net = PAPER_NET) -> Scenario:
@@ -187,10 +194,13 @@ def scenario(scheme: str, duration: str = EPISODE, seed: int = 1, net: Net = PAP
     )
 
 
-def make_env(scheme: str, duration: str = EPISODE, net: Net = PAPER_NET) -> Any:
+def make_env(
+    scheme: str, duration: str = EPISODE, net: Net = PAPER_NET, virtual_queues: bool = True
+) -> Any:
     """The MultiCCEnv of a learned scheme: its agents, paper 002's action sets and rewards
     (r1 for TCP agents, r2 for AQM agents, constants ``R1`` / ``R2``; their sum for every
-    agent under VDN and QMIX)."""
+    agent under VDN and QMIX). ``virtual_queues=False``: the engine's other order of
+    same-nanosecond events."""
     from l4sim.envs import MultiCCEnv
 
     _, _, learned, mixer = SCHEMES[scheme]
@@ -202,6 +212,7 @@ def make_env(scheme: str, duration: str = EPISODE, net: Net = PAPER_NET) -> Any:
         step_interval=STEP,
         tcp_reward_kwargs=R1,
         aqm_reward_kwargs=R2,
+        virtual_queues=virtual_queues,
     )
 
 
@@ -293,6 +304,18 @@ def _row(
     return Row(case.scheme, case.seed, episodes, steps, *whole[:4], *steady, ret), wall
 
 
+def _rule_based(scen: Scenario, virtual_queues: bool) -> Any:
+    """A rule-based scheme's finished run; ``virtual_queues=False``: the engine's other order
+    of same-nanosecond events (the core's ``without_virtual_queues``, before the run)."""
+    from l4sim.simulation import Simulation
+
+    sim = Simulation(scen)
+    if not virtual_queues:
+        sim._sim.without_virtual_queues()
+    sim.run()
+    return sim
+
+
 def _run_case(task: tuple[Case, str, int]) -> tuple[Row, float]:
     """One (scheme, seed) in a worker: train (learned schemes), then one greedy episode;
     the row and the training's wall time."""
@@ -300,17 +323,15 @@ def _run_case(task: tuple[Case, str, int]) -> tuple[Row, float]:
     _, _, learned, mixer = SCHEMES[case.scheme]
     duration = QUICK_EPISODE if case.quick else EPISODE
     if not learned:
-        from l4sim.simulation import Simulation
-
-        sim = Simulation(scenario(case.scheme, duration, seed=case.seed))
-        sim.run()
+        sim = _rule_based(scenario(case.scheme, duration, seed=case.seed), case.virtual_queues)
         return _row(case, 0, 0, 0.0, sim, None)
     from l4sim.agents import vdn
 
-    cfg = vdn.VdnConfig(mixer=mixer or "vdn", seed=case.seed)
+    every = QUICK_SELECT_EVERY if case.quick else SELECT_EVERY
+    cfg = vdn.VdnConfig(mixer=mixer or "vdn", seed=case.seed, select_every=every)
     out = Path(case_dir)
     result = vdn.train(
-        lambda: make_env(case.scheme, duration),
+        lambda: make_env(case.scheme, duration, virtual_queues=case.virtual_queues),
         episodes,
         cfg,
         episode_stats=_episode_stats,
@@ -318,12 +339,11 @@ def _run_case(task: tuple[Case, str, int]) -> tuple[Row, float]:
     )
     out.mkdir(parents=True, exist_ok=True)
     vdn.save(result, out / "policy.pt")
-    (out / "curve.json").write_text(
-        json.dumps({"returns": result.returns, "throughput_rtt": result.stats})
-    )
-    _, sim = vdn.evaluate(
-        result.nets, cfg, make_env(case.scheme, duration), seed=10_000 + case.seed
-    )
+    curve = {"returns": result.returns, "throughput_rtt": result.stats}
+    curve |= {"validation": result.validation, "selected_episode": result.selected}
+    (out / "curve.json").write_text(json.dumps(curve))
+    env = make_env(case.scheme, duration, virtual_queues=case.virtual_queues)
+    _, sim = vdn.evaluate(result.nets, cfg, env, seed=10_000 + case.seed)
     last = result.returns[-10:]
     ret = statistics.fmean(last) if last else None
     return _row(case, episodes, result.steps, result.wall_s, sim, ret)
@@ -339,21 +359,27 @@ def reproduce(
     episodes: int | None = None,
     seeds: Iterable[int] = SEEDS,
     quick: bool = False,
+    reorder: bool = False,
 ) -> list[Row]:
     """Every scheme x training seed on ``executor``; writes ``results.csv`` / ``results.md``
-    (mean and std over seeds beside the paper), ``per_seed.csv``, ``ci.csv`` / ``ci.md``,
+    (mean ± 95 % CI over seeds beside the paper), ``per_seed.csv``, ``ci.csv`` / ``ci.md``,
     ``timing.csv`` (training wall times), the generalisation of the trained MA-CC
     teams (``generalise.md``) and, with ``figures``, the bar chart and training curves.
-    ``quick``: one seed, 2 episodes of 4 s (tests)."""
+    ``quick``: two seeds, 8 episodes of 4 s (tests); ``reorder``: the engine's
+    other order of same-nanosecond events (the same dynamics otherwise)."""
     if importlib.util.find_spec("torch") is None:
         raise L4simError("MA-CC needs PyTorch: pip install 'l4sim[rl]'")
     if episodes is None:
         episodes = QUICK_EPISODES if quick else EPISODES
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    todo = cases(only if only is not None else GROUPS, seeds, quick)
+    todo = cases(only if only is not None else GROUPS, seeds, quick, reorder)
     tasks = [(c, str(out / c.name), episodes) for c in todo]
     done = run_cases(_run_case, tasks, todo, executor, on_case)
+    # Tables in SCHEMES order whatever the order of ``only`` (which only sets the run order).
+    order = {s: i for i, s in enumerate(SCHEMES)}
+    done.sort(key=lambda d: (order[d[0].scheme], d[0].seed))
+    todo.sort(key=lambda c: (order[c.scheme], c.seed))
     rows = [r for r, _ in done]
     write_table(rows, out, TABLE, markdown_table(rows))
     write_per_seed(out, rows)
@@ -371,8 +397,16 @@ def reproduce(
 
 
 def _timing(r: Row, wall: float) -> dict[str, Any]:
+    """A training's wall time and env steps per second (one env step: every agent's
+    decision, one gradient step; greedy validation episodes count in the wall time)."""
     sps = r.train_steps / wall if wall > 0 else None
-    return {"scheme": r.scheme, "seed": r.seed, "train_wall_s": wall, "agent_steps_per_s": sps}
+    return {
+        "scheme": r.scheme,
+        "seed": r.seed,
+        "env_steps": r.train_steps,
+        "train_wall_s": wall,
+        "env_steps_per_s": sps,
+    }
 
 
 def scenarios(
@@ -412,22 +446,20 @@ def _rate_kbps(rate: str) -> float:
     return float(rate.removesuffix("Mbps")) * 1e3
 
 
-def _gen_case(task: tuple[str, str, int, str | None, bool]) -> GenRow:
+def _gen_case(task: tuple[str, str, int, str | None, bool, bool]) -> GenRow:
     """One condition x scheme x seed: the trained team's greedy episode (or a rule-based
     scheme's run); metrics over the episode's last STEADY_S seconds."""
-    cond, scheme, seed, policy, quick = task
+    cond, scheme, seed, policy, quick, virt = task
     net = CONDITIONS[cond]
     duration = QUICK_EPISODE if quick else EPISODE
     if policy is None:
-        from l4sim.simulation import Simulation
-
-        sim = Simulation(scenario(scheme, duration, seed=10_000 + seed, net=net))
-        sim.run()
+        sim = _rule_based(scenario(scheme, duration, seed=10_000 + seed, net=net), virt)
     else:
         from l4sim.agents import vdn
 
         nets, cfg = vdn.load_policy(policy)
-        _, sim = vdn.evaluate(nets, cfg, make_env(scheme, duration, net), seed=10_000 + seed)
+        env = make_env(scheme, duration, net, virtual_queues=virt)
+        _, sim = vdn.evaluate(nets, cfg, env, seed=10_000 + seed)
     dur = _duration_s(duration)
     since = dur - min(STEADY_S, dur / 2)
     m = metrics(sim, range(net.senders), since_s=since)
@@ -460,82 +492,24 @@ def generalise(
     missing = [c.name for c in teams if not (out / c.name / "policy.pt").is_file()]
     if missing:
         raise L4simError(f"no trained policy for {missing[0]} in {str(out)!r}: train it first")
-    tasks: list[tuple[str, str, int, str | None, bool]] = []
+    virt = all(c.virtual_queues for c in teams)
+    tasks: list[tuple[str, str, int, str | None, bool, bool]] = []
     for cond in conds:
         for c in teams:
-            tasks.append((cond, c.scheme, c.seed, str(out / c.name / "policy.pt"), quick))
+            tasks.append((cond, c.scheme, c.seed, str(out / c.name / "policy.pt"), quick, virt))
         for seed in sorted({c.seed for c in teams}):
-            tasks.append((cond, baseline, seed, None, quick))
+            tasks.append((cond, baseline, seed, None, quick, virt))
     names = [replace(Case(t[1], t[2]), scheme=f"{t[0]}: {t[1]}") for t in tasks]
     rows = run_cases(_gen_case, tasks, names, executor)
     write_table(rows, out, "generalise.md", generalise_table(rows))
     return rows
 
 
-def generalise_table(rows: list[GenRow]) -> str:
-    """Per condition and scheme: mean ± std over seeds (last STEADY_S s of the episode)."""
-    head = (
-        "| condition | scheme | throughput kbit/s | utilisation % | RTT ms | queue pkts "
-        "| sum of cwnd pkts | CUBIC flow kbit/s |\n|---|---|---|---|---|---|---|---|\n"
-    )
-    lines = []
-    for cond in dict.fromkeys(r.condition for r in rows):
-        for scheme in dict.fromkeys(r.scheme for r in rows):
-            rs = [r for r in rows if r.condition == cond and r.scheme == scheme]
-            if not rs:
-                continue
-            other = [r.other_kbps for r in rs if r.other_kbps is not None]
-            lines.append(
-                f"| {cond} | {scheme} | {_stats([r.throughput_kbps for r in rs])} "
-                f"| {_stats([100 * r.utilisation for r in rs])} "
-                f"| {_stats([r.rtt_ms for r in rs])} | {_stats([r.queue_pkts for r in rs], 1)} "
-                f"| {_stats([r.cwnd_sum_pkts for r in rs])} "
-                f"| {_stats(other) if other else '-'} |"
-            )
-    return head + "\n".join(lines) + "\n"
-
-
-# -- tables and figures ----------------------------------------------------------------------
-
-
-def _stats(xs: list[float], digits: int = 0) -> str:
-    xs = [x for x in xs if x is not None and not math.isnan(x)]
-    if not xs:
-        return "-"
-    sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
-    return f"{statistics.fmean(xs):,.{digits}f} ± {sd:,.{digits}f}"
-
-
 def markdown_table(rows: list[Row]) -> str:
-    """Per scheme: mean ± std over training seeds, beside paper 002's Fig. 4 numbers; the
-    whole greedy episode, then its last STEADY_S seconds."""
-    head = (
-        "| scheme | seeds | throughput kbit/s (paper) | RTT ms (paper) | MAD cwnd bytes (paper) "
-        "| MAD queue pkts (paper) | last 10 s: throughput kbit/s | RTT ms | MAD cwnd bytes "
-        "| MAD queue pkts |\n"
-        "|---|---|---|---|---|---|---|---|---|---|\n"
-    )
-    lines = []
-    for scheme in SCHEMES:
-        rs = [r for r in rows if r.scheme == scheme]
-        if not rs:
-            continue
-        paper = PAPER.get(scheme, (None,) * 4)
-
-        def cell(vals: list[float], p: float | None) -> str:
-            return f"{_stats(vals)} ({'-' if p is None else f'{p:,.0f}'})"
-
-        lines.append(
-            f"| {scheme} | {len(rs)} | {cell([r.throughput_kbps for r in rs], paper[0])} "
-            f"| {cell([r.rtt_ms for r in rs], paper[1])} "
-            f"| {cell([r.mad_cwnd_bytes for r in rs], paper[2])} "
-            f"| {cell([r.mad_queue_pkts for r in rs], paper[3])} "
-            f"| {_stats([r.steady_throughput_kbps for r in rs])} "
-            f"| {_stats([r.steady_rtt_ms for r in rs])} "
-            f"| {_stats([r.steady_mad_cwnd_bytes for r in rs])} "
-            f"| {_stats([r.steady_mad_queue_pkts for r in rs], 1)} |"
-        )
-    return head + "\n".join(lines) + "\n"
+    """Per scheme: mean ± 95 % CI over training seeds, beside paper 002's Fig. 4 numbers; the
+    whole greedy episode, then its last STEADY_S seconds, and how many seeds reach the
+    paper's point (steady throughput within 10 % of its, MAD queue <= 5 packets)."""
+    return results_table(rows, list(SCHEMES), PAPER)
 
 
 EXPERIMENT = declare(
@@ -547,8 +521,15 @@ EXPERIMENT = declare(
     paper="Paper 002 (MA-CC), Fig. 2, Table 1 and Fig. 4",
     groups=GROUPS,
     options=(
-        quick_option("one seed, 2 episodes of 4 s"),
-        seeds_option("Train with seeds 1..N (default 3)."),
+        quick_option("two seeds, 8 episodes of 4 s"),
+        seeds_option("Train with seeds 1..N (default 5)."),
+        Option(
+            "reorder",
+            bool,
+            "Run the engine without virtual queues: the same network, another order of "
+            "events that fall on the same nanosecond (a robustness check).",
+            default=False,
+        ),
     ),
     tables=(TABLE, "results.csv", "generalise.md", "generalise.csv", "per_seed.csv", "ci.md"),
     figures=("metrics.png", "training.png"),

@@ -150,6 +150,12 @@ impl Simulation {
     /// events at the same nanosecond may be taken in another order); for tests and A/B
     /// speed measurements. Must be called before the run starts.
     pub fn without_virtual_queues(mut self) -> Simulation {
+        self.disable_virtual_queues();
+        self
+    }
+
+    /// `without_virtual_queues` in place (the Python binding's `without_virtual_queues`).
+    pub fn disable_virtual_queues(&mut self) {
         assert_eq!(
             self.events, 0,
             "without_virtual_queues before the run starts"
@@ -157,7 +163,6 @@ impl Simulation {
         for ch in &mut self.channels {
             ch.virt = false;
         }
-        self
     }
 
     /// Up to when virtual links' transmission starts count as done while events of this
