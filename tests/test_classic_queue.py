@@ -108,5 +108,12 @@ def test_one_cell_through_the_kernel() -> None:
     res = emulate(cq.scenario(case))
     m = cq.measure(case, res.summary, res.flows)
     assert all(x > 0 for x in m["mbps"])
-    assert sum(m["mbps"]) <= case.rate_mbps * PAYLOAD * 1.01
+    # The kernel's rates are what the receiving application read between two samples taken
+    # every sample_interval of wall time, so each edge of the window may be off by up to one
+    # interval (the reader drains what TCP delivered earlier, e.g. when the 2-core machine is
+    # busy): the link's payload over the window plus two intervals bounds the sum (measured
+    # 2.7 % over the window alone once, with the suite running beside it).
+    iv = cq.scenario(case).sample_interval / 1e9
+    window = case.duration_s - case.measure_from_s
+    assert sum(m["mbps"]) <= case.rate_mbps * PAYLOAD * (window + 2 * iv) / window
     assert res.summary["emulation"]["scalable_tcp"] == ["l4sim_dctcp"]

@@ -226,7 +226,10 @@ def test_interval_one_keeps_the_per_packet_outputs(tmp_path: Path) -> None:
     sim.run()
     q = sim.summary()["queues"][0]
     assert (q["packets"], q["drops"], q["backlog_max_pkts"]) == (2966, 47, 27)
-    assert q["backlog_mean_pkts"] == pytest.approx(13.585013906333334, rel=1e-12)
+    # The first increment's mean was 13.585013906333334; it moved by 5e-5 (relative) when a
+    # loss marked as recovery ends started the next recovery on that same ACK, as Linux's
+    # tcp_fastretrans_alert does (issue 35): the counts above are unchanged.
+    assert q["backlog_mean_pkts"] == pytest.approx(13.584349906333333, rel=1e-12)
     assert sim.observe_flow_queues(lfq.LINK)["limit_pkts"][0] == 24
     del qdisc["lfq_interval"]
     default = l4sim.Simulation(lfq.scenario(12.0, 20.0, "newreno", 3.0, qdisc))
