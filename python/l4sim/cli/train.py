@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -12,6 +12,25 @@ from rich.markup import escape
 from l4sim.cli._app import app, check_out_dir, err_console, out_console
 from l4sim.cli.tables import _eval_table
 from l4sim.errors import L4simError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+
+def _progress(quiet: bool) -> Progress:
+    """The training commands' progress bar: description, bar, done/total, time, info."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[info]}"),
+        console=err_console,
+        disable=quiet,
+    )
+
 
 train_app = typer.Typer(
     help="Train a learning agent on an l4sim environment and evaluate it.",
@@ -48,8 +67,6 @@ def train_rl_tcp_cmd(
     import importlib.util
     import json
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     check_out_dir(out)
     if importlib.util.find_spec("torch") is None:
         raise L4simError("l4sim train needs PyTorch: pip install 'l4sim[rl]' (torch, tensorboard)")
@@ -82,15 +99,7 @@ def train_rl_tcp_cmd(
         f"TensorBoard logs in [bold]{escape(str(out / 'tb'))}[/]: "
         f"tensorboard --logdir {escape(str(out / 'tb'))}"
     )
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[info]}"),
-        console=err_console,
-        disable=quiet,
-    ) as bar:
+    with _progress(quiet) as bar:
         task = bar.add_task(f"rl-tcp ({reward})", total=steps, info="")
 
         def step(done: int, total: int, info: dict[str, float]) -> None:
@@ -150,8 +159,6 @@ def train_lfq_cmd(
     import json
     import time
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from l4sim.agents.lfq_recipes import MODELS, RECIPES
 
     check_out_dir(out)
@@ -174,15 +181,7 @@ def train_lfq_cmd(
         soft_wrap=True,
     )
     start = time.perf_counter()
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[info]}"),
-        console=err_console,
-        disable=quiet,
-    ) as bar:
+    with _progress(quiet) as bar:
         tasks: dict[str, int] = {}
 
         def step(model: str, info: dict[str, float]) -> None:
