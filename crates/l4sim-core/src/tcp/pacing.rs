@@ -1,7 +1,9 @@
 //! Linux internal TCP pacing (`tcp_output.c`): each departure is spaced from the previous
 //! one by its size over the pacing rate (`tcp_update_skb_after_send`, the clock
 //! `tcp_wstamp_ns`); the rate is the algorithm's, or a gain × cwnd / SRTT
-//! (`tcp_update_pacing_rate`).
+//! (`tcp_update_pacing_rate`). An algorithm that sizes TSO bursts (BBR's
+//! `bbr_tso_segs_goal`) sends that many segments back to back as one skb, and the gap after
+//! them is their total size over the rate (`tcp_tso_segs`, `tcp_update_skb_after_send`).
 
 use super::cc::Window;
 use crate::time::{Time, SEC};
@@ -15,6 +17,10 @@ pub struct Pacer {
     next_send: Time,
     /// Segments sent so far.
     segs_out: u64,
+    /// When the current TSO burst (one skb of several segments) left.
+    burst_at: Time,
+    /// Segments the current burst may still add at `burst_at`.
+    burst_left: u32,
 }
 
 impl Pacer {
@@ -28,18 +34,33 @@ impl Pacer {
     /// The time the next segment must wait for, if pacing holds it at `now`.
     #[inline]
     pub fn hold(&self, now: Time) -> Option<Time> {
-        (self.on && now < self.next_send).then_some(self.next_send)
+        let in_burst = self.burst_left > 0 && now == self.burst_at;
+        (self.on && now < self.next_send && !in_burst).then_some(self.next_send)
     }
 
     /// A segment of `bytes` of payload left at `now` (Linux tcp_update_skb_after_send,
     /// which times the headerless skb: the headers on the wire are not paced): the next
     /// departure is `bytes` at `rate()` (bytes per second) later, once the first ten
-    /// segments are out (the initial window leaves as a burst).
+    /// segments are out (the initial window leaves as a burst). `tso_segs`: the segments one
+    /// skb may carry (Linux `tcp_tso_segs`); the next `tso_segs - 1` segments sent at the
+    /// same instant join this one, and the clock advances by each.
     #[inline]
-    pub fn on_sent(&mut self, bytes: u32, now: Time, rate: impl FnOnce() -> Option<u64>) {
+    pub fn on_sent(
+        &mut self,
+        bytes: u32,
+        now: Time,
+        tso_segs: u32,
+        rate: impl FnOnce() -> Option<u64>,
+    ) {
         self.segs_out += 1;
         if !self.on {
             return;
+        }
+        if self.burst_left > 0 && now == self.burst_at {
+            self.burst_left -= 1;
+        } else {
+            self.burst_at = now;
+            self.burst_left = tso_segs.saturating_sub(1);
         }
         self.next_send = self.next_send.max(now);
         if self.segs_out < 10 {
@@ -53,6 +74,7 @@ impl Pacer {
     /// After a timeout the retransmission leaves at once.
     pub fn restart(&mut self, now: Time) {
         self.next_send = now;
+        self.burst_left = 0;
     }
 }
 
@@ -78,24 +100,46 @@ mod tests {
     fn the_first_ten_leave_as_a_burst_then_one_packet_time_apart() {
         let mut p = Pacer::new(true);
         for _ in 0..9 {
-            p.on_sent(1500, 0, || Some(1_500_000));
+            p.on_sent(1500, 0, 1, || Some(1_500_000));
             assert_eq!(p.hold(0), None);
         }
         // The tenth: 1500 bytes at 1.5 MB/s hold the next for 1 ms.
-        p.on_sent(1500, 0, || Some(1_500_000));
+        p.on_sent(1500, 0, 1, || Some(1_500_000));
         assert_eq!(p.hold(0), Some(MS));
         assert_eq!(p.hold(MS), None);
         // Sent late: the clock starts from the send time.
-        p.on_sent(1500, 5 * MS, || Some(1_500_000));
+        p.on_sent(1500, 5 * MS, 1, || Some(1_500_000));
         assert_eq!(p.hold(5 * MS), Some(6 * MS));
         p.restart(5 * MS);
         assert_eq!(p.hold(5 * MS), None);
         // Off: never holds.
         let mut off = Pacer::new(false);
         for _ in 0..20 {
-            off.on_sent(1500, 0, || Some(1));
+            off.on_sent(1500, 0, 1, || Some(1));
         }
         assert_eq!(off.hold(0), None);
+    }
+
+    #[test]
+    fn a_tso_burst_leaves_at_once_and_the_gap_after_it_covers_all_its_segments() {
+        // Linux tcp_tso_segs / tcp_update_skb_after_send: an skb of 2 segments of 1500
+        // bytes at 1.5 MB/s leaves at once and holds the next skb for 2 ms.
+        let mut p = Pacer::new(true);
+        for _ in 0..10 {
+            p.on_sent(1500, 0, 2, || Some(1_500_000));
+        }
+        let t = p.hold(0).expect("the first ten are out: paced");
+        p.on_sent(1500, t, 2, || Some(1_500_000));
+        assert_eq!(
+            p.hold(t),
+            None,
+            "the burst's second segment leaves with the first"
+        );
+        p.on_sent(1500, t, 2, || Some(1_500_000));
+        assert_eq!(p.hold(t), Some(t + 2 * MS));
+        // A segment that could not join at once (cwnd-limited) waits for the clock.
+        p.on_sent(1500, t + 2 * MS, 2, || Some(1_500_000));
+        assert_eq!(p.hold(t + 2 * MS + 1), Some(t + 3 * MS));
     }
 
     #[test]

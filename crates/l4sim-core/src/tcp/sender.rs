@@ -865,10 +865,11 @@ impl TcpSender {
         self.stats.bytes_sent += len as u64;
         self.stats.wire_bytes_sent += p.size as u64;
         let (w, srtt, packets_out) = (&self.w, self.rtt.srtt, self.sb.len());
-        let mss = self.mss;
+        let (mss, tso_segs) = (self.mss, self.cc.tso_segs());
         // Linux paces the headerless skb: its payload (tcp_update_skb_after_send).
-        self.pacer
-            .on_sent(len, now, || pacing::rate(w, srtt, mss, packets_out));
+        self.pacer.on_sent(len, now, tso_segs, || {
+            pacing::rate(w, srtt, mss, packets_out)
+        });
         out.push(p);
         // RFC 6298 §5.1: start the timer if it is not running.
         if self.rto_timer.deadline.is_none() {

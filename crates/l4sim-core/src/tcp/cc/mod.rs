@@ -274,6 +274,11 @@ pub trait CongestionOps {
     fn ecn_needs(&self) -> EcnNeeds {
         EcnNeeds::default()
     }
+    /// Segments a paced sender puts in one burst (one TSO skb, Linux `tcp_tso_segs`). The
+    /// default, 1, paces each segment; BBR sizes its bursts (`bbr_tso_segs_goal`).
+    fn tso_segs(&self) -> u32 {
+        1
+    }
 }
 
 /// What an algorithm may know of its flow besides its own options, passed explicitly (the
@@ -403,6 +408,10 @@ macro_rules! ccas {
             }
             fn ecn_needs(&self) -> EcnNeeds {
                 match self { $( Cc::$V(c) => c.ecn_needs(), )* }
+            }
+            #[inline]
+            fn tso_segs(&self) -> u32 {
+                match self { $( Cc::$V(c) => c.tso_segs(), )* }
             }
         }
     };

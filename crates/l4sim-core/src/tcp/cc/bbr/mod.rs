@@ -469,6 +469,12 @@ impl CongestionOps for Bbr {
         true
     }
 
+    /// Linux `tcp_tso_segs` with BBR's `min_tso_segs`: its bursts are `bbr_tso_segs_goal`
+    /// segments (about 1 ms of data at the pacing rate, at least 2 above 1.2 Mbit/s).
+    fn tso_segs(&self) -> u32 {
+        self.tso_segs_goal
+    }
+
     /// Linux `bbr_main`: update the model, then pacing rate and cwnd.
     fn cong_control(&mut self, w: &mut Window, s: &AckSample, rs: &RateSample) {
         if !self.initialized {
