@@ -90,6 +90,19 @@ def test_simulated_cells_compare_with_the_kernel(tmp_path: object) -> None:
             assert all(r.kernel_mbps is not None and r.err is not None for r in rows)
     text = cq.markdown_table(rows)
     assert text.startswith("| Mbit/s | RTT ms |")
+    assert "(mean of 4 seeds)" in text.splitlines()[0]
+
+
+def test_l4sim_side_is_the_mean_of_its_seeds() -> None:
+    """Each seed is its own run (PIE's draws differ), and the row is their mean."""
+    case = cq.Case(10, 10, "pie", False, ("bbr", "cubic"))
+    sim = cq._simulate(case, seeds=[1, 2])
+    one, two = (cq._simulate(case, seeds=[s]) for s in (1, 2))
+    assert sim["seeds"] == [1, 2] and len(sim["runs"]) == 2
+    assert one["mbps"] != two["mbps"]
+    for i in range(2):
+        assert sim["mbps"][i] == pytest.approx((one["mbps"][i] + two["mbps"][i]) / 2)
+    assert cq.compare(case, sim, [])[0].sim_seeds == 2
 
 
 @pytest.mark.skipif(
