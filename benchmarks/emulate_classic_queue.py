@@ -9,7 +9,7 @@ Each emulated run is its own process under ``flock LOCK`` (default
 ``/tmp/l4sim-emu.lock``), so that no two emulations on the machine overlap while others can
 interleave between runs. Every run's figures are appended to ``--raw`` (JSON lines; a
 re-run skips the runs already there, so it resumes), and the CSV is rewritten from it after
-each run. ``--runs N`` runs each grid case N times (the issue's cases run twice), for the
+each run. ``--runs N`` runs each grid case N times (the issue's cases four times), for the
 kernel's own run-to-run spread. ``--case NAME --run K`` (what each locked process runs)
 emulates one run.
 """
