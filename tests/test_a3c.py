@@ -399,3 +399,31 @@ def test_mean_prob_in_state_shows_the_mean_action_not_the_sample(monkeypatch):
         mu, _std = actor(torch.full((1, a3c.STATE_DIM), 0.5))
     assert shown == pytest.approx([to_prob(float(mu), cfg.max_prob)] * len(shown))
     assert env.applied != pytest.approx(shown)
+
+
+def test_an_incremental_actor_moves_p_in_training_and_in_the_core(tmp_path):
+    """``delta_prob`` (issue 36: an integral controller): a decision moves the current p' by
+    at most delta_prob x action_repeat, p' is in the state, the weights file carries
+    delta_prob and the core moves p' the same way at each update."""
+    from l4sim.agents.a3c_model import next_prob
+
+    cfg = a3c.A3cConfig(delta_prob=0.01, action_repeat=4, max_prob=0.5)
+    assert next_prob(1.0, 0.2, cfg) == pytest.approx(0.24)
+    assert next_prob(-5.0, 0.02, cfg) == 0.0  # clipped action, clamped p'
+    assert next_prob(0.3, 0.49, cfg) == 0.5
+    assert a3c.norm_scale(cfg)[1] > 0  # p' shown to the actor
+    torch.manual_seed(2)
+    actor = a3c.Actor()
+    path = tmp_path / "inc.safetensors"
+    a3c.save_policy(path, actor, cfg)
+    states = np.random.default_rng(1).random((50, a3c.STATE_DIM)).astype(np.float32)
+    rust = np.array(_core.policy_infer("a3c", str(path), states.tolist()))
+    with torch.no_grad():
+        mean = actor(torch.as_tensor(states))[0][:, 0].numpy()
+    current = states[:, 1] / a3c.norm_scale(cfg)[1]
+    want = np.clip(current + 0.01 * mean, 0.0, 0.5)
+    assert np.abs(rust - want).max() < 1e-5
+    res = a3c.train(a3c.A3cConfig(**{**QUICK, "delta_prob": 0.01}))
+    assert len(res.curve) == 2
+    with pytest.raises(EnvConfigError, match="online"):
+        a3c.train(a3c.A3cConfig(**{**QUICK, "delta_prob": 0.01, "mode": "offline"}))

@@ -58,6 +58,7 @@ from l4sim.agents.a3c_model import (
     Critic,
     deterministic_action,
     load_checkpoint,
+    next_prob,
     norm_scale,
     raw_state,
     save_checkpoint,
@@ -254,7 +255,12 @@ def evaluate(actor: Actor, cfg: A3cConfig, episodes: int = 10, seed: int = HELD_
     for _ in range(episodes):
         state = env.reset()
         for _t in range(cfg.steps):
-            p = float(deterministic_action(actor, state, cfg.max_prob)[0])
+            if cfg.delta_prob > 0:
+                with torch.no_grad():
+                    mean, _ = actor(torch.as_tensor(np.asarray(state, np.float32)).reshape(1, -1))
+                p = next_prob(float(mean[0, 0]), env.prob, cfg)
+            else:
+                p = float(deterministic_action(actor, state, cfg.max_prob)[0])
             state, r = act(env, p, cfg.action_repeat)
             total += r
     return total / (episodes * cfg.steps)

@@ -121,6 +121,13 @@ class A3cConfig:
     previous decision's *mean* p' (what the deployed actor set, and what the core reads)
     instead of the sampled one: an integrator's input without the exploration noise
     (issue 36: a memoryless actor is a proportional controller). Online mode only."""
+    delta_prob: float = 0.0
+    """> 0: the action is a *change* of p' (an integral controller, issue 36: a memoryless
+    actor mapping the queue to p' is a proportional controller, where DualPI2's PI
+    integrates): each decision moves the current p' by up to ``delta_prob`` x
+    ``action_repeat`` (deployed: ``delta_prob`` per tupdate), clamped to [0, max_prob], and
+    p' is in the state. 0 (paper): the action sets p'. Online mode only. Measured
+    (benchmarks/a3c_incremental.py): it learns worse, driving p' to a bound."""
     squash: bool = False
     """Sample z ~ N(u, std) before the tanh and apply tanh(z) (a squashed Gaussian as in
     SAC, Haarnoja et al. 2018) instead of N(tanh(u), std) clipped (paper: False). The
@@ -189,7 +196,7 @@ def norm_scale(cfg: A3cConfig) -> np.ndarray:
     clipped): fixed bounds in place of the authors' per-log min-max."""
     cap_bytes = cfg.rate_max_bps * cfg.tupdate_s / 8.0  # bytes the fastest link sends per step
     buf_bytes = cfg.rate_max_bps * cfg.qdelay_max_s / 8.0
-    p_scale = 1.0 if cfg.prob_in_state or cfg.mean_prob_in_state else 0.0
+    p_scale = 1.0 if cfg.prob_in_state or cfg.mean_prob_in_state or cfg.delta_prob > 0 else 0.0
     return np.array(
         [
             0.0,  # burst_allowance: none in DualPI2
@@ -262,6 +269,15 @@ def to_prob(a: float, max_prob: float) -> float:
     return max_prob * (min(max(a, -1.0), 1.0) + 1.0) / 2.0
 
 
+def next_prob(a: float, current: float, cfg: A3cConfig) -> float:
+    """The p' a unit action ``a`` in [-1, 1] sets: :func:`to_prob`, or with
+    ``cfg.delta_prob`` the current p' moved by a x delta_prob per tupdate of the decision."""
+    if cfg.delta_prob > 0:
+        step = cfg.delta_prob * cfg.action_repeat
+        return min(max(current + step * min(max(a, -1.0), 1.0), 0.0), cfg.max_prob)
+    return to_prob(a, cfg.max_prob)
+
+
 def deterministic_action(actor: Actor, state: np.ndarray, max_prob: float) -> np.ndarray:
     """The deployed policy: p' = max_prob (mu + 1) / 2, mu = tanh(...) the Gaussian's mean."""
     with torch.no_grad():
@@ -283,6 +299,8 @@ def save_policy(path: str | Path, actor: Actor, cfg: A3cConfig) -> None:
     }
     tensors["norm_scale"] = torch.as_tensor(norm_scale(cfg), dtype=torch.float32)
     tensors["max_prob"] = torch.tensor([cfg.max_prob], dtype=torch.float32)
+    if cfg.delta_prob > 0:
+        tensors["delta_prob"] = torch.tensor([cfg.delta_prob], dtype=torch.float32)
     save_file(tensors, str(path))
 
 

@@ -20,6 +20,7 @@ from l4sim.agents.a3c_model import (
     Actor,
     Critic,
     make_reward,
+    next_prob,
     norm_scale,
     normalise,
     raw_state,
@@ -76,6 +77,8 @@ class OnlineEnv:
         self.sim: Any = None
         #: The p' the state's drop_prob shows (None: the one applied).
         self.shown_prob: float | None = None
+        #: The p' in force after the last step.
+        self.prob = 0.0
 
     def _row(self) -> tuple[np.ndarray, float]:
         q = self.sim.observe()["queues"]
@@ -85,6 +88,7 @@ class OnlineEnv:
         self.prev = (deq, drops, marks)
         qdelay = float(q["head_sojourn_s"][i])
         prob = float(q["prob"][i] or 0.0)
+        self.prob = prob  # the p' in force (cfg.delta_prob moves it)
         if self.shown_prob is not None:  # cfg.mean_prob_in_state: the mean, not the sample
             prob = self.shown_prob
         raw = raw_state(
@@ -200,6 +204,8 @@ def _push(local: nn.Module, shared: nn.Module, opt: torch.optim.Optimizer) -> No
 
 
 def make_env(cfg: A3cConfig, seed: int) -> Any:
+    if cfg.delta_prob > 0 and cfg.mode != "online":
+        raise EnvConfigError("delta_prob (an incremental action) needs mode 'online'")
     if cfg.mode == "online":
         return OnlineEnv(cfg, seed)
     if cfg.mode == "offline":
@@ -255,7 +261,8 @@ def worker_steps(
                 mean = float(np.tanh(float(mu))) if cfg.squash else float(mu)
                 env.shown_prob = to_prob(mean, cfg.max_prob)
             applied = float(np.tanh(sample)) if cfg.squash else float(np.clip(sample, -1.0, 1.0))
-            nxt, r = act(env, to_prob(applied, cfg.max_prob), cfg.action_repeat)
+            current = env.prob if cfg.delta_prob > 0 else 0.0  # online only (make_env)
+            nxt, r = act(env, next_prob(applied, current, cfg), cfg.action_repeat)
             seg.states.append(state)
             # log pi of what was sampled (cfg.log_prob_of_clipped: the authors' clipped value)
             seg.actions.append(applied if cfg.log_prob_of_clipped and not cfg.squash else sample)

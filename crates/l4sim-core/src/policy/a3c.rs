@@ -10,7 +10,9 @@
 //!
 //! safetensors (read by `nn.rs`) with `fc1.weight` `[h1, 12]`, `fc1.bias`, `fc2.weight`
 //! `[h2, h1]`, `fc2.bias`, `mu.weight` `[1, h2]`, `mu.bias` `[1]`, `norm_scale` `[12]` (the
-//! factor taking each raw feature to [0, 1]) and `max_prob` `[1]`; other tensors (the
+//! factor taking each raw feature to [0, 1]) and `max_prob` `[1]`; optionally
+//! `delta_prob` `[1]`: then the action is a change of p′ (an integral controller, issue 36),
+//! p′ ← clamp(p′ + delta_prob · tanh(mu), 0, max_prob) at each update. Other tensors (the
 //! std head `sigma.*`) are ignored.
 //!
 //! # State (Table 1 of the paper, the authors' column order)
@@ -61,6 +63,8 @@ pub struct A3cNet {
     mu: Layer,
     pub scale: [f64; LEN],
     pub max_prob: f64,
+    /// > 0: the action moves p′ by up to this much per update instead of setting it.
+    pub delta_prob: f64,
 }
 
 impl A3cNet {
@@ -79,12 +83,22 @@ impl A3cNet {
         for (d, v) in scale.iter_mut().zip(s) {
             *d = v as f64;
         }
+        let delta_prob = match t.shape("delta_prob") {
+            Some(_) => t.get("delta_prob", &[1])?[0] as f64,
+            None => 0.0,
+        };
+        if !(0.0..=max_prob).contains(&delta_prob) {
+            return Err(format!(
+                "is not a valid weights file: delta_prob {delta_prob} is not in [0, max_prob]"
+            ));
+        }
         Ok(A3cNet {
             fc1,
             fc2,
             mu,
             scale,
             max_prob,
+            delta_prob,
         })
     }
 }
@@ -112,7 +126,7 @@ impl LearnedPolicy for A3cPolicy {
         match ev {
             Event::Update { stats, .. } => {
                 let x = self.normalise(&raw_state(&stats));
-                Decision::Prob(self.prob(&x))
+                Decision::Prob(self.decide(&x, stats.prob))
             }
             _ => Decision::Keep,
         }
@@ -129,7 +143,10 @@ impl LearnedPolicy for A3cPolicy {
             for (xi, r) in x.iter_mut().zip(row) {
                 *xi = *r as f32;
             }
-            out.push(self.prob(&x));
+            // The current p′ is the state's drop_prob (feature 1) unscaled.
+            let s1 = self.net.scale[1];
+            let current = if s1 > 0.0 { row[1] / s1 } else { 0.0 };
+            out.push(self.decide(&x, current));
         }
     }
 }
@@ -156,8 +173,27 @@ impl A3cPolicy {
         x
     }
 
+    /// The p′ to set: the action itself, or (with `delta_prob`) the current p′ moved by
+    /// `delta_prob` · tanh(mu).
+    pub fn decide(&mut self, x: &[f32; LEN], current: f64) -> f64 {
+        let n_max = self.net.max_prob;
+        let delta = self.net.delta_prob;
+        if delta > 0.0 {
+            let a = self.mean(x);
+            return (current + delta * a).clamp(0.0, n_max);
+        }
+        self.prob(x)
+    }
+
     /// The deterministic action p′ for a normalised state.
     pub fn prob(&mut self, x: &[f32; LEN]) -> f64 {
+        let m = self.mean(x);
+        let max_prob = self.net.max_prob;
+        (max_prob * (m + 1.0) / 2.0).clamp(0.0, max_prob)
+    }
+
+    /// The Gaussian's mean action tanh(mu) in [-1, 1].
+    fn mean(&mut self, x: &[f32; LEN]) -> f64 {
         let n = &*self.net;
         n.fc1.forward(x, &mut self.h1);
         relu(&mut self.h1[..n.fc1.outputs]);
@@ -165,8 +201,7 @@ impl A3cPolicy {
         relu(&mut self.h2[..n.fc2.outputs]);
         let mut mu = [0.0f32; BLOCK];
         n.mu.forward(&self.h2[..n.mu.inputs], &mut mu);
-        let m = mu[0].tanh() as f64;
-        (n.max_prob * (m + 1.0) / 2.0).clamp(0.0, n.max_prob)
+        mu[0].tanh() as f64
     }
 }
 
@@ -207,6 +242,41 @@ pub(crate) mod tests {
         let x = p.normalise(&raw);
         assert_eq!(x[1], 1.0);
         assert!((p.prob(&x) - 0.5 * ((2.0f64).tanh() + 1.0) / 2.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn an_incremental_policy_moves_the_current_prob() {
+        let mut bytes = linear_policy(2.0, 1.0, 0.5);
+        let net = A3cNet::parse(&bytes).unwrap();
+        assert_eq!(net.delta_prob, 0.0);
+        // The same network with delta_prob 0.01: p′ moves by 0.01 · tanh(2 · x[1]).
+        let t = Tensors::parse(&bytes).unwrap();
+        let mut all: Vec<(&str, Vec<usize>, Vec<f32>)> = Vec::new();
+        for name in ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "mu.weight", "mu.bias"] {
+            let shape = t.shape(name).unwrap();
+            all.push((name, shape.clone(), t.get(name, &shape).unwrap()));
+        }
+        all.push(("norm_scale", vec![LEN], vec![2.0; LEN]));
+        all.push(("max_prob", vec![1], vec![0.5]));
+        all.push(("delta_prob", vec![1], vec![0.01]));
+        bytes = write_safetensors(&all);
+        let mut p = A3cPolicy::new(Arc::new(A3cNet::parse(&bytes).unwrap()));
+        let mut raw = [0.0; LEN];
+        raw[1] = 0.2; // the current p′ (scale 2: normalised 0.4)
+        let x = p.normalise(&raw);
+        let want = 0.2 + 0.01 * (2.0f64 * 0.4).tanh();
+        assert!((p.decide(&x, 0.2) - want).abs() < 1e-6);
+        // infer() reads the current p′ from the row: feature 1 over its scale.
+        let mut out = Vec::new();
+        let row: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+        p.infer(&row, false, &mut out);
+        assert!((out[0] - want).abs() < 1e-6);
+        // Bounded: never below 0 nor above max_prob.
+        assert_eq!(p.decide(&x, 0.5), 0.5);
+        all.pop();
+        all.push(("delta_prob", vec![1], vec![0.9]));
+        let e = A3cNet::parse(&write_safetensors(&all)).unwrap_err();
+        assert!(e.contains("delta_prob"), "{e}");
     }
 
     #[test]
