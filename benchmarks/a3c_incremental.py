@@ -10,7 +10,7 @@ Trains ``utility-w<w>-i`` (``A3cConfig.delta_prob`` = ``--delta``, default
 100 decisions of 4 tupdates, lock-step rounds, deterministic) on seeds 1..N, deploys each
 actor in DualPI2 on a3c-004's front scenarios (4 NewReno at 10 Mbit/s; the dynamic
 10 -> 2 -> 10 Mbit/s) beside PI, and prints each weight's mean +- 95 % CI and the issue's
-goal checked on every policy. Measured 2026-11-26: 0 of 15 policies reach PI's point; they
+goal checked on every policy. Measured 2026-11-26: 0 of 30 policies reach PI's point; they
 drive p' to a bound (docs/reproductions/a3c-004.md).
 """
 

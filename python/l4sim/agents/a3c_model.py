@@ -126,8 +126,10 @@ class A3cConfig:
     actor mapping the queue to p' is a proportional controller, where DualPI2's PI
     integrates): each decision moves the current p' by up to ``delta_prob`` x
     ``action_repeat`` (deployed: ``delta_prob`` per tupdate), clamped to [0, max_prob], and
-    p' is in the state. 0 (paper): the action sets p'. Online mode only. Measured
-    (benchmarks/a3c_incremental.py): it learns worse, driving p' to a bound."""
+    p' is in the state. In training the integrator (and the state) holds the mean actions;
+    each decision's exploration noise perturbs that decision's p' only. 0 (paper): the
+    action sets p'. Online mode only. Measured (benchmarks/a3c_incremental.py): no policy
+    reaches PI's point; they drift to a bound."""
     squash: bool = False
     """Sample z ~ N(u, std) before the tanh and apply tanh(z) (a squashed Gaussian as in
     SAC, Haarnoja et al. 2018) instead of N(tanh(u), std) clipped (paper: False). The

@@ -261,7 +261,15 @@ def worker_steps(
                 mean = float(np.tanh(float(mu))) if cfg.squash else float(mu)
                 env.shown_prob = to_prob(mean, cfg.max_prob)
             applied = float(np.tanh(sample)) if cfg.squash else float(np.clip(sample, -1.0, 1.0))
-            current = env.prob if cfg.delta_prob > 0 else 0.0  # online only (make_env)
+            current = 0.0
+            if cfg.delta_prob > 0:  # online only (make_env)
+                # The integrator holds the mean actions only: the exploration noise perturbs
+                # this decision's p' but does not pile up in p' (nor in the state).
+                if t == 0:
+                    env.shown_prob = env.prob
+                current = env.shown_prob
+                mean = float(np.tanh(float(mu))) if cfg.squash else float(mu)
+                env.shown_prob = next_prob(mean, current, cfg)
             nxt, r = act(env, next_prob(applied, current, cfg), cfg.action_repeat)
             seg.states.append(state)
             # log pi of what was sampled (cfg.log_prob_of_clipped: the authors' clipped value)
