@@ -3,14 +3,14 @@ controller) reach DualPI2's PI where the memoryless actor that *sets* p' (a prop
 controller) stops short?
 
     python benchmarks/a3c_incremental.py [--weights 0.05,0.03] [--seeds 5] [--delta 0.01]
-        [--out DIR] [--jobs N]
+        [--episode-steps 100] [--out DIR] [--jobs N]
 
 Trains ``utility-w<w>-i`` (``A3cConfig.delta_prob`` = ``--delta``, default
 ``DELTA_PROB``; p' in the state; all else as a3c-004's front: 2 workers x 250 episodes x
 100 decisions of 4 tupdates, lock-step rounds, deterministic) on seeds 1..N, deploys each
 actor in DualPI2 on a3c-004's front scenarios (4 NewReno at 10 Mbit/s; the dynamic
 10 -> 2 -> 10 Mbit/s) beside PI, and prints each weight's mean +- 95 % CI and the issue's
-goal checked on every policy. Measured 2026-11-26: 0 of 30 policies reach PI's point; they
+goal checked on every policy. Measured 2026-11-26: 0 of 40 policies reach PI's point; they
 drive p' to a bound (docs/reproductions/a3c-004.md).
 """
 
@@ -34,15 +34,18 @@ from l4sim.experiments._cases import run_cases  # noqa: E402
 from l4sim.experiments._tables import mean_ci  # noqa: E402
 
 
-def train_one(task: tuple[Training, float]) -> tuple[float, float, float, float]:
-    """Train one policy with ``delta_prob`` = delta; (first-10, last-10 episode reward,
-    held-out reward of the untrained and the trained actor)."""
+def train_one(task: tuple[Training, float, int]) -> tuple[float, float, float, float]:
+    """Train one policy with ``delta_prob`` = delta and ``steps`` decisions per episode (the
+    same budget of decisions); (first-10, last-10 episode reward, held-out reward of the
+    untrained and the trained actor)."""
     import torch
 
     from l4sim.agents.a3c import Actor, evaluate, train
 
-    t, delta = task
-    cfg = dataclasses.replace(config(t), delta_prob=delta)
+    t, delta, steps = task
+    base = config(t)
+    episodes = max(1, base.episodes * base.steps // steps)
+    cfg = dataclasses.replace(base, delta_prob=delta, steps=steps, episodes=episodes)
     res = train(cfg, t.dir)
     curve = [c[2] for c in res.curve]
     torch.set_num_threads(1)
@@ -63,6 +66,9 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("out/a3c-incremental"))
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--delta", type=float, default=DELTA_PROB)
+    ap.add_argument(
+        "--episode-steps", type=int, default=100, help="decisions per episode (same budget)"
+    )
     args = ap.parse_args()
     weights = [float(w) for w in args.weights.split(",")]
     seeds = list(range(1, args.seeds + 1))
@@ -75,14 +81,17 @@ def main() -> int:
     t0 = time.perf_counter()
     runs = a3c.trainings(todo, args.out, seeds, False, 2)
     with make_executor(args.jobs, None) as ex:
-        tasks1: list[Any] = [(t, args.delta) for t in runs]
+        tasks1: list[Any] = [(t, args.delta, args.episode_steps) for t in runs]
         trained = run_cases(train_one, tasks1, runs, ex)
         tasks = [
             (c, str(a3c._policy_path(args.out, c.variant, c.seed)) if c.variant else None)
             for c in todo
         ]
         rows = run_cases(a3c._run_case, tasks, todo, ex)
-    print(f"delta_prob {args.delta} per tupdate; wall {time.perf_counter() - t0:.0f} s")
+    print(
+        f"delta_prob {args.delta} per tupdate, {args.episode_steps} decisions per episode; "
+        f"wall {time.perf_counter() - t0:.0f} s"
+    )
     for t, (f10, l10, u, tr) in zip(runs, trained, strict=True):
         print(
             f"{t.variant} s{t.seed}: first10 {f10:.3f} last10 {l10:.3f} "
