@@ -29,9 +29,13 @@ sys.path.insert(0, str(ROOT / "python"))
 
 from l4sim.executors import make_executor  # noqa: E402
 from l4sim.experiments import a3c_004 as a3c  # noqa: E402
-from l4sim.experiments._a3c_training import DELTA_PROB, Training, config  # noqa: E402
+from l4sim.experiments._a3c_training import INCREMENTAL, Training, config  # noqa: E402
 from l4sim.experiments._cases import run_cases  # noqa: E402
 from l4sim.experiments._tables import mean_ci  # noqa: E402
+
+#: Default --delta: p' moves by up to this much per 16 ms tupdate (the whole range [0, 0.5]
+#: in 0.8 s, a few times what DualPI2's PI moves at a 10 ms queue error).
+DELTA_PROB = 0.01
 
 
 def train_one(task: tuple[Training, float, int]) -> tuple[float, float, float, float]:
@@ -73,7 +77,7 @@ def main() -> int:
     weights = [float(w) for w in args.weights.split(",")]
     seeds = list(range(1, args.seeds + 1))
     todo = [a3c.Case(sc, "dualpi2") for sc in a3c.FRONT_SCENARIOS] + [
-        a3c.Case(sc, f"a3c-{a3c.variant(w)}-i", s)
+        a3c.Case(sc, f"a3c-{a3c.variant(w)}{INCREMENTAL}", s)
         for sc in a3c.FRONT_SCENARIOS
         for w in weights
         for s in seeds
@@ -102,7 +106,8 @@ def main() -> int:
         print(f"\n{sc}: PI {pi.utilisation:.3f} at {pi.classic_mean_ms:.2f} ms")
         floor = 0.98 if sc == "10Mbps-newreno" else 1.0
         for w in weights:
-            rs = [r for r in rows if r.scenario == sc and r.aqm == f"a3c-{a3c.variant(w)}-i"]
+            aqm = f"a3c-{a3c.variant(w)}{INCREMENTAL}"
+            rs = [r for r in rows if r.scenario == sc and r.aqm == aqm]
             u, d = mean_ci(r.utilisation for r in rs), mean_ci(r.classic_mean_ms for r in rs)
             goal = [
                 r

@@ -30,10 +30,8 @@ QUICK_STEPS = 50
 HELD_OUT = 10
 
 
-#: Variants named ``...-i`` (``utility-w0.05-i``) act incrementally: each action moves p'
-#: by up to this much per 16 ms tupdate (A3cConfig.delta_prob): the whole range [0, 0.5] in
-#: 0.8 s, a few times what DualPI2's PI moves at a 10 ms queue error.
-DELTA_PROB = 0.01
+#: The suffix of a variant trained with an incremental action (``utility-w0.05-i``,
+#: benchmarks/a3c_incremental.py sets its A3cConfig.delta_prob); its reward is the base's.
 INCREMENTAL = "-i"
 
 
@@ -134,7 +132,6 @@ def config(t: Training) -> Any:
         delay_weight=weight,
         seed=t.seed,
         sync=t.sync,
-        delta_prob=DELTA_PROB if t.variant.endswith(INCREMENTAL) else 0.0,
     )
 
 

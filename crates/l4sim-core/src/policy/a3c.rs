@@ -176,11 +176,9 @@ impl A3cPolicy {
     /// The p′ to set: the action itself, or (with `delta_prob`) the current p′ moved by
     /// `delta_prob` · tanh(mu).
     pub fn decide(&mut self, x: &[f32; LEN], current: f64) -> f64 {
-        let n_max = self.net.max_prob;
-        let delta = self.net.delta_prob;
+        let (delta, max_prob) = (self.net.delta_prob, self.net.max_prob);
         if delta > 0.0 {
-            let a = self.mean(x);
-            return (current + delta * a).clamp(0.0, n_max);
+            return (current + delta * self.mean(x)).clamp(0.0, max_prob);
         }
         self.prob(x)
     }
