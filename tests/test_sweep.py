@@ -295,6 +295,20 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_points(tmp_path: Path) -> None:
 # l4sim reproduce through the executor.
 
 
+def interrupt_a_serial_sweep(tmp_path: Path) -> tuple[int, int]:
+    """Run three points until the patched sweep raises KeyboardInterrupt: the point files
+    kept and the points with rows in sweep.parquet."""
+    import l4sim.sweep as sw
+
+    spec = load_spec(write_spec(tmp_path, '[grid]\n"duration" = ["1s", "2s", "3s"]\n'))
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(spec, out, executor=SerialExecutor())
+    kept = len(list((out / sw.POINTS).glob("*.json")))
+    df = pl.read_parquet(out / "sweep.parquet")
+    return kept, df.filter(pl.col("record") == "flow")["point"].n_unique()
+
+
 def test_an_interrupt_just_after_a_point_is_written_keeps_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -310,13 +324,32 @@ def test_an_interrupt_just_after_a_point_is_written_keeps_it(
             raise KeyboardInterrupt
 
     monkeypatch.setattr(sw, "_write_json", write_then_interrupt)
-    spec = load_spec(write_spec(tmp_path, '[grid]\n"duration" = ["1s", "2s", "3s"]\n'))
-    out = tmp_path / "out"
-    with pytest.raises(KeyboardInterrupt):
-        run_sweep(spec, out, executor=SerialExecutor())
-    kept = len(list((out / sw.POINTS).glob("*.json")))
-    df = pl.read_parquet(out / "sweep.parquet")
-    assert df.filter(pl.col("record") == "flow")["point"].n_unique() == kept == 2
+    kept, in_table = interrupt_a_serial_sweep(tmp_path)
+    assert in_table == kept == 2
+
+
+def test_ctrl_c_during_a_points_bookkeeping_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real SIGINT landing after a point's file but before its rows reach the table once left
+    # sweep.parquet one point short of the point files (5 against 6, a CI run of the Ctrl-C
+    # test above): the signal must wait for the bookkeeping to finish.
+    import l4sim.sweep as sw
+
+    add = sw._Table.add
+    added: list[str] = []
+
+    def interrupted_add(self: Any, key: str, rec: Any, *, old: bool = False) -> None:
+        if not old and len(added) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)  # without the guard KeyboardInterrupt is raised here
+        add(self, key, rec, old=old)
+        if not old:
+            added.append(key)
+
+    monkeypatch.setattr(sw._Table, "add", interrupted_add)
+    kept, in_table = interrupt_a_serial_sweep(tmp_path)
+    assert in_table == kept == len(added) == 2
 
 
 def test_reproduce_with_a_pool_matches_serial(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ kills the agents Ray would leave for a minute.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 __all__ = [
     "WATCH_S",
@@ -213,3 +214,24 @@ def pool_worker_init(owner: int | None = None, started: int | None = None) -> No
         threading.Thread(
             target=_watch_owner, args=(owner, started), name="l4sim-owner-watch", daemon=True
         ).start()
+
+
+@contextlib.contextmanager
+def deferred_interrupt() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) back until the block is done, then deliver it as it would have
+    been: bookkeeping that must not stop halfway (a point's file and its rows in the table)
+    runs whole. Outside the main thread (where no handler can be set) it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            if callable(previous):
+                previous(signal.SIGINT, None)
+            elif previous != signal.SIG_IGN:
+                raise KeyboardInterrupt

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from l4sim.executors import Executor, SerialExecutor
+from l4sim.processes import deferred_interrupt
 from l4sim.scenario import Scenario
 from l4sim.sweep_spec import (
     MAX_POINTS,
@@ -243,21 +244,23 @@ def run_sweep(
                     "finished_at": time.time(),
                     "summary": outcome.value if outcome.ok else None,
                 }
-                _write_json(out / POINTS / f"{p.key}.json", rec)
-                status[p.key] = rec["status"]
-                ran.add(p.key)
-                table.add(p.key, rec)
-                done += 1
-                retried += outcome.attempts > 1
-                if not outcome.ok:
-                    failed += 1
-                    errors.append((p.index, outcome.error or "failed"))
-                if on_progress is not None:
-                    on_progress(done, failed, len(unique))
-                now = time.perf_counter()
-                if now - last_flush >= FLUSH_EVERY_S:
-                    table.write(out)
-                    last_flush = now
+                # Ctrl-C waits for the point's file and its rows (it lands in map otherwise).
+                with deferred_interrupt():
+                    _write_json(out / POINTS / f"{p.key}.json", rec)
+                    status[p.key] = rec["status"]
+                    ran.add(p.key)
+                    table.add(p.key, rec)
+                    done += 1
+                    retried += outcome.attempts > 1
+                    if not outcome.ok:
+                        failed += 1
+                        errors.append((p.index, outcome.error or "failed"))
+                    if on_progress is not None:
+                        on_progress(done, failed, len(unique))
+                    now = time.perf_counter()
+                    if now - last_flush >= FLUSH_EVERY_S:
+                        table.write(out)
+                        last_flush = now
         except KeyboardInterrupt:
             interrupted = True
             raise
