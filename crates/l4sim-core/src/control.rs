@@ -23,13 +23,16 @@ pub enum Action {
     },
     /// Drop (or mark) probability of an `external` qdisc for what follows (MA-CC's AQM agent).
     SetDropProb { link: String, prob: f64 },
-    /// DualPI2's base probability p′ (`None`: back to the PI law) and coupling k (A3C-L4S).
+    /// DualPI2's base probability p′ (`None`: back to the PI law), coupling k and PI target
+    /// delay in seconds (A3C-L4S).
     SetDualpi2 {
         link: String,
         #[serde(default)]
         base_prob: Option<f64>,
         #[serde(default)]
         coupling: Option<f64>,
+        #[serde(default)]
+        target_s: Option<f64>,
     },
     /// The per-flow buffer of the `fq` bucket that holds `flow` (LFQ).
     SetFlowLimit {

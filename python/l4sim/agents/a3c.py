@@ -56,16 +56,23 @@ from l4sim.agents.a3c_model import (
     A3cConfig,
     Actor,
     Critic,
+    action_value,
     deterministic_action,
     load_checkpoint,
-    next_prob,
     norm_scale,
     raw_state,
     save_checkpoint,
     save_policy,
 )
 from l4sim.agents.a3c_ray import train_ray
-from l4sim.agents.a3c_worker import OnlineEnv, act, hogwild_sync, run_rounds, run_worker
+from l4sim.agents.a3c_worker import (
+    OnlineEnv,
+    act,
+    check_action,
+    hogwild_sync,
+    run_rounds,
+    run_worker,
+)
 from l4sim.agents.tblog import ScalarLog
 from l4sim.errors import EnvConfigError
 
@@ -156,6 +163,7 @@ def train(
         raise EnvConfigError(f"sync {cfg.sync!r} is not known; allowed: hogwild, rounds")
     if cfg.sync == "rounds" and cfg.ray is not None:
         raise EnvConfigError("Ray workers update asynchronously; give sync='hogwild' with ray")
+    check_action(cfg)
     torch.set_num_threads(1)
     torch.manual_seed(cfg.seed)
     actor, critic = Actor(), Critic()
@@ -255,10 +263,10 @@ def evaluate(actor: Actor, cfg: A3cConfig, episodes: int = 10, seed: int = HELD_
     for _ in range(episodes):
         state = env.reset()
         for _t in range(cfg.steps):
-            if cfg.delta_prob > 0:
+            if cfg.delta_prob > 0 or cfg.pi_target_ms is not None:
                 with torch.no_grad():
                     mean, _ = actor(torch.as_tensor(np.asarray(state, np.float32)).reshape(1, -1))
-                p = next_prob(float(mean[0, 0]), env.prob, cfg)
+                p = action_value(float(mean[0, 0]), env.prob, cfg)
             else:
                 p = float(deterministic_action(actor, state, cfg.max_prob)[0])
             state, r = act(env, p, cfg.action_repeat)

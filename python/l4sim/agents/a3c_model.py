@@ -130,6 +130,12 @@ class A3cConfig:
     each decision's exploration noise perturbs that decision's p' only. 0 (paper): the
     action sets p'. Online mode only. Measured (benchmarks/a3c_incremental.py): no policy
     reaches PI's point; they drift to a bound."""
+    pi_target_ms: tuple[float, float] | None = None
+    """(lo, hi) ms: the action sets DualPI2's PI *target delay* in [lo, hi] (linear in the
+    unit action) and the PI law sets p' (issue 36: the actor tunes the integral controller
+    instead of replacing it; a learned-AQM-tuning design). The weights file carries
+    ``pi_target`` (s), so the core does the same every tupdate. None (paper): the action
+    sets p'. Online mode only; not with ``delta_prob``."""
     squash: bool = False
     """Sample z ~ N(u, std) before the tanh and apply tanh(z) (a squashed Gaussian as in
     SAC, Haarnoja et al. 2018) instead of N(tanh(u), std) clipped (paper: False). The
@@ -271,9 +277,14 @@ def to_prob(a: float, max_prob: float) -> float:
     return max_prob * (min(max(a, -1.0), 1.0) + 1.0) / 2.0
 
 
-def next_prob(a: float, current: float, cfg: A3cConfig) -> float:
-    """The p' a unit action ``a`` in [-1, 1] sets: :func:`to_prob`, or with
-    ``cfg.delta_prob`` the current p' moved by a x delta_prob per tupdate of the decision."""
+def action_value(a: float, current: float, cfg: A3cConfig) -> float:
+    """What a unit action ``a`` in [-1, 1] sets: p' (:func:`to_prob`), or with
+    ``cfg.delta_prob`` the current p' moved by a x delta_prob per tupdate of the decision,
+    or with ``cfg.pi_target_ms`` the PI's target delay in seconds."""
+    a = min(max(a, -1.0), 1.0)
+    if cfg.pi_target_ms is not None:
+        lo, hi = cfg.pi_target_ms
+        return (lo + (hi - lo) * (a + 1.0) / 2.0) / 1e3
     if cfg.delta_prob > 0:
         step = cfg.delta_prob * cfg.action_repeat
         return min(max(current + step * min(max(a, -1.0), 1.0), 0.0), cfg.max_prob)
@@ -303,6 +314,9 @@ def save_policy(path: str | Path, actor: Actor, cfg: A3cConfig) -> None:
     tensors["max_prob"] = torch.tensor([cfg.max_prob], dtype=torch.float32)
     if cfg.delta_prob > 0:
         tensors["delta_prob"] = torch.tensor([cfg.delta_prob], dtype=torch.float32)
+    if cfg.pi_target_ms is not None:
+        lo, hi = cfg.pi_target_ms
+        tensors["pi_target"] = torch.tensor([lo / 1e3, hi / 1e3], dtype=torch.float32)
     save_file(tensors, str(path))
 
 

@@ -19,8 +19,8 @@ from l4sim.agents.a3c_model import (
     A3cConfig,
     Actor,
     Critic,
+    action_value,
     make_reward,
-    next_prob,
     norm_scale,
     normalise,
     raw_state,
@@ -136,9 +136,11 @@ class OnlineEnv:
         return obs
 
     def step(self, p: float | None) -> tuple[np.ndarray, float]:
-        """Set p' (``None``: leave the PI controller in charge) and run one tupdate."""
+        """Set p' (with ``cfg.pi_target_ms``: the PI's target delay in s; ``None``: leave
+        the PI controller in charge) and run one tupdate."""
         if p is not None:
-            self.sim.apply({"kind": "set_dualpi2", "link": "h0->h1", "base_prob": p})
+            key = "base_prob" if self.cfg.pi_target_ms is None else "target_s"
+            self.sim.apply({"kind": "set_dualpi2", "link": "h0->h1", key: p})
         self.now_ns += round(self.cfg.tupdate_s * 1e9)
         self.sim.run_until_ns(self.now_ns)
         return self._row()
@@ -203,9 +205,25 @@ def _push(local: nn.Module, shared: nn.Module, opt: torch.optim.Optimizer) -> No
     local.load_state_dict(shared.state_dict())
 
 
-def make_env(cfg: A3cConfig, seed: int) -> Any:
+def check_action(cfg: A3cConfig) -> None:
+    """The action modes' constraints, as one sentence each."""
     if cfg.delta_prob > 0 and cfg.mode != "online":
         raise EnvConfigError("delta_prob (an incremental action) needs mode 'online'")
+    if cfg.pi_target_ms is None:
+        return
+    lo, hi = cfg.pi_target_ms
+    if not 0 < lo < hi <= 10_000:
+        raise EnvConfigError(
+            f"pi_target_ms must be (lo, hi) with 0 < lo < hi <= 10000, not {cfg.pi_target_ms}"
+        )
+    if cfg.mode != "online" or cfg.delta_prob > 0:
+        raise EnvConfigError(
+            "pi_target_ms (the action sets PI's target) needs mode 'online' and no delta_prob"
+        )
+
+
+def make_env(cfg: A3cConfig, seed: int) -> Any:
+    check_action(cfg)
     if cfg.mode == "online":
         return OnlineEnv(cfg, seed)
     if cfg.mode == "offline":
@@ -269,8 +287,8 @@ def worker_steps(
                     env.shown_prob = env.prob
                 current = env.shown_prob
                 mean = float(np.tanh(float(mu))) if cfg.squash else float(mu)
-                env.shown_prob = next_prob(mean, current, cfg)
-            nxt, r = act(env, next_prob(applied, current, cfg), cfg.action_repeat)
+                env.shown_prob = action_value(mean, current, cfg)
+            nxt, r = act(env, action_value(applied, current, cfg), cfg.action_repeat)
             seg.states.append(state)
             # log pi of what was sampled (cfg.log_prob_of_clipped: the authors' clipped value)
             seg.actions.append(applied if cfg.log_prob_of_clipped and not cfg.squash else sample)

@@ -31,8 +31,13 @@ HELD_OUT = 10
 
 
 #: The suffix of a variant trained with an incremental action (``utility-w0.05-i``,
-#: benchmarks/a3c_incremental.py sets its A3cConfig.delta_prob); its reward is the base's.
+#: benchmarks/a3c_incremental.py sets its A3cConfig.delta_prob) and of one whose action sets
+#: PI's target (``-t``, A3cConfig.pi_target_ms); their reward is the base's.
 INCREMENTAL = "-i"
+PI_TARGET = "-t"
+#: The range of PI's target a ``-t`` actor sets (A3cConfig.pi_target_ms): around DualPI2's
+#: 15 ms, from a near-empty queue to several RTTs of the training traffic.
+PI_TARGET_RANGE_MS = (1.0, 40.0)
 
 
 def variant(weight: float) -> str:
@@ -42,8 +47,8 @@ def variant(weight: float) -> str:
 
 
 def variant_reward(name: str) -> tuple[str, float]:
-    """(reward, delay weight) of a variant name (an incremental ``-i`` one's too)."""
-    name = name.removesuffix(INCREMENTAL)
+    """(reward, delay weight) of a variant name (an ``-i`` or ``-t`` one's too)."""
+    name = name.removesuffix(INCREMENTAL).removesuffix(PI_TARGET)
     if name == "delay":
         return "delay", 1.0
     if name == "utility":
@@ -132,6 +137,7 @@ def config(t: Training) -> Any:
         delay_weight=weight,
         seed=t.seed,
         sync=t.sync,
+        pi_target_ms=PI_TARGET_RANGE_MS if t.variant.endswith(PI_TARGET) else None,
     )
 
 

@@ -48,6 +48,7 @@ impl Simulation {
                 link,
                 base_prob,
                 coupling,
+                target_s,
             } => {
                 let c = self.channel_named(link)?;
                 if !matches!(self.channels[c].qdisc, Qdisc::DualPi2(_)) {
@@ -58,6 +59,9 @@ impl Simulation {
                 }
                 if coupling.is_some_and(|k| !(k.is_finite() && k > 0.0)) {
                     return bad("set_dualpi2: coupling must be positive".into());
+                }
+                if target_s.is_some_and(|t| !(t.is_finite() && t > 0.0 && t <= 10.0)) {
+                    return bad("set_dualpi2: target_s must be in (0, 10] seconds".into());
                 }
             }
             Action::SetFlowLimit { link, flow, limit } => {
@@ -194,10 +198,14 @@ impl Simulation {
                 link,
                 base_prob,
                 coupling,
+                target_s,
             } => {
                 if let Ok(c) = self.channel_named(link) {
                     if let Some(q) = self.channels[c].qdisc.as_dualpi2_mut() {
                         q.set_base_prob(*base_prob);
+                        if let Some(t) = target_s {
+                            q.set_target(*t);
+                        }
                         if let Some(k) = coupling {
                             q.set_coupling(*k);
                         }

@@ -12,8 +12,11 @@
 //! `[h2, h1]`, `fc2.bias`, `mu.weight` `[1, h2]`, `mu.bias` `[1]`, `norm_scale` `[12]` (the
 //! factor taking each raw feature to [0, 1]) and `max_prob` `[1]`; optionally
 //! `delta_prob` `[1]`: then the action is a change of p′ (an integral controller, issue 36),
-//! p′ ← clamp(p′ + delta_prob · tanh(mu), 0, max_prob) at each update. Other tensors (the
-//! std head `sigma.*`) are ignored.
+//! p′ ← clamp(p′ + delta_prob · tanh(mu), 0, max_prob) at each update; or `pi_target`
+//! `[2]` (seconds, lo < hi): then the action sets DualPI2's PI target delay,
+//! lo + (hi − lo) · (tanh(mu) + 1) / 2, and the PI law sets p′ (the actor tunes the
+//! integral controller, issue 36; `dualpi2` only). Other tensors (the std head `sigma.*`)
+//! are ignored.
 //!
 //! # State (Table 1 of the paper, the authors' column order)
 //!
@@ -65,6 +68,8 @@ pub struct A3cNet {
     pub max_prob: f64,
     /// > 0: the action moves p′ by up to this much per update instead of setting it.
     pub delta_prob: f64,
+    /// Some((lo, hi)) seconds: the action sets the PI's target delay in [lo, hi].
+    pub pi_target: Option<(f64, f64)>,
 }
 
 impl A3cNet {
@@ -92,6 +97,25 @@ impl A3cNet {
                 "is not a valid weights file: delta_prob {delta_prob} is not in [0, max_prob]"
             ));
         }
+        let pi_target = match t.shape("pi_target") {
+            Some(_) => {
+                let v = t.get("pi_target", &[2])?;
+                let (lo, hi) = (v[0] as f64, v[1] as f64);
+                if !(lo > 0.0 && lo < hi && hi <= 10.0) {
+                    return Err(format!(
+                        "is not a valid weights file: pi_target [{lo}, {hi}] is not \
+                         0 < lo < hi <= 10 seconds"
+                    ));
+                }
+                if delta_prob > 0.0 {
+                    return Err(
+                        "is not a valid weights file: it has both delta_prob and pi_target".into(),
+                    );
+                }
+                Some((lo, hi))
+            }
+            None => None,
+        };
         Ok(A3cNet {
             fc1,
             fc2,
@@ -99,6 +123,7 @@ impl A3cNet {
             scale,
             max_prob,
             delta_prob,
+            pi_target,
         })
     }
 }
@@ -114,7 +139,14 @@ pub struct A3cPolicy {
 impl LearnedPolicy for A3cPolicy {
     const KIND: &'static str = "a3c";
     const NAME: &'static str = "A3C";
-    const HOOKS: &'static [Hook] = &[Hook::Prob];
+    const HOOKS: &'static [Hook] = &[Hook::Prob, Hook::Target];
+
+    fn hooks(&self) -> &'static [Hook] {
+        match self.net.pi_target {
+            Some(_) => &[Hook::Target],
+            None => &[Hook::Prob],
+        }
+    }
 
     fn parse(bytes: &[u8], _: &Attach) -> Result<A3cPolicy, String> {
         Ok(A3cPolicy::new(Arc::new(A3cNet::parse(bytes)?)))
@@ -126,7 +158,11 @@ impl LearnedPolicy for A3cPolicy {
         match ev {
             Event::Update { stats, .. } => {
                 let x = self.normalise(&raw_state(&stats));
-                Decision::Prob(self.decide(&x, stats.prob))
+                let v = self.decide(&x, stats.prob);
+                match self.net.pi_target {
+                    Some(_) => Decision::Target(v),
+                    None => Decision::Prob(v),
+                }
             }
             _ => Decision::Keep,
         }
@@ -136,7 +172,8 @@ impl LearnedPolicy for A3cPolicy {
         LEN
     }
 
-    /// p′ per normalised 12-feature state (as `f32`, the network's input).
+    /// p′ (or, with `pi_target`, the target in s) per normalised 12-feature state (as
+    /// `f32`, the network's input).
     fn infer(&mut self, rows: &[f64], _batch: bool, out: &mut Vec<f64>) {
         for row in rows.chunks_exact(LEN) {
             let mut x = [0.0f32; LEN];
@@ -174,9 +211,12 @@ impl A3cPolicy {
     }
 
     /// The p′ to set: the action itself, or (with `delta_prob`) the current p′ moved by
-    /// `delta_prob` · tanh(mu).
+    /// `delta_prob` · tanh(mu); with `pi_target`, the PI target (s) instead.
     pub fn decide(&mut self, x: &[f32; LEN], current: f64) -> f64 {
         let (delta, max_prob) = (self.net.delta_prob, self.net.max_prob);
+        if let Some((lo, hi)) = self.net.pi_target {
+            return lo + (hi - lo) * (self.mean(x) + 1.0) / 2.0;
+        }
         if delta > 0.0 {
             return (current + delta * self.mean(x)).clamp(0.0, max_prob);
         }
@@ -212,9 +252,14 @@ pub(crate) mod tests {
     /// A network whose mean is tanh(c · x[1]) (fc1 passes x[1] on, fc2 copies it), with
     /// the scale `scale` for every feature.
     pub(crate) fn linear_policy(c: f32, scale: f32, max_prob: f32) -> Vec<u8> {
+        write_safetensors(&linear_tensors(c, scale, max_prob))
+    }
+
+    /// The tensors of [`linear_policy`], to add others to.
+    fn linear_tensors(c: f32, scale: f32, max_prob: f32) -> Vec<(&'static str, Vec<usize>, Vec<f32>)> {
         let mut w1 = vec![0.0; 2 * LEN];
         w1[1] = 1.0;
-        write_safetensors(&[
+        vec![
             ("fc1.weight", vec![2, LEN], w1),
             ("fc1.bias", vec![2], vec![0.0, 0.0]),
             ("fc2.weight", vec![2, 2], vec![1.0, 0.0, 0.0, 0.0]),
@@ -223,7 +268,14 @@ pub(crate) mod tests {
             ("mu.bias", vec![1], vec![0.0]),
             ("norm_scale", vec![LEN], vec![scale; LEN]),
             ("max_prob", vec![1], vec![max_prob]),
-        ])
+        ]
+    }
+
+    /// `linear_policy(c, 1, 0.5)` with `pi_target` = [lo, hi] seconds.
+    pub(crate) fn target_policy(c: f32, lo: f32, hi: f32) -> Vec<u8> {
+        let mut all = linear_tensors(c, 1.0, 0.5);
+        all.push(("pi_target", vec![2], vec![lo, hi]));
+        write_safetensors(&all)
     }
 
     #[test]
@@ -244,20 +296,12 @@ pub(crate) mod tests {
 
     #[test]
     fn an_incremental_policy_moves_the_current_prob() {
-        let mut bytes = linear_policy(2.0, 1.0, 0.5);
-        let net = A3cNet::parse(&bytes).unwrap();
+        let net = A3cNet::parse(&linear_policy(2.0, 1.0, 0.5)).unwrap();
         assert_eq!(net.delta_prob, 0.0);
         // The same network with delta_prob 0.01: p′ moves by 0.01 · tanh(2 · x[1]).
-        let t = Tensors::parse(&bytes).unwrap();
-        let mut all: Vec<(&str, Vec<usize>, Vec<f32>)> = Vec::new();
-        for name in ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "mu.weight", "mu.bias"] {
-            let shape = t.shape(name).unwrap();
-            all.push((name, shape.clone(), t.get(name, &shape).unwrap()));
-        }
-        all.push(("norm_scale", vec![LEN], vec![2.0; LEN]));
-        all.push(("max_prob", vec![1], vec![0.5]));
+        let mut all = linear_tensors(2.0, 2.0, 0.5);
         all.push(("delta_prob", vec![1], vec![0.01]));
-        bytes = write_safetensors(&all);
+        let bytes = write_safetensors(&all);
         let mut p = A3cPolicy::new(Arc::new(A3cNet::parse(&bytes).unwrap()));
         let mut raw = [0.0; LEN];
         raw[1] = 0.2; // the current p′ (scale 2: normalised 0.4)
@@ -275,6 +319,38 @@ pub(crate) mod tests {
         all.push(("delta_prob", vec![1], vec![0.9]));
         let e = A3cNet::parse(&write_safetensors(&all)).unwrap_err();
         assert!(e.contains("delta_prob"), "{e}");
+    }
+
+    #[test]
+    fn a_target_policy_sets_the_pi_target() {
+        let mut p = A3cPolicy::new(Arc::new(A3cNet::parse(&target_policy(2.0, 0.001, 0.041)).unwrap()));
+        assert_eq!(p.hooks(), &[Hook::Target]);
+        let mut raw = [0.0; LEN];
+        raw[1] = 0.25;
+        let x = p.normalise(&raw);
+        let want = 0.001 + 0.04 * ((2.0f64 * 0.25).tanh() + 1.0) / 2.0;
+        assert!((p.decide(&x, 0.0) - want).abs() < 1e-6);
+        let stats = UpdateStats {
+            prob: 0.25,
+            ..Default::default()
+        };
+        match p.on(Event::Update { queue: 0, stats }) {
+            Decision::Target(t) => assert!((t - want).abs() < 1e-6),
+            d => panic!("{d:?}"),
+        }
+        for (lo, hi) in [(0.0, 0.01), (0.02, 0.01), (0.001, 11.0)] {
+            let e = A3cNet::parse(&target_policy(1.0, lo, hi)).unwrap_err();
+            assert!(e.contains("pi_target"), "{e}");
+        }
+        // Not both an incremental action and a target.
+        let mut all = linear_tensors(1.0, 1.0, 0.5);
+        all.push(("pi_target", vec![2], vec![0.001, 0.04]));
+        all.push(("delta_prob", vec![1], vec![0.01]));
+        let e = A3cNet::parse(&write_safetensors(&all)).unwrap_err();
+        assert!(e.contains("both"), "{e}");
+        // A p′ policy asks for the probability hook.
+        let p = A3cPolicy::new(Arc::new(A3cNet::parse(&linear_policy(1.0, 1.0, 0.5)).unwrap()));
+        assert_eq!(p.hooks(), &[Hook::Prob]);
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub enum Hook {
     FlowLimit,
     /// A queue's drop/mark probability, at each of the AQM's updates (`dualpi2`, `fq_l4s`).
     Prob,
+    /// A PI controller's target delay, at each of its updates (`dualpi2`): the policy tunes
+    /// the controller instead of replacing it.
+    Target,
 }
 
 impl Hook {
@@ -32,6 +35,7 @@ impl Hook {
         match self {
             Hook::FlowLimit => "per-flow buffer limits",
             Hook::Prob => "a drop/mark probability",
+            Hook::Target => "a PI controller's target delay",
         }
     }
 }
@@ -93,6 +97,8 @@ pub enum Decision {
     FlowLimit(u32),
     /// Set the queue's probability, in [0, 1].
     Prob(f64),
+    /// Set the queue's PI target delay (s, > 0); the PI law then updates the probability.
+    Target(f64),
 }
 
 /// What a qdisc tells a policy it attaches: its number of queues (`fq`: buckets) and how
@@ -138,8 +144,12 @@ pub trait LearnedPolicy: Clone + std::fmt::Debug + Sized {
     const KIND: &'static str;
     /// Its name in error messages ("LFQ policy file ...").
     const NAME: &'static str;
-    /// The decisions it makes (the qdiscs it can drive).
+    /// The decisions it can make (the qdiscs it can drive).
     const HOOKS: &'static [Hook];
+    /// The decisions this instance makes (its weights file may choose among `HOOKS`).
+    fn hooks(&self) -> &'static [Hook] {
+        Self::HOOKS
+    }
     /// Build from a weights file's bytes; the error ends a sentence ("is not ...").
     fn parse(bytes: &[u8], at: &Attach) -> Result<Self, String>;
     /// A qdisc event; the decision it calls for.
@@ -200,7 +210,7 @@ macro_rules! policies {
                 match self { $( Policy::$V(_) => <$m::$T>::NAME, )* }
             }
             pub fn hooks(&self) -> &'static [Hook] {
-                match self { $( Policy::$V(_) => <$m::$T>::HOOKS, )* }
+                match self { $( Policy::$V(p) => p.hooks(), )* }
             }
             #[inline]
             pub fn on(&mut self, ev: Event) -> Decision {
@@ -269,14 +279,15 @@ impl Learned {
         }
     }
 
-    /// Load the policy `r` names for a qdisc offering `hook`; the error is one sentence.
-    pub fn load(r: &PolicyRef, hook: Hook, at: &Attach) -> Result<Learned, String> {
+    /// Load the policy `r` names for a qdisc offering the decision points `offered`; the
+    /// error is one sentence.
+    pub fn load(r: &PolicyRef, offered: &[Hook], at: &Attach) -> Result<Learned, String> {
         let p = Policy::load(&r.kind, &r.weights, at)?;
-        if !p.hooks().contains(&hook) {
+        if !p.hooks().iter().any(|h| offered.contains(h)) {
             return Err(format!(
                 "policy {:?} cannot drive this qdisc: it asks for {}",
                 r.kind,
-                hook.what()
+                p.hooks().first().map_or("nothing", |h| h.what())
             ));
         }
         Ok(Learned::new(p))
@@ -329,9 +340,9 @@ pub fn configured(
 pub fn build(
     policy: &Option<PolicyRef>,
     shorthand: (&str, &Option<String>),
-    hook: Hook,
+    offered: &[Hook],
     at: &Attach,
 ) -> Option<Box<Learned>> {
     let r = configured("", policy, shorthand).ok()??;
-    Learned::load(&r, hook, at).ok().map(Box::new)
+    Learned::load(&r, offered, at).ok().map(Box::new)
 }

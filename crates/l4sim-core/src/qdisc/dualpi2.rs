@@ -206,7 +206,7 @@ pub struct Pi2 {
     pub next_update: Time,
     alpha: i64,
     beta: i64,
-    target: Time,
+    pub target: Time,
     tupdate: Time,
     /// Agent override of p′ (`set_base_prob`).
     forced: Option<u32>,
@@ -283,6 +283,9 @@ struct LearnedPi {
 const L: u8 = 0;
 const C: u8 = 1;
 
+/// What a learned policy may decide in DualPI2: p′ itself, or the PI's target delay.
+const OFFERED: &[Hook] = &[Hook::Prob, Hook::Target];
+
 impl QdiscParams for DualPi2Config {
     type Qdisc = DualPi2;
     fn validate(&self) -> Result<(), String> {
@@ -292,7 +295,7 @@ impl QdiscParams for DualPi2Config {
         )?;
         check_gains("DualPI2", self.alpha, self.beta, 0.0)?;
         if let Some(r) = policy::configured("DualPI2", &self.policy, ("a3c", &self.a3c_policy))? {
-            Learned::load(&r, Hook::Prob, &Attach::default())?;
+            Learned::load(&r, OFFERED, &Attach::default())?;
             if self.variant != DualPi2Variant::Linux {
                 return Err("DualPI2: a learned policy needs variant = \"linux\"".into());
             }
@@ -331,7 +334,7 @@ impl DualPi2 {
             learned: policy::build(
                 &cfg.policy,
                 ("a3c", &cfg.a3c_policy),
-                Hook::Prob,
+                OFFERED,
                 &Attach::default(),
             )
             .map(|l| {
@@ -383,6 +386,13 @@ impl DualPi2 {
         }
     }
 
+    /// Set the PI's target queue delay (s; ignored unless finite and > 0).
+    pub fn set_target(&mut self, secs: f64) {
+        if secs.is_finite() && secs > 0.0 {
+            self.pi.target = (secs * 1e9).round() as Time;
+        }
+    }
+
     /// Set the coupling factor k (> 0).
     pub fn set_coupling(&mut self, k: f64) {
         if k.is_finite() && k > 0.0 {
@@ -430,12 +440,20 @@ impl DualPi2 {
                         .learned
                         .as_deref_mut()
                         .map(|c| c.learned.on(Event::Update { queue: 0, stats }));
-                    self.pi.last_qdelay = q;
-                    if let Some(Decision::Prob(p)) = d {
-                        self.pi.prob = match self.pi.forced {
-                            Some(f) => f,
-                            None => (p * MAX_PROB_F).round() as u32,
-                        };
+                    match d {
+                        // The policy tunes the PI (issue 36): its target, then the PI law.
+                        Some(Decision::Target(t)) => {
+                            self.set_target(t);
+                            self.pi.update(q, cap);
+                        }
+                        Some(Decision::Prob(p)) => {
+                            self.pi.last_qdelay = q;
+                            self.pi.prob = match self.pi.forced {
+                                Some(f) => f,
+                                None => (p * MAX_PROB_F).round() as u32,
+                            };
+                        }
+                        _ => self.pi.last_qdelay = q,
                     }
                 }
                 None => self.pi.update(q, cap),
@@ -1068,6 +1086,58 @@ mod tests {
     }
 
     #[test]
+    fn a3c_target_mode_tunes_the_pi() {
+        // A constant actor (mean tanh(0) = 0) over pi_target [2⁻⁷, 3·2⁻⁷] s (exact in f32)
+        // asks for 2⁻⁶ s = 15.625 ms at every update: DualPI2 then runs exactly as its PI
+        // with that target.
+        let path = std::env::temp_dir().join(format!("a3c_t_{}.safetensors", std::process::id()));
+        std::fs::write(
+            &path,
+            crate::policy::a3c::tests::target_policy(0.0, 0.0078125, 0.0234375),
+        )
+        .unwrap();
+        let cfg = DualPi2Config {
+            a3c_policy: Some(path.to_string_lossy().into_owned()),
+            ..Default::default()
+        };
+        assert!(cfg.validate().is_ok());
+        let mut learned = q(cfg);
+        let mut plain = q(DualPi2Config {
+            target_ns: 15_625_000,
+            ..Default::default()
+        });
+        for (uid, d) in [&mut learned, &mut plain].into_iter().enumerate() {
+            for k in 0..30 {
+                d.enqueue(pkt(Ecn::NotEct, (uid * 100 + k) as u64), 0, &mut Vec::new());
+            }
+        }
+        for k in 1..=20u64 {
+            let t = k * 16 * MS;
+            learned.catch_up(t);
+            plain.catch_up(t);
+            assert_eq!(learned.pi().prob, plain.pi().prob, "update {k}");
+            assert!(plain.pi().prob > 0);
+            if k % 3 == 0 {
+                learned.dequeue(t, &mut Vec::new());
+                plain.dequeue(t, &mut Vec::new());
+            }
+        }
+        assert_eq!(learned.pi().target, 15_625_000);
+        assert_eq!(learned.learned().map(|l| l.decisions()), Some(20));
+        // FQ-L4S offers a probability only: a target policy cannot drive it.
+        let fq = crate::qdisc::fq_l4s::FqL4sConfig {
+            a3c_policy: Some(path.to_string_lossy().into_owned()),
+            ..Default::default()
+        };
+        let e = fq.validate().unwrap_err();
+        assert!(
+            e.contains("cannot drive") && e.contains("target delay"),
+            "{e}"
+        );
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
     fn agent_setters() {
         let mut d = q(DualPi2Config::default());
         d.enqueue(pkt(Ecn::NotEct, 1), 0, &mut Vec::new());
@@ -1079,6 +1149,10 @@ mod tests {
         d.set_base_prob(None);
         d.catch_up(516 * MS); // resumes from 0.3: the delay (516 ms) pushes it up
         assert!(d.probabilities().0 > 0.3);
+        d.set_target(0.5); // a 500 ms target: the 1 s delay still pushes p′ up, less so
+        assert_eq!(d.pi().target, 500 * MS);
+        d.set_target(f64::NAN); // ignored
+        assert_eq!(d.pi().target, 500 * MS);
     }
 
     #[test]

@@ -409,7 +409,7 @@ impl QdiscParams for FqConfig {
             if self.lfq_features && r.kind != "lfq" {
                 return Err("fq: lfq_features keeps LFQ's features, not a second policy".into());
             }
-            Learned::load(&r, Hook::FlowLimit, &self.attach())?;
+            Learned::load(&r, &[Hook::FlowLimit], &self.attach())?;
         }
         Ok(())
     }
@@ -470,7 +470,7 @@ impl FqConfig {
 pub fn fq_fixed(c: &FqConfig, rng: Rng) -> Fq {
     let mut q = fq_fixed_queues(c, rng);
     let at = c.attach();
-    q.policy = policy::build(&c.policy, ("lfq", &c.lfq_policy), Hook::FlowLimit, &at);
+    q.policy = policy::build(&c.policy, ("lfq", &c.lfq_policy), &[Hook::FlowLimit], &at);
     if q.policy.is_none() && c.lfq_features {
         q.policy = Some(Box::new(Learned::new(Policy::Lfq(LfqPolicy::new(
             None, &at,

@@ -141,7 +141,7 @@ impl QdiscParams for FqL4sConfig {
             return Err("FQ-L4S needs a positive coupling".into());
         }
         if let Some(r) = policy::configured("FQ-L4S", &self.policy, ("a3c", &self.a3c_policy))? {
-            Learned::load(&r, Hook::Prob, &Attach::default())?;
+            Learned::load(&r, &[Hook::Prob], &Attach::default())?;
         }
         Ok(())
     }
@@ -178,7 +178,7 @@ impl FqL4s {
             learned: policy::build(
                 &c.policy,
                 ("a3c", &c.a3c_policy),
-                Hook::Prob,
+                &[Hook::Prob],
                 &Attach::default(),
             ),
         }
