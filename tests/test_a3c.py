@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
@@ -358,18 +361,34 @@ def test_collapsed_and_front_goals_are_counted_per_policy():
     assert bad[("10Mbps-newreno", "a3c-utility")] == (1, 2)
     assert bad[("dynamic", "a3c-utility")] == (0, 1)
     assert ("10Mbps-prague", "a3c-utility") not in bad
-    fronts = a3c_004.front_summary(rows, quick=True)
-    assert [(f["scenario"], f["delay_weight"]) for f in fronts] == [
-        ("10Mbps-newreno", "PI"),
-        ("10Mbps-newreno", "1"),
-        ("10Mbps-newreno", "0.03"),
-        ("dynamic", "PI"),
-        ("dynamic", "0.03"),
+    # PI at fixed targets and an actor that sets PI's target (--only front).
+    rows += [
+        row("10Mbps-newreno", "dualpi2-t10ms", 0, 0.960, 10.0),
+        row("10Mbps-newreno", "dualpi2-t20ms", 0, 0.986, 19.0),
+        row("10Mbps-newreno", "a3c-utility-w1-t", 1, 0.981, 17.0),  # 0.976 on PI's line
+        row("10Mbps-newreno", "a3c-utility-w1-t", 2, 0.900, 5.0),  # outside PI's span
     ]
+    fronts = a3c_004.front_summary(rows, quick=True)
+    assert [(f["scenario"], f["controller"], f["delay_weight"]) for f in fronts] == [
+        ("10Mbps-newreno", "PI", ""),
+        ("10Mbps-newreno", "PI, target 10ms", ""),
+        ("10Mbps-newreno", "PI, target 20ms", ""),
+        ("10Mbps-newreno", "A3C sets p'", "1"),
+        ("10Mbps-newreno", "A3C sets p'", "0.03"),
+        ("10Mbps-newreno", "A3C sets PI target", "1"),
+        ("dynamic", "PI", ""),
+        ("dynamic", "A3C sets p'", "0.03"),
+    ]
+    # PI's line between 15 ms (0.974) and 19 ms (0.986) gives 0.980 at 17 ms.
+    assert fronts[5]["over_pi_front"] == pytest.approx(0.981 - 0.980)
+    assert fronts[5]["over_pi_front_ci95_high"] is None  # one point inside PI's span
+    assert fronts[3]["over_pi_front"] is None  # 2 ms and 4.3 s: outside it
     md = a3c_004.front_markdown(rows, fronts)
-    assert "10Mbps-newreno: policies" in md and "1 of 3 (utility s1)" in md
-    assert "dynamic: policies" in md and "1 of 1 (utility s1)" in md
-    assert a3c_004.markdown_table(rows).splitlines()[0].endswith("| collapsed |")
+    assert "10Mbps-newreno, A3C sets p': policies" in md and "1 of 3 (utility s1)" in md
+    assert "10Mbps-newreno, A3C sets PI target: policies" in md and "0 of 2 (none)" in md
+    assert "dynamic, A3C sets p': policies" in md and "1 of 1 (utility s1)" in md
+    table = a3c_004.markdown_table(rows)
+    assert table.splitlines()[0].endswith("| collapsed |") and "-t" not in table
 
 
 def test_mean_prob_in_state_shows_the_mean_action_not_the_sample(monkeypatch):
@@ -401,25 +420,32 @@ def test_mean_prob_in_state_shows_the_mean_action_not_the_sample(monkeypatch):
     assert env.applied != pytest.approx(shown)
 
 
-def test_an_incremental_actor_moves_p_in_training_and_in_the_core(tmp_path):
-    """``delta_prob`` (issue 36: an integral controller): a decision moves the current p' by
-    at most delta_prob x action_repeat, p' is in the state, the weights file carries
-    delta_prob and the core moves p' the same way at each update."""
-    from l4sim.agents.a3c_model import next_prob
-
-    cfg = a3c.A3cConfig(delta_prob=0.01, action_repeat=4, max_prob=0.5)
-    assert next_prob(1.0, 0.2, cfg) == pytest.approx(0.24)
-    assert next_prob(-5.0, 0.02, cfg) == 0.0  # clipped action, clamped p'
-    assert next_prob(0.3, 0.49, cfg) == 0.5
-    assert a3c.norm_scale(cfg)[1] > 0  # p' shown to the actor
+def core_and_torch(cfg: a3c.A3cConfig, tmp_path: Path) -> tuple[Any, Path, Any, Any, Any]:
+    """A random actor saved for ``cfg``: (actor, its file, 50 random states, the core's
+    output on them, PyTorch's mean action on them)."""
     torch.manual_seed(2)
     actor = a3c.Actor()
-    path = tmp_path / "inc.safetensors"
+    path = tmp_path / "actor.safetensors"
     a3c.save_policy(path, actor, cfg)
     states = np.random.default_rng(1).random((50, a3c.STATE_DIM)).astype(np.float32)
     rust = np.array(_core.policy_infer("a3c", str(path), states.tolist()))
     with torch.no_grad():
         mean = actor(torch.as_tensor(states))[0][:, 0].numpy()
+    return actor, path, states, rust, mean
+
+
+def test_an_incremental_actor_moves_p_in_training_and_in_the_core(tmp_path):
+    """``delta_prob`` (issue 36: an integral controller): a decision moves the current p' by
+    at most delta_prob x action_repeat, p' is in the state, the weights file carries
+    delta_prob and the core moves p' the same way at each update."""
+    from l4sim.agents.a3c_model import action_value
+
+    cfg = a3c.A3cConfig(delta_prob=0.01, action_repeat=4, max_prob=0.5)
+    assert action_value(1.0, 0.2, cfg) == pytest.approx(0.24)
+    assert action_value(-5.0, 0.02, cfg) == 0.0  # clipped action, clamped p'
+    assert action_value(0.3, 0.49, cfg) == 0.5
+    assert a3c.norm_scale(cfg)[1] > 0  # p' shown to the actor
+    _, _, states, rust, mean = core_and_torch(cfg, tmp_path)
     current = states[:, 1] / a3c.norm_scale(cfg)[1]
     want = np.clip(current + 0.01 * mean, 0.0, 0.5)
     assert np.abs(rust - want).max() < 1e-5
@@ -427,3 +453,51 @@ def test_an_incremental_actor_moves_p_in_training_and_in_the_core(tmp_path):
     assert len(res.curve) == 2
     with pytest.raises(EnvConfigError, match="online"):
         a3c.train(a3c.A3cConfig(**{**QUICK, "delta_prob": 0.01, "mode": "offline"}))
+
+
+def test_a_target_actor_tunes_the_pi_in_training_and_in_the_core(tmp_path):
+    """``pi_target_ms`` (issue 36: the actor sets PI's target, the PI law sets p'): the
+    action maps onto [lo, hi] ms, the core computes the same target as PyTorch, and an actor
+    that always asks for 15.625 ms runs DualPI2 exactly as its PI with that target."""
+    from l4sim import Scenario
+    from l4sim.agents.a3c_model import action_value
+    from l4sim.run import run
+
+    cfg = a3c.A3cConfig(pi_target_ms=(7.8125, 23.4375))  # exact in float32
+    assert action_value(0.0, 0.3, cfg) == pytest.approx(0.015625)
+    assert action_value(-7.0, 0.0, cfg) == pytest.approx(0.0078125)  # clipped action
+    actor, path, _, rust, mean = core_and_torch(cfg, tmp_path)
+    assert np.abs(rust - (0.0078125 + 0.015625 * (mean + 1) / 2)).max() < 1e-6
+    with torch.no_grad():
+        for p in actor.mu.parameters():
+            p.zero_()  # mean tanh(0) = 0: the middle of the range, 15.625 ms
+    a3c.save_policy(path, actor, cfg)
+
+    def summary(qdisc: dict) -> dict:
+        topo = {"preset": "two_host", "rate": "10Mbps", "delay": "10ms", "qdisc": qdisc}
+        flows = [{"kind": "tcp", "cca": "newreno", "ecn": True}] * 2
+        scen = Scenario.parse({"duration": "3s", "topology": topo, "flows": flows})
+        return run(scen).summary
+
+    tuned = summary({"kind": "dualpi2", "a3c_policy": str(path)})
+    pi = summary({"kind": "dualpi2", "target": "15625us"})
+    assert tuned["queues"][0]["ecn_marks"] == pi["queues"][0]["ecn_marks"] > 0
+    assert tuned["flows"] == pi["flows"]
+    # The control API sets the same target; a bad one is one sentence.
+    from l4sim.errors import ActionError
+    from l4sim.simulation import Simulation
+
+    topo = {"preset": "two_host", "rate": "10Mbps", "delay": "10ms", "qdisc": {"kind": "dualpi2"}}
+    sim = Simulation(Scenario.parse({"duration": "1s", "topology": topo, "flows": []}))
+    sim.apply({"kind": "set_dualpi2", "link": "h0->h1", "target_s": 0.005})
+    for bad_target in (0.0, -1.0, 11.0):
+        with pytest.raises(ActionError, match=r"target_s must be in \(0, 10\] seconds"):
+            sim.apply({"kind": "set_dualpi2", "link": "h0->h1", "target_s": bad_target})
+    # FQ-L4S has no PI target to tune: one sentence.
+    with pytest.raises(Exception, match="cannot drive this qdisc: it asks for a PI"):
+        summary({"kind": "fq_l4s", "a3c_policy": str(path)})
+    res = a3c.train(a3c.A3cConfig(**{**QUICK, "pi_target_ms": (1.0, 40.0)}))
+    assert len(res.curve) == 2
+    for bad in ({"pi_target_ms": (5.0, 1.0)}, {"pi_target_ms": (1.0, 40.0), "delta_prob": 0.01}):
+        with pytest.raises(EnvConfigError, match="pi_target_ms"):
+            a3c.train(a3c.A3cConfig(**{**QUICK, **bad}))

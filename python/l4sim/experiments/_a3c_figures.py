@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from l4sim.experiments._a3c_training import Trained, variant, variant_reward
+from l4sim.experiments._a3c_training import PI_TARGET, Trained, variant, variant_reward
 from l4sim.experiments._tables import mean_ci
 
 #: Episodes per point of the learning curves (a running mean: one episode is one random
@@ -64,22 +64,30 @@ def learning_curves(trained: Sequence[Trained]) -> dict[str, list[tuple[float, f
 
 
 def plot_learning_curves(trained: Sequence[Trained], out: Path) -> None:
-    """One panel per variant: mean ± 95 % CI over seeds of the smoothed reward."""
+    """One panel per variant (up to 5 a row): mean ± 95 % CI over seeds of the smoothed
+    reward."""
     from l4sim.plot import pyplot
 
     plt = pyplot()
     curves = learning_curves(trained)
-    fig, axes = plt.subplots(1, len(curves), figsize=(3.0 * len(curves), 2.9), squeeze=False)
-    for ax, (v, pts) in zip(axes[0], curves.items(), strict=True):
+    cols = min(5, len(curves))
+    rows = -(-len(curves) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 2.7 * rows), squeeze=False)
+    for ax, (v, pts) in zip(axes.flat, curves.items(), strict=False):
         x = range(1, len(pts) + 1)
         ax.plot(x, [p[0] for p in pts], "k", lw=1.2)
         ax.fill_between(x, [p[1] for p in pts], [p[2] for p in pts], alpha=0.3)
         n = sum(t.variant == v for t in trained)
         reward, w = variant_reward(v)
         label = "delay (paper)" if reward == "delay" else f"utility, w = {w:g}"
-        ax.set_title(f"{label} ({n} seeds)", fontsize=9)
-        ax.set_xlabel("episode (per worker)")
-    axes[0][0].set_ylabel(f"reward per tupdate\n(mean of {SMOOTH} episodes)")
+        if v.endswith(PI_TARGET):
+            label += ", sets PI target"
+        ax.set_title(f"{label} ({n} seeds)", fontsize=8)
+        ax.set_xlabel("episode (per worker)", fontsize=8)
+    for ax in list(axes.flat)[len(curves) :]:
+        ax.set_visible(False)
+    for row in axes:
+        row[0].set_ylabel(f"reward per tupdate\n(mean of {SMOOTH} episodes)", fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "learning-curves.png", dpi=100)
     plt.close(fig)
@@ -114,35 +122,51 @@ def plot_policies(out: Path, variants: Iterable[str], seeds: Iterable[int]) -> N
 
 
 def plot_front(rows: Sequence[Any], fronts: Sequence[dict[str, Any]], out: Path) -> None:
-    """Per front scenario: each deployed policy (utilisation, Classic mean delay), each
-    weight's mean ± 95 % CI and PI's point."""
+    """Per front scenario: PI at its fixed targets (a line) and its default point, each
+    deployed policy (utilisation, Classic mean delay; squares: the actor sets p',
+    triangles: it sets PI's target) and each weight's mean ± 95 % CI."""
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
     from l4sim.plot import pyplot
 
     plt = pyplot()
     scs = list(dict.fromkeys(f["scenario"] for f in fronts))
-    fig, axes = plt.subplots(1, len(scs), figsize=(4.6 * len(scs), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(scs), figsize=(5.2 * len(scs), 4.0), squeeze=False)
+    weights = list(dict.fromkeys(f["delay_weight"] for f in fronts if f["delay_weight"]))
     for ax, sc in zip(axes[0], scs, strict=True):
-        for k, f in enumerate(x for x in fronts if x["scenario"] == sc):
-            w = f["delay_weight"]
-            if w == "PI":
-                ax.plot(f["classic_mean_ms"], f["utilisation"], "r*", ms=14, label="PI")
+        here = [f for f in fronts if f["scenario"] == sc]
+        fixed = sorted(
+            (f["classic_mean_ms"], f["utilisation"]) for f in here if f["controller"] != "PI"
+            and not f["delay_weight"]
+        )  # fmt: skip
+        if fixed:
+            ax.plot(*zip(*fixed, strict=True), "--.", color="0.5", lw=1, label="PI, fixed targets")
+        for f in here:
+            if f["controller"] == "PI":
+                ax.plot(f["classic_mean_ms"], f["utilisation"], "r*", ms=14, label="PI (15 ms)")
+            if not f["delay_weight"]:
                 continue
-            aqm = f"a3c-{variant(float(w))}"
+            w = f["delay_weight"]
+            target = f["controller"] == "A3C sets PI target"
+            suffix = "-t" if target else ""
+            aqm = f"a3c-{variant(float(w))}{suffix}"
             pts = [r for r in rows if r.scenario == sc and r.aqm == aqm]
-            colour = f"C{k}"
+            colour = f"C{weights.index(w)}"
+            marker = "^" if target else "s"
             ax.plot(
                 [r.classic_mean_ms for r in pts],
                 [r.utilisation for r in pts],
-                "o",
+                marker,
                 color=colour,
-                alpha=0.35,
+                alpha=0.3,
                 ms=4,
             )
-            xerr = None
+            xerr = yerr = None
             if f["classic_ci95_high"] is not None:
-                xerr = [[f["classic_mean_ms"] - f["classic_ci95_low"]], [0.0]]
-                xerr[1][0] = f["classic_ci95_high"] - f["classic_mean_ms"]
-            yerr = None
+                xerr = [
+                    [f["classic_mean_ms"] - f["classic_ci95_low"]],
+                    [f["classic_ci95_high"] - f["classic_mean_ms"]],
+                ]
             if f["utilisation_ci95_high"] is not None:
                 yerr = [
                     [f["utilisation"] - f["utilisation_ci95_low"]],
@@ -153,19 +177,18 @@ def plot_front(rows: Sequence[Any], fronts: Sequence[dict[str, Any]], out: Path)
                 [f["utilisation"]],
                 xerr=xerr,
                 yerr=yerr,
-                fmt="s",
+                fmt=marker,
                 color=colour,
-                label=f"w = {w}",
+                mfc="none" if target else colour,
+                label=f"w = {w}, " + ("sets PI target" if target else "sets p'"),
             )
         ax.set_xscale("log")
-        from matplotlib.ticker import NullFormatter, ScalarFormatter
-
         ax.xaxis.set_major_formatter(ScalarFormatter())
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("Classic mean queue delay, ms (log)")
         ax.set_ylabel("utilisation")
         ax.set_title(sc, fontsize=9)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(out / "front.png", dpi=100)
     plt.close(fig)

@@ -15,7 +15,8 @@ apart and leaving after 40 s).
 
 Training: per variant (``delay``; ``utility`` at delay weight
 :data:`~l4sim.experiments._a3c_training.WEIGHT`; for the front, the utility reward at each of
-:data:`~l4sim.experiments._a3c_training.FRONT_WEIGHTS`) and training seed, with issue 36's
+:data:`~l4sim.experiments._a3c_training.FRONT_WEIGHTS`, once with an actor that sets p' and
+once with one that sets PI's target, ``-t``) and training seed, with issue 36's
 fixes (:class:`~l4sim.agents.a3c.A3cConfig`'s defaults; ``paper=True`` / ``--paper``: the
 paper's algorithm and budget). Each run is deterministic (lock-step rounds, gradients
 applied in worker order) and the runs go through the executor side by side, so a run's
@@ -27,7 +28,8 @@ times), ``table.csv`` / ``table.md`` (mean ± 95 % CI over the training seeds, a
 policies collapsed), ``per_seed.csv``, ``ci.csv`` / ``ci.md``, ``training.csv`` /
 ``training.md`` (first and last ten episodes, rising or not, and the untrained and trained
 actor's reward on the same held-out episodes), ``front.csv`` / ``front.md``
-(the delay-weight front beside PI, with the goals checked), ``timing.csv`` (wall time and
+(the delay-weight front beside PI and PI at fixed targets, each actor's utilisation above
+PI's front at its delay, the goals checked), ``timing.csv`` (wall time and
 env steps/s per training run) and, unless ``figures=False``, ``convergence-<reward>.png``
 (Fig. 25 style), ``learning-curves.png`` (mean ± 95 % CI over seeds per variant),
 ``policy.png`` and ``front.png``.
@@ -45,6 +47,7 @@ from l4sim.executors import Executor
 from l4sim.experiments import aqm_004
 from l4sim.experiments._a3c_training import (
     FRONT_WEIGHTS,
+    PI_TARGET,
     QUICK_FRONT_WEIGHTS,
     Training,
     run_training,
@@ -52,6 +55,7 @@ from l4sim.experiments._a3c_training import (
     training_rows,
     training_table,
     variant,
+    variant_reward,
 )
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import (
@@ -83,6 +87,10 @@ QUICK_SEEDS = 2
 #: ``--only front``: the delay-weight sweep on these scenarios.
 FRONT = "front"
 FRONT_SCENARIOS = ("10Mbps-newreno", "dynamic")
+#: The front also deploys, per weight, an actor that sets PI's target instead of p'
+#: (``a3c-<variant>-t``, issue 36), and runs PI at these fixed targets (ms): the front a
+#: retuned PI spans, against which both actors are measured (``dualpi2-t<ms>ms``).
+PI_TARGETS_MS = (5, 8, 10, 12, 14, 17, 20, 25)
 GROUPS = (*SCENARIOS, FRONT)
 #: A deployed policy has *collapsed* when, in a scenario with Classic (NewReno) flows, its
 #: Classic mean queue delay is more than this many times DualPI2's (PI's): p' near 0, the
@@ -126,8 +134,9 @@ def front_weights(quick: bool) -> tuple[float, ...]:
 def cases(
     groups: Iterable[str] = GROUPS, seeds: Iterable[int] = SEEDS, quick: bool = False
 ) -> list[Case]:
-    """Every scenario group's baselines and deployed policies; ``front``: PI and each
-    front weight's policies on :data:`FRONT_SCENARIOS` (a case both select runs once)."""
+    """Every scenario group's baselines and deployed policies; ``front``: PI (at its
+    default and at :data:`PI_TARGETS_MS`) and each front weight's policies of both actor
+    kinds on :data:`FRONT_SCENARIOS` (a case both select runs once)."""
     seeds = run_seeds(seeds, quick)
     groups = tuple(groups)
     out: dict[str, Case] = {}
@@ -140,8 +149,13 @@ def cases(
             out.setdefault(c.name, c)
     if FRONT in groups:
         for sc in FRONT_SCENARIOS:
-            for c in [Case(sc, "dualpi2", quick=quick)] + [
-                Case(sc, f"a3c-{variant(w)}", s, quick) for w in front_weights(quick) for s in seeds
+            pis = [Case(sc, "dualpi2", quick=quick)]
+            pis += [Case(sc, f"dualpi2-t{t}ms", quick=quick) for t in PI_TARGETS_MS]
+            for c in pis + [
+                Case(sc, f"a3c-{variant(w)}{kind}", s, quick)
+                for kind in ("", PI_TARGET)
+                for w in front_weights(quick)
+                for s in seeds
             ]:
                 out.setdefault(c.name, c)
     return list(out.values())
@@ -159,6 +173,8 @@ def scenario_dict(case: Case, policy: str | None) -> dict[str, Any]:
     elif case.aqm.startswith("fq_l4s-a3c-"):
         qdisc = {**aqm_004.AQMS["fq_l4s"], "a3c_policy": policy}
         base = "fq_l4s"
+    elif case.aqm.startswith("dualpi2-t"):  # PI at a fixed target (the front's reference)
+        qdisc, base = {"kind": "dualpi2", "target": case.aqm.removeprefix("dualpi2-t")}, "dualpi2"
     else:
         qdisc, base = None, case.aqm
     c = aqm_004.Case(base, rate, True, "prague" if cca == "mixed" else cca)
@@ -288,7 +304,7 @@ def reproduce(
         for c in todo
     ]
     rows = run_cases(_run_case, tasks, todo, executor, on_case)
-    main = [r for r in rows if "utility-w" not in r.aqm]
+    main = [r for r in rows if not front_only(r.aqm)]
     write_table(main, out, TABLE, markdown_table(rows))
     write_per_seed(out, rows)
     write_ci(out, main, ("scenario", "aqm"), METRICS, lambda d: d["seed"] > 0)
@@ -324,26 +340,77 @@ def collapsed(rows: list[Row]) -> dict[tuple[str, str], tuple[int, int]]:
     return out
 
 
+def front_only(aqm: str) -> bool:
+    """A case only ``--only front`` runs: the extra weights, the PI-target actors and PI at
+    fixed targets (the main table has the rest)."""
+    return "utility-w" in aqm or aqm.endswith(PI_TARGET) or aqm.startswith("dualpi2-t")
+
+
+def controller(aqm: str) -> str:
+    """The front's controller of a case: PI (Linux's 15 ms target), PI at a fixed target,
+    or an actor that sets p' or PI's target."""
+    if aqm == "dualpi2":
+        return "PI"
+    if aqm.startswith("dualpi2-t"):
+        return f"PI, target {aqm.removeprefix('dualpi2-t')}"
+    return "A3C sets PI target" if aqm.endswith(PI_TARGET) else "A3C sets p'"
+
+
+def _pi_curve(rows: list[Row], sc: str) -> tuple[list[float], list[float]]:
+    """PI's own front on ``sc``: (Classic mean delays, utilisations) of PI at every target
+    run, by delay."""
+    pts = sorted(
+        (r.classic_mean_ms, r.utilisation)
+        for r in rows
+        if r.scenario == sc and r.aqm.startswith("dualpi2") and r.classic_mean_ms is not None
+    )
+    return [d for d, _ in pts], [u for _, u in pts]
+
+
+def over_pi_curve(r: Row, curve: tuple[list[float], list[float]]) -> float | None:
+    """Utilisation of ``r`` minus PI's front (linear between its targets) at ``r``'s Classic
+    mean delay; None outside the span of PI's targets or without them."""
+    ds, us = curve
+    d = r.classic_mean_ms
+    if len(ds) < 2 or d is None or not ds[0] <= d <= ds[-1]:
+        return None
+    k = next(i for i in range(1, len(ds)) if d <= ds[i])
+    span = ds[k] - ds[k - 1]
+    f = (d - ds[k - 1]) / span if span > 0 else 0.0
+    return r.utilisation - (us[k - 1] + f * (us[k] - us[k - 1]))
+
+
 def front_summary(rows: list[Row], quick: bool = False) -> list[dict[str, Any]]:
-    """Per front scenario: PI's point, then each delay weight's mean ± 95 % CI of
-    utilisation and Classic mean delay over the seeds (and its collapsed count)."""
+    """Per front scenario: PI's point, PI at each fixed target, then per actor kind and
+    delay weight the mean ± 95 % CI over the seeds of utilisation, Classic mean delay and
+    utilisation above PI's front at the same delay (and the collapsed count)."""
     out: list[dict[str, Any]] = []
     bad = collapsed(rows)
     for sc in FRONT_SCENARIOS:
-        pis = [r for r in rows if r.scenario == sc and r.aqm == "dualpi2"]
-        pts = {
-            w: [r for r in rows if r.scenario == sc and r.aqm == f"a3c-{variant(w)}"]
+        pis = [r for r in rows if r.scenario == sc and r.aqm.startswith("dualpi2")]
+        pis.sort(key=lambda r: (r.aqm != "dualpi2", r.classic_mean_ms or 0.0))
+        groups = [
+            [r for r in rows if r.scenario == sc and r.aqm == f"a3c-{variant(w)}{kind}"]
+            for kind in ("", PI_TARGET)
             for w in front_weights(quick)
-        }
-        if not pis or not any(pts.values()):
+        ]
+        groups = [g for g in groups if g]
+        if not pis or not groups:
             continue
-        for label, rs in [("PI", pis)] + [(f"{w:g}", pts[w]) for w in pts if pts[w]]:
+        curve = _pi_curve(rows, sc)
+        for rs in [[r] for r in pis] + groups:
             u = mean_ci(r.utilisation for r in rs)
             d = mean_ci(r.classic_mean_ms for r in rs)
+            gap = mean_ci(over_pi_curve(r, curve) for r in rs)
+            actor = rs[0].seed > 0
+            has_gap = actor and gap[3] > 0
             out.append(
                 {
                     "scenario": sc,
-                    "delay_weight": label,
+                    "controller": controller(rs[0].aqm),
+                    "delay_weight": f"{variant_reward(rs[0].aqm.removeprefix('a3c-'))[1]:g}"
+                    if actor
+                    else "",
                     "seeds": len(rs),
                     "utilisation": u[0],
                     "utilisation_ci95_low": u[1],
@@ -351,7 +418,10 @@ def front_summary(rows: list[Row], quick: bool = False) -> list[dict[str, Any]]:
                     "classic_mean_ms": d[0],
                     "classic_ci95_low": d[1],
                     "classic_ci95_high": d[2],
-                    "collapsed": 0 if label == "PI" else bad.get((sc, rs[0].aqm), (0, 0))[0],
+                    "over_pi_front": gap[0] if has_gap else None,
+                    "over_pi_front_ci95_low": gap[1] if has_gap else None,
+                    "over_pi_front_ci95_high": gap[2] if has_gap else None,
+                    "collapsed": bad.get((sc, rs[0].aqm), (0, 0))[0] if actor else 0,
                 }
             )
     return out
@@ -360,45 +430,56 @@ def front_summary(rows: list[Row], quick: bool = False) -> list[dict[str, Any]]:
 def _pm(mean: float | None, high: float | None, spec: str) -> str:
     if mean is None:
         return "-"
-    return spec.format(mean) + ("" if high is None else " ± " + spec.format(high - mean))
+    half = "" if high is None else " ± " + spec.replace("+", "").format(high - mean)
+    return spec.format(mean) + half
 
 
 def front_markdown(rows: list[Row], fronts: list[dict[str, Any]]) -> str:
-    """The front table and, per scenario, the issue's goal checked on every deployed
-    policy: on 10Mbps-newreno, utilisation within 2 % of PI's at <= PI's Classic mean
-    delay; on dynamic, at least PI's utilisation at a shorter Classic delay."""
+    """The front table and, per scenario and actor kind, the issue's goal checked on every
+    deployed policy: on 10Mbps-newreno, utilisation within 2 % of PI's at <= PI's Classic
+    mean delay; on dynamic, at least PI's utilisation at a shorter Classic delay."""
     lines = [
-        "| scenario | delay weight | seeds | utilisation | Classic mean ms | collapsed |",
-        "|---|---|---|---|---|---|",
+        "| scenario | controller | delay weight | seeds | utilisation | Classic mean ms "
+        "| utilisation above PI's front | collapsed |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for f in fronts:
         lines.append(
-            f"| {f['scenario']} | {f['delay_weight']} | {f['seeds']} "
+            f"| {f['scenario']} | {f['controller']} | {f['delay_weight'] or '-'} | {f['seeds']} "
             f"| {_pm(f['utilisation'], f['utilisation_ci95_high'], '{:.3f}')} "
             f"| {_pm(f['classic_mean_ms'], f['classic_ci95_high'], '{:.2f}')} "
+            f"| {_pm(f['over_pi_front'], f['over_pi_front_ci95_high'], '{:+.3f}')} "
             f"| {f['collapsed']} |"
         )
     lines.append("")
     for sc in FRONT_SCENARIOS:
         pi = next((r for r in rows if r.scenario == sc and r.aqm == "dualpi2"), None)
-        pts = [r for r in rows if r.scenario == sc and r.seed and r.aqm.startswith("a3c-util")]
-        if pi is None or pi.classic_mean_ms is None or not pts:
+        if pi is None or pi.classic_mean_ms is None:
             continue
-        floor = 0.98 if sc == "10Mbps-newreno" else 1.0
-        goal = [
-            r
-            for r in pts
-            if r.utilisation >= floor * pi.utilisation
-            and r.classic_mean_ms is not None
-            and r.classic_mean_ms <= pi.classic_mean_ms
-        ]
-        what = "within 2 % of" if floor < 1 else "at least"
-        names = ", ".join(f"{r.aqm.removeprefix('a3c-')} s{r.seed}" for r in goal) or "none"
-        lines.append(
-            f"- {sc}: policies with utilisation {what} PI's ({pi.utilisation:.3f}) at <= its "
-            f"Classic mean delay ({pi.classic_mean_ms:.2f} ms): {len(goal)} of {len(pts)} "
-            f"({names})."
-        )
+        for kind in ("A3C sets p'", "A3C sets PI target"):
+            pts = [
+                r
+                for r in rows
+                if r.scenario == sc and r.seed and r.aqm.startswith("a3c-util")
+                and controller(r.aqm) == kind
+            ]  # fmt: skip
+            if not pts:
+                continue
+            floor = 0.98 if sc == "10Mbps-newreno" else 1.0
+            goal = [
+                r
+                for r in pts
+                if r.utilisation >= floor * pi.utilisation
+                and r.classic_mean_ms is not None
+                and r.classic_mean_ms <= pi.classic_mean_ms
+            ]
+            what = "within 2 % of" if floor < 1 else "at least"
+            names = ", ".join(f"{r.aqm.removeprefix('a3c-')} s{r.seed}" for r in goal) or "none"
+            lines.append(
+                f"- {sc}, {kind}: policies with utilisation {what} PI's ({pi.utilisation:.3f}) "
+                f"at <= its Classic mean delay ({pi.classic_mean_ms:.2f} ms): {len(goal)} of "
+                f"{len(pts)} ({names})."
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -412,7 +493,7 @@ def markdown_table(rows: list[Row]) -> str:
     )
     groups: dict[tuple[str, str], list[Row]] = {}
     for r in rows:
-        if "utility-w" not in r.aqm:
+        if not front_only(r.aqm):
             groups.setdefault((r.scenario, r.aqm), []).append(r)
     bad = collapsed(rows)
 
