@@ -119,18 +119,11 @@ def main() -> int:
     for sc in a3c.FRONT_SCENARIOS:
         pi = next(r for r in rows if r.scenario == sc and r.aqm == "dualpi2")
         print(f"\n{sc}: PI {pi.utilisation:.3f} at {pi.classic_mean_ms:.2f} ms")
-        floor = 0.98 if sc == "10Mbps-newreno" else 1.0
         for w in weights:
             aqm = f"a3c-{a3c.variant(w)}{suffix}"
             rs = [r for r in rows if r.scenario == sc and r.aqm == aqm]
             u, d = mean_ci(r.utilisation for r in rs), mean_ci(r.classic_mean_ms for r in rs)
-            goal = [
-                r
-                for r in rs
-                if r.utilisation >= floor * pi.utilisation
-                and r.classic_mean_ms is not None
-                and r.classic_mean_ms <= pi.classic_mean_ms
-            ]
+            goal = [r for r in rs if a3c.meets_goal(r, pi)]
             pts = ", ".join(f"{r.utilisation:.3f}@{r.classic_mean_ms:.2f}" for r in rs)
             print(
                 f"  w={w:g}{suffix}: {u[0]:.3f} +- {u[2] - u[0]:.3f} at {d[0]:.2f} "

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 
 __all__ = [
     "WATCH_S",
+    "deferred_interrupt",
     "descendants",
     "die_with_parent",
     "pdeathsig_preexec",

@@ -287,7 +287,7 @@ def action_value(a: float, current: float, cfg: A3cConfig) -> float:
         return (lo + (hi - lo) * (a + 1.0) / 2.0) / 1e3
     if cfg.delta_prob > 0:
         step = cfg.delta_prob * cfg.action_repeat
-        return min(max(current + step * min(max(a, -1.0), 1.0), 0.0), cfg.max_prob)
+        return min(max(current + step * a, 0.0), cfg.max_prob)
     return to_prob(a, cfg.max_prob)
 
 
