@@ -73,6 +73,7 @@ from l4sim.agents.a3c_worker import (
     run_rounds,
     run_worker,
 )
+from l4sim.agents.device import resolve
 from l4sim.agents.tblog import ScalarLog
 from l4sim.errors import EnvConfigError
 
@@ -148,13 +149,26 @@ def _worker_entry(
 
 
 def train(
-    cfg: A3cConfig, out: str | Path | None = None, log_dir: str | Path | None = None
+    cfg: A3cConfig,
+    out: str | Path | None = None,
+    log_dir: str | Path | None = None,
+    device: str = "cpu",
 ) -> TrainResult:
     """Train from scratch (Hogwild with ``cfg.workers`` processes, 1: in this process;
     ``cfg.sync="rounds"``: deterministic rounds in this process);
     write the policy (and ``checkpoint.safetensors``) under ``out`` if given, TensorBoard
     scalars under ``log_dir`` (``charts/reward_per_step`` per finished episode in completion
-    order, ``worker_W/reward_per_step`` per worker episode, ``charts/env_steps_per_s``)."""
+    order, ``worker_W/reward_per_step`` per worker episode, ``charts/env_steps_per_s``).
+
+    ``device``: ``cpu`` or ``auto`` (which is the CPU here). A3C (Mnih et al. 2016) is a
+    CPU algorithm: its workers apply their gradients to networks shared in CPU memory, one
+    transition batch of ``update_interval`` steps at a time, so a GPU has nothing to batch;
+    ``cuda`` is refused in one sentence."""
+    if device != "auto" and resolve(device).type != "cpu":
+        raise EnvConfigError(
+            f"A3C trains on the CPU: its asynchronous workers share the networks in CPU "
+            f"memory (device {device!r}; use 'cpu' or 'auto')"
+        )
     if cfg.workers < 1 or cfg.episodes < 1 or cfg.steps < 1:
         raise EnvConfigError("workers, episodes and steps must each be at least 1")
     if cfg.reward not in REWARDS:

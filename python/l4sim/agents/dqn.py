@@ -1,5 +1,5 @@
 """DQN (Mnih et al. 2015) for Gymnasium environments with a Box observation and a Discrete
-action space, on the CPU with PyTorch.
+action space, with PyTorch (on the CPU unless ``device`` says otherwise).
 
 CleanRL style: the whole algorithm reads top to bottom in :func:`train`, every
 hyper-parameter is a field of :class:`DQNConfig`. One environment, a uniform replay buffer,
@@ -35,6 +35,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from l4sim.agents.device import resolve, to_cpu
 from l4sim.errors import EnvConfigError
 
 __all__ = [
@@ -94,6 +95,9 @@ class DQNConfig:
     torch_threads: int = 1
     """torch intra-op threads during training (small networks run fastest on one; the
     previous setting is restored afterwards)."""
+    device: str = "cpu"
+    """Where the networks and each update's batch live: ``cpu``, ``cuda[:N]`` or ``auto``
+    (:mod:`l4sim.agents.device`); the returned network is on the CPU."""
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -234,14 +238,17 @@ def _train(
     log_dir: str | Path | None,
 ) -> tuple[QNetwork, TrainStats]:
     # -- seeding --------------------------------------------------------------------------
+    dev = resolve(cfg.device)
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     env = env_fn()
     obs_dim, n_actions = _check_spaces(env)
 
     # -- networks, optimiser, buffer ------------------------------------------------------
-    q_network = QNetwork(obs_dim, n_actions, cfg.hidden)
-    target_network = QNetwork(obs_dim, n_actions, cfg.hidden)
+    # Initialised on the CPU, then moved: the same seed gives the same initial weights on
+    # every device.
+    q_network = QNetwork(obs_dim, n_actions, cfg.hidden).to(dev)
+    target_network = QNetwork(obs_dim, n_actions, cfg.hidden).to(dev)
     target_network.load_state_dict(q_network.state_dict())
     optimizer = torch.optim.Adam(q_network.parameters(), lr=cfg.learning_rate)
     rb = ReplayBuffer(min(cfg.buffer_size, max(cfg.total_steps, 1)), obs_dim)
@@ -270,7 +277,7 @@ def _train(
             action = int(rng.integers(n_actions))
         else:
             with torch.no_grad():
-                x = torch.as_tensor(np.asarray(obs, np.float32).reshape(1, -1))
+                x = torch.as_tensor(np.asarray(obs, np.float32).reshape(1, -1)).to(dev)
                 action = int(q_network(x).argmax(dim=1).item())
         next_obs, reward, terminated, truncated, _ = env.step(action)
         ep_return += float(reward)
@@ -291,7 +298,9 @@ def _train(
 
         # -- learn ------------------------------------------------------------------------
         if step >= cfg.learning_starts and step % cfg.train_frequency == 0:
-            b_obs, b_act, b_rew, b_next, b_done = rb.sample(rng, cfg.batch_size)
+            b_obs, b_act, b_rew, b_next, b_done = (
+                t.to(dev) for t in rb.sample(rng, cfg.batch_size)
+            )
             with torch.no_grad():
                 if cfg.double_dqn:
                     next_a = q_network(b_next).argmax(dim=1, keepdim=True)
@@ -339,6 +348,7 @@ def _train(
     stats.wall_time_s = time.perf_counter() - start
     stats.steps_per_s = cfg.total_steps / max(stats.wall_time_s, 1e-9)
     stats.last_loss = loss_value
+    to_cpu(q_network)
     q_network.eval()
     return q_network, stats
 

@@ -46,6 +46,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 import l4sim
+from l4sim.agents.device import resolve, to_cpu
 from l4sim.agents.lfq_recipes import INIT_FROM, MODELS, RECIPES
 from l4sim.agents.tblog import ScalarLog
 from l4sim.errors import L4simError
@@ -126,6 +127,9 @@ class LfqConfig:
     snapshot_every: int = 0
     """Keep the actor's weights every this many flows as ``snapshots/<name>.<flows>
     .safetensors`` beside ``out`` (learning curves; 0: none). Changes nothing else."""
+    device: str = "cpu"
+    """Where the actor and critic train: ``cpu``, ``cuda[:N]`` or ``auto``
+    (:mod:`l4sim.agents.device`); the rollouts run on the CPU whatever it is."""
 
 
 class LfqNet(nn.Module):
@@ -157,6 +161,7 @@ def make_critic(cfg: LfqConfig) -> tuple[LfqNet, torch.optim.Optimizer]:
     critic = LfqNet(cfg.critic_width)
     if cfg.init_critic is not None:
         critic.load_state_dict(load_file(cfg.init_critic))
+    critic.to(resolve(cfg.device))
     if cfg.critic_optimizer == "adam":
         opt: torch.optim.Optimizer = torch.optim.Adam(
             critic.parameters(), lr=cfg.critic_learning_rate
@@ -189,7 +194,7 @@ def save_weights(path: str | Path, net: LfqNet) -> None:
     blobs = []
     offset = 0
     for name, v in sorted(net.state_dict().items()):
-        data = v.detach().to(torch.float32).contiguous().numpy().astype("<f4").tobytes()
+        data = v.detach().to("cpu", torch.float32).contiguous().numpy().astype("<f4").tobytes()
         header[name] = {
             "dtype": "F32",
             "shape": list(v.shape),
@@ -350,10 +355,12 @@ def _train(
     progress: Callable[[dict[str, float]], None] | None,
     log_dir: str | Path | None,
 ) -> tuple[LfqNet, dict[str, Any]]:
+    dev = resolve(cfg.device)
     torch.manual_seed(cfg.seed)
     net = LfqNet(cfg.width)
     if cfg.init_weights is not None:
         net.load_state_dict(load_file(cfg.init_weights))
+    net.to(dev)
     critic, opt_critic = make_critic(cfg) if cfg.online else (None, None)
     opt = torch.optim.SGD(net.parameters(), lr=cfg.learning_rate)
     seeds = np.random.default_rng(cfg.seed).integers(1, 2**31 - 1, size=cfg.flows)
@@ -377,8 +384,8 @@ def _train(
             t0 = time.perf_counter()
             results = _map(ex, rollout, tasks)
             sim_s += time.perf_counter() - t0
-            x = torch.tensor(np.array([r["x"] for r in results]), dtype=torch.float32)
-            labels = torch.tensor(_labels(cfg, results, critic, x), dtype=torch.float32)
+            x = torch.tensor(np.array([r["x"] for r in results]), dtype=torch.float32, device=dev)
+            labels = torch.tensor(_labels(cfg, results, critic, x), dtype=torch.float32, device=dev)
             y = net(x).squeeze(1)
             loss = nn.functional.l1_loss(y, labels)
             if done >= cfg.critic_warmup_flows:
@@ -388,7 +395,9 @@ def _train(
             losses.append(float(loss.detach()))
             outputs.append(float(y.detach().mean()))
             if critic is not None and opt_critic is not None:
-                rewards = torch.tensor([r["rewards"][0] for r in results], dtype=torch.float32)
+                rewards = torch.tensor(
+                    [r["rewards"][0] for r in results], dtype=torch.float32, device=dev
+                )
                 critic_losses.append(critic_step(critic, opt_critic, x, rewards))
             done += len(tasks)
             wall = time.perf_counter() - start
@@ -410,6 +419,7 @@ def _train(
             if cfg.time_budget_s is not None and time.perf_counter() - start > cfg.time_budget_s:
                 break
     wall = time.perf_counter() - start
+    to_cpu(net, critic)
     if out is not None:
         _save(out, net, critic)
     return net, {
@@ -423,7 +433,9 @@ def _train(
     }
 
 
-def recipe_configs(name: str, seed: int = 1, jobs: int = 1) -> dict[str, LfqConfig]:
+def recipe_configs(
+    name: str, seed: int = 1, jobs: int = 1, device: str = "cpu"
+) -> dict[str, LfqConfig]:
     """Model -> the :class:`LfqConfig` recipe ``name`` trains it with (``init_weights``:
     the file name of the model it starts from, in the same output directory)."""
     if name not in RECIPES:
@@ -445,6 +457,7 @@ def recipe_configs(name: str, seed: int = 1, jobs: int = 1) -> dict[str, LfqConf
             critic_width=r.critic_width,
             critic_warmup_flows=r.warmup if online else 0,
             snapshot_every=r.snapshot_every,
+            device=device,
         )
     return out
 
@@ -456,17 +469,19 @@ def train_recipe(
     jobs: int = 1,
     models: Sequence[str] | None = None,
     progress: Callable[[str, dict[str, float]], None] | None = None,
+    device: str = "cpu",
 ) -> dict[str, dict[str, Any]]:
     """Train recipe ``name`` (:data:`l4sim.agents.lfq_recipes.RECIPES`) into ``out_dir``:
     ``<model>.safetensors`` (the online critic beside it), ``snapshots/`` and TensorBoard
     logs under ``tb/<model>``; ``models`` picks some (a model another starts from is
-    trained too). Returns per model the flows, wall and CPU seconds and flows/s."""
+    trained too); ``device``: where the networks train. Returns per model the flows, wall
+    and CPU seconds and flows/s."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     want = list(MODELS) if models is None else list(models)
     want += [INIT_FROM[m] for m in want if m in INIT_FROM and INIT_FROM[m] not in want]
     stats = {}
-    for model, cfg in recipe_configs(name, seed, jobs).items():
+    for model, cfg in recipe_configs(name, seed, jobs, device).items():
         if model not in want:
             continue
         if cfg.init_weights is not None:

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from l4sim.agents.device import resolve, to_cpu
 from l4sim.agents.tblog import ScalarLog
 from l4sim.errors import EnvConfigError
 
@@ -82,6 +83,9 @@ class VdnConfig:
     #: validation (episode, return, stats) as a greedy learning curve. 0: the last nets.
     select_every: int = 0
     select_seed: int = 20_000
+    #: Where the nets, mixers and each update's batch live: ``cpu``, ``cuda[:N]`` or
+    #: ``auto`` (:mod:`l4sim.agents.device`); training returns them on the CPU.
+    device: str = "cpu"
 
     def check(self) -> None:
         if self.mixer not in MIXERS:
@@ -254,12 +258,16 @@ def _by_type(agents: list[str]) -> dict[str, list[str]]:
     return groups
 
 
+def _device_of(net: nn.Module) -> torch.device:
+    return next(net.parameters()).device
+
+
 def _greedy(nets: dict[str, QNet], obs: dict[str, np.ndarray]) -> dict[str, int]:
     """Each agent's best action for its (restricted) observation (one forward per type)."""
     out = {}
     with torch.no_grad():
         for t, ags in _by_type(list(obs)).items():
-            x = torch.from_numpy(np.stack([obs[a] for a in ags]))
+            x = torch.from_numpy(np.stack([obs[a] for a in ags])).to(_device_of(nets[t]))
             best = nets[t](x).argmax(dim=1).tolist()
             out.update(zip(ags, best, strict=True))
     return out
@@ -304,12 +312,15 @@ def train(
     # Tiny networks: one thread. Torch's default (a thread per core) spins against the
     # simulation and other workers and was 15x slower here on 2 cores (measured).
     torch.set_num_threads(1)
+    dev = resolve(cfg.device)
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     env = make_env()
     agents = list(env.possible_agents)
+    # Initialised on the CPU, then moved: the same seed gives the same initial weights on
+    # every device.
     nets = _nets(env, cfg)
     targets = {
         t: QNet(n.net[0].in_features, n.net[-1].out_features, cfg.hidden) for t, n in nets.items()
@@ -318,13 +329,16 @@ def train(
         targets[t].load_state_dict(nets[t].state_dict())
     dims = {a: nets[agent_type(a)].net[0].in_features for a in agents}
     mixers = None
-    params = [p for n in nets.values() for p in n.parameters()]
     if cfg.mixer == "qmix":
         state_dim = sum(dims.values())
         mixers = tuple(
             QmixMixer(len(agents), state_dim, cfg.mix_embed, cfg.hyper_hidden) for _ in range(2)
         )
         mixers[1].load_state_dict(mixers[0].state_dict())
+    for m in (*nets.values(), *targets.values(), *(mixers or ())):
+        m.to(dev)
+    params = [p for n in nets.values() for p in n.parameters()]
+    if mixers is not None:
         params += list(mixers[0].parameters())
     opt = torch.optim.Adam(params, lr=cfg.lr)
     buf = Replay(agents, dims, cfg.buffer_size)
@@ -376,6 +390,7 @@ def train(
     log.close()
     if best is not None:
         _restore(nets, mixers, best[2])
+    to_cpu(*nets.values(), *(mixers or ()))
     return TrainResult(
         nets,
         cfg,
@@ -405,24 +420,29 @@ def _update(
 ) -> None:
     idx = buf.sample(cfg.batch_size, rng)
     k = len(idx)
+    dev = _device_of(next(iter(nets.values())))
+
+    def batch(a: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(a).to(dev)
+
     q, qn, acts, rews = {}, {}, [], []
     for t, ags in _by_type(agents).items():
         # One forward per agent type over the agents' stacked batches.
-        x = torch.from_numpy(np.concatenate([buf.obs[a][idx] for a in ags]))
-        x2 = torch.from_numpy(np.concatenate([buf.next[a][idx] for a in ags]))
+        x = batch(np.concatenate([buf.obs[a][idx] for a in ags]))
+        x2 = batch(np.concatenate([buf.next[a][idx] for a in ags]))
         qt = nets[t](x)
         with torch.no_grad():
             qnt = targets[t](x2)
         for j, a in enumerate(ags):
             q[a], qn[a] = qt[j * k : (j + 1) * k], qnt[j * k : (j + 1) * k]
     for a in agents:
-        acts.append(torch.from_numpy(buf.act[a][idx]))
-        rews.append(torch.from_numpy(buf.rew[a][idx]))
+        acts.append(batch(buf.act[a][idx]))
+        rews.append(batch(buf.rew[a][idx]))
     ql, qnl = [q[a] for a in agents], [qn[a] for a in agents]
-    done = torch.from_numpy(buf.done[idx])
+    done = batch(buf.done[idx])
     if mixers is not None:
-        state = torch.from_numpy(np.concatenate([buf.obs[a][idx] for a in agents], axis=1))
-        nstate = torch.from_numpy(np.concatenate([buf.next[a][idx] for a in agents], axis=1))
+        state = batch(np.concatenate([buf.obs[a][idx] for a in agents], axis=1))
+        nstate = batch(np.concatenate([buf.next[a][idx] for a in agents], axis=1))
         loss = qmix_loss(ql, qnl, acts, rews[0], done, cfg.gamma, *mixers, state, nstate)
     else:
         loss = vdn_loss(ql, qnl, acts, rews, done, cfg.gamma, cfg.mixer)

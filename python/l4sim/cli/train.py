@@ -57,6 +57,14 @@ def train_rl_tcp_cmd(
             "--load", help="Evaluate these saved weights (DIR/dqn.pt) instead of training."
         ),
     ] = None,
+    device: Annotated[
+        str,
+        typer.Option(
+            help="Where the networks train: cpu, cuda, cuda:N or auto (a GPU if PyTorch sees "
+            "one). The simulation runs on the CPU either way; only cpu is bit for bit "
+            "reproducible."
+        ),
+    ] = "cpu",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
 ) -> None:
     """RL-TCP (ns3-ai's example, paper 000): a DQN sets a TCP window over 2 Mbps / 80 ms.
@@ -70,8 +78,10 @@ def train_rl_tcp_cmd(
     check_out_dir(out)
     if importlib.util.find_spec("torch") is None:
         raise L4simError("l4sim train needs PyTorch: pip install 'l4sim[rl]' (torch, tensorboard)")
+    from l4sim.agents.device import resolve
     from l4sim.experiments import rl_tcp
 
+    resolve(device)
     if reward not in rl_tcp.REWARDS:
         raise typer.BadParameter(
             f"--reward {reward!r} is not known; allowed: {', '.join(rl_tcp.REWARDS)}"
@@ -107,7 +117,9 @@ def train_rl_tcp_cmd(
             text = f"ε {info['epsilon']:.2f}" + ("" if ret != ret else f", return {ret:.4g}")
             bar.update(task, completed=done, info=text)
 
-        result = rl_tcp.train(out, steps=steps, reward=reward, seed=seed, progress=step)
+        result = rl_tcp.train(
+            out, steps=steps, reward=reward, seed=seed, progress=step, device=device
+        )
     tr = result["train"]
     if not quiet:
         out_console.print(_eval_table(result["eval"], f"RL-TCP evaluation ({reward} reward)"))
@@ -146,6 +158,14 @@ def train_lfq_cmd(
             "also trains offline-large, which it starts from."
         ),
     ] = None,
+    device: Annotated[
+        str,
+        typer.Option(
+            help="Where the networks train: cpu, cuda, cuda:N or auto (a GPU if PyTorch sees "
+            "one). The simulation runs on the CPU either way; only cpu is bit for bit "
+            "reproducible."
+        ),
+    ] = "cpu",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """LFQ (paper 001): train the per-flow buffer networks with a named recipe.
@@ -173,7 +193,9 @@ def train_lfq_cmd(
     if importlib.util.find_spec("torch") is None:
         raise L4simError("l4sim train needs PyTorch: pip install 'l4sim[rl]' (torch, tensorboard)")
     from l4sim.agents import lfq
+    from l4sim.agents.device import resolve
 
+    resolve(device)
     r = RECIPES[recipe]
     err_console.print(
         f"LFQ recipe [bold]{recipe}[/]: {escape(r.help)}; TensorBoard: "
@@ -190,9 +212,18 @@ def train_lfq_cmd(
             text = f"loss {info['loss']:.3g}, mean output {info['output']:.1f}"
             bar.update(tasks[model], completed=int(info["flows"]), info=text)
 
-        stats = lfq.train_recipe(recipe, out, seed=seed, jobs=jobs, models=models, progress=step)
+        stats = lfq.train_recipe(
+            recipe, out, seed=seed, jobs=jobs, models=models, progress=step, device=device
+        )
     wall = time.perf_counter() - start
-    record = {"recipe": recipe, "seed": seed, "jobs": jobs, "wall_s": wall, "models": stats}
+    record = {
+        "recipe": recipe,
+        "seed": seed,
+        "jobs": jobs,
+        "device": device,
+        "wall_s": wall,
+        "models": stats,
+    }
     (out / "train.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     for m, s in stats.items():
         out_console.print(

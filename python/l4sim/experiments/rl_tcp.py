@@ -92,8 +92,10 @@ GROUPS = tuple(REWARDS)
 TABLE = "results.md"
 
 
-def config(steps: int = DEFAULT_STEPS, seed: int = 1, reward: str = "default") -> DQNConfig:
-    """The DQN hyper-parameters used for RL-TCP."""
+def config(
+    steps: int = DEFAULT_STEPS, seed: int = 1, reward: str = "default", device: str = "cpu"
+) -> DQNConfig:
+    """The DQN hyper-parameters used for RL-TCP (``device``: where the networks train)."""
     from l4sim.agents.dqn import DQNConfig
 
     _check_reward(reward)
@@ -113,6 +115,7 @@ def config(steps: int = DEFAULT_STEPS, seed: int = 1, reward: str = "default") -
         hidden=(64, 64),
         seed=seed,
         reward_scale=REWARDS[reward][1],
+        device=device,
     )
 
 
@@ -261,15 +264,17 @@ def train(
     seed: int = 1,
     progress: Callable[[int, int, dict[str, float]], None] | None = None,
     figures: bool = True,
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """Train a DQN on RL-TCP, evaluate it, and write ``out_dir``: ``dqn.pt``, ``tb/``
     (TensorBoard), ``eval.json``, ``train.json`` and (``figures``) ``eval_episode.png``,
-    ``training_return.png``. Returns the contents of ``eval.json``."""
+    ``training_return.png``. Returns the contents of ``eval.json``. ``device``: where the
+    networks train (:mod:`l4sim.agents.device`)."""
     from l4sim.agents import dqn
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    cfg = config(steps, seed, reward)
+    cfg = config(steps, seed, reward, device)
     q, stats = dqn.train(lambda: make_env(reward), cfg, progress=progress, log_dir=out / "tb")
     extra = {"experiment": "rl-tcp", "reward": reward, "action_set": ACTION_SET}
     dqn.save(out / "dqn.pt", q, cfg, extra)
