@@ -158,7 +158,7 @@ def main() -> None:
         name: {d.type: net_costs(d, *spec, args.repeat) for d in devs}
         for name, spec in NETS.items()
     }
-    cross = crossover(devs, max(20, args.repeat // 5))
+    cross = crossover(devs, 10)
     print(f"devices: cpu (1 torch thread){', cuda: ' + gpu if gpu else ''}")
     print(
         f"{'trainer':<14} {'env step':>10} "
