@@ -182,9 +182,19 @@ def main() -> None:
                 + ", ".join(f"{d.type} {r[d.type] * 1e3:.3f} ms" for d in devs)
             )
     if args.out:
+        import subprocess
+
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parent,
+        ).stdout.strip()
         args.out.write_text(
             json.dumps(
                 {
+                    "commit": commit or None,
+                    "date": time.strftime("%Y-%m-%d"),
                     "gpu": gpu,
                     "torch": torch.__version__,
                     "env_s": envs,
