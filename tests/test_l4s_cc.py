@@ -88,3 +88,47 @@ def test_classic_ecn_newreno_halves_on_each_echo() -> None:
     # RFC 3168 §6.1.2: the window halves, so it swings from about BDP + K down to half.
     assert steady.min() <= 0.6 * (bdp + K)
     assert utilization < 0.95, "a step AQM starves a classic flow of queue"
+
+
+def _prague_beside_cubic(qdisc: dict[str, Any], ecn_fallback: int) -> list[float]:
+    """Each flow's goodput (bit/s): Prague and an ECN CUBIC at 50 Mbit/s and 20 ms RTT in one
+    queue, 30 s (l4s-tests scenario 6's set-up)."""
+    sc = l4sim.Scenario.parse(
+        {
+            "name": "rfc3168",
+            "duration": "30s",
+            "topology": {
+                "preset": "dumbbell",
+                "access": {"rate": "1Gbps", "delay": "5ms"},
+                "bottleneck": {"rate": "50Mbps", "delay": "0ms", "qdisc": qdisc},
+            },
+            "flows": [
+                {"kind": "tcp", "cca": {"kind": "prague", "ecn_fallback": ecn_fallback}},
+                {"kind": "tcp", "cca": "cubic", "ecn": True, "accecn": True},
+            ],
+        }
+    )
+    return [f["goodput_bps"] for f in l4sim.run(sc).summary["flows"]]
+
+
+def test_prague_falls_back_to_a_classic_response_behind_an_rfc3168_aqm() -> None:
+    """The L4STeam Prague's classic-ECN detection (`ecn_fallback = 1`): behind PIE's 15 ms
+    queue its score passes the classic threshold and each reduction takes at least
+    alpha = 0.625, so CUBIC beside it gets a share of the same order as its own instead of the
+    few percent it keeps beside plain Prague (l4s-tests scenario 6: 1:20 to 1:60)."""
+    for qdisc in ({"kind": "pie", "ecn": True}, {"kind": "fq_codel", "flows": 1}):
+        plain = _prague_beside_cubic(qdisc, 0)
+        fallback = _prague_beside_cubic(qdisc, 1)
+        # Over the whole run (slow start included) CUBIC keeps about a tenth beside plain
+        # Prague, at least three times that beside the one that falls back.
+        assert plain[1] / sum(plain) < 0.15, (qdisc, plain)
+        assert fallback[1] / sum(fallback) > 3 * plain[1] / sum(plain), (qdisc, fallback)
+
+
+def test_prague_keeps_its_l4s_response_in_dualpi2_with_detection_on() -> None:
+    """Behind DualPI2's L queue (under 1 ms of queue and of jitter) the score stays on the
+    L4S side, so detection changes nothing."""
+    plain = _prague_beside_cubic({"kind": "dualpi2"}, 0)
+    fallback = _prague_beside_cubic({"kind": "dualpi2"}, 1)
+    for a, b in zip(plain, fallback, strict=True):
+        assert abs(a - b) <= 0.02 * a, (plain, fallback)

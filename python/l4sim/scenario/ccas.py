@@ -92,12 +92,15 @@ class Dctcp(_CcaBase):
 
 class Prague(_CcaBase):
     """TCP Prague (L4S): ``rtt_independence`` (L4STeam's RTT independence, 25 ms target;
-    default off) and ``alpha_mode`` (1: alpha starts at 1, the default; 0: it starts at 0
-    and the first CE mark halves the window)."""
+    default off), ``alpha_mode`` (1: alpha starts at 1, the default; 0: it starts at 0
+    and the first CE mark halves the window) and ``ecn_fallback`` (classic-ECN detection:
+    0 off, the default; 1 detect an RFC 3168 bottleneck and fall back towards a classic
+    response there; 2 detect only)."""
 
     kind: Literal["prague"] = "prague"
     rtt_independence: Flag | None = None
     alpha_mode: Literal[0, 1] | None = None
+    ecn_fallback: Literal[0, 1, 2] | None = None
 
 
 class External(_CcaBase):

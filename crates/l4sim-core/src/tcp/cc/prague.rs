@@ -16,6 +16,12 @@
 //!   (RTT / target)², so short-RTT flows grow as if their RTT were 25 ms, and reductions come
 //!   at most once per 25 ms.
 //!
+//! - Classic-ECN detection and fallback (an option, `ecn_fallback`; Linux module parameter
+//!   `prague_ecn_fallback`, default 0): once per round Prague scores the path from its own
+//!   slowly smoothed RTT, whose variation and standing queue grow behind an RFC 3168 AQM
+//!   and stay small behind an L4S one; above a threshold the score floors α, so each
+//!   reduction approaches a classic flow's (see [`ClassicEcn`]).
+//!
 //! The window is kept as a fraction (`frac_cwnd`) and the integer cwnd follows it one
 //! segment per ACK, as in Linux. Not modelled: the rate-based mode for windows under 4
 //! packets, the ±3 % pacing wobble, GSO burst sizing and MTU reduction.
@@ -47,6 +53,9 @@ pub struct Prague {
     cwr_stamp: Option<Time>,
     ai_per_ack: f64,
     initialised: bool,
+    /// 0: no classic-ECN detection; 1: detection and fallback; 2: detection only.
+    pub ecn_fallback: u8,
+    classic: ClassicEcn,
 }
 
 impl Default for Prague {
@@ -69,6 +78,8 @@ impl Default for Prague {
             cwr_stamp: None,
             ai_per_ack: 1.0,
             initialised: false,
+            ecn_fallback: 0,
+            classic: ClassicEcn::default(),
         }
     }
 }
@@ -78,11 +89,145 @@ const MAX_SCALED_RTT: Time = 100 * MS;
 /// Linux `MINIMUM_RATE`: 100 kb/s, in bytes per second.
 const MINIMUM_RATE: u64 = 12_500;
 
+/// Linux `PRAGUE_ALPHA_BITS`: α and the classic-ECN score are fixed point, 2^20 = 1.
+const ALPHA_BITS: u32 = 20;
+const MAX_ALPHA: u64 = 1 << ALPHA_BITS;
+/// Linux `PRAGUE_MAX_SRTT_BITS` / `PRAGUE_MAX_MDEV_BITS`: the detector's slowest RTT gains.
+const MAX_SRTT_BITS: u32 = 18;
+const MAX_MDEV_BITS: u32 = MAX_SRTT_BITS + 1;
+/// Linux `PRAGUE_INIT_MDEV_CARRY` (2^19.5) and `PRAGUE_INIT_ADJ_US` (2^18).
+const INIT_MDEV_CARRY: u64 = 741_455;
+const INIT_ADJ_US: u64 = 262_144;
+/// Linux weights `V` and `D` (1/2 each) of the delay variation and the queue depth.
+const V: u32 = 1;
+const D: u32 = 1;
+/// Linux `L_STICKY`, `CLASSIC_ECN`, `C_STICKY`: the score's L4S side (≤ 8), the transition
+/// to classic (8 to 9) and its cap (17), in units of α = 1.
+const L_STICKY: u64 = 16 << (ALPHA_BITS - V);
+const CLASSIC_ECN: u64 = L_STICKY + MAX_ALPHA;
+const C_STICKY: u64 = CLASSIC_ECN + L_STICKY;
+/// Linux `V0_LG` and `D0_LG`: V·lg(750 us) and D·lg(2 ms), the reference variation and queue.
+const V0_LG: u64 = 10_014_683 >> V;
+const D0_LG: u64 = 11_498_458 >> D;
+
+fn ilog2(x: u64) -> u32 {
+    63 - x.max(1).leading_zeros()
+}
+
+/// Classic-ECN detection, as the L4STeam `tcp_prague.c` (0.6) has it: Prague keeps its own
+/// RTT estimate with a gain of 1/2^g (`prague_rtt_estimator`, g from ssthresh in
+/// `prague_update_rtt_scaling`) and once per round adds to a score (Linux `tp->classic_ecn`,
+/// `prague_classic_ecn_detection`) V·lg(mdev / 750 us), and D·lg(depth / 2 ms) when the
+/// standing queue (smoothed RTT less the minimum RTT) is deeper than 2 ms. An L4S AQM keeps
+/// both small and the score at 0; a classic AQM's queue of several ms raises it. The
+/// logarithms are integer with the remainder carried to the next round, as Linux computes
+/// them. On a reduction, a score above 8 floors α at 0.625 × (score − 8), at most 0.625
+/// (`prague_classic_ecn_fallback`).
+#[derive(Clone, Debug, Default)]
+pub struct ClassicEcn {
+    /// Smoothed RTT (us) scaled by 2^g_srtt_shift, and its mean deviation scaled by
+    /// 2^(g_srtt_shift + 1) (Linux `srtt_pace_us`, `mdev_pace_us`).
+    srtt_pace: u64,
+    mdev_pace: u64,
+    g_srtt_shift: u32,
+    rest_depth: u64,
+    rest_mdev: u64,
+    score: u64,
+}
+
+impl ClassicEcn {
+    /// Linux `prague_init`: the connection's SRTT (us) as the first estimate, the slowest gains.
+    fn new(srtt_us: u64) -> ClassicEcn {
+        ClassicEcn {
+            srtt_pace: srtt_us << MAX_SRTT_BITS,
+            mdev_pace: 1 << MAX_MDEV_BITS,
+            g_srtt_shift: MAX_SRTT_BITS,
+            rest_depth: INIT_MDEV_CARRY >> 1,
+            rest_mdev: INIT_MDEV_CARRY,
+            score: 0,
+        }
+    }
+
+    fn g_mdev_shift(&self) -> u32 {
+        self.g_srtt_shift + 1
+    }
+
+    /// Linux `prague_rtt_estimator` on one RTT sample (us).
+    fn rtt_sample(&mut self, rtt_us: u64) {
+        let gm = self.g_mdev_shift();
+        if self.srtt_pace != 0 {
+            let mut m = rtt_us as i64 - (self.srtt_pace >> self.g_srtt_shift) as i64;
+            self.srtt_pace = self.srtt_pace.wrapping_add_signed(m);
+            m = m.abs() - (self.mdev_pace >> gm) as i64;
+            self.mdev_pace = self.mdev_pace.wrapping_add_signed(m);
+        } else {
+            self.srtt_pace = rtt_us << self.g_srtt_shift;
+            self.mdev_pace = 1 << gm;
+        }
+        self.srtt_pace = self.srtt_pace.max(1);
+    }
+
+    /// Linux `prague_update_rtt_scaling`: g = ⌊lg ssthresh⌋ · 1.5 + 1, at most 18; the
+    /// scaled estimates and carries follow the new scale.
+    fn rescale(&mut self, ssthresh: u32) {
+        let lg = ilog2(ssthresh as u64);
+        let new = (lg + (lg >> 1) + 1).min(MAX_SRTT_BITS);
+        let (old, shift) = (self.g_srtt_shift, new.abs_diff(self.g_srtt_shift));
+        self.g_srtt_shift = new;
+        for x in [
+            &mut self.srtt_pace,
+            &mut self.mdev_pace,
+            &mut self.rest_depth,
+            &mut self.rest_mdev,
+        ] {
+            *x = if new > old { *x << shift } else { *x >> shift };
+        }
+    }
+
+    /// Linux `prague_classic_ecn_detection`, once per round; `min_rtt_us` is
+    /// `tcp_min_rtt`.
+    fn detect(&mut self, min_rtt_us: u64) {
+        let (g, gm) = (self.g_srtt_shift, self.g_mdev_shift());
+        let srtt_us = self.srtt_pace >> g;
+        if srtt_us == 0 {
+            return;
+        }
+        let adj = INIT_ADJ_US >> (MAX_MDEV_BITS - gm);
+        let mut score = self.score as i64;
+        let mdev = (self.mdev_pace >> gm).saturating_mul(self.rest_mdev) + adj;
+        let mdev_lg = ilog2(mdev).max(gm) - gm;
+        self.rest_mdev = mdev >> mdev_lg;
+        score += ((mdev_lg as u64) << (ALPHA_BITS - V)) as i64 - V0_LG as i64;
+        if srtt_us > min_rtt_us {
+            let depth = (srtt_us - min_rtt_us).saturating_mul(self.rest_depth) + (adj >> 1);
+            let depth_lg = ilog2(depth).max(g) - g;
+            self.rest_depth = depth >> depth_lg;
+            // A standing queue can only move the score towards classic.
+            let depth_lg = (depth_lg as u64) << (ALPHA_BITS - D);
+            if depth_lg > D0_LG {
+                score += (depth_lg - D0_LG) as i64;
+            }
+        }
+        self.score = score.clamp(0, C_STICKY as i64) as u64;
+    }
+
+    /// Linux `prague_classic_ecn_fallback`: the least α a reduction uses (0 while the path
+    /// looks L4S).
+    fn alpha_floor(&self) -> f64 {
+        if self.score <= L_STICKY {
+            return 0.0;
+        }
+        let c = self.score.min(CLASSIC_ECN) - L_STICKY;
+        ((c >> 1) + (c >> 3)) as f64 / MAX_ALPHA as f64
+    }
+}
+
 impl Prague {
-    pub fn new(rtt_independence: bool, alpha_starts_at_one: bool) -> Prague {
+    pub fn new(rtt_independence: bool, alpha_starts_at_one: bool, ecn_fallback: u8) -> Prague {
         Prague {
             rtt_independence,
             alpha_starts_at_one,
+            ecn_fallback,
             alpha: if alpha_starts_at_one { 1.0 } else { 0.0 },
             ..Prague::default()
         }
@@ -90,6 +235,12 @@ impl Prague {
 
     pub fn alpha(&self) -> f64 {
         self.alpha
+    }
+
+    /// The classic-ECN score (Linux `tp->classic_ecn`, in units of α = 1): at most 8 the
+    /// path looks L4S, 9 and more it looks classic (0 when detection is off).
+    pub fn classic_ecn_score(&self) -> f64 {
+        self.classic.score as f64 / MAX_ALPHA as f64
     }
 
     fn rtt_indep(&self, w: &Window) -> bool {
@@ -127,6 +278,11 @@ impl Prague {
     /// Linux `prague_update_alpha`: α ← (1 − g)·α + g·F over the round just ended.
     fn update_alpha(&mut self, w: &Window, s: &AckSample) {
         if self.saw_ce {
+            if self.ecn_fallback > 0 {
+                if let Some(min_rtt) = s.min_rtt {
+                    self.classic.detect(min_rtt / 1_000);
+                }
+            }
             let marked = s.total_delivered_ce - self.old_delivered_ce;
             let delivered = (s.delivered - self.old_delivered).max(1);
             let f = marked as f64 / delivered as f64;
@@ -202,8 +358,12 @@ impl CongestionOps for Prague {
         true
     }
 
-    /// Linux `prague_ssthresh`: reductions are made in `set_state`, ssthresh stays.
+    /// Linux `prague_ssthresh`: reductions are made in `set_state`, ssthresh stays; the
+    /// classic-ECN detector's RTT gain follows it (`prague_update_rtt_scaling`).
     fn ssthresh(&mut self, w: &Window, _now: Time) -> u32 {
+        if self.ecn_fallback > 0 {
+            self.classic.rescale(w.ssthresh);
+        }
         w.ssthresh
     }
 
@@ -214,6 +374,9 @@ impl CongestionOps for Prague {
         self.frac_cwnd = w.cwnd as f64;
         self.alpha_stamp = now;
         self.initialised = true;
+        if self.ecn_fallback > 0 {
+            self.classic = ClassicEcn::new(srtt.map_or(0, |r| r / 1_000));
+        }
         let mtu = w.mss as u64 + 52;
         w.pacing_rate = Some(match srtt {
             Some(r) if r > 0 => (mtu * w.cwnd as u64 * SEC / r).max(MINIMUM_RATE),
@@ -225,6 +388,12 @@ impl CongestionOps for Prague {
     fn cong_control(&mut self, w: &mut Window, s: &AckSample, rs: &RateSample) {
         if !self.initialised {
             self.init(w, s.now, s.srtt, s.min_rtt);
+        }
+        if self.ecn_fallback > 0 {
+            // Linux prague_pkts_acked, called before cong_control on each ACK.
+            if let Some(rtt) = s.rtt {
+                self.classic.rtt_sample(rtt / 1_000);
+            }
         }
         self.update_cwnd(w, s, rs);
         // Linux prague_should_update_ewma: a round has passed (and, RTT-independent, at
@@ -252,7 +421,11 @@ impl CongestionOps for Prague {
                     return;
                 }
                 self.cwr_stamp = Some(now);
-                self.frac_cwnd -= self.alpha * self.frac_cwnd / 2.0;
+                let mut alpha = self.alpha;
+                if self.ecn_fallback == 1 {
+                    alpha = alpha.max(self.classic.alpha_floor());
+                }
+                self.frac_cwnd -= alpha * self.frac_cwnd / 2.0;
             }
             CaState::Open => self.in_loss = false,
             CaState::Disorder => {}
@@ -276,6 +449,11 @@ pub struct PragueConfig {
     /// earlier; the L4S issue's specification). 0: α starts at 0 and the first CE mark ever
     /// halves the window (Prague 0.7's default).
     pub alpha_mode: u8,
+    /// Classic-ECN detection (Linux module parameter `prague_ecn_fallback` of the L4STeam
+    /// `tcp_prague.c` 0.6): 0 off (its default), 1 detect an RFC 3168 bottleneck from the
+    /// RTT's variation and standing queue and fall back towards a classic response there,
+    /// 2 detect only (the score is kept, the response unchanged).
+    pub ecn_fallback: u8,
 }
 
 impl Default for PragueConfig {
@@ -283,6 +461,7 @@ impl Default for PragueConfig {
         PragueConfig {
             rtt_independence: false,
             alpha_mode: 1,
+            ecn_fallback: 0,
         }
     }
 }
@@ -293,10 +472,20 @@ impl super::CcaParams for PragueConfig {
         if self.alpha_mode > 1 {
             return Err("prague alpha_mode must be 0 or 1".into());
         }
+        if self.ecn_fallback > 2 {
+            return Err(
+                "prague ecn_fallback must be 0 (off), 1 (detect and fall back) or 2 (detect only)"
+                    .into(),
+            );
+        }
         Ok(())
     }
     fn build(&self, _: super::FlowParams) -> Prague {
-        Prague::new(self.rtt_independence, self.alpha_mode == 1)
+        Prague::new(
+            self.rtt_independence,
+            self.alpha_mode == 1,
+            self.ecn_fallback,
+        )
     }
 }
 
@@ -333,7 +522,7 @@ mod tests {
 
     #[test]
     fn additive_increase_counts_only_unmarked_segments() {
-        let mut p = Prague::new(true, false);
+        let mut p = Prague::new(true, false, 0);
         let mut w = ca_window(20);
         p.init(&mut w, 0, Some(20 * MS), None);
         // One window of ACKs, 2 segments each, none marked: +1 segment.
@@ -354,7 +543,7 @@ mod tests {
 
     #[test]
     fn alpha_ewma_once_per_round_and_cwr_cuts_by_half_alpha() {
-        let mut p = Prague::new(true, false);
+        let mut p = Prague::new(true, false, 0);
         let mut w = ca_window(40);
         p.init(&mut w, 0, Some(20 * MS), None);
         p.saw_ce = true;
@@ -406,5 +595,75 @@ mod tests {
         assert!((p.ai_per_ack - 0.16).abs() < 1e-12); // (10 / 25)²
         p.update_ai(Some(40 * MS));
         assert_eq!(p.ai_per_ack, 1.0);
+    }
+
+    /// The detector fed one RTT sample per ms for `rounds` rounds of `round_ms`, the RTT
+    /// swinging between `lo` and `hi` us (a triangle), with `min_rtt` = `lo`.
+    fn detector_after(lo: u64, hi: u64, rounds: u32, round_ms: u64, ssthresh: u32) -> ClassicEcn {
+        let mut c = ClassicEcn::new(lo);
+        c.rescale(ssthresh);
+        let mut t = 0u64;
+        for _ in 0..rounds {
+            for _ in 0..round_ms {
+                let phase = t % 200;
+                let tri = if phase < 100 { phase } else { 200 - phase };
+                c.rtt_sample(lo + (hi - lo) * tri / 100);
+                t += 1;
+            }
+            c.detect(lo);
+        }
+        c
+    }
+
+    #[test]
+    fn classic_ecn_score_stays_low_behind_a_shallow_queue() {
+        // An L4S AQM: under 1 ms of queue and of variation keeps the score at 0.
+        let c = detector_after(20_000, 20_600, 400, 20, 100);
+        assert_eq!(c.score, 0);
+        assert_eq!(c.alpha_floor(), 0.0);
+    }
+
+    #[test]
+    fn classic_ecn_score_rises_behind_a_classic_queue() {
+        // A classic AQM: a queue swinging over 15 ms (PIE's target) raises the score past
+        // the classic side (> 9), where α is floored at 0.625.
+        let c = detector_after(20_000, 50_000, 400, 35, 100);
+        assert!(
+            c.score > CLASSIC_ECN,
+            "score {}",
+            c.score as f64 / MAX_ALPHA as f64
+        );
+        assert!(
+            (c.alpha_floor() - 0.625).abs() < 1e-6,
+            "{}",
+            c.alpha_floor()
+        );
+    }
+
+    #[test]
+    fn rescaling_keeps_the_estimate() {
+        let mut c = ClassicEcn::new(25_000);
+        c.rescale(100); // lg 100 = 6: g = 6 + 3 + 1 = 10
+        assert_eq!(c.g_srtt_shift, 10);
+        assert_eq!(c.srtt_pace >> c.g_srtt_shift, 25_000);
+        c.rescale(1 << 20); // capped at 18
+        assert_eq!(c.g_srtt_shift, 18);
+        assert_eq!(c.srtt_pace >> c.g_srtt_shift, 25_000);
+    }
+
+    #[test]
+    fn fallback_floors_alpha_only_in_mode_one() {
+        for (mode, expect_floor) in [(0u8, false), (1, true), (2, false)] {
+            let mut p = Prague::new(false, false, mode);
+            let mut w = ca_window(100);
+            p.init(&mut w, 0, Some(20 * MS), None);
+            p.classic.score = C_STICKY;
+            p.alpha = 0.02;
+            let f = p.frac_cwnd;
+            p.set_state(&mut w, CaState::Cwr, 1);
+            let used = 2.0 * (f - p.frac_cwnd) / f;
+            let want = if expect_floor { 0.625 } else { 0.02 };
+            assert!((used - want).abs() < 1e-9, "mode {mode}: α used {used}");
+        }
     }
 }
