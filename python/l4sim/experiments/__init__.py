@@ -25,6 +25,10 @@ the declarations.
 - ``classic-queue``: classic TCP beside a dominant flow (BBR, DCTCP) in one classic queue,
   against the kernel measured through ``l4sim emulate`` (issue 35), see
   :mod:`l4sim.experiments.classic_queue`.
+- ``rfc3168-coexistence`` (``l4s-tests-s6``): TCP Prague beside CUBIC or Reno in one RFC 3168
+  queue against the L4S Tests testbed, see :mod:`l4sim.experiments.rfc3168_coexistence`.
+- ``rfc3168-rate-step`` (``l4s-tests-s2``): a rate cut under fq_codel, Prague's RTT spike
+  against CUBIC's, see :mod:`l4sim.experiments.rfc3168_rate_step`.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ EXPERIMENTS: dict[str, str] = {
     "lfq": "l4sim.experiments.lfq_001",
     "remote-brain": "l4sim.experiments.remote_rl_tcp_000",
     "classic-queue": "l4sim.experiments.classic_queue",
+    "rfc3168-coexistence": "l4sim.experiments.rfc3168_coexistence",
+    "rfc3168-rate-step": "l4sim.experiments.rfc3168_rate_step",
 }
 
 
