@@ -30,7 +30,7 @@ use super::pie::{pie_params, PieParams, PieVars};
 use super::{
     check_gains, check_positive, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
 };
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use crate::policy::lfq::LfqPolicy;
 use crate::policy::{self, Attach, Decision, Event, Hook, Learned, Policy, PolicyRef};
 use crate::rng::Rng;
@@ -673,7 +673,7 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Ecn;
+    use crate::packet::Ecn;
     use crate::qdisc::fixtures::flow_pkt;
     use crate::rng::KEY_QDISC;
 

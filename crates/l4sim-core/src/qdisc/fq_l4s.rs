@@ -36,7 +36,7 @@ use super::pie::{pie_params, PieParams, PieVars};
 use super::{
     check_gains, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
 };
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use crate::policy::{self, Attach, Decision, Event, Hook, Learned, PolicyRef, UpdateStats};
 use crate::rng::Rng;
 use crate::time::{Time, MS};
@@ -350,7 +350,7 @@ impl QueueDisc for FqL4s {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Ecn;
+    use crate::packet::Ecn;
     use crate::qdisc::fixtures::flow_pkt;
     use crate::rng::KEY_QDISC;
 

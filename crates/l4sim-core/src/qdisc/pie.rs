@@ -26,7 +26,7 @@ use super::{
     check_gains, check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats,
     QueueDisc,
 };
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{secs, Time, MS};
 
@@ -379,7 +379,7 @@ impl QueueDisc for Pie {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Ecn;
+    use crate::packet::Ecn;
     use crate::rng::KEY_QDISC;
 
     fn params() -> PieParams {
