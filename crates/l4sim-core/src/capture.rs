@@ -25,7 +25,7 @@ use std::fmt;
 use std::io::{self, Write};
 
 use crate::flow::{Endpoints, Flow};
-use crate::net::packet::{flags, Dir, Packet, PROTO_TCP, PROTO_UDP};
+use crate::packet::{flags, Dir, Packet, PROTO_TCP, PROTO_UDP};
 use crate::time::{Time, SEC};
 
 /// `LINKTYPE_RAW`: raw IPv4 or IPv6, no link-layer header (tcpdump.org/linktypes.html).
@@ -613,7 +613,7 @@ impl Captures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Ecn, TcpHeader};
+    use crate::packet::{Ecn, TcpHeader};
     use std::sync::{Arc, Mutex};
 
     fn be16(b: &[u8], at: usize) -> u16 {

@@ -12,8 +12,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::app::UdpConfig;
-pub use crate::net::packet::EcnCodepoint;
 pub use crate::net::rate::{RateScheduleConfig, RateStep};
+pub use crate::packet::EcnCodepoint;
 pub use crate::qdisc::QdiscConfig;
 pub use crate::tcp::config::{CcaConfig, CcaKind, TcpConfig};
 

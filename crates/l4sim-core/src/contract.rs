@@ -10,8 +10,8 @@ use serde_json::{json, Map, Value};
 
 use crate::config::{CcaConfig, CcaKind, QdiscConfig, SimConfig, TcpConfig, UdpConfig};
 use crate::control::{Action, FlowRow, Observation, QueueRow};
-use crate::net::routing::FlowPath;
-use crate::stats::series::{FlowSeries, QueueSeries};
+use crate::engine::build::FlowPath;
+use crate::engine::series::{FlowSeries, QueueSeries};
 use crate::summary::Summary;
 
 /// Bumped when a key is renamed or removed (adding one is compatible); 3: the qdisc kind

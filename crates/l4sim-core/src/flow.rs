@@ -6,7 +6,7 @@
 use crate::app::{UdpSink, UdpSource};
 use crate::config::{FlowConfig, FlowKind};
 use crate::control::{ControlEndpoint, FlowRow};
-use crate::net::packet::{Dir, Packet, PROTO_TCP, PROTO_UDP};
+use crate::packet::{Dir, Packet, PROTO_TCP, PROTO_UDP};
 use crate::stats::Histogram;
 use crate::tcp::cc::CongestionOps;
 use crate::tcp::rate::DeliveryRate;

@@ -12,6 +12,7 @@ pub mod control;
 pub mod engine;
 pub mod flow;
 pub mod net;
+pub mod packet;
 pub mod policy;
 pub mod qdisc;
 pub mod rng;

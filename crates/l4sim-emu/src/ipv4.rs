@@ -1,7 +1,7 @@
 //! The IPv4 fields the router reads (RFC 791 §3.1) and the one it writes: the ECN field
 //! (RFC 3168 §5), with the header checksum updated incrementally (RFC 1624 §3, eqn. 3).
 
-use l4sim_core::net::packet::{Ecn, PROTO_TCP, PROTO_UDP};
+use l4sim_core::packet::{Ecn, PROTO_TCP, PROTO_UDP};
 
 /// What the router needs of a packet's headers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

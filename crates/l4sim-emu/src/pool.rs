@@ -2,7 +2,7 @@
 //! slot index in `uid` (which no qdisc reads), so the core's qdiscs hold real packets
 //! without a change to their interface and nothing is allocated per packet.
 //!
-//! [`Packet`]: l4sim_core::net::packet::Packet
+//! [`Packet`]: l4sim_core::packet::Packet
 
 /// Bytes per slot: a 1500-byte MTU packet fits with room to spare (the TUN devices' MTU is
 /// 1500; a longer read is truncated and then refused by the IPv4 length check).

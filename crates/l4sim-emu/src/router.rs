@@ -14,11 +14,13 @@ use std::io::Write;
 
 use l4sim_core::capture::PcapWriter;
 use l4sim_core::config::SimConfig;
+use l4sim_core::engine::build::{build_channels, channel_edges};
+use l4sim_core::engine::series::Series;
 use l4sim_core::net::link::Channel;
-use l4sim_core::net::packet::{Dir, Ecn, Packet};
-use l4sim_core::net::routing::{build_channels, channel_edges, Routes, NO_ROUTE};
+use l4sim_core::net::routing::{Routes, NO_ROUTE};
+use l4sim_core::packet::{Dir, Ecn, Packet};
 use l4sim_core::qdisc::{Dropped, QueueDisc};
-use l4sim_core::stats::{Histogram, Series};
+use l4sim_core::stats::Histogram;
 use l4sim_core::time::Time;
 use serde::Serialize;
 

@@ -11,7 +11,7 @@
 
 use std::os::raw::{c_int, c_void};
 
-use l4sim_core::stats::{FlowSeries, QueueSeries};
+use l4sim_core::engine::series::{FlowSeries, QueueSeries};
 use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
 use pyo3::prelude::*;

@@ -193,12 +193,12 @@ impl Simulation {
         self.inner.summary_json()
     }
 
-    /// The per-flow time series as columns (`stats::series::FlowSeries`).
+    /// The per-flow time series as columns (`engine::series::FlowSeries`).
     fn flow_series<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_py(py, &self.inner.series.flows)
     }
 
-    /// The per-queue time series as columns, links by name (`stats::series::QueueSeries`).
+    /// The per-queue time series as columns, links by name (`engine::series::QueueSeries`).
     fn queue_series<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let s = &self.inner.series.queues;
         let names: Vec<&str> = s
@@ -259,7 +259,7 @@ impl Simulation {
 
     /// The rows a whole run adds at most to the time series: (flow rows, queue rows).
     fn series_rows_of_run(&self) -> (u64, u64) {
-        l4sim_core::stats::Series::rows_of_run(&self.inner.cfg, &self.inner.channels)
+        l4sim_core::engine::series::Series::rows_of_run(&self.inner.cfg, &self.inner.channels)
     }
 
     /// Rows held by the core's time series: (flow rows, queue rows).
@@ -348,7 +348,7 @@ fn flow_paths<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, Py
             "invalid configuration: {e}"
         )))
     })?;
-    to_py(py, &l4sim_core::net::routing::flow_paths(&cfg))
+    to_py(py, &l4sim_core::engine::build::flow_paths(&cfg))
 }
 
 /// The output of learned policy `kind` (`policy/<kind>.rs`) read from `weights_path` on

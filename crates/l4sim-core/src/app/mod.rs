@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::net::packet::{Dir, EcnCodepoint, Packet};
+use crate::packet::{Dir, EcnCodepoint, Packet};
 use crate::time::{Time, SEC};
 
 /// UDP constant-bit-rate source parameters.

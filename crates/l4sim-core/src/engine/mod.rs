@@ -4,22 +4,25 @@
 //! they were scheduled and a run is a pure function of the configuration. The whole
 //! [`Simulation`] is plain data: `fork()` is `clone()`.
 
+pub mod build;
 mod control_api;
 mod queue;
+pub mod series;
 
 use crate::capture::{CaptureError, CaptureStats, Captures, IpVersion};
 use crate::config::{ConfigError, SimConfig};
 use crate::control::{Action, ActionError, ControlMessage, MESSAGE_BIT};
 use crate::flow::{Endpoints, Flow};
 use crate::net::link::Channel;
-use crate::net::packet::{Dir, Ecn, Packet};
-use crate::net::routing::{build_channels, channel_edges, flow_paths, FlowPath, Routes};
+use crate::net::routing::Routes;
+use crate::packet::{Dir, Ecn, Packet};
 use crate::qdisc::{Dropped, QueueDisc};
 use crate::rng::{Rng, KEY_FLOW};
-use crate::stats::Series;
 use crate::summary::{Summary, View};
 use crate::time::{secs, Time};
+use build::{build_channels, channel_edges, flow_paths, FlowPath};
 use queue::{EvKind, EventQueue};
+use series::Series;
 
 /// Packet accounting for the conservation check.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -7,8 +7,8 @@
 use std::collections::VecDeque;
 
 use crate::control::QueueRow;
-use crate::net::packet::Packet;
 use crate::net::rate::RateSchedule;
+use crate::packet::Packet;
 use crate::qdisc::{Dropped, Qdisc, QueueDisc};
 use crate::rng::Rng;
 use crate::stats::{Histogram, TimeAverage};

@@ -1,6 +1,5 @@
-//! Network elements: packets, links (channels), routing.
+//! Network elements: links (channels), rate schedules, routing.
 
 pub mod link;
-pub mod packet;
 pub mod rate;
 pub mod routing;

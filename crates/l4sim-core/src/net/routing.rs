@@ -12,16 +12,6 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use schemars::JsonSchema;
-use serde::Serialize;
-
-use crate::config::SimConfig;
-use crate::net::link::Channel;
-use crate::net::rate::RateSchedule;
-use crate::qdisc::Qdisc;
-use crate::rng::{Rng, KEY_LINK, KEY_QDISC};
-use crate::time::secs;
-
 /// `(from, to, delay)` of each channel.
 pub type Edge = (u32, u32, u64);
 
@@ -158,93 +148,6 @@ impl Routes {
     }
 }
 
-/// The channels (link directions) of a configuration, in the engine's order: link `i` is
-/// channel `2i` (a → b) and `2i + 1` (b → a).
-pub fn channel_edges(cfg: &SimConfig) -> Vec<Edge> {
-    cfg.links
-        .iter()
-        .flat_map(|l| {
-            [
-                (l.a as u32, l.b as u32, l.delay_ns),
-                (l.b as u32, l.a as u32, l.delay_ns),
-            ]
-        })
-        .collect()
-}
-
-/// The channels of a configuration in [`channel_edges`] order, each with its qdisc and
-/// loss generator seeded from `cfg.seed` (what the engine, and the emulator's router, run).
-pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
-    let mut channels = Vec::with_capacity(2 * cfg.links.len());
-    for l in &cfg.links {
-        // In `channel_edges` order: a → b, then b → a.
-        for (from, to, q, sched) in [
-            (l.a, l.b, &l.qdisc_ab, &l.schedule_ab),
-            (l.b, l.a, &l.qdisc_ba, &l.schedule_ba),
-        ] {
-            let idx = channels.len() as u64;
-            let qdisc = Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx));
-            let rng = Rng::for_component(cfg.seed, KEY_LINK | idx);
-            let ends = (from as u32, to as u32);
-            channels.push(Channel {
-                schedule: sched.as_ref().map(RateSchedule::new),
-                loss: l.loss,
-                jitter: l.jitter_ns,
-                overhead: l.overhead_bytes,
-                ..Channel::new(
-                    channel_name(cfg, from, to),
-                    ends,
-                    l.rate_bps,
-                    l.delay_ns,
-                    qdisc,
-                    rng,
-                )
-            });
-        }
-    }
-    channels
-}
-
-/// A channel's name: `"a->b"` with node names.
-pub fn channel_name(cfg: &SimConfig, from: usize, to: usize) -> String {
-    format!("{}->{}", cfg.nodes[from].name, cfg.nodes[to].name)
-}
-
-/// The route of a flow as the engine forwards it: what agents and environments use for
-/// their reference scales (the only routing computation in l4sim).
-#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
-pub struct FlowPath {
-    /// Channels from the source to the destination (`"a->b"`).
-    pub links: Vec<String>,
-    /// Channels the ACKs take back.
-    pub reverse_links: Vec<String>,
-    /// Propagation delay there and back (seconds).
-    pub base_rtt_s: f64,
-    /// The slowest forward link's rate (bits/s).
-    pub bottleneck_bps: u64,
-}
-
-/// Every flow's path (`None` where there is no route either way).
-pub fn flow_paths(cfg: &SimConfig) -> Vec<Option<FlowPath>> {
-    let edges = channel_edges(cfg);
-    let routes = Routes::new(cfg.nodes.len(), &edges);
-    let name = |c: usize| channel_name(cfg, edges[c].0 as usize, edges[c].1 as usize);
-    cfg.flows
-        .iter()
-        .map(|f| {
-            let fwd = routes.path(f.src, f.dst)?;
-            let rev = routes.path(f.dst, f.src)?;
-            let delay: u64 = fwd.iter().chain(&rev).map(|&c| edges[c].2).sum();
-            Some(FlowPath {
-                bottleneck_bps: fwd.iter().map(|&c| cfg.links[c / 2].rate_bps).min()?,
-                links: fwd.iter().map(|&c| name(c)).collect(),
-                reverse_links: rev.iter().map(|&c| name(c)).collect(),
-                base_rtt_s: secs(delay),
-            })
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,26 +174,6 @@ mod tests {
     fn disconnected_has_no_route() {
         let t = next_hops(3, &[(0, 1, 1), (1, 0, 1)]);
         assert_eq!(t[2], NO_ROUTE);
-    }
-
-    #[test]
-    fn flow_paths_follow_delay_not_hops() {
-        // a -50 ms- b directly, or a -5 ms- c -5 ms- b: the flow takes the two-hop path.
-        let json = r#"{"duration_ns": 1000000000,
-            "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}],
-            "links": [
-                {"a": 0, "b": 1, "rate_bps": 100000000, "delay_ns": 50000000},
-                {"a": 0, "b": 2, "rate_bps": 10000000, "delay_ns": 5000000},
-                {"a": 2, "b": 1, "rate_bps": 20000000, "delay_ns": 5000000}],
-            "flows": [{"kind": "tcp", "src": 0, "dst": 1}, {"kind": "tcp", "src": 0, "dst": 3}]}"#;
-        let cfg: SimConfig = serde_json::from_str(json).unwrap();
-        let paths = flow_paths(&cfg);
-        let p = paths[0].as_ref().unwrap();
-        assert_eq!(p.links, ["a->c", "c->b"]);
-        assert_eq!(p.reverse_links, ["b->c", "c->a"]);
-        assert!((p.base_rtt_s - 0.020).abs() < 1e-12);
-        assert_eq!(p.bottleneck_bps, 10_000_000);
-        assert_eq!(paths[1], None, "d is not connected");
     }
 
     /// The path a full nodes² table gives (the reference for the leaf rule).

@@ -92,7 +92,7 @@ mod tests {
         cfg.validate().unwrap();
         let mut q = cfg.build(Rng::for_component(1, 0));
         let mut drops = Vec::new();
-        let pkt = crate::net::packet::Packet::default();
+        let pkt = crate::packet::Packet::default();
         q.enqueue(pkt, 0, &mut drops);
         assert_eq!(q.flow_queue_state(&pkt), Some((1, Some(7))));
         assert_eq!(q.learned().map(|l| l.decisions()), Some(1));

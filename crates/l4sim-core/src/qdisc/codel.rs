@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
 };
-use crate::net::packet::{Ecn, Packet};
+use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::{Time, MS};
 
@@ -288,7 +288,7 @@ impl QueueDisc for Codel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Ecn;
+    use crate::packet::Ecn;
     use crate::qdisc::fixtures::mtu_pkt as pkt;
 
     /// A queue held at 20 packets (sojourn well above 5 ms) by refilling after every

@@ -64,7 +64,7 @@ use super::{
     check_gains, check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats,
     QueueDisc,
 };
-use crate::net::packet::{Ecn, Packet};
+use crate::packet::{Ecn, Packet};
 use crate::policy::{self, Attach, Decision, Event, Hook, Learned, PolicyRef, UpdateStats};
 use crate::rng::Rng;
 use crate::time::{Time, MS, US};

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
 };
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::Time;
 
@@ -97,7 +97,7 @@ impl QueueDisc for ExternalAqm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Ecn;
+    use crate::packet::Ecn;
 
     #[test]
     fn drops_or_marks_with_the_probability_set() {

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{DropReason, Dropped, QdiscParams, QdiscStats, QueueDisc};
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::Time;
 

@@ -22,15 +22,13 @@
 //! modelled.
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::codel::{CodelParams, CodelVars};
 use super::drr::Drr;
-use super::pie::{pie_params, PieParams, PieVars};
-use super::{
-    check_gains, check_positive, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
-};
-use crate::net::packet::Packet;
+use super::pie::{embedding, own_defaults, PieAqmConfig, PieParams, PieVars};
+use super::{check_positive, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc};
+use crate::packet::Packet;
 use crate::policy::lfq::LfqPolicy;
 use crate::policy::{self, Attach, Decision, Event, Hook, Learned, Policy, PolicyRef};
 use crate::rng::Rng;
@@ -97,40 +95,37 @@ impl Default for FqCodelConfig {
 /// 1514 B, PIE defaults per flow: target 15 ms, tupdate 15 ms, α 2/16, β 20/16, ECN off,
 /// `ecn_prob` 10 %, max_burst 150 ms).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields, default)]
+#[serde(remote = "Self", default)]
+#[schemars(deny_unknown_fields, transform = own_defaults::<FqPieConfig>)]
 pub struct FqPieConfig {
     pub limit_pkts: u64,
     pub flows: u32,
     pub quantum: u32,
-    pub target_ns: u64,
-    pub tupdate_ns: u64,
-    pub alpha: f64,
-    pub beta: f64,
-    pub max_burst_ns: u64,
-    /// Mark instead of drop while p ≤ this (Linux `ecn_prob`).
-    pub max_ecnth: f64,
-    pub ecn: bool,
-    pub bytemode: bool,
-    pub mtu: u32,
+    /// Each flow queue's PIE.
+    #[serde(flatten)]
+    pub aqm: PieAqmConfig,
 }
 
 impl Default for FqPieConfig {
     fn default() -> Self {
-        let pie = super::pie::PieConfig::default();
         FqPieConfig {
             limit_pkts: d_limit(),
             flows: d_flows(),
             quantum: d_quantum(),
-            target_ns: pie.target_ns,
-            tupdate_ns: pie.tupdate_ns,
-            alpha: pie.alpha,
-            beta: pie.beta,
-            max_burst_ns: pie.max_burst_ns,
-            max_ecnth: pie.max_ecnth,
-            ecn: pie.ecn,
-            bytemode: pie.bytemode,
-            mtu: pie.mtu,
+            aqm: PieAqmConfig::default(),
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for FqPieConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        embedding(d, FqPieConfig::deserialize)
+    }
+}
+
+impl Serialize for FqPieConfig {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        FqPieConfig::serialize(self, s)
     }
 }
 
@@ -382,12 +377,8 @@ impl QdiscParams for FqCodelConfig {
 impl QdiscParams for FqPieConfig {
     type Qdisc = FqPie;
     fn validate(&self) -> Result<(), String> {
-        check_scheduler(
-            "FQ-PIE",
-            (self.limit_pkts, self.flows, self.quantum),
-            &[self.target_ns, self.tupdate_ns],
-        )?;
-        check_gains("FQ-PIE", self.alpha, self.beta, self.max_ecnth)
+        check_scheduler("FQ-PIE", (self.limit_pkts, self.flows, self.quantum), &[])?;
+        self.aqm.validate("FQ-PIE")
     }
     fn build(&self, rng: Rng) -> FqPie {
         fq_pie(self, rng)
@@ -448,7 +439,7 @@ pub fn fq_codel(c: &FqCodelConfig, rng: Rng) -> FqCodel {
 
 pub fn fq_pie(c: &FqPieConfig, rng: Rng) -> FqPie {
     FlowQueues::new(
-        PieAqm(pie_params!(c)),
+        PieAqm(c.aqm.params()),
         c.flows,
         c.quantum,
         c.limit_pkts,
@@ -673,7 +664,7 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Ecn;
+    use crate::packet::Ecn;
     use crate::qdisc::fixtures::flow_pkt;
     use crate::rng::KEY_QDISC;
 

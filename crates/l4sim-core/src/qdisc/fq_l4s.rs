@@ -27,38 +27,31 @@
 //! `f64`.
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::drr::Drr;
 use super::dualpi2::EcnMask;
 use super::fq::check_scheduler;
-use super::pie::{pie_params, PieParams, PieVars};
-use super::{
-    check_gains, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
-};
-use crate::net::packet::Packet;
+use super::pie::{embedding, own_defaults, PieAqmConfig, PieParams, PieVars};
+use super::{mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc};
+use crate::packet::Packet;
 use crate::policy::{self, Attach, Decision, Event, Hook, Learned, PolicyRef, UpdateStats};
 use crate::rng::Rng;
 use crate::time::{Time, MS};
 
 /// `kind = "fq_l4s"` (defaults: the paper's §5.1 and Algorithm 7; see the module comment).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields, default)]
+#[serde(remote = "Self", default)]
+#[schemars(deny_unknown_fields, transform = own_defaults::<FqL4sConfig>)]
 pub struct FqL4sConfig {
     /// Overall limit in packets.
     pub limit_pkts: u64,
     /// Hash buckets, each a Classic + L queue pair (the paper: 3, i.e. 6 queues).
     pub pairs: u32,
     pub quantum: u32,
-    pub target_ns: u64,
-    pub tupdate_ns: u64,
-    pub alpha: f64,
-    pub beta: f64,
-    pub max_burst_ns: u64,
-    pub max_ecnth: f64,
-    pub ecn: bool,
-    pub bytemode: bool,
-    pub mtu: u32,
+    /// Each sub-queue's PIE.
+    #[serde(flatten)]
+    pub aqm: PieAqmConfig,
     /// Coupling factor k: L applies max(p_L, k·p_C′).
     pub coupling: f64,
     pub ecn_mask: EcnMask,
@@ -78,20 +71,28 @@ impl Default for FqL4sConfig {
             limit_pkts: 10_240,
             pairs: 3,
             quantum: 1514,
-            target_ns: 15 * MS,
-            tupdate_ns: 15 * MS,
-            alpha: 0.125,
-            beta: 1.25,
-            max_burst_ns: 100 * MS,
-            max_ecnth: 0.1,
-            ecn: true,
-            bytemode: false,
-            mtu: 1514,
+            aqm: PieAqmConfig {
+                max_burst_ns: 100 * MS,
+                ecn: true,
+                ..PieAqmConfig::default()
+            },
             coupling: 2.0,
             ecn_mask: EcnMask::L4sEct,
             a3c_policy: None,
             policy: None,
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for FqL4sConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        embedding(d, FqL4sConfig::deserialize)
+    }
+}
+
+impl Serialize for FqL4sConfig {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        FqL4sConfig::serialize(self, s)
     }
 }
 
@@ -131,12 +132,8 @@ const CLASSIC: u8 = 1;
 impl QdiscParams for FqL4sConfig {
     type Qdisc = FqL4s;
     fn validate(&self) -> Result<(), String> {
-        check_scheduler(
-            "FQ-L4S",
-            (self.limit_pkts, self.pairs, self.quantum),
-            &[self.target_ns, self.tupdate_ns],
-        )?;
-        check_gains("FQ-L4S", self.alpha, self.beta, self.max_ecnth)?;
+        check_scheduler("FQ-L4S", (self.limit_pkts, self.pairs, self.quantum), &[])?;
+        self.aqm.validate("FQ-L4S")?;
         if !(self.coupling.is_finite() && self.coupling > 0.0) {
             return Err("FQ-L4S needs a positive coupling".into());
         }
@@ -152,7 +149,7 @@ impl QdiscParams for FqL4sConfig {
 
 impl FqL4s {
     pub fn new(c: &FqL4sConfig, mut rng: Rng) -> FqL4s {
-        let params = pie_params!(c);
+        let params = c.aqm.params();
         let pairs = c.pairs.max(1) as usize;
         let queues = (0..2 * pairs)
             .map(|_| SubQueue {
@@ -350,7 +347,7 @@ impl QueueDisc for FqL4s {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Ecn;
+    use crate::packet::Ecn;
     use crate::qdisc::fixtures::flow_pkt;
     use crate::rng::KEY_QDISC;
 

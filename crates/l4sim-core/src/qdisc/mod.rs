@@ -76,7 +76,7 @@ use std::collections::VecDeque;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::net::packet::{Ecn, Packet};
+use crate::packet::{Ecn, Packet};
 use crate::policy::Learned;
 use crate::rng::Rng;
 use crate::time::Time;
@@ -424,7 +424,7 @@ pub(crate) fn check_gains(what: &str, alpha: f64, beta: f64, max_ecnth: f64) -> 
 /// Test fixtures shared by the qdiscs' tests.
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use crate::net::packet::{Ecn, Packet, PROTO_TCP};
+    use crate::packet::{Ecn, Packet, PROTO_TCP};
 
     /// A TCP packet of flow `f` (source port 1000 + `f`, so flows hash apart), `size` bytes.
     pub(crate) fn flow_pkt(f: u16, size: u32, ecn: Ecn, uid: u64) -> Packet {

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{check_positive, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc};
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::Time;
 

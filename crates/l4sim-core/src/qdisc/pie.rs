@@ -19,24 +19,27 @@
 //! first update is at `tupdate` (Linux arms the timer 500 ms after creation); the
 //! dequeue-rate estimator is not implemented.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use schemars::{JsonSchema, Schema};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
 
 use super::{
     check_gains, check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats,
     QueueDisc,
 };
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{secs, Time, MS};
 
-/// `kind = "pie"`. Defaults: Linux `tc pie` / RFC 8033 §5 (limit 1000 p, target 15 ms,
-/// tupdate 15 ms, α 0.125, β 1.25, max_burst 150 ms, ECN off, mark up to p = 10 %).
+/// PIE's controller (RFC 8033 §4-§5, Linux `struct pie_params`): the keys that PIE,
+/// FQ-PIE and FQ-L4S share. Each embeds it flattened (its keys stand beside the qdisc's
+/// own) and deserializes through [`embedding`], so that a key the block leaves out takes
+/// the embedding qdisc's default and an unknown key is refused. Defaults: RFC 8033 §5 /
+/// Linux `tc pie`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct PieConfig {
-    /// Hard limit in packets (tail drop).
-    pub limit_pkts: u64,
+#[serde(default)]
+pub struct PieAqmConfig {
     /// Target queue delay (RFC 8033 §4.2 `QDELAY_REF`).
     pub target_ns: u64,
     /// Interval between probability updates (RFC 8033 §4.2 `T_UPDATE`).
@@ -47,7 +50,8 @@ pub struct PieConfig {
     pub beta: f64,
     /// Burst allowance after an idle period (RFC 8033 §4.4 `MAX_BURST`).
     pub max_burst_ns: u64,
-    /// Mark instead of drop while p ≤ this (RFC 8033 §5.1 `mark_ecnth`; Linux 10 %).
+    /// Mark instead of drop while p ≤ this (RFC 8033 §5.1 `mark_ecnth`; Linux 10 %; FQ-PIE's
+    /// `ecn_prob`).
     pub max_ecnth: f64,
     /// Mark ECT packets instead of dropping them (while p ≤ `max_ecnth`).
     pub ecn: bool,
@@ -58,10 +62,9 @@ pub struct PieConfig {
     pub mtu: u32,
 }
 
-impl Default for PieConfig {
+impl Default for PieAqmConfig {
     fn default() -> Self {
-        PieConfig {
-            limit_pkts: 1000,
+        PieAqmConfig {
             target_ns: 15 * MS,
             tupdate_ns: 15 * MS,
             alpha: 0.125,
@@ -72,6 +75,113 @@ impl Default for PieConfig {
             bytemode: false,
             mtu: 1514,
         }
+    }
+}
+
+impl PieAqmConfig {
+    /// The run-time constants.
+    pub fn params(&self) -> PieParams {
+        PieParams {
+            target: self.target_ns,
+            tupdate: self.tupdate_ns,
+            alpha: self.alpha,
+            beta: self.beta,
+            max_burst: self.max_burst_ns,
+            max_ecnth: self.max_ecnth,
+            ecn: self.ecn,
+            bytemode: self.bytemode,
+            mtu: self.mtu as u64,
+        }
+    }
+
+    /// Times positive, gains finite and not negative, `max_ecnth` a probability; `what`
+    /// names the qdisc in the message.
+    pub(crate) fn validate(&self, what: &str) -> Result<(), String> {
+        check_positive(what, &[self.target_ns, self.tupdate_ns])?;
+        check_gains(what, self.alpha, self.beta, self.max_ecnth)
+    }
+}
+
+/// Schema transform for a config `T` that embeds [`PieAqmConfig`]: each property's default
+/// is `T`'s own (a flattened block's schema carries the block's defaults).
+pub(crate) fn own_defaults<T: Default + Serialize>(schema: &mut Schema) {
+    let Ok(Value::Object(defaults)) = serde_json::to_value(T::default()) else {
+        return;
+    };
+    let Some(Value::Object(props)) = schema.get_mut("properties") else {
+        return;
+    };
+    for (key, prop) in props.iter_mut() {
+        if let (Some(v), Value::Object(prop)) = (defaults.get(key), prop) {
+            if prop.contains_key("default") {
+                prop.insert("default".into(), v.clone());
+            }
+        }
+    }
+}
+
+/// Deserialize a config `T` that embeds [`PieAqmConfig`] flattened, from its derived
+/// deserializer `derived` (serde's `remote = "Self"`): serde's `deny_unknown_fields` does
+/// not work beside `#[serde(flatten)]`, and a flattened block takes its own defaults, not
+/// the embedding config's. So the keys given are laid over `T::default()`'s, and a key
+/// that is not among them is refused as serde refuses one.
+pub(crate) fn embedding<'de, D, T>(
+    d: D,
+    derived: fn(Value) -> Result<T, serde_json::Error>,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Serialize,
+{
+    let given = Map::<String, Value>::deserialize(d)?;
+    let Ok(Value::Object(mut all)) = serde_json::to_value(T::default()) else {
+        return Err(D::Error::custom(
+            "a qdisc configuration serialises to an object",
+        ));
+    };
+    for (key, v) in given {
+        if !all.contains_key(&key) {
+            let known: Vec<String> = all.keys().map(|k| format!("`{k}`")).collect();
+            return Err(D::Error::custom(format!(
+                "unknown field `{key}`, expected one of {}",
+                known.join(", ")
+            )));
+        }
+        all.insert(key, v);
+    }
+    derived(Value::Object(all)).map_err(D::Error::custom)
+}
+
+/// `kind = "pie"`. Defaults: Linux `tc pie` / RFC 8033 §5 (limit 1000 p, target 15 ms,
+/// tupdate 15 ms, α 0.125, β 1.25, max_burst 150 ms, ECN off, mark up to p = 10 %).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(remote = "Self", default)]
+#[schemars(deny_unknown_fields, transform = own_defaults::<PieConfig>)]
+pub struct PieConfig {
+    /// Hard limit in packets (tail drop).
+    pub limit_pkts: u64,
+    #[serde(flatten)]
+    pub aqm: PieAqmConfig,
+}
+
+impl Default for PieConfig {
+    fn default() -> Self {
+        PieConfig {
+            limit_pkts: 1000,
+            aqm: PieAqmConfig::default(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PieConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        embedding(d, PieConfig::deserialize)
+    }
+}
+
+impl Serialize for PieConfig {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        PieConfig::serialize(self, s)
     }
 }
 
@@ -87,31 +197,6 @@ pub struct PieParams {
     pub ecn: bool,
     pub bytemode: bool,
     pub mtu: u64,
-}
-
-/// The [`PieParams`] of a config with PIE's fields (`target_ns`, `tupdate_ns`, `alpha`,
-/// `beta`, `max_burst_ns`, `max_ecnth`, `ecn`, `bytemode`, `mtu`): PIE, FQ-PIE, FQ-L4S.
-macro_rules! pie_params {
-    ($c:expr) => {
-        PieParams {
-            target: $c.target_ns,
-            tupdate: $c.tupdate_ns,
-            alpha: $c.alpha,
-            beta: $c.beta,
-            max_burst: $c.max_burst_ns,
-            max_ecnth: $c.max_ecnth,
-            ecn: $c.ecn,
-            bytemode: $c.bytemode,
-            mtu: $c.mtu as u64,
-        }
-    };
-}
-pub(crate) use pie_params;
-
-impl PieConfig {
-    pub fn params(&self) -> PieParams {
-        pie_params!(self)
-    }
 }
 
 /// Per-queue PIE state (Linux `struct pie_vars`).
@@ -315,8 +400,8 @@ pub struct Pie {
 impl QdiscParams for PieConfig {
     type Qdisc = Pie;
     fn validate(&self) -> Result<(), String> {
-        check_positive("PIE", &[self.limit_pkts, self.target_ns, self.tupdate_ns])?;
-        check_gains("PIE", self.alpha, self.beta, self.max_ecnth)
+        check_positive("PIE", &[self.limit_pkts])?;
+        self.aqm.validate("PIE")
     }
     fn build(&self, rng: Rng) -> Pie {
         Pie::new(self, rng)
@@ -325,7 +410,7 @@ impl QdiscParams for PieConfig {
 
 impl Pie {
     pub fn new(cfg: &PieConfig, rng: Rng) -> Pie {
-        let params = cfg.params();
+        let params = cfg.aqm.params();
         Pie {
             q: PktQueue::default(),
             vars: PieVars::new(&params),
@@ -379,11 +464,59 @@ impl QueueDisc for Pie {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Ecn;
+    use crate::packet::Ecn;
     use crate::rng::KEY_QDISC;
 
     fn params() -> PieParams {
-        PieConfig::default().params()
+        PieAqmConfig::default().params()
+    }
+
+    /// The embedding configs read the block's keys beside their own, take their own
+    /// defaults for the ones left out, and refuse an unknown key in serde's words.
+    #[test]
+    fn embedded_block_keys_defaults_and_unknown_keys() {
+        use crate::qdisc::QdiscConfig;
+        let q: QdiscConfig =
+            serde_json::from_str(r#"{"kind": "fq_l4s", "alpha": 0.5, "pairs": 2}"#).unwrap();
+        let QdiscConfig::FqL4s(c) = q else {
+            panic!("{q:?}")
+        };
+        assert_eq!((c.pairs, c.aqm.alpha), (2, 0.5));
+        assert_eq!(
+            (c.aqm.max_burst_ns, c.aqm.ecn),
+            (100 * MS, true),
+            "FQ-L4S's defaults"
+        );
+        let q: QdiscConfig = serde_json::from_str(r#"{"kind": "pie", "ecn": true}"#).unwrap();
+        let QdiscConfig::Pie(c) = q else {
+            panic!("{q:?}")
+        };
+        let aqm = PieAqmConfig {
+            ecn: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            c,
+            PieConfig {
+                aqm,
+                ..Default::default()
+            }
+        );
+        for kind in ["pie", "fq_pie", "fq_l4s"] {
+            let json = format!(r#"{{"kind": "{kind}", "target_ns": 1, "tupdate": 5}}"#);
+            let e = serde_json::from_str::<QdiscConfig>(&json)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with("unknown field `tupdate`, expected one of ") && e.contains("`mtu`"),
+                "{kind}: {e}"
+            );
+        }
+        for q in QdiscConfig::all_defaults() {
+            let v = serde_json::to_value(&q).unwrap();
+            let back: QdiscConfig = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&back).unwrap(), v);
+        }
     }
 
     /// p after one update from `prob` with the given delays, by the RFC 8033 formulas.
@@ -510,7 +643,10 @@ mod tests {
         // p rises; with ECN every early verdict below 10 % is a mark.
         for ecn in [false, true] {
             let cfg = PieConfig {
-                ecn,
+                aqm: PieAqmConfig {
+                    ecn,
+                    ..Default::default()
+                },
                 ..Default::default()
             };
             let mut q = Pie::new(&cfg, Rng::for_component(3, KEY_QDISC));

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     check_unit, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc,
 };
-use crate::net::packet::Packet;
+use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{Time, SEC};
 
@@ -478,7 +478,7 @@ impl QueueDisc for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Ecn;
+    use crate::packet::Ecn;
     use crate::rng::KEY_QDISC;
     use crate::time::MS;
 

@@ -1,10 +1,8 @@
 //! Measurement: streaming histograms and time-weighted averages.
 
 pub mod hist;
-pub mod series;
 
 pub use hist::Histogram;
-pub use series::{FlowSeries, QueueSeries, Series};
 
 /// Jain's fairness index (Σx)² / (n·Σx²) over non-negative allocations; 1 for an empty or
 /// all-zero set (nothing is unfair about nothing).

@@ -5,7 +5,7 @@
 
 use super::cc::EcnNeeds;
 use super::config::TcpConfig;
-use crate::net::packet::{flags, Ecn, Packet, TcpHeader};
+use crate::packet::{flags, Ecn, Packet, TcpHeader};
 
 #[derive(Clone, Copy, Debug)]
 pub struct SenderEcn {

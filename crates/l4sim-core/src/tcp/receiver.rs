@@ -27,7 +27,7 @@
 
 use super::rcvbuf::RcvBuf;
 use super::Timer;
-use crate::net::packet::{flags, Dir, Ecn, Packet, TcpHeader};
+use crate::packet::{flags, Dir, Ecn, Packet, TcpHeader};
 use crate::tcp::config::{CcaKind, TcpConfig};
 use crate::time::Time;
 

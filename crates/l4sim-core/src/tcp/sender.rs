@@ -30,7 +30,7 @@ use super::rtt::RttEstimator;
 use super::scoreboard::{CumAck, Scoreboard, Seg};
 use super::stats::SenderStats;
 use super::Timer;
-use crate::net::packet::{flags, Dir, Ecn, Packet, TcpHeader};
+use crate::packet::{flags, Dir, Ecn, Packet, TcpHeader};
 use crate::tcp::config::TcpConfig;
 use crate::time::Time;
 
