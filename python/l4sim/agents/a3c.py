@@ -1,5 +1,5 @@
-"""A3C-L4S (paper 004, section 3.2): an asynchronous advantage actor-critic sets DualPI2's
-base probability p' every update interval.
+"""A3C-L4S ("L4S in FreeBSD with A3C", section 3.2): an asynchronous advantage actor-critic
+sets DualPI2's base probability p' every update interval.
 
 Sources: the paper's Algorithm 1-3 and the authors' notebook
 ``A3C-L4S/.ipynb_checkpoints/5_a3c_continuous_L4S-checkpoint.ipynb`` (github
