@@ -30,7 +30,7 @@ this process in lock-step rounds, their gradients applied in worker order:
 Ray tasks that synchronise through a parameter-server actor.
 
 Weights: :func:`save_policy` writes the actor as the safetensors file a ``dualpi2`` qdisc's
-``a3c_policy`` loads (``crates/l4sim-core/src/policy/a3c.rs``).
+``policy = { kind = "a3c", weights = ... }`` loads (``crates/l4sim-core/src/policy/a3c.rs``).
 
 Modules: :mod:`l4sim.agents.a3c_model` (state, networks, reward, files),
 :mod:`l4sim.agents.a3c_worker` (the environment and Algorithm 3's worker),

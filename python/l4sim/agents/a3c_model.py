@@ -1,7 +1,7 @@
 """A3C-L4S's model and its files (see :mod:`l4sim.agents.a3c` for the algorithm and its
 sources): the Table-1 state (:data:`FEATURES`, :func:`raw_state`, :func:`norm_scale`), the
 configuration, the actor and critic networks, the reward, the action mapping, and the
-safetensors files the ``dualpi2`` qdisc's ``a3c_policy`` loads. Imported by the worker
+safetensors files a ``dualpi2`` qdisc's a3c ``policy`` loads. Imported by the worker
 (:mod:`l4sim.agents.a3c_worker`), the log replay (:mod:`l4sim.agents.a3c_logs`), the Ray
 runner and the trainer; it imports none of them.
 """
