@@ -84,7 +84,7 @@ def slowdown(weights: dict[int, str], intervals: list[int], seconds: float, repe
     t_fq, s = wall(sc, repeat)
     q = s["queues"][0]
     arrivals = q["packets"] + q["drops"]
-    feat = {"kind": "fq", "per_flow_limit": "100p", "lfq_features": True}
+    feat = {"kind": "fq", "per_flow_limit": "100p", "policy": {"kind": "lfq"}}
     t_feat, _ = wall(lfq.scenario(15.0, 15.0, "newreno", seconds, feat), repeat)
     print(f"plain fq: {t_fq * 1e3:.1f} ms, {t_fq / arrivals * 1e9:.0f} ns per arrival")
     print(
@@ -94,7 +94,7 @@ def slowdown(weights: dict[int, str], intervals: list[int], seconds: float, repe
     print(" width  interval  wall_ms  slowdown  decisions  ns/decision")
     for w, path in weights.items():
         for n in intervals:
-            qd = {"kind": "fq", "lfq_policy": path, "lfq_interval": n}
+            qd = {"kind": "fq", "policy": {"kind": "lfq", "weights": path, "every": n}}
             t, s = wall(lfq.scenario(15.0, 15.0, "newreno", seconds, qd), repeat)
             q = s["queues"][0]
             dec = -(-(q["packets"] + q["drops"]) // n)
@@ -109,7 +109,7 @@ CASES = [(cca, bw) for cca in ("newreno", "bic") for bw in (5.0, 15.0, 25.0)]
 
 def trace(path: str, n: int, cca: str, bw: float, seconds: float) -> dict[str, Any]:
     """One flow under ``path`` at interval ``n``: features and limit every 50 ms."""
-    qd = {"kind": "fq", "lfq_policy": path, "lfq_interval": n}
+    qd = {"kind": "fq", "policy": {"kind": "lfq", "weights": path, "every": n}}
     sim = l4sim.Simulation(lfq.scenario(bw, 15.0, cca, seconds, qd))
     xs, limits = [], []
     t = 0.0

@@ -43,7 +43,8 @@ def main() -> None:
     for model in MODELS:
         for fast, width in ((True, 64), (False, 256)):
             w = lfq_001.shipped_weights(model, fast)
-            q = {"kind": "fq", "lfq_policy": str(w), "lfq_interval": lfq_001.INTERVAL}
+            policy = {"kind": "lfq", "weights": str(w), "every": lfq_001.INTERVAL}
+            q = {"kind": "fq", "policy": policy}
             ns, n = cost(q, a.seconds, a.repeat)
             print(f"{f'LFQ {model} 3 x {width}':28s} {n:8d} {ns:10.0f} {ns / base:6.2f}")
 

@@ -62,8 +62,9 @@ def test_checkpoint_round_trips(tmp_path):
 
 
 def test_deployed_policy_sets_dualpi2_p(tmp_path):
-    """A dualpi2 qdisc with ``a3c_policy`` runs the actor: p' stays in [0, max_prob] and
-    differs from the PI controller's run."""
+    """A dualpi2 qdisc with an a3c ``policy`` runs the actor: p' stays in [0, max_prob] and
+    differs from the PI controller's run; the former ``a3c_policy`` key (one more release)
+    is the same with a DeprecationWarning."""
     from l4sim import Scenario
     from l4sim.run import run
 
@@ -89,12 +90,17 @@ def test_deployed_policy_sets_dualpi2_p(tmp_path):
         )
 
     pi = run(scen({"kind": "dualpi2"})).summary
-    rl = run(scen({"kind": "dualpi2", "a3c_policy": str(path)})).summary
+    policy = {"kind": "a3c", "weights": str(path)}
+    rl = run(scen({"kind": "dualpi2", "policy": policy})).summary
     # Classic ECN flows see p_C = p'^2: a near-constant p' (the actor's output moves only
     # with the state) marks differently from the PI controller's.
     assert rl["queues"][0]["ecn_marks"] != pi["queues"][0]["ecn_marks"]
     with pytest.raises(Exception, match=r"policy file .* cannot be read"):
-        scen({"kind": "dualpi2", "a3c_policy": str(tmp_path / "missing")})
+        scen({"kind": "dualpi2", "policy": {"kind": "a3c", "weights": str(tmp_path / "x")}})
+    for kind in ("dualpi2", "fq_l4s"):
+        with pytest.warns(DeprecationWarning, match="a3c_policy is deprecated"):
+            old = scen({"kind": kind, "a3c_policy": str(path)})
+        assert old.to_dict() == scen({"kind": kind, "policy": policy}).to_dict()
 
 
 def test_bad_config_is_one_sentence():
@@ -479,7 +485,7 @@ def test_a_target_actor_tunes_the_pi_in_training_and_in_the_core(tmp_path):
         scen = Scenario.parse({"duration": "3s", "topology": topo, "flows": flows})
         return run(scen).summary
 
-    tuned = summary({"kind": "dualpi2", "a3c_policy": str(path)})
+    tuned = summary({"kind": "dualpi2", "policy": {"kind": "a3c", "weights": str(path)}})
     pi = summary({"kind": "dualpi2", "target": "15625us"})
     assert tuned["queues"][0]["ecn_marks"] == pi["queues"][0]["ecn_marks"] > 0
     assert tuned["flows"] == pi["flows"]
@@ -489,13 +495,18 @@ def test_a_target_actor_tunes_the_pi_in_training_and_in_the_core(tmp_path):
 
     topo = {"preset": "two_host", "rate": "10Mbps", "delay": "10ms", "qdisc": {"kind": "dualpi2"}}
     sim = Simulation(Scenario.parse({"duration": "1s", "topology": topo, "flows": []}))
-    sim.apply({"kind": "set_dualpi2", "link": "h0->h1", "target_s": 0.005})
-    for bad_target in (0.0, -1.0, 11.0):
-        with pytest.raises(ActionError, match=r"target_s must be in \(0, 10\] seconds"):
-            sim.apply({"kind": "set_dualpi2", "link": "h0->h1", "target_s": bad_target})
+    sim.apply({"kind": "set_qdisc", "link": "h0->h1", "params": {"target_ns": 5e6}})
+    for bad_target in (0.0, -1.0, 11e9):
+        with pytest.raises(ActionError, match=r"outside 1 ns to 10 s"):
+            sim.apply({"kind": "set_qdisc", "link": "h0->h1", "params": {"target_ns": bad_target}})
+    # The former action (one more release): the same bounds, with a DeprecationWarning.
+    with pytest.warns(DeprecationWarning, match="set_dualpi2 is deprecated"):
+        sim.apply({"kind": "set_dualpi2", "link": "h0->h1", "target_s": 0.005})
+    with pytest.raises(ActionError, match="outside 1 ns"), pytest.warns(DeprecationWarning):
+        sim.apply({"kind": "set_dualpi2", "link": "h0->h1", "target_s": 0.0})
     # FQ-L4S has no PI target to tune: one sentence.
     with pytest.raises(Exception, match="cannot drive this qdisc: it asks for a PI"):
-        summary({"kind": "fq_l4s", "a3c_policy": str(path)})
+        summary({"kind": "fq_l4s", "policy": {"kind": "a3c", "weights": str(path)}})
     res = a3c.train(a3c.A3cConfig(**{**QUICK, "pi_target_ms": (1.0, 40.0)}))
     assert len(res.curve) == 2
     for bad in ({"pi_target_ms": (5.0, 1.0)}, {"pi_target_ms": (1.0, 40.0), "delta_prob": 0.01}):

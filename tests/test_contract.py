@@ -159,3 +159,36 @@ def test_run_writes_the_summary_the_contract_describes(tmp_path: Path):
     jsonschema.validate(json.loads(json.dumps(partial)), schema)
     with pytest.raises(jsonschema.ValidationError, match="unexpected"):
         jsonschema.validate(json.loads(json.dumps(dict(partial, surprise=1))), schema)
+
+
+def test_contract_version_names_the_policy_and_set_qdisc_change():
+    """Version 4: learned policies attach only through ``policy``; ``set_qdisc`` replaced
+    ``set_dualpi2`` / ``set_flow_limit`` (read, deprecated, by the binding)."""
+    assert CONTRACT["version"] == 4
+    kinds = {a["properties"]["kind"]["const"] for a in CONTRACT["schemas"]["action"]["oneOf"]}
+    assert "set_qdisc" in kinds and not {"set_dualpi2", "set_flow_limit"} & kinds
+    for kind in ("fq", "dualpi2", "fq_l4s"):
+        assert not [k for k in CONTRACT["qdiscs"][kind] if "lfq" in k or "a3c" in k], kind
+
+
+def test_dualpi2_target_has_one_unit_and_one_set_of_bounds():
+    """The PI target: ns in the core's config, the contract and set_qdisc, 1 ns to 10 s;
+    the scenario model refuses what the core refuses (0 included)."""
+    (alt,) = (
+        a
+        for a in CONTRACT["schemas"]["config"]["$defs"]["QdiscConfig"]["oneOf"]
+        if a["properties"]["kind"]["const"] == "dualpi2"
+    )
+    bounds = alt["properties"]["target_ns"]
+    assert (bounds["minimum"], bounds["maximum"]) == (1, qdiscs.PI_TARGET_MAX_NS)
+    assert qdiscs.DualPi2(target="10s").target == qdiscs.PI_TARGET_MAX_NS
+    for bad in ("0ms", "10000000001ns", "11s"):
+        with pytest.raises(ValueError, match="target"):
+            qdiscs.DualPi2(target=bad)
+    topo = {"preset": "two_host", "rate": "10Mbps", "delay": "10ms", "qdisc": "dualpi2"}
+    sim = l4sim.Simulation(l4sim.Scenario.parse({"duration": "1s", "topology": topo}))
+    link = sim.observe()["queues"]["link"][0]
+    for bad in (0, 10e9 + 1):
+        with pytest.raises(l4sim.errors.ActionError, match="outside 1 ns to 10 s"):
+            sim.apply({"kind": "set_qdisc", "link": link, "params": {"target_ns": bad}})
+    sim.apply({"kind": "set_qdisc", "link": link, "params": {"target_ns": 10e9}})

@@ -325,7 +325,8 @@ def test_an_lfq_policy_runs_in_the_router(router: list[str], tmp_path: Path) -> 
     with torch.no_grad():
         net.fc4.bias.fill_(40.0)
     lfq.save_weights(w, net)
-    text = ECT1.replace('{ kind = "dualpi2" }', f'{{ kind = "fq", lfq_policy = "{w}" }}')
+    policy = f'{{ kind = "lfq", weights = "{w}" }}'
+    text = ECT1.replace('{ kind = "dualpi2" }', f'{{ kind = "fq", policy = {policy} }}')
     text = text.split("[[flows]]")[0] + '[[flows]]\nkind = "tcp"\ncca = "cubic"\n'
     s = emu.emulate(loads(text.replace('"2s"', '"3s"'))).summary
     q = s["queues"][0]

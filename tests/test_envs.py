@@ -463,7 +463,7 @@ def test_lfq_features_from_python():
                 "preset": "two_host",
                 "rate": "10Mbps",
                 "delay": "10ms",
-                "qdisc": {"kind": "fq", "per_flow_limit": "40p", "lfq_features": True},
+                "qdisc": {"kind": "fq", "per_flow_limit": "40p", "policy": {"kind": "lfq"}},
             },
             "flows": [{"kind": "tcp", "cca": "newreno"}, {"kind": "tcp", "cca": "cubic"}],
         }

@@ -37,7 +37,8 @@ def test_a_bad_weights_file_is_one_sentence(tmp_path: Path) -> None:
     bad = tmp_path / "bad.safetensors"
     bad.write_bytes(b"not weights")
     with pytest.raises(ScenarioError) as e:
-        lfq.scenario(10, 10, "newreno", 1.0, {"kind": "fq", "lfq_policy": str(bad)})
+        qdisc = {"kind": "fq", "policy": {"kind": "lfq", "weights": str(bad)}}
+        lfq.scenario(10, 10, "newreno", 1.0, qdisc)
     assert "valid weights file" in str(e.value) and "\n" not in str(e.value)
     with pytest.raises(ValueError, match="valid weights file"):
         _core.policy_infer("lfq", str(bad), [])
@@ -54,7 +55,7 @@ def test_a_forked_ab_pair_differs_only_by_the_buffer(tmp_path: Path) -> None:
     with torch.no_grad():
         net.fc4.bias.fill_(40.0)  # about 40 packets whatever the features
     lfq.save_weights(w, net)
-    qdisc = {"kind": "fq", "lfq_policy": str(w), "lfq_interval": 4}
+    qdisc = {"kind": "fq", "policy": {"kind": "lfq", "weights": str(w), "every": 4}}
     sc = lfq.scenario(10.0, 10.0, "newreno", 3.0, qdisc)
     sim = l4sim.Simulation(sc)
     sim.run_until(1.0)
@@ -66,7 +67,8 @@ def test_a_forked_ab_pair_differs_only_by_the_buffer(tmp_path: Path) -> None:
     assert repr(a.observe()) == repr(b.observe()) == repr(sim.observe())  # NaN-safe
     assert a.observe_policy(lfq.LINK) == b.observe_policy(lfq.LINK)
     for s, d in ((a, -1), (b, +1)):
-        s.apply({"kind": "set_flow_limit", "link": lfq.LINK, "flow": 0, "limit": int(limit) + d})
+        params = {"per_flow_limit": int(limit) + d}
+        s.apply({"kind": "set_qdisc", "link": lfq.LINK, "flow": 0, "params": params})
         s.run()
     same.run()
     sim.run()
@@ -75,6 +77,35 @@ def test_a_forked_ab_pair_differs_only_by_the_buffer(tmp_path: Path) -> None:
     assert a.observe_flow_queues(lfq.LINK)["limit_pkts"][0] == limit - 1
     assert b.observe_flow_queues(lfq.LINK)["limit_pkts"][0] == limit + 1
     assert a.summary() != b.summary()
+    # The former action kind, for one release: the same change, with a DeprecationWarning.
+    old = same.fork()
+    with pytest.warns(DeprecationWarning, match="set_flow_limit is deprecated"):
+        old.apply({"kind": "set_flow_limit", "link": lfq.LINK, "flow": 0, "limit": 7})
+    assert old.observe_flow_queues(lfq.LINK)["limit_pkts"][0] == 7
+
+
+def test_former_fq_keys_read_as_the_policy_key(tmp_path: Path) -> None:
+    """lfq_policy / lfq_interval / lfq_features (one more release) are the policy key with a
+    DeprecationWarning: the same run, byte for byte."""
+    w = str(tmp_path / "w.safetensors")
+    lfq.save_weights(w, lfq.LfqNet(8))
+    cases = [
+        ({"lfq_policy": w, "lfq_interval": 3}, {"kind": "lfq", "weights": w, "every": 3}),
+        ({"lfq_policy": w}, {"kind": "lfq", "weights": w}),
+        ({"lfq_features": True}, {"kind": "lfq"}),
+    ]
+    for old, new in cases:
+        with pytest.warns(DeprecationWarning, match="deprecated"):
+            a = lfq.scenario(10.0, 10.0, "newreno", 1.0, {"kind": "fq", **old})
+        b = lfq.scenario(10.0, 10.0, "newreno", 1.0, {"kind": "fq", "policy": new})
+        assert a.to_dict() == b.to_dict()
+        runs = [l4sim.Simulation(sc) for sc in (a, b)]
+        for sim in runs:
+            sim.run()
+        assert runs[0].summary() == runs[1].summary()
+    with pytest.raises(ScenarioError, match="not both"), pytest.warns(DeprecationWarning):
+        qdisc = {"kind": "fq", "lfq_policy": w, "policy": {"kind": "lfq", "weights": w}}
+        lfq.scenario(10.0, 10.0, "newreno", 1.0, qdisc)
 
 
 def test_offline_training_is_deterministic_and_writes_loadable_weights(tmp_path: Path) -> None:
@@ -206,7 +237,7 @@ def test_the_shipped_weights_are_the_recipes_widths() -> None:
 
 
 def test_interval_one_keeps_the_per_packet_outputs(tmp_path: Path) -> None:
-    """lfq_interval = 1 decides on every arrival and gives, bit for bit, what the first
+    """every = 1 decides on every arrival and gives, bit for bit, what the first
     LFQ increment gave (its numbers, from main before the blocked layout and the default
     of 10; 20 ms round trip = the 10 ms link it used); the default interval differs."""
     torch.manual_seed(0)
@@ -216,7 +247,8 @@ def test_interval_one_keeps_the_per_packet_outputs(tmp_path: Path) -> None:
         net.fc4.bias.fill_(20.0)
     w = str(tmp_path / "w.safetensors")
     lfq.save_weights(w, net)
-    qdisc = {"kind": "fq", "lfq_policy": w, "lfq_interval": 1}
+    policy = {"kind": "lfq", "weights": w, "every": 1}
+    qdisc = {"kind": "fq", "policy": policy}
     # That increment predates Linux's quick-ACK mode, RACK-TLP and Linux's RTO as defaults.
     rfc = lfq.scenario(12.0, 20.0, "newreno", 3.0, qdisc).model_dump(
         mode="json", exclude_none=True, by_alias=True
@@ -228,10 +260,10 @@ def test_interval_one_keeps_the_per_packet_outputs(tmp_path: Path) -> None:
     assert (q["packets"], q["drops"], q["backlog_max_pkts"]) == (2966, 47, 27)
     # The first increment's mean was 13.585013906333334; it moved by 5e-5 (relative) when a
     # loss marked as recovery ends started the next recovery on that same ACK, as Linux's
-    # tcp_fastretrans_alert does (issue 35): the counts above are unchanged.
+    # tcp_fastretrans_alert does: the counts above are unchanged.
     assert q["backlog_mean_pkts"] == pytest.approx(13.584349906333333, rel=1e-12)
     assert sim.observe_flow_queues(lfq.LINK)["limit_pkts"][0] == 24
-    del qdisc["lfq_interval"]
+    del policy["every"]
     default = l4sim.Simulation(lfq.scenario(12.0, 20.0, "newreno", 3.0, qdisc))
     default.run()
     assert default.summary() != sim.summary()

@@ -10,13 +10,13 @@ take any callable of the right record.
 ===============  ======  ===========================================================  =========
 name             record  formula                                                      source
 ===============  ======  ===========================================================  =========
-``ns3ai``        sender  segmentsAcked - bytesInFlight - cWnd (mixed units, raw)      paper 000
+``ns3ai``        sender  segmentsAcked - bytesInFlight - cWnd (mixed units, raw)      ns3-ai
 ``tcp``          sender  goodput / rate - δ · max(0, sRTT - minRTT) / minRTT          ours
-``macc_r1``      sender  a·segmentsAcked - b·bytesInFlight - c·RTT                    paper 002
-``macc_r2``      queue   d·dequeueRate - e·queueDelay - f·queueLength - g·lossRate    paper 002
-``a3c_l4s``      queue   - queue delay                                                paper 004
-``a3c_utility``  queue   utilisation - w_d · delay / 10 ms - w_l · loss rate          paper 004
-``lfq``          queue   throughput - alpha · queue                                   paper 001
+``macc_r1``      sender  a·segmentsAcked - b·bytesInFlight - c·RTT                    MA-CC
+``macc_r2``      queue   d·dequeueRate - e·queueDelay - f·queueLength - g·lossRate    MA-CC
+``a3c_l4s``      queue   - queue delay                                                A3C-L4S
+``a3c_utility``  queue   utilisation - w_d · delay / 10 ms - w_l · loss rate          A3C-L4S
+``lfq``          queue   throughput - alpha · queue                                   LFQ
 ``share``        sender  1 - |goodput / (rate / n) - 1| - δ · queueing delay / minRTT  ours
 ===============  ======  ===========================================================  =========
 """
@@ -52,7 +52,7 @@ def _nan0(x: float) -> float:
 
 
 def ns3ai(s: SenderStep) -> float:
-    """RL-TCP's reward in ns3-ai (used by paper 000): ``segmentsAcked - bytesInFlight - cWnd``.
+    """RL-TCP's reward in ns3-ai: ``segmentsAcked - bytesInFlight - cWnd``.
 
     Faithful to the original, units and all: segments acked in the step (a count of
     segments) minus bytes in flight (bytes) minus the congestion window (bytes, as ns-3
@@ -86,7 +86,7 @@ def macc_r1(
     normalise: bool = True,
     excess_rtt: bool = False,
 ) -> float:
-    """MA-CC's TCP-agent reward (paper 002, eq. 3): ``a·segmentsAcked - b·bytesInFlight -
+    """MA-CC's TCP-agent reward (eq. 3): ``a·segmentsAcked - b·bytesInFlight -
     c·RTT`` with constants a, b, c > 0 (the paper does not publish them).
 
     ``normalise=True`` (default) puts the three terms on one scale before weighting:
@@ -97,7 +97,7 @@ def macc_r1(
     ``excess_rtt=True`` (normalised only) charges the RTT above the reference RTT,
     ``max(0, RTT - ref) / ref``: the paper's term less a constant, so the optimum is the
     same, but a team can no longer earn by starving its flows before their first RTT sample
-    (with the plain term, 0 before a sample, paper 002's AQM agents learned to drop
+    (with the plain term, 0 before a sample, MA-CC's AQM agents learned to drop
     everything from t = 0: measured)."""
     rtt = _nan0(s.srtt_s)
     if normalise and excess_rtt:
@@ -124,7 +124,7 @@ def macc_r2(
     *,
     normalise: bool = True,
 ) -> float:
-    """MA-CC's AQM-agent reward (paper 002, eq. 3): ``d·dequeueRate - e·currQueueDelay -
+    """MA-CC's AQM-agent reward (eq. 3): ``d·dequeueRate - e·currQueueDelay -
     f·queueLength - g·lossRate`` with constants d…g > 0 (not published).
 
     ``normalise=True`` (default): dequeue rate / link rate, queue delay / reference RTT,
@@ -143,13 +143,13 @@ def macc_r2(
 
 
 def a3c_l4s(q: QueueStep, unit_s: float = 1e-3) -> float:
-    """A3C-L4S's reward (paper 004, §3.2.1): minus the queuing delay, here the current
-    sojourn time of the head packet in units of ``unit_s`` (default milliseconds)."""
+    """A3C-L4S's reward ("L4S in FreeBSD with A3C", §3.2.1): minus the queuing delay, here
+    the current sojourn time of the head packet in units of ``unit_s`` (default milliseconds)."""
     return -q.sojourn_s / unit_s
 
 
 def a3c_utility(q: QueueStep, delay_weight: float = 1.0, loss_weight: float = 10.0) -> float:
-    """A3C-L4S's future work (paper 004, section 3.2.1: a utility that "includes other
+    """A3C-L4S's future work (section 3.2.1: a utility that "includes other
     metrics like throughput and loss"):
     ``utilisation - delay_weight · sojourn / 10 ms - loss_weight · loss rate``, utilisation =
     dequeue rate / link rate (at most 1). With the defaults 10 ms of queue costs as much as
@@ -159,7 +159,7 @@ def a3c_utility(q: QueueStep, delay_weight: float = 1.0, loss_weight: float = 10
 
 
 def lfq(q: QueueStep, alpha: float = 0.1) -> float:
-    """LFQ's reward (paper 001, eq. 1): ``throughput - alpha · queue``, throughput in Mbit/s
+    """LFQ's reward (Grigorescu et al., eq. 1): ``throughput - alpha · queue``, throughput in Mbit/s
     (dequeue rate over the step) and queue in packets (backlog at the step's end). alpha sets the
     trade-off; as alpha → 0 the optimum is the smallest queue that keeps full throughput. (Our
     copy of the paper lost the equation's symbols; units and alpha's default are ours.)"""
@@ -167,8 +167,8 @@ def lfq(q: QueueStep, alpha: float = 0.1) -> float:
 
 
 def share(s: SenderStep, n_flows: int = 2, delta: float = 0.1) -> float:
-    """A fair-share reward (paper 000's future work, ours): ``1 - |goodput / (rate_ref /
-    n_flows) - 1| - δ · max(0, sRTT - minRTT) / minRTT``. It peaks (at 1) when the flow
+    """A fair-share reward (the remote RL-TCP paper's future work, ours): ``1 - |goodput /
+    (rate_ref / n_flows) - 1| - δ · max(0, sRTT - minRTT) / minRTT``. It peaks (at 1) when the flow
     gets exactly its share of the bottleneck among ``n_flows`` flows, and falls as fast for
     taking more as for taking less; the small delay term prefers the smaller window that
     gets the same share. (It needs the number of flows, which the sender does not see.)"""

@@ -418,7 +418,7 @@ class Simulation:
 
     # -- the control API (core: engine/control_api.rs, types control.rs) ------------------
     # Actions are dicts as in crates/l4sim-py/API.md ("set_cwnd", "set_drop_prob",
-    # "set_dualpi2", "set_flow_limit", "set_queue_limit", "set_link_rate").
+    # "set_qdisc", "set_queue_limit", "set_link_rate").
 
     def apply(self, action: dict[str, Any]) -> None:
         """Apply ``action`` now."""
@@ -451,7 +451,7 @@ class Simulation:
         """Send ``token`` (an int below 2**63, e.g. the index of an observation the agent
         keeps) as one packet on control flow ``flow``; when it arrives,
         :meth:`run_until_trigger` returns and :meth:`take_messages` lists it: a remote agent
-        acts on the state it carried, when it gets there (paper 000)."""
+        acts on the state it carried, when it gets there (the remote-brain set-up)."""
         flow = _int_arg(flow, "send_message flow", 0, U64_MAX, "")
         self._sim.send_message(flow, _int_arg(token, "send_message token", 0, 2**63 - 1, ""))
 
@@ -488,7 +488,7 @@ class Simulation:
 
     def observe_policy(self, link: str) -> dict[str, Any]:
         """The features the learned policy at ``link`` keeps, per flow (e.g. LFQ's 60 at an
-        fq with ``lfq_features = true``, envs/README.md): ``{"kind", "names": [...],
+        fq with ``policy = {kind = "lfq"}``, envs/README.md): ``{"kind", "names": [...],
         "features": [[floats] per flow]}``."""
         return self._sim.observe_policy(link)
 

@@ -15,8 +15,10 @@ use crate::engine::series::{FlowSeries, QueueSeries};
 use crate::summary::Summary;
 
 /// Bumped when a key is renamed or removed (adding one is compatible); 3: the qdisc kind
-/// `agent` is `external`.
-pub const VERSION: u32 = 3;
+/// `agent` is `external`; 4: learned policies attach only through `policy = { kind,
+/// weights, every }` (no `a3c_policy`, `lfq_policy`, `lfq_interval`, `lfq_features`), and
+/// the action `set_qdisc` replaces `set_dualpi2` and `set_flow_limit`.
+pub const VERSION: u32 = 4;
 
 fn value<T: Serialize>(x: &T) -> Value {
     serde_json::to_value(x).expect("configuration types serialise")
@@ -120,6 +122,18 @@ mod tests {
         assert_eq!(flows[0], json!("cwnd_pkts"));
         assert_eq!(flows.len(), 15);
         assert_eq!(c["observation"]["queues"].as_array().unwrap().len(), 8);
+        // DualPI2's PI target: the bounds the scenario and `set_qdisc` check.
+        let dualpi2 = c["schemas"]["config"]["$defs"]["QdiscConfig"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["properties"]["kind"]["const"] == "dualpi2")
+            .unwrap();
+        let target = &dualpi2["properties"]["target_ns"];
+        assert_eq!(
+            (&target["minimum"], &target["maximum"]),
+            (&json!(1), &json!(10_000_000_000u64))
+        );
     }
 
     /// The summary's schema describes every field (the docs' reference is generated from

@@ -5,7 +5,10 @@
 //! reads one batched observation and answers with actions; nothing crosses into Python per
 //! packet. An action is applied at once, after a fixed latency (`schedule_action`), or when
 //! a control packet carrying it reaches the controlled node (`send_control`), so that
-//! queueing, L4S priority and loss on the path decide when it lands (paper 000).
+//! queueing, L4S priority and loss on the path decide when it lands (a remote agent's actions
+//! travel as packets, as in the remote-brain RL-TCP set-up).
+
+use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -23,22 +26,17 @@ pub enum Action {
     },
     /// Drop (or mark) probability of an `external` qdisc for what follows (MA-CC's AQM agent).
     SetDropProb { link: String, prob: f64 },
-    /// DualPI2's base probability p′ (`None`: back to the PI law), coupling k and PI target
-    /// delay in seconds (A3C-L4S).
-    SetDualpi2 {
+    /// Run-time parameters of a link's qdisc, as `tc qdisc change`: each name is the
+    /// qdisc's configuration key where it has one, in that key's unit (DualPI2: `base_prob`
+    /// p′, null: back to the PI law; `coupling` k; `target_ns`; `fq`: `per_flow_limit` of
+    /// the flow queue holding `flow`). The qdisc checks every value first
+    /// (`QueueDisc::check_param`) and applies all or none.
+    SetQdisc {
         link: String,
+        /// The flow whose queue a per-flow parameter sets.
         #[serde(default)]
-        base_prob: Option<f64>,
-        #[serde(default)]
-        coupling: Option<f64>,
-        #[serde(default)]
-        target_s: Option<f64>,
-    },
-    /// The per-flow buffer of the `fq` bucket that holds `flow` (LFQ).
-    SetFlowLimit {
-        link: String,
-        flow: usize,
-        limit: u32,
+        flow: Option<usize>,
+        params: BTreeMap<String, Option<f64>>,
     },
     /// A link direction's rate in bit/s from now on (a packet being serialised keeps its
     /// rate): rate steps such as A3C-L4S's dynamic scenario.
@@ -144,11 +142,10 @@ impl std::fmt::Display for ActionError {
 
 impl std::error::Error for ActionError {}
 
-/// Packets a control flow carried (its only state: it sends what it is given).
 /// A message a control flow delivered (`Simulation::send_message`): the agent's own token
 /// (e.g. the index of the observation the device took when it sent it), when it left and
 /// when it arrived. Delivery also ends `run_until_trigger`, so a remote agent wakes when
-/// the state it acts on reaches it (paper 000: observations travel as packets too).
+/// the state it acts on reaches it (observations travel as packets too).
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct ControlMessage {
     pub flow: usize,
@@ -442,12 +439,25 @@ pub(crate) mod tests {
         );
         let o = sim.observe();
         assert!(o.flows.last_drop_s[0] > 0.0 && o.flows.last_drop_s[0] <= 2.0);
-        sim.apply_action(&Action::SetFlowLimit {
+        let limit = |flow, n: f64| Action::SetQdisc {
             link: "r0->h1".into(),
-            flow: 0,
-            limit: 60,
-        })
-        .unwrap();
+            flow,
+            params: [("per_flow_limit".to_string(), Some(n))].into(),
+        };
+        for (bad, why) in [
+            (limit(None, 60.0), "give the flow"),
+            (limit(Some(0), 0.0), "outside"),
+        ] {
+            let e = sim.apply_action(&bad).unwrap_err();
+            assert!(
+                e.0.starts_with("set_qdisc: link r0->h1: per_flow_limit"),
+                "{e}"
+            );
+            assert!(e.0.contains(why), "{e}");
+        }
+        let e = sim.apply_action(&limit(Some(9), 60.0)).unwrap_err();
+        assert!(e.0.contains("no flow 9"), "{e}");
+        sim.apply_action(&limit(Some(0), 60.0)).unwrap();
         hold(&mut sim, 4 * SEC);
         let (backlog, limit) = sim.observe_flow_queues("r0->h1").unwrap();
         assert_eq!(limit[0], 60.0);
@@ -467,11 +477,52 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn set_qdisc_takes_the_qdiscs_own_parameters_and_bounds() {
+        let q = QdiscConfig::DualPi2(crate::qdisc::dualpi2::DualPi2Config::default());
+        let mut sim = Simulation::new(path(q)).unwrap();
+        let set = |link: &str, params: &[(&str, Option<f64>)]| Action::SetQdisc {
+            link: link.into(),
+            flow: None,
+            params: params.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        };
+        // The PI target: the scenario's unit (ns) and bounds (1 ns to 10 s).
+        for bad in [0.0, -5.0, 10e9 + 1.0] {
+            let e = sim
+                .apply_action(&set("r0->h1", &[("target_ns", Some(bad))]))
+                .unwrap_err();
+            assert!(e.0.contains("outside 1 ns to 10 s"), "{e}");
+        }
+        // All or nothing: a bad coupling leaves base_prob alone.
+        let both = [("base_prob", Some(0.5)), ("coupling", Some(-1.0))];
+        assert!(sim.apply_action(&set("r0->h1", &both)).is_err());
+        assert_eq!(sim.observe().queues.prob[2], 0.0);
+        let ok = [("base_prob", Some(0.5)), ("target_ns", Some(10e9))];
+        sim.apply_action(&set("r0->h1", &ok)).unwrap();
+        assert!((sim.observe().queues.prob[2] - 0.5).abs() < 1e-9);
+        let e = sim
+            .apply_action(&set("h0->r0", &[("coupling", Some(2.0))]))
+            .unwrap_err();
+        assert!(e.0.contains("\"fifo\" has no run-time parameter"), "{e}");
+        assert!(sim.apply_action(&set("r0->h1", &[])).is_err());
+        let e = sim
+            .apply_action(&Action::SetQdisc {
+                link: "r0->h1".into(),
+                flow: Some(0),
+                params: [("coupling".to_string(), Some(2.0))].into(),
+            })
+            .unwrap_err();
+        assert!(e.0.contains("no flow queues"), "{e}");
+    }
+
+    #[test]
     fn lfq_features_follow_the_flow() {
         use crate::policy::lfq::AVERAGES;
         let q = QdiscConfig::Fq(crate::qdisc::fq::FqConfig {
             per_flow_limit: 30,
-            lfq_features: true,
+            policy: Some(crate::policy::PolicyRef {
+                kind: "lfq".into(),
+                ..Default::default()
+            }),
             ..Default::default()
         });
         let mut sim = Simulation::new(path(q)).unwrap();

@@ -3,7 +3,7 @@
 
 use l4sim_core::control::{Action, ActionError};
 use l4sim_core::{SimConfig, Simulation as CoreSim};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyDeprecationWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -13,9 +13,90 @@ mod batch;
 use batch::SimBatch;
 
 /// A Python dict → an [`Action`] (through JSON, so the core's serde form is the one schema).
+/// The action kinds of the previous release are read as `set_qdisc`, with a
+/// `DeprecationWarning`.
 pub(crate) fn action(a: &Bound<'_, PyAny>) -> PyResult<Action> {
-    // Straight from the Python objects (no JSON text in between: actions come every step).
+    let kind = a.get_item("kind").ok();
+    let kind = kind.and_then(|k| k.extract::<String>().ok());
+    if matches!(kind.as_deref(), Some("set_dualpi2" | "set_flow_limit")) {
+        let old: Deprecated = depythonize(a)?;
+        let py = a.py();
+        let category = py.get_type::<PyDeprecationWarning>();
+        PyErr::warn(py, category.as_any(), old.message(), 2)?;
+        return Ok(old.into_action());
+    }
+    depythonize(a)
+}
+
+/// Straight from the Python objects (no JSON text in between: actions come every step).
+fn depythonize<T: serde::de::DeserializeOwned>(a: &Bound<'_, PyAny>) -> PyResult<T> {
     pythonize::depythonize(a).map_err(|e| PyValueError::new_err(format!("invalid action: {e}")))
+}
+
+/// Action kinds the generic `set_qdisc` replaces, accepted for one more release.
+#[derive(serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum Deprecated {
+    /// DualPI2's p′ (None: back to the PI law), k and PI target in seconds.
+    SetDualpi2 {
+        link: String,
+        #[serde(default)]
+        base_prob: Option<f64>,
+        #[serde(default)]
+        coupling: Option<f64>,
+        #[serde(default)]
+        target_s: Option<f64>,
+    },
+    /// `fq`'s buffer for the flow queue holding `flow`.
+    SetFlowLimit {
+        link: String,
+        flow: usize,
+        limit: u32,
+    },
+}
+
+impl Deprecated {
+    fn message(&self) -> &'static std::ffi::CStr {
+        match self {
+            Deprecated::SetDualpi2 { .. } => {
+                c"action set_dualpi2 is deprecated: use {\"kind\": \"set_qdisc\", \"link\": ..., \"params\": {\"base_prob\": p, \"coupling\": k, \"target_ns\": t}}"
+            }
+            Deprecated::SetFlowLimit { .. } => {
+                c"action set_flow_limit is deprecated: use {\"kind\": \"set_qdisc\", \"link\": ..., \"flow\": i, \"params\": {\"per_flow_limit\": n}}"
+            }
+        }
+    }
+
+    /// The same change as one `set_qdisc` (set_dualpi2 always set p′: None released it).
+    fn into_action(self) -> Action {
+        match self {
+            Deprecated::SetDualpi2 {
+                link,
+                base_prob,
+                coupling,
+                target_s,
+            } => {
+                let mut params =
+                    std::collections::BTreeMap::from([("base_prob".into(), base_prob)]);
+                if let Some(k) = coupling {
+                    params.insert("coupling".into(), Some(k));
+                }
+                if let Some(t) = target_s {
+                    params.insert("target_ns".into(), Some(t * 1e9));
+                }
+                Action::SetQdisc {
+                    link,
+                    flow: None,
+                    params,
+                }
+            }
+            Deprecated::SetFlowLimit { link, flow, limit } => Action::SetQdisc {
+                link,
+                flow: Some(flow),
+                params: [("per_flow_limit".into(), Some(limit as f64))].into(),
+            },
+        }
+    }
 }
 
 /// A Rust value → the Python objects of its serde form (dicts, lists, numbers, str).

@@ -2,12 +2,12 @@
 
 - :mod:`l4sim.agents.dqn`: DQN for Box observations and Discrete actions (RL-TCP).
 - :mod:`l4sim.agents.lfq`: LFQ's offline training by A/B forks and online actor-critic
-  (paper 001).
-- :mod:`l4sim.agents.a3c`: A3C-L4S, Hogwild workers setting DualPI2's marking (paper 004);
+  (Grigorescu et al.).
+- :mod:`l4sim.agents.a3c`: A3C-L4S, Hogwild workers setting DualPI2's marking (A3C-L4S);
   :mod:`l4sim.agents.a3c_ray` runs its workers on Ray and :mod:`l4sim.agents.a3c_logs`
   replays the authors' Table-1 logs offline.
 - :mod:`l4sim.agents.vdn`: VDN / QMIX / independent learners over TCP and AQM agents
-  (MA-CC, paper 002).
+  (MA-CC).
 
 The modules import torch; ``import l4sim.agents`` itself does not.
 """

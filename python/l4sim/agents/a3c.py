@@ -1,5 +1,5 @@
-"""A3C-L4S (paper 004, section 3.2): an asynchronous advantage actor-critic sets DualPI2's
-base probability p' every update interval.
+"""A3C-L4S ("L4S in FreeBSD with A3C", section 3.2): an asynchronous advantage actor-critic
+sets DualPI2's base probability p' every update interval.
 
 Sources: the paper's Algorithm 1-3 and the authors' notebook
 ``A3C-L4S/.ipynb_checkpoints/5_a3c_continuous_L4S-checkpoint.ipynb`` (github
@@ -30,7 +30,7 @@ this process in lock-step rounds, their gradients applied in worker order:
 Ray tasks that synchronise through a parameter-server actor.
 
 Weights: :func:`save_policy` writes the actor as the safetensors file a ``dualpi2`` qdisc's
-``a3c_policy`` loads (``crates/l4sim-core/src/policy/a3c.rs``).
+``policy = { kind = "a3c", weights = ... }`` loads (``crates/l4sim-core/src/policy/a3c.rs``).
 
 Modules: :mod:`l4sim.agents.a3c_model` (state, networks, reward, files),
 :mod:`l4sim.agents.a3c_worker` (the environment and Algorithm 3's worker),

@@ -1,5 +1,5 @@
-"""A3C-L4S's offline workflow (paper 004, section 3.2.4): per-interval AQM logs in the
-paper's Table-1 format, and an environment that replays them.
+"""A3C-L4S's offline workflow ("L4S in FreeBSD with A3C", section 3.2.4): per-interval AQM
+logs in the paper's Table-1 format, and an environment that replays them.
 
 :func:`write_log` runs a scenario and records, every ``interval`` (default: the qdisc's
 ``tupdate``), one row per bottleneck queue with the raw Table-1 columns

@@ -1,7 +1,7 @@
 """A3C-L4S's model and its files (see :mod:`l4sim.agents.a3c` for the algorithm and its
 sources): the Table-1 state (:data:`FEATURES`, :func:`raw_state`, :func:`norm_scale`), the
 configuration, the actor and critic networks, the reward, the action mapping, and the
-safetensors files the ``dualpi2`` qdisc's ``a3c_policy`` loads. Imported by the worker
+safetensors files a ``dualpi2`` qdisc's a3c ``policy`` loads. Imported by the worker
 (:mod:`l4sim.agents.a3c_worker`), the log replay (:mod:`l4sim.agents.a3c_logs`), the Ray
 runner and the trainer; it imports none of them.
 """
@@ -44,7 +44,7 @@ STD_BOUND = (1e-2, 1.0)
 @dataclass
 class A3cConfig:
     """Every hyper-parameter of :func:`train`: the paper's where it gives one, except the
-    four fixes issue 36's diagnosis found (``bootstrap_truncation``, ``log_prob_of_clipped``,
+    four fixes benchmarks/a3c_diagnose.py found (``bootstrap_truncation``, ``log_prob_of_clipped``,
     ``action_repeat`` = 4, ``prob_in_state`` = False); :meth:`paper` undoes them."""
 
     workers: int = 4
@@ -93,7 +93,7 @@ class A3cConfig:
     processes sharing the weights: fast, not reproducible for ``workers`` > 1) or
     ``"rounds"`` (deterministic: in lock-step rounds, every worker's gradients applied in
     worker order; the same seed gives bit-identical weights)."""
-    # -- fixes found by benchmarks/a3c_diagnose.py (issue 36); A3cConfig.paper() undoes them
+    # -- fixes found by benchmarks/a3c_diagnose.py; A3cConfig.paper() undoes them
     bootstrap_truncation: bool = True
     """Bootstrap the n-step target from V(s_T) at an episode's end (paper/authors: False,
     the end is terminal). The end is a time limit of a continuing task whose state has no
@@ -120,9 +120,9 @@ class A3cConfig:
     """Put back Table 1's ``drop_prob`` / ``accu_prob``, but in training fill them with the
     previous decision's *mean* p' (what the deployed actor set, and what the core reads)
     instead of the sampled one: an integrator's input without the exploration noise
-    (issue 36: a memoryless actor is a proportional controller). Online mode only."""
+    (a memoryless actor is a proportional controller). Online mode only."""
     delta_prob: float = 0.0
-    """> 0: the action is a *change* of p' (an integral controller, issue 36: a memoryless
+    """> 0: the action is a *change* of p' (an integral controller: a memoryless
     actor mapping the queue to p' is a proportional controller, where DualPI2's PI
     integrates): each decision moves the current p' by up to ``delta_prob`` x
     ``action_repeat`` (deployed: ``delta_prob`` per tupdate), clamped to [0, max_prob], and
@@ -132,7 +132,7 @@ class A3cConfig:
     reaches PI's point; they drift to a bound."""
     pi_target_ms: tuple[float, float] | None = None
     """(lo, hi) ms: the action sets DualPI2's PI *target delay* in [lo, hi] (linear in the
-    unit action) and the PI law sets p' (issue 36: the actor tunes the integral controller
+    unit action) and the PI law sets p' (the actor tunes the integral controller
     instead of replacing it; a learned-AQM-tuning design). The weights file carries
     ``pi_target`` (s), so the core does the same every tupdate. None (paper): the action
     sets p'. Online mode only; not with ``delta_prob``."""
@@ -145,7 +145,7 @@ class A3cConfig:
 
     @classmethod
     def paper(cls, **kw: object) -> A3cConfig:
-        """The paper's (and the authors' notebook's) algorithm, before issue 36's fixes."""
+        """The paper's (and the authors' notebook's) algorithm, without the four fixes above."""
         base: dict[str, object] = {
             "bootstrap_truncation": False,
             "log_prob_of_clipped": True,

@@ -66,7 +66,7 @@ def training_scenario(
 
 
 class OnlineEnv:
-    """One worker's simulation: each step sets p' (``set_dualpi2``), runs one tupdate and
+    """One worker's simulation: each step sets p' (``set_qdisc``), runs one tupdate and
     reads the interval's Table-1 row from the queue counters."""
 
     def __init__(self, cfg: A3cConfig, seed: int):
@@ -139,8 +139,9 @@ class OnlineEnv:
         """Set p' (with ``cfg.pi_target_ms``: the PI's target delay in s; ``None``: leave
         the PI controller in charge) and run one tupdate."""
         if p is not None:
-            key = "base_prob" if self.cfg.pi_target_ms is None else "target_s"
-            self.sim.apply({"kind": "set_dualpi2", "link": "h0->h1", key: p})
+            target = self.cfg.pi_target_ms is not None
+            params = {"target_ns": p * 1e9} if target else {"base_prob": p}
+            self.sim.apply({"kind": "set_qdisc", "link": "h0->h1", "params": params})
         self.now_ns += round(self.cfg.tupdate_s * 1e9)
         self.sim.run_until_ns(self.now_ns)
         return self._row()

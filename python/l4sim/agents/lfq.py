@@ -1,4 +1,4 @@
-"""LFQ offline training by A/B forks (paper 001 section III; the authors' ``rl.cc``
+"""LFQ offline training by A/B forks (Grigorescu et al., LFQ, section III; the authors' ``rl.cc``
 ``experiment`` with ``ACTOR_CRITIC = false``), CleanRL style: every hyper-parameter is a
 field of :class:`LfqConfig`, the algorithm reads top to bottom in :func:`train`.
 
@@ -6,24 +6,24 @@ One rollout (:func:`rollout`, a module-level function so that a process pool can
 draw a flow (bandwidth U(5, 25) Mbit/s, delay U(5, 25) ms, NewReno or BIC, duration
 10 s + U(-2.5, 2.5) s as ``rl.cc``), run it through an ``fq`` qdisc in LFQ mode with the
 current weights up to a random time in its first half, ``fork()``, pin the flow's buffer at
-b - 1 in one copy and b + 1 in the other (``set_flow_limit``: the policy stops deciding for
-it, as the authors' queue keeps b +- 1 after the decision), run both to the end and score each
-by the reward after the fork, (throughput - alpha * queue * MTU) / 1e6 (bytes/s, ``rl.cc``
-``reward_double``). The label is the better of the two sizes; the loss is the mean absolute
-error between the network's output on the features at the fork and the labels of a batch of
-20 rollouts (``nproc = 40 / 2``), SGD with step 0.01 (``rl.cc`` ``LR``).
+b - 1 in one copy and b + 1 in the other (``set_qdisc``'s ``per_flow_limit``: the policy
+stops deciding for it, as the authors' queue keeps b +- 1 after the decision), run both to
+the end and score each by the reward after the fork, (throughput - alpha * queue * MTU) /
+1e6 (bytes/s, ``rl.cc`` ``reward_double``). The label is the better of the two sizes; the
+loss is the mean absolute error between the network's output on the features at the fork
+and the labels of a batch of 20 rollouts (``nproc = 40 / 2``), SGD with step 0.01 (``rl.cc``
+``LR``).
 
 Differences from the authors: the features are those at the fork time (the authors take
 them at the first packet after it), and the decision interval defaults to 10 packets, as
 the authors trained (``every_nth = 10``). Online, the critic (``RlNetReward``, the authors'
-width 256) learns with Adam instead of their SGD at 0.01: an online label says which of
-b - 1, b + 1 is better only when the critic's error is below the reward's change by those
-two packets (~0.03, across flows the reward spreads 0.7), and SGD at 0.01 leaves it ~0.2
-after 4 000 batches, so ~9 % of the labels carried the verdict and the actor learnt a
-near-constant buffer (README, LFQ section); ``critic_optimizer = "sgd"`` is the authors'.
+width 256) learns with Adam instead of their SGD at 0.01 (``critic_optimizer = "sgd"`` is
+the authors'; why, with the measurements: docs/reproductions/lfq-001.md, "Why the critic
+learns with Adam").
 
 Weights are written as safetensors (``fc1.weight`` ... ``fc4.bias``, float32): the file an
-``fq`` qdisc's ``lfq_policy`` loads (format in ``crates/l4sim-core/src/policy/lfq.rs``).
+``fq`` qdisc's ``policy = { kind = "lfq", weights = ... }`` loads (format in
+``crates/l4sim-core/src/policy/lfq.rs``).
 
 Parallel rollouts: ``jobs > 1`` runs each batch's rollouts on a process pool kept for the
 whole training (``l4sim.executors``); the results do not depend on ``jobs``.
@@ -185,7 +185,7 @@ def critic_step(
 
 
 def save_weights(path: str | Path, net: LfqNet) -> None:
-    """Write ``net`` as the safetensors file an ``fq`` qdisc's ``lfq_policy`` loads: the
+    """Write ``net`` as the safetensors file an ``fq`` qdisc's LFQ ``policy`` loads: the
     format's 8-byte header length, its JSON header (keys sorted, padded with spaces to 8
     bytes as the safetensors library pads) and the float32 little-endian data in key order.
     Written here rather than by ``safetensors.save_file`` so that equal weights give equal
@@ -253,7 +253,7 @@ def rollout(task: tuple[LfqConfig, str, int]) -> dict[str, Any]:
     cca = cfg.ccas[int(rng.integers(len(cfg.ccas)))]
     duration = cfg.duration_s + float(rng.uniform(-cfg.duration_s / 4, cfg.duration_s / 4))
     t_fork = float(rng.uniform(0.0, cfg.fork_fraction * duration))
-    qdisc = {"kind": "fq", "lfq_policy": weights, "lfq_interval": cfg.interval}
+    qdisc = {"kind": "fq", "policy": {"kind": "lfq", "weights": weights, "every": cfg.interval}}
     sim = Simulation(scenario(bw, delay, cca, duration, qdisc, seed=seed))
     sim.run_until(t_fork)
     x = sim.observe_policy(LINK)["features"][0]
@@ -269,7 +269,9 @@ def rollout(task: tuple[LfqConfig, str, int]) -> dict[str, Any]:
         if chosen not in (-1, k):
             continue
         branch = sim if cfg.online else sim.fork()
-        branch.apply({"kind": "set_flow_limit", "link": LINK, "flow": 0, "limit": size})
+        branch.apply(
+            {"kind": "set_qdisc", "link": LINK, "flow": 0, "params": {"per_flow_limit": size}}
+        )
         branch.run()
         thr, queue = _after(branch, t_fork, q0, sent0)
         rewards.append((thr - cfg.alpha * queue * MTU) / 1e6)

@@ -2,7 +2,7 @@
 how many flows, in which order. Torch-free, so that the reproduction and the CLI can list
 them without PyTorch; :func:`l4sim.agents.lfq.train_recipe` runs one.
 
-A recipe trains the three models of paper 001 one after the other, each from a seed derived
+A recipe trains the three models of the LFQ paper one after the other, each from a seed derived
 from the recipe's seed (``seed + 100 * index``): ``offline-small`` (A/B forks, the paper's
 alpha = 0.01, section V-A), ``offline-large`` (alpha = 10, section V-B) and ``online``
 (actor-critic, alpha = 10, section VI) started from the ``offline-large`` weights of the
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 __all__ = ["MODELS", "RECIPES", "Recipe"]
 
-#: Model -> (alpha, online) (paper 001 sections V-A, V-B, VI-A; ``rl.cc`` ``alpha``).
+#: Model -> (alpha, online) (LFQ sections V-A, V-B, VI-A; ``rl.cc`` ``alpha``).
 MODELS: dict[str, tuple[float, bool]] = {
     "offline-small": (0.01, False),
     "offline-large": (10.0, False),

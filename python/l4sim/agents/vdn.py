@@ -1,4 +1,4 @@
-"""Value decomposition networks (Sunehag et al. 2018) for MA-CC (paper 002, Algorithm 1).
+"""Value decomposition networks (Sunehag et al. 2018) for MA-CC (its Algorithm 1).
 
 One file, top to bottom: hyper-parameters, the Q networks (one per agent type, shared by the
 agents of that type: TCP agents and AQM agents), the replay buffer, the VDN loss, training
@@ -11,7 +11,7 @@ executed by each agent alone (paper eq. 4-6):
     L = E_B[(sum_i Q_i(o_i, a_i) - (r_tot + gamma (1 - done) sum_i max_a Qbar_i(o'_i, a)))^2]
 
 ``mixer="none"`` trains the same agents independently instead (each its own Q on its own
-reward: paper 002's "RL-AQM + RL-TCP trained independently"). ``mixer="qmix"`` (Rashid et
+reward: MA-CC's "RL-AQM + RL-TCP trained independently"). ``mixer="qmix"`` (Rashid et
 al. 2018; beyond the paper) replaces the sum by a small monotonic mixing network whose
 weights a hypernetwork computes from the global state (all agents' observations side by
 side): Q_tot = w2(s) . elu(W1(s) q + b1(s)) + b2(s) with |W1|, |w2| >= 0, so each agent's
@@ -54,7 +54,7 @@ MIXERS = ("vdn", "qmix", "none")
 
 @dataclass
 class VdnConfig:
-    """Hyper-parameters: paper 002 Table 1 where it gives them."""
+    """Hyper-parameters: MA-CC's Table 1 where it gives them."""
 
     gamma: float = 0.9  # Table 1
     lr: float = 0.01  # Table 1
@@ -70,7 +70,7 @@ class VdnConfig:
     mixer: str = "vdn"
     mix_embed: int = 16  # QMIX: width of the mixing layer
     hyper_hidden: int = 32  # QMIX: width of the hypernetworks' hidden layer
-    #: Observation columns each agent type sees (None: all). Paper 002's: TCP
+    #: Observation columns each agent type sees (None: all). MA-CC's: TCP
     #: (segmentsAcked, bytesInFlight, RTT) = sender features 0, 1, 4; AQM (queueLength,
     #: dequeueRate, currQueueDelay) = queue features 0, 2, 3 (envs/README.md).
     obs_columns: dict[str, list[int] | None] = field(

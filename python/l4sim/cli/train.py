@@ -67,7 +67,7 @@ def train_rl_tcp_cmd(
     ] = "cpu",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
 ) -> None:
-    """RL-TCP (ns3-ai's example, paper 000): a DQN sets a TCP window over 2 Mbps / 80 ms.
+    """RL-TCP (ns3-ai's example): a DQN sets a TCP window over 2 Mbps / 80 ms.
 
     Writes DIR/dqn.pt, DIR/tb (TensorBoard), DIR/eval.json and the figures
     eval_episode.png and training_return.png.
@@ -168,10 +168,11 @@ def train_lfq_cmd(
     ] = "cpu",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """LFQ (paper 001): train the per-flow buffer networks with a named recipe.
+    """LFQ (Grigorescu et al.): train the per-flow buffer networks with a named recipe.
 
-    Writes DIR/<model>.safetensors (what fq's lfq_policy loads; the shipped weights are
-    exactly these files of --recipe paper and --recipe fast, seed 1), the online critic,
+    Writes DIR/<model>.safetensors (what fq's policy = {kind = "lfq", weights = ...} loads;
+    the shipped weights are exactly these files of --recipe paper and --recipe fast, seed 1),
+    the online critic,
     DIR/snapshots (weights every few thousand flows), DIR/tb (TensorBoard) and
     DIR/train.json (flows, wall time, flows/s). Same recipe and seed: the same bytes.
     """

@@ -5,7 +5,7 @@ Importing this package registers the Gymnasium ids:
 * ``l4sim/TcpCwnd-v0`` — :class:`TcpCwndEnv`: an agent sets a TCP sender's cwnd.
 * ``l4sim/AqmDrop-v0`` — :class:`AqmDropEnv`: an agent sets a queue's drop/mark probability.
 * ``l4sim/DualPi2-v0`` — :class:`DualPi2Env`: an agent sets DualPI2's p' (and k).
-* ``l4sim/RemoteTcp-v0`` — :class:`RemoteTcpEnv`: paper 000's remote brain, states and
+* ``l4sim/RemoteTcp-v0`` — :class:`RemoteTcpEnv`: the remote RL-TCP paper's remote brain, states and
   actions as packets between an IoT device and its server in one simulation.
 
 plus :class:`MultiCCEnv` (PettingZoo ``ParallelEnv``, TCP and AQM agents, MA-CC style) and

@@ -97,7 +97,7 @@ class AqmDropEnv(_QueueEnv):
 
     Options: ``link`` (default: the first link whose qdisc kind is ``"external"``),
     ``action_set`` ``"continuous"`` (default, Box([0], [max_prob])) or ``"macc"``
-    (Discrete(2): p = 0 or 1, paper 002 eq. 2), ``reward`` (default ``"macc_r2"``; any queue
+    (Discrete(2): p = 0 or 1, MA-CC's eq. 2), ``reward`` (default ``"macc_r2"``; any queue
     reward of :mod:`l4sim.rewards`), ``rtt_ref``; plus :class:`L4simEnv`'s options.
     An unchanged probability sends nothing."""
 
@@ -157,7 +157,7 @@ class AqmDropEnv(_QueueEnv):
 class DualPi2Env(_QueueEnv):
     """An agent sets DualPI2's base probability p' (Classic p_C = p'^2, L p_CL = k p') for
     the next interval, replacing the PI2 controller's output, and optionally the coupling
-    factor k — A3C-L4S's control (paper 004) on RFC 9332's DualQ.
+    factor k — A3C-L4S's control ("L4S in FreeBSD with A3C") on RFC 9332's DualQ.
 
     Options: ``link`` (default: the first ``dualpi2`` link), ``max_prob`` (upper bound of
     p', default 1), ``coupling`` (``None``: p' only, Box([0], [max_prob]); a ``(k_min,
@@ -220,4 +220,5 @@ class DualPi2Env(_QueueEnv):
         if (p, k) == self._last:
             return []
         self._last = (p, k)
-        return [{"kind": "set_dualpi2", "link": self.link, "base_prob": p, "coupling": k}]
+        params = {"base_prob": p} if k is None else {"base_prob": p, "coupling": k}
+        return [{"kind": "set_qdisc", "link": self.link, "params": params}]

@@ -80,7 +80,7 @@ class L4simEnv(gym.Env):
     * ``trigger``: ``("r0->r1", n)`` makes a step end after every n packets dequeued at the
       link (event-driven decisions, ``run_until_trigger``) or at ``step_interval``.
     * ``action_delay``: apply each action after this fixed latency (``schedule``), e.g. a
-      remote agent's measured RTT (paper 000's 65 ms / 105 ms).
+      remote agent's measured RTT (the remote RL-TCP paper's 65 ms / 105 ms).
     * ``control_flow``: send each action as a packet on this flow (kind ``"control"``,
       ``send_control``): it lands when the packet arrives, delayed by the network itself.
     * ``trace`` (the environments' constructors): a Mahimahi trace (a file or

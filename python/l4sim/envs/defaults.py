@@ -72,4 +72,4 @@ MULTI_SCENARIO: dict[str, Any] = _dumbbell(
     [dict(_AGENT_TCP), dict(_AGENT_TCP)],
 )
 """MA-CC style: two agent-controlled TCP flows and an agent-controlled AQM (an ``external``
-qdisc of 385p, paper 002)."""
+qdisc of 385p, as MA-CC's)."""

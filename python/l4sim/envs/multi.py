@@ -1,6 +1,6 @@
 """``MultiCCEnv``: a PettingZoo ``ParallelEnv`` with TCP agents (one per flow, each sets its
 flow's cwnd) and AQM agents (one per ``external`` qdisc, each sets its drop probability) acting
-together every step — MA-CC's cross-layer set-up (paper 002).
+together every step — MA-CC's cross-layer set-up.
 
 Each agent sees what its single-agent counterpart sees: a TCP agent the 9 sender features of
 :class:`~l4sim.envs.tcp.TcpCwndEnv`, an AQM agent the 7 queue features of
@@ -68,7 +68,7 @@ class MultiCCEnv(ParallelEnv):
     ``"macc"``), ``aqm_action_set`` (default ``"macc"``), ``tcp_reward`` / ``aqm_reward``
     (default ``"macc_r1"`` / ``"macc_r2"``) with ``tcp_reward_kwargs`` /
     ``aqm_reward_kwargs``, ``shared_reward`` (default False), and the common options of
-    :class:`~l4sim.envs.base.L4simEnv` (``step_interval`` — paper 002 uses 0.2 s —,
+    :class:`~l4sim.envs.base.L4simEnv` (``step_interval`` — MA-CC uses 0.2 s —,
     ``episode_steps``, ``warmup``, ``action_delay``, ``control_flow``)."""
 
     metadata = {"name": "l4sim_macc_v0", "render_modes": []}  # noqa: RUF012

@@ -1,4 +1,4 @@
-"""``RemoteTcpEnv``: paper 000's remote-brain RL-TCP in one simulation (Fig. 2 / Fig. 5).
+"""``RemoteTcpEnv``: the remote RL-TCP paper's remote brain in one simulation (Fig. 2 / Fig. 5).
 
 The scenario (:func:`unified_scenario`) joins the paper's two dumbbells at the IoT devices:
 
@@ -130,9 +130,9 @@ def unified_scenario(
     rwnd: str = "500KB",
     message_bytes: int = 100,
 ) -> Scenario:
-    """Fig. 2 / Fig. 5 of paper 000 with ``n`` IoT devices (and servers), ``m`` CUBIC flows on
-    the control path and ``l`` on the data path (module doc). ``control_queue`` is a name of
-    :data:`CONTROL_QUEUES` or a qdisc table; ``data_queue`` the data bottleneck's qdisc
+    """The remote RL-TCP paper's Fig. 2 / Fig. 5: ``n`` IoT devices (and servers), ``m`` CUBIC
+    flows on the control path and ``l`` on the data path (module doc). ``control_queue`` is a
+    name of :data:`CONTROL_QUEUES` or a qdisc table; ``data_queue`` the data bottleneck's qdisc
     (default: a 100-packet tail-drop FIFO). Competing CUBIC flows start at seeded random
     times in the first second."""
     import random
@@ -224,7 +224,7 @@ class _Pending:
 
 
 class RemoteTcpEnv(L4simEnv):
-    """Paper 000's whole system as a Gymnasium env (module doc).
+    """The remote RL-TCP paper's whole system as a Gymnasium env (module doc).
 
     ``n``, ``m``, ``l``, ``control_queue``, ``data_queue``, ``duration_s`` build the scenario
     (:func:`unified_scenario`) unless ``scenario`` is given (then ``n``, ``m``, ``l`` must

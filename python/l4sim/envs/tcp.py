@@ -2,8 +2,7 @@
 
 The controlled flow's cca is ``"external"`` (the env switches it if the scenario names
 another cca): the core never changes its cwnd by itself (loss recovery still retransmits),
-so the agent owns the window, as in ns3-ai's RL-TCP (paper 000) and MA-CC's TCP agent
-(paper 002).
+so the agent owns the window, as in ns3-ai's RL-TCP and MA-CC's TCP agent.
 
 Observation: the 9 sender features of :data:`~l4sim.envs.features.SENDER_FEATURES`, float32,
 each normalised by the flow's reference scales (the slowest link on its path and twice its
@@ -27,7 +26,7 @@ Actions (``action_set``):
 
 * ``"delta"`` (default), Discrete(5): 0 keep, 1 cwnd += 1 segment, 2 cwnd -= 1 segment,
   3 cwnd x 2, 4 cwnd x 1/2.
-* ``"macc"``, Discrete(3), paper 002 eq. (1): 0 cwnd += 1 segment, 1 cwnd = max(cwnd - 1, 1),
+* ``"macc"``, Discrete(3), MA-CC's eq. (1): 0 cwnd += 1 segment, 1 cwnd = max(cwnd - 1, 1),
   2 keep.
 * ``"ns3ai"``, Discrete(4), ns3-ai's RL-TCP agent (bytes): odd actions cwnd += MSS, even
   ones cwnd += max(1, MSS^2 / cwnd); actions 0-2 set ssthresh = 2 MSS, 3 sets

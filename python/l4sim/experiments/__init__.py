@@ -7,23 +7,23 @@ figures, ``markdown_table``, ``tensorboard_dir`` and the reference data it compa
 (``l4sim/data/reference``). :data:`EXPERIMENTS` registers them; the CLI is generated from
 the declarations.
 
-- ``aqm-comparison`` (``aqm-004``): paper 004's AQM comparison (Table 2), see
+- ``aqm-comparison`` (``aqm-004``): "L4S in FreeBSD with A3C"'s AQM comparison (Table 2), see
   :mod:`l4sim.experiments.aqm_004`.
-- ``a3c-l4s`` (``a3c-004``): paper 004's A3C-L4S trained online and deployed in DualPI2,
+- ``a3c-l4s`` (``a3c-004``): that paper's A3C-L4S trained online and deployed in DualPI2,
   beside DualPI2 and FQ-L4S, see :mod:`l4sim.experiments.a3c_004` (needs PyTorch).
 - ``l4s-rtt-fairness``: two TCP Prague / CUBIC flows through DualPI2, pfifo and fq_codel
   beside a Linux L4S testbed, see :mod:`l4sim.experiments.l4s_rtt_fairness`.
-- ``rl-tcp``: ns3-ai's RL-TCP example (paper 000), a DQN per reward beside NewReno, see
+- ``rl-tcp``: ns3-ai's RL-TCP example, a DQN per reward beside NewReno, see
   :mod:`l4sim.experiments.rl_tcp` (needs PyTorch).
-- ``macc`` (``macc-002``): paper 002's MA-CC beside its baselines, see
+- ``macc`` (``macc-002``): MA-CC beside its baselines, see
   :mod:`l4sim.experiments.macc_002` (needs PyTorch).
-- ``lfq`` (``lfq-001``): paper 001's learned per-flow buffers inside ``fq``, see
+- ``lfq`` (``lfq-001``): LFQ's learned per-flow buffers inside ``fq``, see
   :mod:`l4sim.experiments.lfq_001`.
-- ``remote-brain`` (``remote-rl-tcp-000``): paper 000's remote-brain RL-TCP, stage 1
+- ``remote-brain`` (``remote-rl-tcp-000``): the remote RL-TCP paper's remote brain, stage 1
   (:mod:`l4sim.experiments.remote_rl_tcp_000`) then stage 2, the unified run, the
   control-delay study and a fair-share remote CC (:mod:`l4sim.experiments.remote_brain_000`).
 - ``classic-queue``: classic TCP beside a dominant flow (BBR, DCTCP) in one classic queue,
-  against the kernel measured through ``l4sim emulate`` (issue 35), see
+  against the kernel measured through ``l4sim emulate``, see
   :mod:`l4sim.experiments.classic_queue`.
 - ``rfc3168-coexistence`` (``l4s-tests-s6``): TCP Prague beside CUBIC or Reno in one RFC 3168
   queue against the L4S Tests testbed, see :mod:`l4sim.experiments.rfc3168_coexistence`.

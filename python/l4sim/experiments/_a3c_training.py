@@ -120,7 +120,7 @@ class Trained:
 
 
 def config(t: Training) -> Any:
-    """The :class:`~l4sim.agents.a3c.A3cConfig` of a training run: the fixes of issue 36
+    """The :class:`~l4sim.agents.a3c.A3cConfig` of a training run: the four fixes
     (the defaults) or, with ``paper``, the paper's algorithm and budget (100 x 100)."""
     from l4sim.agents.a3c import A3cConfig
 

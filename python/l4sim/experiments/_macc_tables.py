@@ -9,7 +9,7 @@ from typing import Any
 from l4sim.experiments._tables import mean_ci
 
 #: "At the paper's point": steady throughput within this fraction of the paper's, with a
-#: MAD queue of at most MAX_MAD_QUEUE packets (issue 36's bar for MA-CC).
+#: MAD queue of at most MAX_MAD_QUEUE packets (the bar MA-CC's reproduction is held to).
 WITHIN = 0.10
 MAX_MAD_QUEUE = 5.0
 

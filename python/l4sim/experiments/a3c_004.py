@@ -1,22 +1,22 @@
-"""Paper 004's A3C-L4S, trained online in l4sim and deployed back into DualPI2.
+"""A3C-L4S ("L4S in FreeBSD with A3C"), trained online in l4sim and deployed back into DualPI2.
 
 The paper (section 3.2) trained an A3C offline on FreeBSD kernel logs to set the L4S
 marking probability and never ran the policy in the kernel. Here
 :func:`l4sim.agents.a3c.train` trains it online (Hogwild workers, each its own DualPI2
 simulation under random traffic) for each reward (``delay``: the paper's minus queue delay;
 ``utility``: its future work) and training seed, writes the actor as safetensors, and a
-``dualpi2`` qdisc with ``a3c_policy`` runs it in the core every ``tupdate`` (an ``fq_l4s``
-one on each of its queues, a transfer: it was trained on DualPI2). The deployed
-policy is compared with plain DualPI2 (the PI2 controller) and FQ-L4S on paper 004's
-scenarios (:mod:`l4sim.experiments.aqm_004`: four flows starting 10 s apart, 60 s each,
-10 and 1 Mbit/s, 20 ms; NewReno with ECN and TCP Prague) and on a dynamic one (rate
-10 -> 2 -> 10 Mbit/s at 30 s and 60 s, two Prague and two NewReno-ECN flows arriving 10 s
-apart and leaving after 40 s).
+``dualpi2`` qdisc with ``policy = { kind = "a3c", ... }`` runs it in the core every
+``tupdate`` (an ``fq_l4s`` one on each of its queues, a transfer: it was trained on
+DualPI2). The deployed policy is compared with plain DualPI2 (the PI2 controller) and
+FQ-L4S on that paper's scenarios (:mod:`l4sim.experiments.aqm_004`: four flows starting
+10 s apart, 60 s each, 10 and 1 Mbit/s, 20 ms; NewReno with ECN and TCP Prague) and on a
+dynamic one (rate 10 -> 2 -> 10 Mbit/s at 30 s and 60 s, two Prague and two NewReno-ECN
+flows arriving 10 s apart and leaving after 40 s).
 
 Training: per variant (``delay``; ``utility`` at delay weight
 :data:`~l4sim.experiments._a3c_training.WEIGHT`; for the front, the utility reward at each of
 :data:`~l4sim.experiments._a3c_training.FRONT_WEIGHTS`, once with an actor that sets p' and
-once with one that sets PI's target, ``-t``) and training seed, with issue 36's
+once with one that sets PI's target, ``-t``) and training seed, with l4sim's four
 fixes (:class:`~l4sim.agents.a3c.A3cConfig`'s defaults; ``paper=True`` / ``--paper``: the
 paper's algorithm and budget). Each run is deterministic (lock-step rounds, gradients
 applied in worker order) and the runs go through the executor side by side, so a run's
@@ -68,7 +68,7 @@ from l4sim.experiments._tables import (
 )
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option, tb_subdir
 
-#: Scenario name -> (rate, CCA) of paper 004's testbed, or "dynamic".
+#: Scenario name -> (rate, CCA) of that paper's testbed, or "dynamic".
 SCENARIOS: dict[str, tuple[str, str]] = {
     "10Mbps-newreno": ("10Mbps", "newreno"),
     "10Mbps-prague": ("10Mbps", "prague"),
@@ -88,13 +88,13 @@ QUICK_SEEDS = 2
 FRONT = "front"
 FRONT_SCENARIOS = ("10Mbps-newreno", "dynamic")
 #: The front also deploys, per weight, an actor that sets PI's target instead of p'
-#: (``a3c-<variant>-t``, issue 36), and runs PI at these fixed targets (ms): the front a
+#: (``a3c-<variant>-t``), and runs PI at these fixed targets (ms): the front a
 #: retuned PI spans, against which both actors are measured (``dualpi2-t<ms>ms``).
 PI_TARGETS_MS = (5, 8, 10, 12, 14, 17, 20, 25)
 GROUPS = (*SCENARIOS, FRONT)
 #: A deployed policy has *collapsed* when, in a scenario with Classic (NewReno) flows, its
 #: Classic mean queue delay is more than this many times DualPI2's (PI's): p' near 0, the
-#: Classic queue filling the buffer (the collapses seen before issue 36's fixes: 1.4-22 s
+#: Classic queue filling the buffer (the collapses seen without the four fixes: 1.4-22 s
 #: against PI's 14-20 ms). Healthy policies sit within a few times PI's delay either side.
 COLLAPSE_FACTOR = 10.0
 TABLE = "table.md"
@@ -167,11 +167,12 @@ def _policy_path(out: Path, variant: str, seed: int) -> Path:
 
 def scenario_dict(case: Case, policy: str | None) -> dict[str, Any]:
     rate, cca = SCENARIOS[case.scenario]
+    actor = None if policy is None else {"kind": "a3c", "weights": policy}
     if case.aqm.startswith("a3c-"):
-        qdisc: dict[str, Any] | None = {"kind": "dualpi2", "a3c_policy": policy}
+        qdisc: dict[str, Any] | None = {"kind": "dualpi2", "policy": actor}
         base = "dualpi2"
     elif case.aqm.startswith("fq_l4s-a3c-"):
-        qdisc = {**aqm_004.AQMS["fq_l4s"], "a3c_policy": policy}
+        qdisc = {**aqm_004.AQMS["fq_l4s"], "policy": actor}
         base = "fq_l4s"
     elif case.aqm.startswith("dualpi2-t"):  # PI at a fixed target (the front's reference)
         qdisc, base = {"kind": "dualpi2", "target": case.aqm.removeprefix("dualpi2-t")}, "dualpi2"
@@ -566,7 +567,7 @@ EXPERIMENT = declare(
             bool,
             "Train with the paper's A3C as published (terminal time limit, log pi of the "
             "clipped action, one tupdate per decision, p' in the state) and its budget "
-            "(100 episodes x 100 actions per worker), instead of issue 36's fixes.",
+            "(100 episodes x 100 actions per worker), instead of l4sim's four fixes.",
             default=False,
         ),
     ),

@@ -1,4 +1,5 @@
-"""Paper 004's AQM comparison (Table 2 and the per-case figures), rebuilt on l4sim.
+"""The AQM comparison of "L4S in FreeBSD with A3C" (Table 2 and the per-case figures), on
+l4sim.
 
 The paper ("L4S in FreeBSD with A3C", §5): a client and a server joined through one router
 whose bottleneck is 10 Mbps or 1 Mbps with 20 ms of delay; four NewReno flows start at 0,

@@ -67,7 +67,7 @@ HTB_OVERHEAD_BYTES = 14
 #: jitter, uniform in [0, 250 us], on the senders' access links (about one packet time at
 #: 50 Mbit/s; it breaks the drop-tail phase effects a deterministic run repeats).
 HOST_JITTER_US = 250.0
-#: A flow agrees with the testbed when within 20 % of its throughput (issue 17's bound).
+#: A flow agrees with the testbed when within 20 % of its throughput.
 TOLERANCE = 0.2
 
 DURATION_S = 180

@@ -1,4 +1,4 @@
-"""Paper 001 (LFQ): learned per-flow buffer sizes beside fq and FqCoDel (Tables I, II, VII
+"""LFQ (Grigorescu et al.): learned per-flow buffer sizes beside fq and FqCoDel (Tables I, II, VII
 and Fig. 8).
 
 Models (weights shipped in ``l4sim/data/lfq/``: exactly what ``l4sim train lfq --recipe
@@ -68,7 +68,7 @@ QUICK_SEEDS = 2
 INTERVAL = 10
 """A decision every 10th packet (``rl.cc`` ``every_nth``, the paper section III)."""
 
-#: Paper 001: Table I / IV / VI (corr bw %, corr delay %) and II / V / VI (avg output;
+#: LFQ's Table I / IV / VI (corr bw %, corr delay %) and II / V / VI (avg output;
 #: None: Table V's numbers are not in the text), from ``l4sim/data/reference``.
 _CORR = reference.rows("paper001_corr.csv")
 PAPER_CORR: dict[tuple[str, str], tuple[float, float]] = {
@@ -200,14 +200,15 @@ def scenarios(
         data = lfq.scenario(c.bw, c.delay, c.cca, DURATION_S, _qdisc(c)).to_dict()
         if train and c.qdisc in MODELS:
             rel = f"weights/seed{c.seed}/{c.qdisc}.safetensors"
-            data["topology"]["qdisc"]["lfq_policy"] = rel
+            data["topology"]["qdisc"]["policy"]["weights"] = rel
         out[c.name] = data
     return out
 
 
 def _qdisc(case: Case) -> dict[str, Any]:
     if case.qdisc in MODELS:
-        return {"kind": "fq", "lfq_policy": case.weights, "lfq_interval": INTERVAL}
+        policy = {"kind": "lfq", "weights": case.weights, "every": INTERVAL}
+        return {"kind": "fq", "policy": policy}
     return BASELINES[case.qdisc]
 
 

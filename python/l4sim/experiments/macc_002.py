@@ -1,7 +1,7 @@
-"""Paper 002 (MA-CC): TCP agents and AQM agents trained together with VDN, beside the
+"""MA-CC: TCP agents and AQM agents trained together with VDN, beside the
 paper's baselines (Fig. 4).
 
-The network (paper 002 Fig. 2, Table 1): three senders, two routers, three receivers; access
+The network (MA-CC's Fig. 2, Table 1): three senders, two routers, three receivers; access
 links 100 Mbit/s / 20 ms, bottleneck 30 Mbit/s / 100 ms with a packet error rate of 0.03 %,
 queues of 385 packets, a decision every 0.2 s. The two AQM agents are the two routers'
 egress queues on the bottleneck (r0 -> r1 carries the data, r1 -> r0 the ACKs): the paper's
@@ -18,7 +18,7 @@ the bottleneck queue (packets), over the whole episode and over its last ``STEAD
 seconds (the paper computes MAD "in a given time interval" and does not say which).
 
 What the paper's environment did, from ns3-gym's ``examples/rl-tcp`` (github.com/tkn-tub/
-ns3-gym, the environment paper 002 says it built on; read at commit 840738e):
+ns3-gym, the environment the MA-CC paper says it built on; read at commit 840738e):
 
 * Episode length: ``sim.cc`` runs ``duration = 10.0`` s by default and ``test_tcp.py`` passes
   ``simTime = 10``; with 0.2 s steps that is 50 decisions, and eq. 1's one segment per
@@ -79,7 +79,7 @@ SCHEMES: dict[str, tuple[dict[str, Any], str, tuple[str, ...], str | None]] = {
 }
 GROUPS = tuple(SCHEMES)
 TABLE = "results.md"
-#: Paper 002 Fig. 4 as its text gives it (kbit/s, ms, bytes, packets; None: not given),
+#: MA-CC's Fig. 4 as its text gives it (kbit/s, ms, bytes, packets; None: not given),
 #: from ``l4sim/data/reference``.
 PAPER: dict[str, tuple[float | None, float | None, float | None, float | None]] = {
     r["scheme"]: (
@@ -107,7 +107,7 @@ QUICK_EPISODE, QUICK_EPISODES, QUICK_SELECT_EVERY = "4s", 8, 2
 #: adds a / BDP of throughput and costs b / BDP; above it throughput is flat and every
 #: segment costs b (in flight) + c (queueing RTT, once per flow). d..g weigh the queue's
 #: throughput, delay, length and losses equally: the team reward peaks at a full link with
-#: an empty queue and no drops (paper 002's stated goal), and sending nothing scores below
+#: an empty queue and no drops (MA-CC's stated goal), and sending nothing scores below
 #: sending at the BDP.
 R1: dict[str, Any] = {"a": 2.0, "b": 1.0, "c": 1.0, "excess_rtt": True}
 R2: dict[str, Any] = {"d": 1.0, "e": 1.0, "f": 1.0, "g": 1.0}
@@ -115,7 +115,7 @@ R2: dict[str, Any] = {"d": 1.0, "e": 1.0, "f": 1.0, "g": 1.0}
 
 @dataclass(frozen=True)
 class Net:
-    """The dumbbell: paper 002's by default; the generalisation conditions change it."""
+    """The dumbbell: MA-CC's by default; the generalisation conditions change it."""
 
     rate: str = "30Mbps"
     access_delay: str = "20ms"
@@ -167,7 +167,7 @@ def cases(
 
 
 def scenario(scheme: str, duration: str = EPISODE, seed: int = 1, net: Net = PAPER_NET) -> Scenario:
-    """Paper 002's dumbbell (or ``net``) with ``scheme``'s queues and congestion control."""
+    """MA-CC's dumbbell (or ``net``) with ``scheme``'s queues and congestion control."""
     qdisc, cca, _, _ = SCHEMES[scheme]
     reverse = qdisc if qdisc["kind"] == "external" else {"kind": "fifo", "limit": "385p"}
     flows = [{"kind": "tcp", "cca": cca} for _ in range(net.senders)]
@@ -197,7 +197,7 @@ def scenario(scheme: str, duration: str = EPISODE, seed: int = 1, net: Net = PAP
 def make_env(
     scheme: str, duration: str = EPISODE, net: Net = PAPER_NET, virtual_queues: bool = True
 ) -> Any:
-    """The MultiCCEnv of a learned scheme: its agents, paper 002's action sets and rewards
+    """The MultiCCEnv of a learned scheme: its agents, MA-CC's action sets and rewards
     (r1 for TCP agents, r2 for AQM agents, constants ``R1`` / ``R2``; their sum for every
     agent under VDN and QMIX). ``virtual_queues=False``: the engine's other order of
     same-nanosecond events."""
@@ -506,7 +506,7 @@ def generalise(
 
 
 def markdown_table(rows: list[Row]) -> str:
-    """Per scheme: mean ± 95 % CI over training seeds, beside paper 002's Fig. 4 numbers; the
+    """Per scheme: mean ± 95 % CI over training seeds, beside MA-CC's Fig. 4 numbers; the
     whole greedy episode, then its last STEADY_S seconds, and how many seeds reach the
     paper's point (steady throughput within 10 % of its, MAD queue <= 5 packets)."""
     return results_table(rows, list(SCHEMES), PAPER)

@@ -1,5 +1,5 @@
-"""Paper 000's remote brain beyond stage 1: stage 2, the unified run, the control-delay
-study and a fair-share remote CC (issue 14). ``l4sim reproduce remote-rl-tcp-000`` runs
+"""The remote RL-TCP paper's remote brain beyond stage 1: stage 2, the unified run, the
+control-delay study and a fair-share remote CC. ``l4sim reproduce remote-rl-tcp-000`` runs
 these after Table 2 (:mod:`l4sim.experiments.remote_rl_tcp_000`).
 
 Every case trains a DQN (the RL-TCP hyper-parameters of :mod:`l4sim.experiments.rl_tcp`)

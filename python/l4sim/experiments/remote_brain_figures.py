@@ -1,4 +1,4 @@
-"""The figures of paper 000's stage 2, unified run, fair share and control-delay study
+"""The figures of the remote RL-TCP paper's stage 2, unified run, fair share and control-delay study
 (:mod:`l4sim.experiments.remote_brain_000`; stage 1's Fig. 6/7 are
 :mod:`l4sim.experiments.remote_rl_tcp_000`'s)."""
 

@@ -1,4 +1,4 @@
-"""Paper 000's remote-brain RL-TCP, stage 1 (Fig. 3, Table 2): the control path's RTT.
+"""The remote RL-TCP paper's remote brain, stage 1 (Fig. 3, Table 2): the control path's RTT.
 
 The paper (§5) splits its system in two because ns-3 + ns3-ai could not simulate it whole.
 Stage 1, measured here: on the left dumbbell of Fig. 2 (N = M = L = 1) the remote server's
@@ -17,7 +17,7 @@ builds; BC_1's path is 9 + 0.01 + 10 ms one way (the preset's receivers share on
 delay), the paper's 9.5 + 0.01 + 9.5; each seed starts BC_1 at a random time in the first
 second, so that the five seeds are five samples.
 
-The rest of issue 14 (stage 2, the unified run with states and actions as packets, the
+The rest of the remote brain (stage 2, the unified run with states and actions as packets, the
 control-delay study and a fair-share remote CC) is :mod:`l4sim.experiments.remote_brain_000`;
 ``reproduce`` runs both (``--only`` takes queue names for stage 1 and the parts
 ``stage2``, ``unified``, ``delay``, ``fairshare``).

@@ -1,4 +1,5 @@
-"""RL-TCP (ns3-ai's example, used by paper 000) on l4sim: a DQN sets one TCP flow's window.
+"""RL-TCP (ns3-ai's example, used by the remote RL-TCP paper) on l4sim: a DQN sets one TCP
+flow's window.
 
 Topology (``scenarios/rl_tcp.toml``, :data:`SCENARIO`): h0 — 10 Mbps / 20 ms — r0 —
 2 Mbps / 0.01 ms — r1 — 10 Mbps / 20 ms — h1, 340-byte segments (392 B on the wire, ns3-ai's

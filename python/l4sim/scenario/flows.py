@@ -238,7 +238,8 @@ def _flow_default_kind(v: Any) -> Any:
 class ControlFlow(_FlowBase):
     """Carries agent actions as packets to its ``dst`` (``kind = "control"``): each action an
     environment sends is one ``packet_size``-byte packet with the given ECN codepoint, so
-    queueing and L4S priority on the path decide when it lands (paper 000)."""
+    queueing and L4S priority on the path decide when it lands (the remote RL-TCP paper's
+    control path)."""
 
     kind: Literal["control"]
     packet_size: PacketSize = "100B"  # type: ignore[assignment]

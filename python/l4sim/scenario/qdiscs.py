@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable
+import warnings
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from l4sim.scenario.fields import (
@@ -30,6 +30,7 @@ from l4sim.scenario.fields import (
     Size32,
     Time,
     TimeOrPackets,
+    _at_most,
     _Model,
     writes,
 )
@@ -244,43 +245,81 @@ def _load_policy(kind: str, path: str) -> None:
         raise PydanticCustomError("weights", "{why}", {"why": str(e)}) from None
 
 
-def _weights(kind: str) -> Callable[[str], str]:
-    """A validator: the path of a weights file of policy ``kind``."""
-
-    def check(path: str) -> str:
-        _load_policy(kind, path)
-        return path
-
-    return check
-
-
 class PolicyRef(_Model):
-    """A learned policy (``crates/l4sim-core/src/policy/``): ``kind`` (``"lfq"``, ``"a3c"``,
-    ``"constant"``, ...) and its ``weights`` file (safetensors)."""
+    """A learned policy (``crates/l4sim-core/src/policy/``) on a qdisc offering the decision
+    it makes: ``kind`` (``"lfq"``, ``"a3c"``, ``"constant"``, ...), its ``weights`` file
+    (safetensors; none: the policy only keeps its features for agents, e.g.
+    ``{ kind = "lfq" }``) and ``every`` (decide at a queue's 1st, n+1-th, ... decision
+    point; default 10 for per-flow limits, 1, the only value, for an AQM's updates)."""
 
     kind: str
-    weights: str
+    weights: str | None = None
+    every: Count | None = None
 
     @model_validator(mode="after")
     def _loads(self) -> PolicyRef:
-        _load_policy(self.kind, self.weights)
+        if self.weights is not None:
+            _load_policy(self.kind, self.weights)
         return self
 
 
-LfqWeights = Annotated[str, AfterValidator(_weights("lfq"))]
-"""Path of an LFQ policy weights file (safetensors, ``policy/lfq.rs``)."""
+def _deprecated(key: str, new: str) -> None:
+    warnings.warn(
+        f"qdisc key {key} is deprecated and will be removed: use {new}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
 
-A3cWeights = Annotated[str, AfterValidator(_weights("a3c"))]
-"""Path of an A3C-L4S actor weights file (safetensors, ``policy/a3c.rs``)."""
+
+def _policy_dict(v: Any) -> dict[str, Any] | None:
+    return v.model_dump(exclude_none=True) if isinstance(v, BaseModel) else v
+
+
+def _weights_key(data: Any, key: str, kind: str) -> Any:
+    """The former ``<kind>_policy = path`` as ``policy = { kind, weights = path }``."""
+    if not isinstance(data, dict) or key not in data:
+        return data
+    _deprecated(key, f'policy = {{ kind = "{kind}", weights = ... }}')
+    data = dict(data)
+    path = data.pop(key)
+    if path is not None:
+        if data.get("policy") is not None:
+            raise ValueError(f"give either policy or {key}, not both")
+        data["policy"] = {"kind": kind, "weights": path}
+    return data
+
+
+def _lfq_keys(data: Any) -> Any:
+    """``fq``'s former keys: ``lfq_policy`` (weights), ``lfq_interval`` (``every``) and
+    ``lfq_features = true`` (``policy = { kind = "lfq" }``, no weights: observe only)."""
+    data = _weights_key(data, "lfq_policy", "lfq")
+    if not isinstance(data, dict) or not {"lfq_interval", "lfq_features"} & data.keys():
+        return data
+    data = dict(data)
+    policy = _policy_dict(data.get("policy"))
+    if data.pop("lfq_features", None):
+        _deprecated("lfq_features", 'policy = { kind = "lfq" } (no weights: observe only)')
+        if policy is None:
+            policy = {"kind": "lfq"}
+        elif isinstance(policy, dict) and policy.get("kind") != "lfq":
+            raise ValueError("lfq_features keeps LFQ's features, not a second policy")
+    if "lfq_interval" in data:
+        _deprecated("lfq_interval", "policy = { ..., every = n }")
+        every = data.pop("lfq_interval")
+        if isinstance(policy, dict) and every is not None:
+            policy = {**policy, "every": policy.get("every", every)}
+    if policy is not None:
+        data["policy"] = policy
+    return data
 
 
 class Fq(_AqmBase):
-    """Flow queues with a fixed drop-tail buffer per flow (``kind = "fq"``, the LFQ paper's
-    "fq 100"): ``per_flow_limit`` (packets), ``limit`` (total), ``flows``, ``quantum``,
-    ``drop_batch``, ``lfq_features`` (keep LFQ's per-flow features for agents);
-    ``lfq_policy`` (a weights file: LFQ mode, the network sets each flow's limit on its
-    arriving packets) and ``lfq_interval`` (a decision every n-th packet of a flow; default 10,
-    the paper's)."""
+    """Flow queues with a fixed drop-tail buffer per flow (``kind = "fq"``, LFQ's "fq 100"
+    baseline): ``per_flow_limit`` (packets), ``limit`` (total), ``flows``, ``quantum``,
+    ``drop_batch``; ``policy`` (a learned policy setting each flow's limit on its arriving
+    packets, every ``every``-th of a flow's, default 10; without weights, LFQ's per-flow
+    features kept for agents). The former ``lfq_policy``, ``lfq_interval`` and
+    ``lfq_features`` are read as ``policy`` with a ``DeprecationWarning``."""
 
     kind: Literal["fq"] = "fq"
     limit: PacketLimit | None = None
@@ -288,11 +327,20 @@ class Fq(_AqmBase):
     flows: Buckets | None = None
     quantum: Size32 | None = None
     drop_batch: Count | None = None
-    lfq_features: Flag | None = None
-    lfq_policy: LfqWeights | None = None
-    lfq_interval: Count | None = None
     policy: PolicyRef | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _former_keys(cls, data: Any) -> Any:
+        return _lfq_keys(data)
+
+
+PI_TARGET_MAX_NS = 10 * 10**9
+"""Largest DualPI2 PI target (10 s): the core's ``MAX_TARGET_NS``, the bound the scenario,
+the contract (``target_ns``'s maximum) and ``set_qdisc`` share; 0 is refused everywhere."""
+
+PiTarget = Annotated[PositiveTime, _at_most(1, PI_TARGET_MAX_NS, "10 s, the PI target's bound")]
+"""DualPI2's PI target delay: 1 ns to 10 s."""
 
 EcnMask = Literal["l4s_ect", "any_ect"]
 """Which ECN codepoints go to the L queue: ECT(1) and CE, or any ECT."""
@@ -313,13 +361,14 @@ class DualPi2(_AqmBase):
     update), ``coupling`` (k), L-queue ``step_thresh`` (a time, or packets ``"5p"``),
     ``min_qlen_step``, ``c_protection`` (Classic WRR share, percent), ``ecn_mask``,
     ``drop_overload``, ``drop_early``, ``mtu``; for the RFC variant the ramp ``l_min_thresh``,
-    ``l_range``, ``l_th_len`` and the scheduler's ``tshift``; ``a3c_policy`` (a weights
-    file: A3C-L4S mode, paper 004, the actor sets p' every ``tupdate``)."""
+    ``l_range``, ``l_th_len`` and the scheduler's ``tshift``; ``policy`` (a learned policy
+    setting p', or the PI's target, every ``tupdate``; the former ``a3c_policy = path`` is
+    read as ``policy = { kind = "a3c", weights = path }`` with a ``DeprecationWarning``)."""
 
     kind: Literal["dualpi2"] = "dualpi2"
     variant: Literal["linux", "rfc9332"] | None = None
     limit: PacketLimit | None = None
-    target: Time | None = None
+    target: PiTarget | None = None
     tupdate: PositiveTime | None = None
     alpha: Gain | None = None
     beta: Gain | None = None
@@ -335,8 +384,12 @@ class DualPi2(_AqmBase):
     l_range: PositiveTime | None = None
     l_th_len: U32 | None = None
     tshift: Time | None = None
-    a3c_policy: A3cWeights | None = None
     policy: PolicyRef | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_keys(cls, data: Any) -> Any:
+        return _weights_key(data, "a3c_policy", "a3c")
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "limit": "limit_pkts",
@@ -362,16 +415,20 @@ class FqL4s(Pie):
     (``target``, ``tupdate``, ``alpha``, ``beta``, ``max_burst``, ``max_ecnth``, ``ecn``,
     ``bytemode``, ``mtu``); a Classic queue applies p squared, an L queue the larger of its
     own p and ``coupling`` times its paired Classic p; DRR with ``quantum``; ``limit`` is
-    the total; ``ecn_mask`` picks the L codepoints; ``a3c_policy`` (a weights file: A3C-L4S
-    mode, the actor sets every queue's own p at each of its ``tupdate`` updates)."""
+    the total; ``ecn_mask`` picks the L codepoints; ``policy`` (a learned policy setting every
+    queue's own p at each of its ``tupdate`` updates; ``a3c_policy`` as in ``dualpi2``)."""
 
     kind: Literal["fq_l4s"] = "fq_l4s"  # type: ignore[assignment]
     pairs: Buckets | None = None
     quantum: Size32 | None = None
     coupling: Annotated[float, Field(gt=0.0, le=100.0, allow_inf_nan=False)] | None = None
     ecn_mask: EcnMask | None = None
-    a3c_policy: A3cWeights | None = None
     policy: PolicyRef | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_keys(cls, data: Any) -> Any:
+        return _weights_key(data, "a3c_policy", "a3c")
 
 
 QDISC_ALIASES: dict[str, str] = {"agent": "external"}

@@ -7,7 +7,7 @@ use super::{EvKind, Simulation, Trigger};
 use crate::control::{Action, ActionError, ControlMessage, Observation, MESSAGE_BIT};
 use crate::flow::{Endpoints, Flow};
 use crate::policy::PolicyObservation;
-use crate::qdisc::{Qdisc, QueueDisc};
+use crate::qdisc::{ParamChange, Qdisc, QueueDisc};
 use crate::time::{secs, Time};
 
 impl Simulation {
@@ -16,6 +16,27 @@ impl Simulation {
             .iter()
             .position(|c| c.name == name)
             .ok_or_else(|| ActionError(format!("no link named {name:?}")))
+    }
+
+    /// The channel of `link` and, for `flow`, the flow queue holding that flow there.
+    fn qdisc_target(
+        &self,
+        link: &str,
+        flow: Option<usize>,
+    ) -> Result<(usize, Option<usize>), ActionError> {
+        let c = self.channel_named(link)?;
+        let Some(flow) = flow else {
+            return Ok((c, None));
+        };
+        let Some(f) = self.flows.get(flow) else {
+            return Err(ActionError(format!("set_qdisc: no flow {flow}")));
+        };
+        match self.channels[c].qdisc.flow_bucket(&f.tmpl) {
+            Some(b) => Ok((c, Some(b))),
+            None => Err(ActionError(format!(
+                "set_qdisc: link {link}'s qdisc has no flow queues, so flow {flow} has none"
+            ))),
+        }
     }
 
     /// Check an action against this simulation without applying it.
@@ -44,36 +65,19 @@ impl Simulation {
                     ));
                 }
             }
-            Action::SetDualpi2 {
-                link,
-                base_prob,
-                coupling,
-                target_s,
-            } => {
-                let c = self.channel_named(link)?;
-                if !matches!(self.channels[c].qdisc, Qdisc::DualPi2(_)) {
-                    return bad(format!("set_dualpi2: link {link} has no 'dualpi2' qdisc"));
+            Action::SetQdisc { link, flow, params } => {
+                let (c, bucket) = self.qdisc_target(link, *flow)?;
+                if params.is_empty() {
+                    return bad("set_qdisc: give at least one parameter in params".into());
                 }
-                if base_prob.is_some_and(|p| !(0.0..=1.0).contains(&p)) {
-                    return bad("set_dualpi2: base_prob must be in [0, 1]".into());
-                }
-                if coupling.is_some_and(|k| !(k.is_finite() && k > 0.0)) {
-                    return bad("set_dualpi2: coupling must be positive".into());
-                }
-                if target_s.is_some_and(|t| !(t.is_finite() && t > 0.0 && t <= 10.0)) {
-                    return bad("set_dualpi2: target_s must be in (0, 10] seconds".into());
-                }
-            }
-            Action::SetFlowLimit { link, flow, limit } => {
-                let c = self.channel_named(link)?;
-                let Some(f) = self.flows.get(*flow) else {
-                    return bad(format!("set_flow_limit: no flow {flow}"));
-                };
-                if !matches!(self.channels[c].qdisc, Qdisc::Fq(_)) {
-                    return bad(format!("set_flow_limit: link {link} has no 'fq' qdisc"));
-                }
-                if *limit == 0 || self.channels[c].qdisc.flow_bucket(&f.tmpl).is_none() {
-                    return bad("set_flow_limit: the limit must be positive".into());
+                let q = &self.channels[c].qdisc;
+                for (name, value) in params {
+                    q.check_param(&ParamChange {
+                        name,
+                        value: *value,
+                        bucket,
+                    })
+                    .map_err(|e| ActionError(format!("set_qdisc: link {link}: {e}")))?;
                 }
             }
             Action::SetLinkRate { link, rate_bps } => {
@@ -129,7 +133,7 @@ impl Simulation {
     }
 
     /// Send the agent's `token` as one packet on control flow `flow`; when it arrives it
-    /// is listed by `take_messages` and `run_until_trigger` returns (paper 000: the device's
+    /// is listed by `take_messages` and `run_until_trigger` returns (the device's
     /// observations travel to the remote brain as packets).
     pub fn send_message(&mut self, flow: usize, token: u64) -> Result<(), ActionError> {
         if token & MESSAGE_BIT != 0 {
@@ -194,30 +198,16 @@ impl Simulation {
                     }
                 }
             }
-            Action::SetDualpi2 {
-                link,
-                base_prob,
-                coupling,
-                target_s,
-            } => {
-                if let Ok(c) = self.channel_named(link) {
-                    if let Some(q) = self.channels[c].qdisc.as_dualpi2_mut() {
-                        q.set_base_prob(*base_prob);
-                        if let Some(t) = target_s {
-                            q.set_target(*t);
-                        }
-                        if let Some(k) = coupling {
-                            q.set_coupling(*k);
-                        }
-                    }
-                }
-            }
-            Action::SetFlowLimit { link, flow, limit } => {
-                if let Ok(c) = self.channel_named(link) {
-                    let tmpl = self.flows[*flow].tmpl;
-                    let q = &mut self.channels[c].qdisc;
-                    if let Some(b) = q.flow_bucket(&tmpl) {
-                        q.set_flow_limit(b, *limit);
+            Action::SetQdisc { link, flow, params } => {
+                // Checked by `check_action` when the action was taken.
+                if let Ok((c, bucket)) = self.qdisc_target(link, *flow) {
+                    for (name, value) in params {
+                        let p = ParamChange {
+                            name,
+                            value: *value,
+                            bucket,
+                        };
+                        let _ = self.channels[c].qdisc.set_param(&p);
                     }
                 }
             }
@@ -280,20 +270,23 @@ impl Simulation {
         let mut backlog = Vec::with_capacity(self.flows.len());
         let mut limit = Vec::with_capacity(self.flows.len());
         for f in &self.flows {
-            let (b, l) = q.flow_queue_state(&f.tmpl).ok_or_else(|| {
-                ActionError(format!(
-                    "link {link} has no flow-queue qdisc (fq, fq_codel, fq_pie)"
-                ))
-            })?;
-            backlog.push(b);
-            limit.push(l.map_or(f64::NAN, |l| l as f64));
+            let queue = q.flow_bucket(&f.tmpl);
+            let (b, n) = queue
+                .and_then(|b| Some((b, q.flow_backlog(b)?)))
+                .ok_or_else(|| {
+                    ActionError(format!(
+                        "link {link} has no flow-queue qdisc (fq, fq_codel, fq_pie)"
+                    ))
+                })?;
+            backlog.push(n);
+            limit.push(q.param("per_flow_limit", Some(b)).unwrap_or(f64::NAN));
         }
         Ok((backlog, limit))
     }
 
     /// The features the learned policy (`policy/`) of `link`'s qdisc keeps, per flow index
-    /// (the row of the flow queue holding the flow; e.g. LFQ's 60, with `lfq_features` or
-    /// `lfq_policy` on an `fq`).
+    /// (the row of the flow queue holding the flow; e.g. LFQ's 60, with
+    /// `policy = { kind = "lfq" }` on an `fq`).
     pub fn observe_policy(&self, link: &str) -> Result<PolicyObservation, ActionError> {
         let c = self.channel_named(link)?;
         let q = &self.channels[c].qdisc;

@@ -1,22 +1,23 @@
-//! A3C-L4S's actor evaluated inside the core (paper 004 §3.2, Algorithm 1; the authors'
-//! `Actor.nn_model` in `A3C-L4S/.ipynb_checkpoints/5_a3c_continuous_L4S-checkpoint.ipynb`,
-//! github MPTCP-FreeBSD/FreeBSD-DRL-L4S): 12 features → `fc1` → ReLU → `fc2` → ReLU → `mu`
+//! A3C-L4S's actor evaluated inside the core ("L4S in FreeBSD with A3C", §3.2, Algorithm 1;
+//! the authors' `Actor.nn_model` in
+//! `A3C-L4S/.ipynb_checkpoints/5_a3c_continuous_L4S-checkpoint.ipynb`, github
+//! MPTCP-FreeBSD/FreeBSD-DRL-L4S): 12 features → `fc1` → ReLU → `fc2` → ReLU → `mu`
 //! → tanh; the deployed action is the Gaussian's mean mapped onto the base probability,
 //! p′ = max_prob · (tanh(mu) + 1) / 2. `python/l4sim/agents/a3c.py` trains it and writes
-//! the file; a `dualpi2` qdisc with `a3c_policy` (or `policy = { kind = "a3c", ... }`) sets
-//! p′ from it every `tupdate`, an `fq_l4s` qdisc each sub-queue's p at its updates.
+//! the file; a `dualpi2` qdisc with `policy = { kind = "a3c", weights = ... }` sets p′ from
+//! it every `tupdate`, an `fq_l4s` qdisc each sub-queue's p at its updates.
 //!
 //! # Weights file
 //!
 //! safetensors (read by `nn.rs`) with `fc1.weight` `[h1, 12]`, `fc1.bias`, `fc2.weight`
 //! `[h2, h1]`, `fc2.bias`, `mu.weight` `[1, h2]`, `mu.bias` `[1]`, `norm_scale` `[12]` (the
 //! factor taking each raw feature to [0, 1]) and `max_prob` `[1]`; optionally
-//! `delta_prob` `[1]`: then the action is a change of p′ (an integral controller, issue 36),
-//! p′ ← clamp(p′ + delta_prob · tanh(mu), 0, max_prob) at each update; or `pi_target`
-//! `[2]` (seconds, lo < hi): then the action sets DualPI2's PI target delay,
-//! lo + (hi − lo) · (tanh(mu) + 1) / 2, and the PI law sets p′ (the actor tunes the
-//! integral controller, issue 36; `dualpi2` only). Other tensors (the std head `sigma.*`)
-//! are ignored.
+//! `delta_prob` `[1]`: then the action is a change of p′ (an integral controller: a
+//! memoryless actor alone is a proportional one), p′ ← clamp(p′ + delta_prob · tanh(mu), 0,
+//! max_prob) at each update; or `pi_target` `[2]` (seconds, lo < hi): then the action sets
+//! DualPI2's PI target delay, lo + (hi − lo) · (tanh(mu) + 1) / 2, and the PI law sets p′
+//! (the actor tunes the integral controller; `dualpi2` only). Other tensors (the std head
+//! `sigma.*`) are ignored.
 //!
 //! # State (Table 1 of the paper, the authors' column order)
 //!

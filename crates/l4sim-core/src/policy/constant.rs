@@ -1,7 +1,7 @@
 //! A constant policy: the smallest learned policy, and a baseline for trained ones. It
 //! answers every decision point with the one value in its weights file: a drop/mark
 //! probability at each AQM update (`dualpi2`, `fq_l4s`), or a buffer limit in packets on
-//! each arrival of a flow (`fq`).
+//! a flow's deciding arrivals (`fq`; every 10th by default, see `policy = { every }`).
 //!
 //! # Weights file
 //!
@@ -33,7 +33,7 @@ impl LearnedPolicy for ConstantPolicy {
 
     fn on(&mut self, ev: Event) -> Decision {
         match ev {
-            Event::Arrival { .. } => Decision::FlowLimit(self.value.round().max(1.0) as u32),
+            Event::Arrival { decide: true, .. } => Decision::FlowLimit(self.value.round().max(1.0) as u32),
             Event::Update { .. } => Decision::Prob(self.value.min(1.0)),
             _ => Decision::Keep,
         }
@@ -65,7 +65,8 @@ mod tests {
         std::fs::write(&path, write_safetensors(&[("value", vec![1], vec![value])])).unwrap();
         PolicyRef {
             kind: "constant".into(),
-            weights: path.to_string_lossy().into_owned(),
+            weights: Some(path.to_string_lossy().into_owned()),
+            every: None,
         }
     }
 
@@ -93,22 +94,30 @@ mod tests {
         let mut q = cfg.build(Rng::for_component(1, 0));
         let mut drops = Vec::new();
         let pkt = crate::packet::Packet::default();
-        q.enqueue(pkt, 0, &mut drops);
-        assert_eq!(q.flow_queue_state(&pkt), Some((1, Some(7))));
-        assert_eq!(q.learned().map(|l| l.decisions()), Some(1));
+        for _ in 0..11 {
+            q.enqueue(pkt, 0, &mut drops);
+        }
+        // Every 10th arrival decides by default: the 1st and the 11th.
+        let b = q.flow_bucket(&pkt).unwrap();
+        assert_eq!(q.flow_backlog(b), Some(7));
+        assert_eq!(q.param("per_flow_limit", Some(b)), Some(7.0));
+        assert_eq!(q.learned().map(|l| l.decisions()), Some(2));
     }
 
     #[test]
     fn infers_its_value_and_rejects_bad_files() {
         let r = constant(0.5, "infer");
-        let mut p = Policy::load("constant", &r.weights, &Attach::default()).unwrap();
+        let w = r.weights.as_deref().unwrap();
+        let mut p = Policy::load("constant", w, &Attach::default()).unwrap();
         let mut out = Vec::new();
         p.infer(&p.rows(&[vec![0.0], vec![3.0]]).unwrap(), false, &mut out);
         assert_eq!(out, [0.5, 0.5]);
         assert!(p.rows(&[vec![]]).unwrap_err().contains("expected 1"));
         let e = Policy::load("constant", "/nonexistent", &Attach::default()).unwrap_err();
         assert!(e.starts_with("constant policy file"), "{e}");
-        let e = Policy::load("nope", &r.weights, &Attach::default()).unwrap_err();
+        let e = Policy::load("nope", w, &Attach::default()).unwrap_err();
         assert!(e.contains("constant"), "{e}");
+        let e = Policy::observer("constant", &Attach::default()).unwrap_err();
+        assert!(e.contains("needs weights"), "{e}");
     }
 }

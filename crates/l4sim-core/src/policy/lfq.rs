@@ -1,7 +1,8 @@
-//! LFQ (paper 001 §III, github.com/CN-TU/reinforcement-learning-for-per-flow-buffer-sizing):
-//! per-flow features and the policy network setting each flow's buffer limit, behind the
-//! `policy/` seam (`policy = { kind = "lfq", ... }` or `lfq_policy` on an `fq` qdisc; with
-//! `lfq_features` and no weights, only the features, for agents to observe).
+//! LFQ (Grigorescu et al., "Reinforcement learning for per-flow buffer sizing", §III;
+//! github.com/CN-TU/reinforcement-learning-for-per-flow-buffer-sizing): per-flow features and
+//! the policy network setting each flow's buffer limit, behind the `policy/` seam
+//! (`policy = { kind = "lfq", weights = ... }` on a qdisc offering per-flow limits, `fq`;
+//! without weights, only the features, for agents to observe).
 //!
 //! # Features
 //!
@@ -30,7 +31,7 @@
 //! → leaky ReLU → `fc3` → leaky ReLU → `fc4` → one output, the flow's buffer limit in
 //! packets, rounded and clamped to [1, 1000] (`rl-internal-queue-disc.cc`
 //! `do_regular_logic`, `MIN_QUEUE_SIZE` / `MAX_QUEUE_SIZE`), on a flow's 1st, n+1-th, ...
-//! arriving packet (`lfq_interval`, the authors' `m_every_nth`). The authors use width 256;
+//! arriving packet (the policy's `every`, the authors' `m_every_nth`). The authors use width 256;
 //! the hidden widths here are read from the file, so smaller networks load too.
 //!
 //! # Weights file
@@ -146,7 +147,7 @@ impl LfqFeatures {
         self.last_loss = now;
     }
 
-    /// Arrivals seen (the decision counter of `lfq_interval`).
+    /// Arrivals seen.
     pub fn arrivals(&self) -> u64 {
         self.arrivals
     }
@@ -304,28 +305,26 @@ impl LfqActor {
     }
 }
 
-/// LFQ behind the seam: each flow queue's features and, in LFQ mode, the network deciding
-/// its limit every `interval`-th arrival.
+/// LFQ behind the seam: each flow queue's features and, with weights, the network deciding
+/// its limit on the arrivals the qdisc's [`Learned`](super::Learned) marks `decide`.
 #[derive(Clone, Debug)]
 pub struct LfqPolicy {
     feats: Vec<LfqFeatures>,
     actor: Option<LfqActor>,
-    interval: u64,
     /// The decision's input (boxed: the policy stays small).
     x: Box<[f64; LEN]>,
-    /// Queues whose limit an agent set (`set_flow_limit`): the policy leaves them alone
-    /// from then on, as the authors' A/B runs keep b ± 1 after the decision
-    /// (`rl-internal-queue-disc.cc`: no more `do_regular_logic` once `decided`).
+    /// Queues whose limit an agent set (`per_flow_limit` through `set_qdisc`): the policy
+    /// leaves them alone from then on, as the authors' A/B runs keep b ± 1 after the
+    /// decision (`rl-internal-queue-disc.cc`: no more `do_regular_logic` once `decided`).
     pinned: Vec<bool>,
 }
 
 impl LfqPolicy {
-    /// The features of `at.queues` flow queues; `actor`: LFQ mode.
+    /// The features of `at.queues` flow queues; `actor`: the network deciding limits.
     pub fn new(actor: Option<LfqActor>, at: &Attach) -> LfqPolicy {
         LfqPolicy {
             feats: vec![LfqFeatures::default(); at.queues],
             actor,
-            interval: at.every.max(1) as u64,
             x: Box::new([0.0; LEN]),
             pinned: vec![false; at.queues],
         }
@@ -347,6 +346,11 @@ impl LearnedPolicy for LfqPolicy {
         Ok(LfqPolicy::new(Some(LfqActor::new(net)), at))
     }
 
+    /// The features alone.
+    fn observer(at: &Attach) -> Option<LfqPolicy> {
+        Some(LfqPolicy::new(None, at))
+    }
+
     /// The authors' `RlInternalQueueDisc::DoEnqueue`: features of the arrival, a decision
     /// on the flow's limit, then admission under the new limit.
     #[inline]
@@ -357,6 +361,7 @@ impl LearnedPolicy for LfqPolicy {
                 now,
                 backlog,
                 limit,
+                decide,
             } => {
                 let Some(f) = self.feats.get_mut(queue) else {
                     return Decision::Keep;
@@ -365,7 +370,7 @@ impl LearnedPolicy for LfqPolicy {
                 let mut d = Decision::Keep;
                 let mut limit = limit.unwrap_or(u32::MAX);
                 if let Some(a) = self.actor.as_mut() {
-                    if (f.arrivals() - 1) % self.interval == 0 && !self.pinned[queue] {
+                    if decide && !self.pinned[queue] {
                         f.write(&mut self.x);
                         limit = a.limit(&self.x);
                         d = Decision::FlowLimit(limit);

@@ -3,13 +3,23 @@
 //! A qdisc that supports learned control holds an `Option<Box<Learned>>` (none: it pays one
 //! branch per event) and reports [`Event`]s at fixed points of its control law; the policy
 //! keeps its own features from them and answers some with a [`Decision`], which the qdisc
-//! applies. Two decision points ([`Hook`]) exist: a flow's buffer limit on its arrivals
-//! (`fq`) and a drop/mark probability at each AQM update (`dualpi2`, `fq_l4s`). A policy is
-//! one file implementing [`LearnedPolicy`] (its features, its network read by `nn.rs`) and
-//! one line in `policies! { ... }` below; a scenario names it on such a qdisc with
-//! `policy = { kind = "...", weights = "..." }`, Python evaluates it with
-//! `_core.policy_infer(kind, weights, rows)` and observes its features with
-//! `Simulation.observe_policy(link)`: no qdisc, binding or engine code names a policy.
+//! applies. Each qdisc declares the decision points ([`Hook`]) it offers: a flow's buffer
+//! limit on its arrivals (`fq`), a drop/mark probability at each AQM update (`dualpi2`,
+//! `fq_l4s`), a PI controller's target delay (`dualpi2`). A policy is one file implementing
+//! [`LearnedPolicy`] (its features, its network read by `nn.rs`) and one line in
+//! `policies! { ... }` below; a scenario attaches it to any qdisc offering a decision point
+//! it makes with `policy = { kind = "...", weights = "...", every = n }` ([`PolicyRef`]),
+//! Python evaluates it with `_core.policy_infer(kind, weights, rows)` and observes its
+//! features with `Simulation.observe_policy(link)`: no qdisc, binding or engine code names a
+//! policy.
+//!
+//! - `every`: the policy decides at a queue's 1st, n+1-th, 2n+1-th, ... decision point
+//!   ([`Learned`] counts them). Per-flow limits default to 10 (LFQ, Grigorescu et al.
+//!   §III: "we only let the DL run for every 10th packet"), the AQM's updates to 1, the
+//!   only value they take.
+//! - No `weights`: a policy that keeps features ([`LearnedPolicy::observer`], e.g.
+//!   `policy = { kind = "lfq" }`) observes the qdisc and decides nothing; a policy without
+//!   features needs its weights.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -38,6 +48,16 @@ impl Hook {
             Hook::Target => "a PI controller's target delay",
         }
     }
+
+    /// `every` when a scenario gives none: a flow's limit on every 10th of its arrivals
+    /// (LFQ, Grigorescu et al. §III; the authors' `rl.cc` `every_nth = 10`), the AQM's
+    /// updates each.
+    fn default_every(self) -> u32 {
+        match self {
+            Hook::FlowLimit => 10,
+            Hook::Prob | Hook::Target => 1,
+        }
+    }
 }
 
 /// A queue's state at one of its AQM's probability updates, over the interval since the
@@ -64,13 +84,15 @@ pub struct UpdateStats {
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     /// A packet arrived at `queue`, which held `backlog` packets and has buffer `limit`
-    /// (before admission; a [`Hook::FlowLimit`] policy may answer with a new limit, which
-    /// the qdisc applies before admitting the packet).
+    /// (before admission; on a `decide` arrival, every `every`-th of the queue's, a
+    /// [`Hook::FlowLimit`] policy may answer with a new limit, which the qdisc applies before
+    /// admitting the packet). The qdisc reports `decide: true`; [`Learned`] sets it.
     Arrival {
         queue: usize,
         now: Time,
         backlog: u32,
         limit: Option<u32>,
+        decide: bool,
     },
     /// The arrival was admitted, or (`dropped`) discarded.
     Admission {
@@ -101,31 +123,38 @@ pub enum Decision {
     Target(f64),
 }
 
-/// What a qdisc tells a policy it attaches: its number of queues (`fq`: buckets) and how
-/// often, in a flow's arrivals, the policy may decide (`fq`'s `lfq_interval`).
-#[derive(Clone, Copy, Debug)]
+/// What a qdisc tells a policy it attaches: its number of queues (`fq`: buckets).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Attach {
     pub queues: usize,
-    pub every: u32,
 }
 
-impl Default for Attach {
-    fn default() -> Self {
-        Attach {
-            queues: 0,
-            every: 1,
-        }
-    }
-}
-
-/// `policy = { kind = "...", weights = "..." }` on a qdisc that supports learned control.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+/// `policy = { kind = "...", weights = "...", every = n }` on a qdisc offering a decision
+/// point ([`Hook`]) the policy makes.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyRef {
     /// The policy's kind (a file in `policy/`: `"lfq"`, `"a3c"`, `"constant"`).
     pub kind: String,
-    /// Its weights file (safetensors, format in the policy's file).
-    pub weights: String,
+    /// Its weights file (safetensors, format in the policy's file). None: the policy only
+    /// keeps its features for agents to observe (a policy that keeps none needs weights).
+    #[serde(default)]
+    pub weights: Option<String>,
+    /// Decide at a queue's 1st, n+1-th, ... decision point. Default: 10 for per-flow
+    /// limits (LFQ's), 1 for an AQM's updates (the only value they take).
+    #[serde(default)]
+    pub every: Option<u32>,
+}
+
+impl PolicyRef {
+    /// `{ kind, weights = path }`, `every` left to its default.
+    pub fn file(kind: &str, path: impl AsRef<std::path::Path>) -> PolicyRef {
+        PolicyRef {
+            kind: kind.into(),
+            weights: Some(path.as_ref().to_string_lossy().into_owned()),
+            every: None,
+        }
+    }
 }
 
 /// Features a policy keeps, per flow: what `Simulation::observe_policy` returns.
@@ -152,6 +181,11 @@ pub trait LearnedPolicy: Clone + std::fmt::Debug + Sized {
     }
     /// Build from a weights file's bytes; the error ends a sentence ("is not ...").
     fn parse(bytes: &[u8], at: &Attach) -> Result<Self, String>;
+    /// Without weights: the policy keeping its features and deciding nothing, if it keeps
+    /// any (`policy = { kind = "lfq" }`).
+    fn observer(_at: &Attach) -> Option<Self> {
+        None
+    }
     /// A qdisc event; the decision it calls for.
     fn on(&mut self, ev: Event) -> Decision;
     /// Values in one input row of [`infer`](Self::infer).
@@ -198,10 +232,16 @@ macro_rules! policies {
                 $( if kind == <$m::$T>::KIND {
                     return read_policy::<$m::$T>(path, at).map(Policy::$V);
                 } )*
-                Err(format!(
-                    "unknown policy kind {kind:?}: one of {}",
-                    KINDS.join(", ")
-                ))
+                Err(unknown(kind))
+            }
+            /// Policy `kind` without weights: its observer (see [`LearnedPolicy::observer`]).
+            pub fn observer(kind: &str, at: &Attach) -> Result<Policy, String> {
+                $( if kind == <$m::$T>::KIND {
+                    return <$m::$T>::observer(at).map(Policy::$V).ok_or_else(|| format!(
+                        "policy {kind:?} needs weights: it keeps no features to observe"
+                    ));
+                } )*
+                Err(unknown(kind))
             }
             pub fn kind(&self) -> &'static str {
                 match self { $( Policy::$V(_) => <$m::$T>::KIND, )* }
@@ -232,10 +272,15 @@ macro_rules! policies {
     };
 }
 
+fn unknown(kind: &str) -> String {
+    format!("unknown policy kind {kind:?}: one of {}", KINDS.join(", "))
+}
+
 policies! {
-    /// LFQ (paper 001): each flow's buffer limit from its 60 features (`policy/lfq.rs`).
+    /// LFQ (Grigorescu et al.): each flow's buffer limit from its 60 features
+    /// (`policy/lfq.rs`).
     Lfq(lfq::LfqPolicy),
-    /// A3C-L4S (paper 004): the probability from 12 Table-1 features (`policy/a3c.rs`).
+    /// A3C-L4S: the probability or the PI target from 12 Table-1 features (`policy/a3c.rs`).
     A3c(a3c::A3cPolicy),
     /// A constant probability or buffer limit read from the file (`policy/constant.rs`).
     Constant(constant::ConstantPolicy),
@@ -264,38 +309,82 @@ impl Policy {
     }
 }
 
-/// A qdisc's learned controller: its policy and the decisions it has taken.
+/// A qdisc's learned controller: its policy, how often it decides and the decisions it has
+/// taken.
 #[derive(Clone, Debug)]
 pub struct Learned {
     policy: Policy,
     decisions: u64,
+    /// `every` (1: each decision point decides).
+    every: u32,
+    /// Per queue: decision points to skip before its next decision (with `every` > 1).
+    skip: Vec<u32>,
 }
 
 impl Learned {
-    pub fn new(policy: Policy) -> Learned {
-        Learned {
-            policy,
-            decisions: 0,
-        }
-    }
-
     /// Load the policy `r` names for a qdisc offering the decision points `offered`; the
     /// error is one sentence.
     pub fn load(r: &PolicyRef, offered: &[Hook], at: &Attach) -> Result<Learned, String> {
-        let p = Policy::load(&r.kind, &r.weights, at)?;
-        if !p.hooks().iter().any(|h| offered.contains(h)) {
+        let p = match &r.weights {
+            Some(w) => Policy::load(&r.kind, w, at)?,
+            None => Policy::observer(&r.kind, at)?,
+        };
+        let Some(hook) = p.hooks().iter().find(|h| offered.contains(h)) else {
             return Err(format!(
                 "policy {:?} cannot drive this qdisc: it asks for {}",
                 r.kind,
                 p.hooks().first().map_or("nothing", |h| h.what())
             ));
+        };
+        let every = r.every.unwrap_or(hook.default_every());
+        if every == 0 || (*hook != Hook::FlowLimit && every != 1) {
+            return Err(format!(
+                "policy every = {every}: a policy setting {} decides at each update (every = 1)",
+                hook.what()
+            ));
         }
-        Ok(Learned::new(p))
+        let skip = if every > 1 {
+            vec![0; at.queues]
+        } else {
+            Vec::new()
+        };
+        Ok(Learned {
+            policy: p,
+            decisions: 0,
+            every,
+            skip,
+        })
+    }
+
+    /// The controller `r` names, if any, for a qdisc offering `offered` (see
+    /// [`load`](Self::load)).
+    pub fn attach(
+        r: &Option<PolicyRef>,
+        offered: &[Hook],
+        at: &Attach,
+    ) -> Result<Option<Learned>, String> {
+        r.as_ref()
+            .map(|r| Learned::load(r, offered, at))
+            .transpose()
+    }
+
+    /// [`attach`](Self::attach) when building a qdisc: `validate` has loaded the file
+    /// already; should it have changed since, the qdisc's own law stays in charge rather
+    /// than the build panicking.
+    pub fn build(r: &Option<PolicyRef>, offered: &[Hook], at: &Attach) -> Option<Box<Learned>> {
+        Learned::attach(r, offered, at).ok().flatten().map(Box::new)
     }
 
     /// Report an event; the policy's decision (counted unless [`Decision::Keep`]).
     #[inline]
-    pub fn on(&mut self, ev: Event) -> Decision {
+    pub fn on(&mut self, mut ev: Event) -> Decision {
+        if let Event::Arrival { queue, decide, .. } = &mut ev {
+            if let Some(s) = self.skip.get_mut(*queue) {
+                // Every `every`-th arrival of the queue, its first included.
+                *decide = *s == 0;
+                *s = if *s == 0 { self.every - 1 } else { *s - 1 };
+            }
+        }
         let d = self.policy.on(ev);
         if d != Decision::Keep {
             self.decisions += 1;
@@ -311,38 +400,4 @@ impl Learned {
     pub fn policy(&self) -> &Policy {
         &self.policy
     }
-}
-
-/// The policy a qdisc's configuration names: its `policy`, or a paper's shorthand
-/// (`lfq_policy = path` is `policy = { kind = "lfq", weights = path }`); both is an error.
-pub fn configured(
-    what: &str,
-    policy: &Option<PolicyRef>,
-    shorthand: (&str, &Option<String>),
-) -> Result<Option<PolicyRef>, String> {
-    let (kind, path) = shorthand;
-    match (policy, path) {
-        (Some(_), Some(_)) => Err(format!(
-            "{what}: give either policy or {kind}_policy, not both"
-        )),
-        (Some(r), None) => Ok(Some(r.clone())),
-        (None, Some(p)) => Ok(Some(PolicyRef {
-            kind: kind.into(),
-            weights: p.clone(),
-        })),
-        (None, None) => Ok(None),
-    }
-}
-
-/// Build a qdisc's controller from its configuration. `validate` has loaded the file
-/// already; should it have changed since, the qdisc's own law stays in charge rather than
-/// the build panicking.
-pub fn build(
-    policy: &Option<PolicyRef>,
-    shorthand: (&str, &Option<String>),
-    offered: &[Hook],
-    at: &Attach,
-) -> Option<Box<Learned>> {
-    let r = configured("", policy, shorthand).ok()??;
-    Learned::load(&r, offered, at).ok().map(Box::new)
 }

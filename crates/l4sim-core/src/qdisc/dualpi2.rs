@@ -61,13 +61,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    check_gains, check_positive, mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats,
-    QueueDisc,
+    check_gains, check_positive, mark_ce, DropReason, Dropped, ParamChange, PktQueue, QdiscParams,
+    QdiscStats, QueueDisc,
 };
 use crate::packet::{Ecn, Packet};
-use crate::policy::{self, Attach, Decision, Event, Hook, Learned, PolicyRef, UpdateStats};
+use crate::policy::{Attach, Decision, Event, Hook, Learned, PolicyRef, UpdateStats};
 use crate::rng::Rng;
-use crate::time::{Time, MS, US};
+use crate::time::{Time, MS, SEC, US};
 
 /// Linux `MAX_PROB`: probabilities are fractions of `u32::MAX`.
 pub const MAX_PROB: u32 = u32::MAX;
@@ -117,7 +117,8 @@ pub struct DualPi2Config {
     pub variant: DualPi2Variant,
     /// Overall limit in packets over both queues.
     pub limit_pkts: u64,
-    /// PI target queue delay.
+    /// PI target queue delay, 1 ns to 10 s (`set_qdisc`'s `target_ns` has the same bounds).
+    #[schemars(range(min = 1, max = 10_000_000_000u64))]
     pub target_ns: u64,
     /// Interval between PI updates.
     pub tupdate_ns: u64,
@@ -152,12 +153,8 @@ pub struct DualPi2Config {
     pub l_th_len: u32,
     /// RFC variant: time shift of the TS-FIFO scheduler; default 2 × target.
     pub tshift_ns: Option<u64>,
-    /// A3C-L4S mode (paper 004): a weights file (`policy/a3c.rs`) whose actor sets p′ at
-    /// every `tupdate` instead of the PI law (Linux variant only); shorthand for
-    /// `policy = { kind = "a3c", weights = ... }`.
-    pub a3c_policy: Option<String>,
-    /// A learned policy (`policy/`) setting p′ at every `tupdate` instead of the PI law
-    /// (Linux variant only).
+    /// A learned policy (`policy/`) deciding at every `tupdate` (Linux variant only): p′
+    /// instead of the PI law, or the PI's target delay (then the PI law sets p′).
     pub policy: Option<PolicyRef>,
 }
 
@@ -183,7 +180,6 @@ impl Default for DualPi2Config {
             l_range_ns: 400 * US,
             l_th_len: 1,
             tshift_ns: None,
-            a3c_policy: None,
             policy: None,
         }
     }
@@ -286,6 +282,23 @@ const C: u8 = 1;
 /// What a learned policy may decide in DualPI2: p′ itself, or the PI's target delay.
 const OFFERED: &[Hook] = &[Hook::Prob, Hook::Target];
 
+/// Largest PI target delay, in the scenario and at run time (10 s: far above any queue
+/// delay a PI2 controller is meant to hold; RFC 9332 §A.1 suggests 15 ms).
+pub const MAX_TARGET_NS: u64 = 10 * SEC;
+
+/// The run-time parameters (`set_qdisc`): p′ (None: back to the PI law), k, the PI target.
+const PARAMS: &[&str] = &["base_prob", "coupling", "target_ns"];
+
+/// A PI target delay (ns) within (0, [`MAX_TARGET_NS`]]; the error is one sentence.
+fn check_target(ns: f64) -> Result<(), String> {
+    if !(ns >= 1.0 && ns <= MAX_TARGET_NS as f64) {
+        return Err(format!(
+            "DualPI2 target {ns} ns is outside 1 ns to 10 s (target_ns 1 to {MAX_TARGET_NS})"
+        ));
+    }
+    Ok(())
+}
+
 impl QdiscParams for DualPi2Config {
     type Qdisc = DualPi2;
     fn validate(&self) -> Result<(), String> {
@@ -294,11 +307,10 @@ impl QdiscParams for DualPi2Config {
             &[self.limit_pkts, self.tupdate_ns, self.mtu as u64],
         )?;
         check_gains("DualPI2", self.alpha, self.beta, 0.0)?;
-        if let Some(r) = policy::configured("DualPI2", &self.policy, ("a3c", &self.a3c_policy))? {
-            Learned::load(&r, OFFERED, &Attach::default())?;
-            if self.variant != DualPi2Variant::Linux {
-                return Err("DualPI2: a learned policy needs variant = \"linux\"".into());
-            }
+        check_target(self.target_ns as f64)?;
+        let learned = Learned::attach(&self.policy, OFFERED, &Attach::default())?;
+        if learned.is_some() && self.variant != DualPi2Variant::Linux {
+            return Err("DualPI2: a learned policy needs variant = \"linux\"".into());
         }
         if !(self.coupling.is_finite() && self.coupling > 0.0) || self.c_protection > 100 {
             return Err("DualPI2 needs a positive coupling and c_protection in 0..=100".into());
@@ -331,13 +343,7 @@ impl DualPi2 {
             step_marks: 0,
             pi_marks: 0,
             deq_bytes: 0,
-            learned: policy::build(
-                &cfg.policy,
-                ("a3c", &cfg.a3c_policy),
-                OFFERED,
-                &Attach::default(),
-            )
-            .map(|l| {
+            learned: Learned::build(&cfg.policy, OFFERED, &Attach::default()).map(|l| {
                 Box::new(LearnedPi {
                     learned: *l,
                     prev: [0; 3],
@@ -393,6 +399,11 @@ impl DualPi2 {
         }
     }
 
+    /// Set the PI's target queue delay in ns (within bounds: `check_target`).
+    fn set_target_ns(&mut self, ns: f64) {
+        self.pi.target = ns.round() as Time;
+    }
+
     /// Set the coupling factor k (> 0).
     pub fn set_coupling(&mut self, k: f64) {
         if k.is_finite() && k > 0.0 {
@@ -441,7 +452,7 @@ impl DualPi2 {
                         .as_deref_mut()
                         .map(|c| c.learned.on(Event::Update { queue: 0, stats }));
                     match d {
-                        // The policy tunes the PI (issue 36): its target, then the PI law.
+                        // The policy tunes the PI: its target, then the PI law.
                         Some(Decision::Target(t)) => {
                             self.set_target(t);
                             self.pi.update(q, cap);
@@ -724,6 +735,38 @@ impl QueueDisc for DualPi2 {
     }
     fn kind(&self) -> &'static str {
         "dualpi2"
+    }
+    /// `base_prob` in [0, 1] (None: back to the PI law), `coupling` k (finite, > 0),
+    /// `target_ns` (within the scenario's bounds).
+    fn check_param(&self, p: &ParamChange) -> Result<(), String> {
+        match p.name {
+            "base_prob" if p.value.is_none() => Ok(()),
+            "base_prob" => p.value_in(0.0, 1.0).map(drop),
+            "coupling" => match p.value {
+                Some(k) if k.is_finite() && k > 0.0 => Ok(()),
+                _ => Err("coupling must be positive".into()),
+            },
+            "target_ns" => check_target(p.value_in(f64::NEG_INFINITY, f64::INFINITY)?),
+            _ => Err(p.unknown("dualpi2", PARAMS)),
+        }
+    }
+    fn set_param(&mut self, p: &ParamChange) -> Result<(), String> {
+        self.check_param(p)?;
+        match (p.name, p.value) {
+            ("base_prob", v) => self.set_base_prob(v),
+            ("coupling", Some(k)) => self.set_coupling(k),
+            ("target_ns", Some(t)) => self.set_target_ns(t),
+            _ => {}
+        }
+        Ok(())
+    }
+    fn param(&self, name: &str, _bucket: Option<usize>) -> Option<f64> {
+        match name {
+            "base_prob" => Some(self.probabilities().0),
+            "coupling" => Some(self.coupling),
+            "target_ns" => Some(self.pi.target as f64),
+            _ => None,
+        }
     }
 }
 
@@ -1041,7 +1084,7 @@ mod tests {
         let bytes = crate::policy::a3c::tests::linear_policy(4.0, 2.0, 0.5);
         std::fs::write(&path, bytes).unwrap();
         let cfg = DualPi2Config {
-            a3c_policy: Some(path.to_string_lossy().into_owned()),
+            policy: Some(PolicyRef::file("a3c", &path)),
             ..Default::default()
         };
         assert!(cfg.validate().is_ok());
@@ -1064,21 +1107,19 @@ mod tests {
             ..cfg.clone()
         };
         assert!(bad.validate().unwrap_err().contains("linux"));
-        let both = DualPi2Config {
-            policy: Some(crate::policy::PolicyRef {
-                kind: "a3c".into(),
-                weights: path.to_string_lossy().into_owned(),
+        // A probability decides at each update: no other `every`.
+        let every = DualPi2Config {
+            policy: Some(PolicyRef {
+                every: Some(2),
+                ..PolicyRef::file("a3c", &path)
             }),
             ..cfg
         };
-        assert!(both.validate().unwrap_err().contains("not both"));
+        assert!(every.validate().unwrap_err().contains("every = 1"));
         // A policy that sets per-flow limits cannot drive DualPI2's probability.
         std::fs::write(&path, crate::policy::lfq::tests::constant(7.0)).unwrap();
         let lfq = DualPi2Config {
-            policy: Some(crate::policy::PolicyRef {
-                kind: "lfq".into(),
-                weights: path.to_string_lossy().into_owned(),
-            }),
+            policy: Some(PolicyRef::file("lfq", &path)),
             ..Default::default()
         };
         assert!(lfq.validate().unwrap_err().contains("cannot drive"));
@@ -1097,7 +1138,7 @@ mod tests {
         )
         .unwrap();
         let cfg = DualPi2Config {
-            a3c_policy: Some(path.to_string_lossy().into_owned()),
+            policy: Some(PolicyRef::file("a3c", &path)),
             ..Default::default()
         };
         assert!(cfg.validate().is_ok());
@@ -1126,7 +1167,7 @@ mod tests {
         assert_eq!(learned.learned().map(|l| l.decisions()), Some(20));
         // FQ-L4S offers a probability only: a target policy cannot drive it.
         let fq = crate::qdisc::fq_l4s::FqL4sConfig {
-            a3c_policy: Some(path.to_string_lossy().into_owned()),
+            policy: Some(PolicyRef::file("a3c", &path)),
             ..Default::default()
         };
         let e = fq.validate().unwrap_err();
@@ -1153,6 +1194,44 @@ mod tests {
         assert_eq!(d.pi().target, 500 * MS);
         d.set_target(f64::NAN); // ignored
         assert_eq!(d.pi().target, 500 * MS);
+    }
+
+    #[test]
+    fn run_time_parameters_are_checked_as_the_scenario() {
+        let mut d = q(DualPi2Config::default());
+        let set = |name, value| ParamChange {
+            name,
+            value,
+            bucket: None,
+        };
+        d.set_param(&set("target_ns", Some(5e6))).unwrap();
+        assert_eq!(
+            (d.pi().target, d.param("target_ns", None)),
+            (5 * MS, Some(5e6))
+        );
+        d.set_param(&set("coupling", Some(3.0))).unwrap();
+        d.set_param(&set("base_prob", Some(0.25))).unwrap();
+        assert!((d.param("base_prob", None).unwrap() - 0.25).abs() < 1e-9);
+        d.set_param(&set("base_prob", None)).unwrap();
+        // The scenario's bounds: 1 ns to 10 s; refused values change nothing.
+        for bad in [0.0, 0.4, -1.0, 1e10 + 1.0, f64::NAN] {
+            let e = d.set_param(&set("target_ns", Some(bad))).unwrap_err();
+            assert!(e.contains("outside"), "{e}");
+        }
+        let max = MAX_TARGET_NS;
+        for (ns, ok) in [(0, false), (1, true), (max, true), (max + 1, false)] {
+            let cfg = DualPi2Config {
+                target_ns: ns,
+                ..Default::default()
+            };
+            assert_eq!(cfg.validate().is_ok(), ok, "{ns}");
+        }
+        assert_eq!(d.pi().target, 5 * MS);
+        for (name, value) in [("coupling", Some(0.0)), ("base_prob", Some(1.5))] {
+            assert!(d.set_param(&set(name, value)).is_err(), "{name}");
+        }
+        let e = d.set_param(&set("flow_limit", Some(3.0))).unwrap_err();
+        assert!(e.contains("base_prob, coupling, target_ns"), "{e}");
     }
 
     #[test]

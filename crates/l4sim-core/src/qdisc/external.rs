@@ -1,6 +1,6 @@
 //! `kind = "external"`: a FIFO whose drop (or, with `ecn`, mark) probability is set from
 //! outside through the control API (`Action::SetDropProb`), as the `external` CCA's window
-//! is: the AQM an RL agent drives (MA-CC's AQM agents, paper 002; RL-AQM baselines). Each
+//! is: the AQM an RL agent drives (MA-CC's AQM agents; RL-AQM baselines). Each
 //! arriving packet is dropped — or CE-marked if ECT and `ecn` — with the probability last
 //! set; 0 until a controller sets it. `kind = "agent"`, its former name, is an alias.
 

@@ -1,6 +1,7 @@
 //! The flow-queue scheduler (RFC 8290 §4, Linux `net/sched/sch_fq_codel.c` and
 //! `sch_fq_pie.c`) shared by FQ-CoDel, FQ-PIE and `fq` (a fixed drop-tail buffer per flow,
-//! the LFQ paper's "fq 100" / "fq 1000", whose per-flow limits an agent can change).
+//! LFQ's "fq 100" / "fq 1000" baselines, whose per-flow limits an agent or a learned policy
+//! can change).
 //!
 //! - Packets hash to one of `flows` buckets by 5-tuple ([`Packet::five_tuple_hash`] with a
 //!   perturbation drawn from the qdisc's RNG; bucket = `(hash · flows) >> 32`, as Linux
@@ -27,10 +28,11 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::codel::{CodelParams, CodelVars};
 use super::drr::Drr;
 use super::pie::{embedding, own_defaults, PieAqmConfig, PieParams, PieVars};
-use super::{check_positive, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc};
+use super::{
+    check_positive, DropReason, Dropped, ParamChange, PktQueue, QdiscParams, QdiscStats, QueueDisc,
+};
 use crate::packet::Packet;
-use crate::policy::lfq::LfqPolicy;
-use crate::policy::{self, Attach, Decision, Event, Hook, Learned, Policy, PolicyRef};
+use crate::policy::{Attach, Decision, Event, Hook, Learned, PolicyRef};
 use crate::rng::Rng;
 use crate::time::{Time, MS};
 
@@ -129,8 +131,7 @@ impl Serialize for FqPieConfig {
     }
 }
 
-/// `kind = "fq"`: flow queues with a fixed drop-tail buffer per flow (LFQ paper's "fq").
-/// Defaults: per-flow limit 100 p (Linux `sch_fq` `flow_limit`), overall limit 10240 p,
+/// `kind = "fq"`: flow queues with a fixed drop-tail buffer per flow. Defaults: per-flow limit 100 p (Linux `sch_fq` `flow_limit`), overall limit 10240 p,
 /// flows 1024, quantum 1514 B, drop batch 64 (the FQ-CoDel scheduler's).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -140,17 +141,9 @@ pub struct FqConfig {
     pub quantum: u32,
     pub per_flow_limit: u32,
     pub drop_batch: u32,
-    /// Keep LFQ's per-flow features (paper 001) for agents to observe.
-    pub lfq_features: bool,
-    /// LFQ mode: a weights file (`policy/lfq.rs`) whose network sets each flow's limit from
-    /// its features on arriving packets (implies `lfq_features`); shorthand for
-    /// `policy = { kind = "lfq", weights = ... }`.
-    pub lfq_policy: Option<String>,
-    /// LFQ mode: a decision on every n-th arriving packet of a flow (its 1st, n+1-th, ...);
-    /// 1 = every packet. Default 10: paper 001 §III ("by default, we only let the DL run
-    /// for every 10th packet"), the authors' `rl.cc` `every_nth = 10`.
-    pub lfq_interval: u32,
-    /// A learned policy (`policy/`) setting each flow's limit on its arriving packets.
+    /// A learned policy (`policy/`) setting each flow's limit on its arriving packets
+    /// (every `every`-th of a flow's, default 10), or, without weights, keeping its
+    /// per-flow features for agents to observe.
     pub policy: Option<PolicyRef>,
 }
 
@@ -162,9 +155,6 @@ impl Default for FqConfig {
             quantum: d_quantum(),
             per_flow_limit: 100,
             drop_batch: d_batch(),
-            lfq_features: false,
-            lfq_policy: None,
-            lfq_interval: 10,
             policy: None,
         }
     }
@@ -209,6 +199,8 @@ pub trait FlowAqm: Clone + std::fmt::Debug {
     }
     /// The arrival was dropped for the overall limit.
     fn on_overflow(&self, _vars: &mut Self::Vars) {}
+    /// Whether each flow queue has its own buffer limit (`fq`).
+    const FLOW_LIMIT: bool = false;
     /// This flow queue's own buffer limit in packets, if it has one (`fq`).
     fn flow_limit(_vars: &Self::Vars) -> Option<u32> {
         None
@@ -296,6 +288,7 @@ impl FlowAqm for TailDropAqm {
     type Vars = u32;
     const KIND: &'static str = "fq";
     const DROP_FATTEST: bool = true;
+    const FLOW_LIMIT: bool = true;
     fn new_vars(&self) -> u32 {
         self.per_flow_limit
     }
@@ -337,7 +330,7 @@ pub struct FlowQueues<A: FlowAqm> {
     flows: Vec<Flow<A::Vars>>,
     drr: Drr,
     /// A learned policy (`policy/`) keeping per-flow features and, with weights, deciding
-    /// each flow's limit (`fq` only).
+    /// each flow's limit (where flows have one: `fq`).
     policy: Option<Box<Learned>>,
     limit: u64,
     drop_batch: u32,
@@ -393,15 +386,7 @@ impl QdiscParams for FqConfig {
             (self.limit_pkts, self.flows, self.quantum),
             &[self.per_flow_limit as u64, self.drop_batch as u64],
         )?;
-        if self.lfq_interval == 0 {
-            return Err("fq: lfq_interval must be at least 1 packet".into());
-        }
-        if let Some(r) = policy::configured("fq", &self.policy, ("lfq", &self.lfq_policy))? {
-            if self.lfq_features && r.kind != "lfq" {
-                return Err("fq: lfq_features keeps LFQ's features, not a second policy".into());
-            }
-            Learned::load(&r, &[Hook::FlowLimit], &self.attach())?;
-        }
+        Learned::attach(&self.policy, OFFERED, &self.attach())?;
         Ok(())
     }
     fn build(&self, rng: Rng) -> Fq {
@@ -448,33 +433,25 @@ pub fn fq_pie(c: &FqPieConfig, rng: Rng) -> FqPie {
     )
 }
 
+/// What a learned policy may decide in `fq`: each flow's buffer limit.
+const OFFERED: &[Hook] = &[Hook::FlowLimit];
+
 impl FqConfig {
-    /// What the policy is told: one queue per bucket, a decision every `lfq_interval`.
+    /// What the policy is told: one queue per bucket.
     fn attach(&self) -> Attach {
         Attach {
             queues: self.flows.max(1) as usize,
-            every: self.lfq_interval,
         }
     }
 }
 
 pub fn fq_fixed(c: &FqConfig, rng: Rng) -> Fq {
-    let mut q = fq_fixed_queues(c, rng);
-    let at = c.attach();
-    q.policy = policy::build(&c.policy, ("lfq", &c.lfq_policy), &[Hook::FlowLimit], &at);
-    if q.policy.is_none() && c.lfq_features {
-        q.policy = Some(Box::new(Learned::new(Policy::Lfq(LfqPolicy::new(
-            None, &at,
-        )))));
-    }
-    q
-}
-
-fn fq_fixed_queues(c: &FqConfig, rng: Rng) -> Fq {
     let aqm = TailDropAqm {
         per_flow_limit: c.per_flow_limit,
     };
-    FlowQueues::new(aqm, c.flows, c.quantum, c.limit_pkts, c.drop_batch, rng)
+    let mut q = FlowQueues::new(aqm, c.flows, c.quantum, c.limit_pkts, c.drop_batch, rng);
+    q.policy = Learned::build(&c.policy, OFFERED, &c.attach());
+    q
 }
 
 impl<A: FlowAqm> FlowQueues<A> {
@@ -518,11 +495,6 @@ impl<A: FlowAqm> FlowQueues<A> {
         self.flows.len()
     }
 
-    /// Packets queued in bucket `b`.
-    pub fn flow_backlog_pkts(&self, b: usize) -> u32 {
-        self.flows.get(b).map_or(0, |f| f.q.len() as u32)
-    }
-
     /// Drop from the head of the fattest flow (Linux `fq_codel_drop`, RFC 8290 §4.1):
     /// up to `drop_batch` packets or until half its bytes are gone. Returns its bucket.
     fn drop_from_fattest(&mut self, drops: &mut Vec<Dropped>) -> usize {
@@ -557,22 +529,49 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
     fn flow_bucket(&self, pkt: &Packet) -> Option<usize> {
         Some(self.bucket_of(pkt))
     }
-    fn flow_queue_state(&self, pkt: &Packet) -> Option<(u32, Option<u32>)> {
-        let b = self.bucket_of(pkt);
-        Some((
-            self.flow_backlog_pkts(b),
-            A::flow_limit(&self.flows[b].vars),
-        ))
+    fn flow_backlog(&self, b: usize) -> Option<u32> {
+        self.flows.get(b).map(|f| f.q.len() as u32)
     }
-    /// Set bucket `b`'s drop-tail limit (`fq`); queued packets stay. In LFQ mode the
-    /// policy no longer decides for this bucket.
-    fn set_flow_limit(&mut self, b: usize, limit: u32) -> bool {
-        if let Some(p) = self.policy.as_deref_mut() {
-            p.on(Event::Pinned { queue: b });
+    /// `per_flow_limit` of one flow's bucket (`fq`), packets in [1, 2³² − 1].
+    fn check_param(&self, p: &ParamChange) -> Result<(), String> {
+        if !(A::FLOW_LIMIT && p.name == "per_flow_limit") {
+            let has: &[&str] = if A::FLOW_LIMIT {
+                &["per_flow_limit"]
+            } else {
+                &[]
+            };
+            return Err(p.unknown(A::KIND, has));
         }
-        self.flows
-            .get_mut(b)
-            .is_some_and(|f| A::set_flow_limit(&mut f.vars, limit))
+        let v = p.value_in(1.0, u32::MAX as f64)?;
+        if v.fract() != 0.0 {
+            return Err(format!(
+                "per_flow_limit {v} is not a whole number of packets"
+            ));
+        }
+        match p.flow_bucket()? < self.flows.len() {
+            true => Ok(()),
+            false => Err("per_flow_limit: no such flow queue".into()),
+        }
+    }
+    /// Set a bucket's drop-tail limit (`fq`); queued packets stay. A learned policy no
+    /// longer decides for this bucket.
+    fn set_param(&mut self, p: &ParamChange) -> Result<(), String> {
+        self.check_param(p)?;
+        let (Some(b), Some(v)) = (p.bucket, p.value) else {
+            return Ok(());
+        };
+        if let Some(l) = self.policy.as_deref_mut() {
+            l.on(Event::Pinned { queue: b });
+        }
+        A::set_flow_limit(&mut self.flows[b].vars, v as u32);
+        Ok(())
+    }
+    fn param(&self, name: &str, bucket: Option<usize>) -> Option<f64> {
+        let f = self.flows.get(bucket?)?;
+        match name {
+            "per_flow_limit" => A::flow_limit(&f.vars).map(f64::from),
+            _ => None,
+        }
     }
     fn learned(&self) -> Option<&Learned> {
         self.policy.as_deref()
@@ -594,6 +593,7 @@ impl<A: FlowAqm> QueueDisc for FlowQueues<A> {
                 now,
                 backlog: f.q.len() as u32,
                 limit: A::flow_limit(&f.vars),
+                decide: true,
             };
             if let Decision::FlowLimit(limit) = p.on(ev) {
                 A::set_flow_limit(&mut f.vars, limit);
@@ -781,11 +781,29 @@ mod tests {
         }
         assert_eq!(drops.len(), 3);
         let b = q.bucket_of(&pkt(fl[0], 1500, 0));
-        assert!(q.set_flow_limit(b, 7));
+        let set = |value, bucket| ParamChange {
+            name: "per_flow_limit",
+            value: Some(value),
+            bucket,
+        };
+        q.set_param(&set(7.0, Some(b))).unwrap();
         for i in 0..4 {
             q.enqueue(pkt(fl[0], 1500, 10 + i), 0, &mut drops);
         }
-        assert_eq!(q.flow_backlog_pkts(b), 7);
+        assert_eq!(q.flow_backlog(b), Some(7));
+        assert_eq!(q.param("per_flow_limit", Some(b)), Some(7.0));
+        for (bad, bucket, why) in [
+            (0.0, Some(b), "outside"),
+            (2.5, Some(b), "whole"),
+            (7.0, None, "give the flow"),
+            (7.0, Some(1 << 20), "no such flow queue"),
+        ] {
+            let e = q.set_param(&set(bad, bucket)).unwrap_err();
+            assert!(e.contains(why), "{e}");
+        }
+        let codel = fq_codel(&FqCodelConfig::default(), rng());
+        let e = codel.check_param(&set(7.0, Some(b))).unwrap_err();
+        assert!(e.contains("\"fq_codel\" has no run-time parameter"), "{e}");
     }
 
     #[test]
@@ -793,13 +811,14 @@ mod tests {
         let path = std::env::temp_dir().join(format!("l4sim-lfq-{}.st", std::process::id()));
         std::fs::write(&path, crate::policy::lfq::tests::constant(7.4)).unwrap();
         let cfg = FqConfig {
-            lfq_policy: Some(path.to_string_lossy().into_owned()),
-            lfq_interval: 4,
+            policy: Some(PolicyRef {
+                every: Some(4),
+                ..PolicyRef::file("lfq", &path)
+            }),
             ..Default::default()
         };
         cfg.validate().unwrap();
         let mut q = fq_fixed(&cfg, rng());
-        std::fs::remove_file(&path).unwrap();
         let fl = distinct_flows(&q, 2);
         let mut drops = Vec::new();
         for i in 0..10 {
@@ -809,26 +828,50 @@ mod tests {
         // The first arrival of each flow decides 7 (7.4 rounded), then every 4th: flow 0
         // decides at its 1st, 5th and 9th packet; 3 of its 10 packets do not fit.
         assert_eq!(q.learned().map_or(0, |l| l.decisions()), 4);
-        assert_eq!(q.flow_queue_state(&pkt(fl[0], 1500, 0)), Some((7, Some(7))));
+        let b = q.bucket_of(&pkt(fl[0], 1500, 0));
+        assert_eq!(q.flow_backlog(b), Some(7));
+        assert_eq!(q.param("per_flow_limit", Some(b)), Some(7.0));
         assert_eq!(drops.len(), 3);
         assert!(
             q.learned().and_then(|l| l.policy().features(0)).is_some(),
             "the policy keeps the features"
         );
-        let e = FqConfig {
-            lfq_policy: Some("/nonexistent.safetensors".into()),
-            ..Default::default()
-        }
-        .validate()
-        .unwrap_err();
+        let with = |r: PolicyRef| {
+            FqConfig {
+                policy: Some(r),
+                ..Default::default()
+            }
+            .validate()
+        };
+        let e = with(PolicyRef::file("lfq", "/nonexistent.safetensors")).unwrap_err();
         assert!(e.starts_with("LFQ policy file"), "{e}");
-        let e = FqConfig {
-            lfq_interval: 0,
-            ..Default::default()
-        }
-        .validate()
+        let e = with(PolicyRef {
+            every: Some(0),
+            ..PolicyRef::file("lfq", &path)
+        })
         .unwrap_err();
-        assert!(e.contains("lfq_interval"), "{e}");
+        assert!(e.contains("every = 0"), "{e}");
+        // Without weights: the features alone, no decision.
+        let observe = PolicyRef {
+            kind: "lfq".into(),
+            ..Default::default()
+        };
+        with(observe.clone()).unwrap();
+        let mut q = fq_fixed(
+            &FqConfig {
+                policy: Some(observe),
+                ..Default::default()
+            },
+            rng(),
+        );
+        for i in 0..10 {
+            q.enqueue(pkt(fl[0], 1500, i), 0, &mut drops);
+        }
+        let l = q.learned().unwrap();
+        assert_eq!(l.decisions(), 0);
+        assert!(l.policy().features(b).is_some());
+        assert_eq!(q.param("per_flow_limit", Some(b)), Some(100.0));
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

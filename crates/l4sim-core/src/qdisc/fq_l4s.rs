@@ -1,5 +1,5 @@
-//! FQ-L4S: the FreeBSD dummynet `dn_sched_l4s` scheduler of the A3C-L4S paper
-//! (papers/004, §3.1 and §4): FQ-PIE cut down to `pairs` hash buckets, each with a Classic
+//! FQ-L4S: the FreeBSD dummynet `dn_sched_l4s` scheduler of the A3C-L4S paper ("L4S in
+//! FreeBSD with A3C", §3.1 and §4): FQ-PIE cut down to `pairs` hash buckets, each with a Classic
 //! and an L queue, PIE on every queue and the DualQ coupling within each pair.
 //!
 //! - Queues (§4.1–4.2, Algorithm 5): a packet hashes to bucket i ∈ [0, pairs) by 5-tuple;
@@ -35,18 +35,19 @@ use super::fq::check_scheduler;
 use super::pie::{embedding, own_defaults, PieAqmConfig, PieParams, PieVars};
 use super::{mark_ce, DropReason, Dropped, PktQueue, QdiscParams, QdiscStats, QueueDisc};
 use crate::packet::Packet;
-use crate::policy::{self, Attach, Decision, Event, Hook, Learned, PolicyRef, UpdateStats};
+use crate::policy::{Attach, Decision, Event, Hook, Learned, PolicyRef, UpdateStats};
 use crate::rng::Rng;
 use crate::time::{Time, MS};
 
-/// `kind = "fq_l4s"` (defaults: the paper's §5.1 and Algorithm 7; see the module comment).
+/// `kind = "fq_l4s"` (defaults: FreeBSD `dn_sched_l4s`'s published settings, listed with
+/// their source in the module comment).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(remote = "Self", default)]
 #[schemars(deny_unknown_fields, transform = own_defaults::<FqL4sConfig>)]
 pub struct FqL4sConfig {
     /// Overall limit in packets.
     pub limit_pkts: u64,
-    /// Hash buckets, each a Classic + L queue pair (the paper: 3, i.e. 6 queues).
+    /// Hash buckets, each a Classic + L queue pair (default 3, i.e. 6 queues).
     pub pairs: u32,
     pub quantum: u32,
     /// Each sub-queue's PIE.
@@ -55,13 +56,8 @@ pub struct FqL4sConfig {
     /// Coupling factor k: L applies max(p_L, k·p_C′).
     pub coupling: f64,
     pub ecn_mask: EcnMask,
-    /// A3C-L4S mode (paper 004 §3.2: each sub-queue's probability is the action): a weights
-    /// file (`policy/a3c.rs`) whose actor sets every queue's own PIE p at each of its
-    /// `tupdate` updates, from that queue's interval statistics, after PIE's own update;
-    /// shorthand for `policy = { kind = "a3c", weights = ... }`.
-    pub a3c_policy: Option<String>,
-    /// A learned policy (`policy/`) setting every queue's own PIE p at each of its updates,
-    /// after PIE's own update.
+    /// A learned policy (`policy/`) setting every queue's own PIE p at each of its
+    /// `tupdate` updates, from that queue's interval statistics, after PIE's own update.
     pub policy: Option<PolicyRef>,
 }
 
@@ -78,7 +74,6 @@ impl Default for FqL4sConfig {
             },
             coupling: 2.0,
             ecn_mask: EcnMask::L4sEct,
-            a3c_policy: None,
             policy: None,
         }
     }
@@ -129,6 +124,9 @@ pub struct FqL4s {
 const L4S: u8 = 0;
 const CLASSIC: u8 = 1;
 
+/// What a learned policy may decide in FQ-L4S: each queue's own probability.
+const OFFERED: &[Hook] = &[Hook::Prob];
+
 impl QdiscParams for FqL4sConfig {
     type Qdisc = FqL4s;
     fn validate(&self) -> Result<(), String> {
@@ -137,9 +135,7 @@ impl QdiscParams for FqL4sConfig {
         if !(self.coupling.is_finite() && self.coupling > 0.0) {
             return Err("FQ-L4S needs a positive coupling".into());
         }
-        if let Some(r) = policy::configured("FQ-L4S", &self.policy, ("a3c", &self.a3c_policy))? {
-            Learned::load(&r, &[Hook::Prob], &Attach::default())?;
-        }
+        Learned::attach(&self.policy, OFFERED, &Attach::default())?;
         Ok(())
     }
     fn build(&self, rng: Rng) -> FqL4s {
@@ -172,12 +168,7 @@ impl FqL4s {
             bytes: 0,
             rng,
             stats: QdiscStats::default(),
-            learned: policy::build(
-                &c.policy,
-                ("a3c", &c.a3c_policy),
-                &[Hook::Prob],
-                &Attach::default(),
-            ),
+            learned: Learned::build(&c.policy, OFFERED, &Attach::default()),
         }
     }
 
@@ -367,7 +358,7 @@ mod tests {
         let bytes = crate::policy::a3c::tests::linear_policy(0.0, 1.0, 0.1);
         std::fs::write(&path, bytes).unwrap();
         let cfg = FqL4sConfig {
-            a3c_policy: Some(path.to_string_lossy().into_owned()),
+            policy: Some(PolicyRef::file("a3c", &path)),
             ..Default::default()
         };
         assert!(cfg.validate().is_ok());
@@ -408,7 +399,7 @@ mod tests {
 
     #[test]
     fn any_ect_sends_every_ect_codepoint_to_the_l_queue() {
-        // The authors' dn_sched_l4s (paper 004 §4.2, Algorithm 5's listing):
+        // The authors' dn_sched_l4s ("L4S in FreeBSD with A3C" §4.2, Algorithm 5's listing):
         // `(ip->ip_tos & IPTOS_ECN_MASK) != 0` picks the L queue, so ECT(0), ECT(1) and CE
         // go to L queue `pairs + bucket` and only Not-ECT stays Classic.
         let cfg = FqL4sConfig {

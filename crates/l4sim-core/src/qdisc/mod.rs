@@ -224,15 +224,23 @@ pub trait QueueDisc {
     fn flow_bucket(&self, _pkt: &Packet) -> Option<usize> {
         None
     }
-    /// Packets queued in the flow queue that holds `pkt`'s flow, and that queue's own limit
-    /// (`fq` only), for the flow-queue qdiscs (LFQ's per-flow features).
-    fn flow_queue_state(&self, _pkt: &Packet) -> Option<(u32, Option<u32>)> {
+    /// Packets queued in flow queue `bucket`, for the flow-queue qdiscs.
+    fn flow_backlog(&self, _bucket: usize) -> Option<u32> {
         None
     }
-    /// Set the per-flow buffer (packets) of flow bucket `bucket` (`fq`: the LFQ agent's
-    /// knob). False if this qdisc has none or the bucket is out of range.
-    fn set_flow_limit(&mut self, _bucket: usize, _limit_pkts: u32) -> bool {
-        false
+    /// Check a run-time parameter change (the control API's `set_qdisc`, as `tc qdisc
+    /// change`); the error is one sentence. Default: the qdisc has no such parameter.
+    fn check_param(&self, p: &ParamChange) -> Result<(), String> {
+        Err(p.unknown(self.kind(), &[]))
+    }
+    /// Apply a run-time parameter change (queued packets stay); refused as `check_param`.
+    fn set_param(&mut self, p: &ParamChange) -> Result<(), String> {
+        self.check_param(p)
+    }
+    /// A run-time parameter's current value (`bucket`: of that flow queue), if the qdisc
+    /// has it.
+    fn param(&self, _name: &str, _bucket: Option<usize>) -> Option<f64> {
+        None
     }
     /// The learned policy (`policy/`) in control, if this qdisc supports one and has one.
     fn learned(&self) -> Option<&Learned> {
@@ -331,11 +339,17 @@ macro_rules! qdiscs {
             fn flow_bucket(&self, pkt: &Packet) -> Option<usize> {
                 match self { $( Qdisc::$V(q) => q.flow_bucket(pkt), )* }
             }
-            fn flow_queue_state(&self, pkt: &Packet) -> Option<(u32, Option<u32>)> {
-                match self { $( Qdisc::$V(q) => q.flow_queue_state(pkt), )* }
+            fn flow_backlog(&self, bucket: usize) -> Option<u32> {
+                match self { $( Qdisc::$V(q) => q.flow_backlog(bucket), )* }
             }
-            fn set_flow_limit(&mut self, bucket: usize, limit_pkts: u32) -> bool {
-                match self { $( Qdisc::$V(q) => q.set_flow_limit(bucket, limit_pkts), )* }
+            fn check_param(&self, p: &ParamChange) -> Result<(), String> {
+                match self { $( Qdisc::$V(q) => q.check_param(p), )* }
+            }
+            fn set_param(&mut self, p: &ParamChange) -> Result<(), String> {
+                match self { $( Qdisc::$V(q) => q.set_param(p), )* }
+            }
+            fn param(&self, name: &str, bucket: Option<usize>) -> Option<f64> {
+                match self { $( Qdisc::$V(q) => q.param(name, bucket), )* }
             }
             fn learned(&self) -> Option<&Learned> {
                 match self { $( Qdisc::$V(q) => q.learned(), )* }
@@ -362,7 +376,7 @@ qdiscs! {
     /// DualPI2, RFC 9332 / Linux `sch_dualpi2` (`qdisc/dualpi2.rs`).
     #[serde(rename = "dualpi2")]
     DualPi2(dualpi2::DualPi2Config),
-    /// FQ-L4S, FreeBSD `dn_sched_l4s` of the A3C-L4S paper (`qdisc/fq_l4s.rs`).
+    /// FQ-L4S, FreeBSD dummynet's `dn_sched_l4s` (`qdisc/fq_l4s.rs`).
     FqL4s(fq_l4s::FqL4sConfig),
     /// FIFO with a drop/mark probability set through the control API (`qdisc/external.rs`);
     /// `kind = "agent"` is its former name, kept as an alias.
@@ -383,13 +397,44 @@ impl Default for QdiscConfig {
     }
 }
 
-impl Qdisc {
-    /// The DualPI2 qdisc, if this is one (an agent reads p′, p_C, p_CL and sets p′ and k).
-    pub fn as_dualpi2_mut(&mut self) -> Option<&mut DualPi2> {
-        match self {
-            Qdisc::DualPi2(q) => Some(q),
-            _ => None,
+/// One run-time parameter change (the control API's `set_qdisc`): the parameter's `name`
+/// (its configuration key where it has one: `target_ns`, `coupling`, `per_flow_limit`), its
+/// `value` in that key's unit (None: back to the qdisc's own law, where that means
+/// something, e.g. DualPI2's `base_prob`), and for a per-flow parameter the flow queue.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamChange<'a> {
+    pub name: &'a str,
+    pub value: Option<f64>,
+    pub bucket: Option<usize>,
+}
+
+impl ParamChange<'_> {
+    /// "`kind` has no run-time parameter ...", listing those it has.
+    pub fn unknown(&self, kind: &str, has: &[&str]) -> String {
+        let list = if has.is_empty() {
+            "none".to_string()
+        } else {
+            has.join(", ")
+        };
+        format!(
+            "qdisc {kind:?} has no run-time parameter {:?} (it has: {list})",
+            self.name
+        )
+    }
+
+    /// The value, which this parameter needs, within `[lo, hi]`.
+    pub fn value_in(&self, lo: f64, hi: f64) -> Result<f64, String> {
+        match self.value {
+            Some(v) if v.is_finite() && (lo..=hi).contains(&v) => Ok(v),
+            Some(v) => Err(format!("{} {v} is outside [{lo}, {hi}]", self.name)),
+            None => Err(format!("{} needs a value", self.name)),
         }
+    }
+
+    /// The flow queue, which this per-flow parameter needs.
+    pub fn flow_bucket(&self) -> Result<usize, String> {
+        self.bucket
+            .ok_or_else(|| format!("{} is per flow: give the flow", self.name))
     }
 }
 
@@ -419,6 +464,54 @@ pub(crate) fn check_gains(what: &str, alpha: f64, beta: f64, max_ecnth: f64) -> 
         ));
     }
     check_unit(&format!("{what} max_ecnth"), max_ecnth)
+}
+
+#[cfg(test)]
+mod tests {
+    /// No qdisc configuration names a paper or a learned policy: learned control attaches
+    /// through the generic `policy` key (`policy/`), whatever the policy.
+    #[test]
+    fn qdisc_configs_name_no_paper_or_policy() {
+        let sources = [
+            include_str!("codel.rs"),
+            include_str!("dualpi2.rs"),
+            include_str!("external.rs"),
+            include_str!("fifo.rs"),
+            include_str!("fq.rs"),
+            include_str!("fq_l4s.rs"),
+            include_str!("pfifo_head_drop.rs"),
+            include_str!("pie.rs"),
+            include_str!("red.rs"),
+            include_str!("mod.rs"),
+        ];
+        let mut configs = 0;
+        for src in sources {
+            let lines: Vec<&str> = src.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                // Each `*Config` struct, and the registry that makes `QdiscConfig`.
+                let config = line.starts_with("pub struct ") && line.contains("Config");
+                if !(config || line.starts_with("qdiscs! {")) {
+                    continue;
+                }
+                configs += 1;
+                // The struct with its doc comment and attributes, to its closing brace.
+                let start = (0..i)
+                    .rev()
+                    .take_while(|&j| lines[j].starts_with("///") || lines[j].starts_with("#["))
+                    .last()
+                    .unwrap_or(i);
+                let end = (i..lines.len()).find(|&j| lines[j] == "}").unwrap_or(i);
+                let text = lines[start..=end].join("\n").to_lowercase();
+                for word in ["lfq", "a3c", "paper"] {
+                    assert!(
+                        !text.contains(word),
+                        "{word:?} in the configuration of {line:?}:\n{text}"
+                    );
+                }
+            }
+        }
+        assert!(configs >= 10, "found {configs} qdisc configurations");
+    }
 }
 
 /// Test fixtures shared by the qdiscs' tests.
