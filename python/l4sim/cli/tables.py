@@ -32,7 +32,7 @@ def _flow_table(summary: dict[str, Any]) -> Table:
     for f in summary.get("flows", []):
         table.add_row(
             str(f.get("id")),
-            f"{f.get('kind')} {f.get('cca') or ''}".strip(),
+            _flow_name(f),
             f"{f.get('src')} → {f.get('dst')}",
             _num(f.get("start_s"), fmt="{:g}"),
             _num(f.get("goodput_bps"), 1e-6),
@@ -41,6 +41,13 @@ def _flow_table(summary: dict[str, Any]) -> Table:
             _num(f.get("fct_s"), fmt="{:.3f}"),
         )
     return table
+
+
+def _flow_name(f: dict[str, Any]) -> str:
+    """Kind, congestion control and the ECN the packets use: "tcp prague (accecn)"."""
+    name = f"{f.get('kind')} {f.get('cca') or ''}".strip()
+    ecn = f.get("ecn")
+    return f"{name} ({ecn})" if ecn not in (None, "off", "not_ect") else name
 
 
 def _busy(q: dict[str, Any]) -> bool:
@@ -71,17 +78,27 @@ def _queue_table(summary: dict[str, Any]) -> Table:
     ]:
         table.add_column(col, justify="left" if col in ("link", "qdisc") else "right")
     for q in shown:
-        table.add_row(
-            str(q.get("link")),
-            str(q.get("qdisc")),
-            _num(q.get("utilization"), 100, "{:.1f}"),
-            _num(q.get("sojourn_mean_s"), 1e3),
-            _num(q.get("sojourn_p99_s"), 1e3),
-            _num(q.get("backlog_mean_pkts"), fmt="{:.1f}"),
-            str(q.get("drops", "-")),
-            str(q.get("ecn_marks", "-")),
-        )
+        table.add_row(*_queue_cells(q, str(q.get("link")), str(q.get("qdisc"))))
+        # A multi-class qdisc (DualPI2's L4S and Classic queues) reports each class too:
+        # one row per class under the whole queue's.
+        classes = q.get("classes") or []
+        for i, c in enumerate(classes):
+            branch = "└" if i == len(classes) - 1 else "├"
+            table.add_row(*_queue_cells(c, "", f"{branch} {c.get('qdisc')}"))
     return table
+
+
+def _queue_cells(q: dict[str, Any], link: str, qdisc: str) -> list[str]:
+    return [
+        link,
+        qdisc,
+        _num(q.get("utilization"), 100, "{:.1f}"),
+        _num(q.get("sojourn_mean_s"), 1e3),
+        _num(q.get("sojourn_p99_s"), 1e3),
+        _num(q.get("backlog_mean_pkts"), fmt="{:.1f}"),
+        str(q.get("drops", "-")),
+        str(q.get("ecn_marks", "-")),
+    ]
 
 
 def _report(summary: dict[str, Any], paths: list[Path]) -> None:
