@@ -79,7 +79,7 @@ def dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     l4s = parse_spec(
         {
             "base": str(ROOT / "scenarios" / "l4s_prague_cubic.toml"),
-            "grid": {"duration": ["2s"], "topology.bottleneck.qdisc.target": ["15ms", "5ms"]},
+            "grid": {"duration": ["5s"], "topology.bottleneck.qdisc.target": ["25ms", "5ms"]},
         }
     )
     run_sweep(l4s, tmp / "l4s-sweep")
@@ -121,9 +121,9 @@ def test_l4s_sweep_report_draws_each_class_and_flow_in_numeric_order(
     dirs: dict[str, Path],
 ) -> None:
     """A DualPI2 target sweep: the L4S and Classic queues' delays and each flow's goodput
-    are metrics of their own, the target is a number (5 ms before 15 ms) labelled as
+    are metrics of their own, the target is a number (5 ms before 25 ms) labelled as
     written."""
-    from l4sim.report import _metrics, point_metrics
+    from l4sim.report import _axis_order, _metrics, point_metrics
     from l4sim.sweep import read_sweep
 
     df, meta = read_sweep(dirs["l4s-sweep"])
@@ -135,10 +135,11 @@ def test_l4s_sweep_report_draws_each_class_and_flow_in_numeric_order(
     assert labels["flow0_mbps"] == "flow 0 prague goodput (Mbit/s)"
     assert labels["flow1_mbps"] == "flow 1 cubic goodput (Mbit/s)"
     by = {r[axis + "_str"]: r for r in points.iter_rows(named=True)}
-    assert by["5ms"][axis] == pytest.approx(0.005) and by["15ms"][axis] == pytest.approx(0.015)
+    assert by["5ms"][axis] == pytest.approx(0.005) and by["25ms"][axis] == pytest.approx(0.025)
+    assert _axis_order(points[axis].to_list()) == pytest.approx([0.005, 0.025])
     for r in by.values():
         assert r["l4s_mean_ms"] < 2 < r["classic_mean_ms"]
-    assert by["5ms"]["classic_mean_ms"] < by["15ms"]["classic_mean_ms"]
+    assert by["5ms"]["classic_mean_ms"] < by["25ms"]["classic_mean_ms"]
     text = self_contained(build_report(dirs["l4s-sweep"]))
     assert f"metrics by {axis}" in text and "<td>5ms</td>" in text
 

@@ -17,37 +17,36 @@ def _num(value: Any, scale: float = 1.0, fmt: str = "{:.2f}") -> str:
 
 
 def _flow_table(summary: dict[str, Any]) -> Table:
+    flows = summary.get("flows", [])
+    # Columns shown only when a flow needs them: a sized flow's completion time, the ECN.
+    sized = any(f.get("fct_s") is not None for f in flows)
+    ecn = any(f.get("ecn") not in (None, "off", "not_ect") for f in flows)
     table = Table(title="Flows", title_justify="left")
     for col, justify in [
         ("id", "right"),
         ("flow", "left"),
+        *([("ecn", "left")] if ecn else []),
         ("path", "left"),
         ("start s", "right"),
         ("goodput Mbps", "right"),
         ("retx", "right"),
         ("srtt ms", "right"),
-        ("fct s", "right"),
+        *([("fct s", "right")] if sized else []),
     ]:
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for f in summary.get("flows", []):
+    for f in flows:
         table.add_row(
             str(f.get("id")),
-            _flow_name(f),
-            f"{f.get('src')} → {f.get('dst')}",
+            f"{f.get('kind')} {f.get('cca') or ''}".strip(),
+            *([str(f.get("ecn") or "-")] if ecn else []),
+            f"{f.get('src')}→{f.get('dst')}",
             _num(f.get("start_s"), fmt="{:g}"),
             _num(f.get("goodput_bps"), 1e-6),
             str(f.get("retransmits", "-")),
             _num(f.get("srtt_mean_s"), 1e3, "{:.1f}"),
-            _num(f.get("fct_s"), fmt="{:.3f}"),
+            *([_num(f.get("fct_s"), fmt="{:.3f}")] if sized else []),
         )
     return table
-
-
-def _flow_name(f: dict[str, Any]) -> str:
-    """Kind, congestion control and the ECN the packets use: "tcp prague (accecn)"."""
-    name = f"{f.get('kind')} {f.get('cca') or ''}".strip()
-    ecn = f.get("ecn")
-    return f"{name} ({ecn})" if ecn not in (None, "off", "not_ect") else name
 
 
 def _busy(q: dict[str, Any]) -> bool:
