@@ -258,3 +258,13 @@ def test_run_table_shows_each_class_of_dualpi2(tmp_path: Path):
         assert rows[cls["qdisc"]][6] == str(cls["drops"])
     assert rows["dualpi2"][3] == f"{bottleneck['sojourn_mean_s'] * 1e3:.2f}"
     assert float(rows["L4S"][3]) < 2.0 < float(rows["Classic"][3])
+
+
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["sweep", "--help"]])
+def test_help_shows_no_value_for_a_flag(args: list[str]):
+    """A flag (--help, --quiet, --stream) takes no value, so its help shows no type."""
+    proc = l4sim(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert "--help" in proc.stdout and "<bool>" not in proc.stdout
+    if args[0] == "run":
+        assert "<int range>" in proc.stdout  # an option with a value keeps its type
