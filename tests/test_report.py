@@ -164,6 +164,24 @@ def test_report_cli_and_bad_directories(dirs: dict[str, Path], tmp_path: Path, c
 
 
 @needs_browser
+@pytest.mark.parametrize("kind", ["run", "l4s-run", "l4s-sweep", "aqm-004"])
+def test_report_fits_1280_pixels_with_legible_figures(
+    kind: str, dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """At 1280 px nothing runs past the page (wide tables and code scroll in their own
+    boxes) and no figure is drawn at less than half its size."""
+    page = build_report(dirs[kind])
+    dom, console = chromium(page, tmp_path, "--window-size=1280,1600", "--dump-dom")
+    assert console == "", console
+    body = re.search(r"<body([^>]*)>", dom)
+    assert body is not None, dom[:500]
+    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body.group(1)))
+    assert attrs.get("ready") == "1", attrs
+    assert attrs["overflow-px"] == "0", attrs
+    assert float(attrs["min-figure-scale"]) >= 0.5, attrs
+
+
+@needs_browser
 def test_the_browser_check_catches_a_script_error(tmp_path: Path) -> None:
     page = tmp_path / "bad" / "report.html"
     page.parent.mkdir()

@@ -82,7 +82,13 @@ def _table(columns: list[str], rows: list[list[Any]], caption: str = "") -> str:
     )
 
 
+#: A figure at least this wide (px) takes the page's width: drawn at half a column, a
+#: multi-panel figure's labels would be too small to read.
+WIDE_PX = 1100
+
+
 def _png(data: bytes, caption: str, wide: bool = False) -> str:
+    wide = wide or int.from_bytes(data[16:20], "big") >= WIDE_PX  # PNG IHDR width
     b64 = base64.b64encode(data).decode("ascii")
     return (
         f"<figure{' class=wide' if wide else ''}>"
@@ -108,7 +114,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{margin:0 0 4px}h2{border-bottom:1px solid #ccc;padding-bottom:2px;margin-top:28px}
 .sub{color:#555;margin:0 0 12px}
 .figures{display:flex;flex-wrap:wrap;gap:12px}
-figure{margin:0;flex:1 1 560px;max-width:680px}figure.wide{max-width:100%}
+figure{margin:0;flex:1 1 560px;max-width:680px}figure.wide{max-width:100%;flex-basis:100%}
 figure img{width:100%;border:1px solid #ddd}
 figcaption{font-size:12px;color:#555}
 .scroll{overflow-x:auto;max-height:640px;overflow-y:auto}
@@ -150,7 +156,14 @@ document.querySelectorAll("table.sortable th").forEach(th => {
 window.addEventListener("load", () => {
   const imgs = Array.from(document.images);
   document.body.dataset.figures = String(imgs.length);
-  document.body.dataset.figuresLoaded = String(imgs.filter(i => i.naturalWidth > 0).length);
+  const loaded = imgs.filter(i => i.naturalWidth > 0);
+  document.body.dataset.figuresLoaded = String(loaded.length);
+  // Layout at this window's width: how far the page runs past it (tables and code scroll
+  // in their own boxes), and the smallest figure's drawn size over its own (legibility).
+  const over = document.documentElement.scrollWidth - window.innerWidth;
+  document.body.dataset.overflowPx = String(Math.max(0, over));
+  const scales = loaded.map(i => i.clientWidth / i.naturalWidth);
+  document.body.dataset.minFigureScale = scales.length ? Math.min(...scales).toFixed(2) : "1";
   document.body.dataset.ready = "1";
 });
 """
