@@ -177,6 +177,16 @@ def _cell(text: str) -> str:
 def _section(name: str, model: Any, defs: dict[str, Any], level: str = "###") -> list[str]:
     node = defs[name]
     title = node.get("title", name)
+    # A table chosen by its kind (a qdisc, a CCA, a flow, a topology preset) is headed by
+    # what a scenario writes (`fq_codel`), not by its model's class name (FqCodel).
+    for tag in ("kind", "preset"):
+        info = getattr(model, "model_fields", {}).get(tag)
+        if info is not None and isinstance(info.default, str):
+            title = f'{tag} = "{info.default}"'
+            break
+        if info is not None and typing.get_args(info.annotation):
+            title = f'{tag} = "{typing.get_args(info.annotation)[0]}"'
+            break
     doc = " ".join((model.__doc__ or "").split())
     lines = [f"{level} {title} {{ #{_anchor(name)} }}", ""]
     if doc:
@@ -202,7 +212,9 @@ def scenario_reference() -> str:
         (
             "Topology",
             "`[topology]` takes one `preset`; links take a rate, a delay and a qdisc per "
-            "direction.",
+            "direction. A `delay` is one-way: a flow's base RTT is twice the sum of the "
+            "delays on its path (a dumbbell with 1 ms access links and a 20 ms bottleneck: "
+            "2 x (1 + 20 + 1) = 44 ms; picture: [Writing scenarios](../scenarios.md#presets)).",
             [*_union_models(Topology)],
         ),
         (
@@ -297,10 +309,12 @@ def summary_reference() -> str:
         EMULATION_FLOW_FIELDS,
         KERNEL_UNKNOWN,
         RUN_FIELDS,
+        RUN_FLOW_FIELDS,
     )
 
     for key, (kind, text) in RUN_FIELDS.items():
         out.append(f"| `{key}` | {kind} | {text} (added by `l4sim run`) |\n")
+    flow_def = sc["properties"]["flows"]["items"]["$ref"].rsplit("/", 1)[-1]
     for name, node in defs.items():
         if node.get("type") != "object":
             continue
@@ -309,6 +323,21 @@ def summary_reference() -> str:
         if doc:
             out.append(doc + "\n\n")
         out.extend(r + "\n" for r in _summary_table(node, defs))
+        if name == flow_def:
+            for key, (kinds, text) in RUN_FLOW_FIELDS.items():
+                kind = " or ".join(k for k in kinds if k != "null") + " or null"
+                out.append(f"| `{key}` | {kind} | {_cell(text)} (added by `l4sim run`) |\n")
+    out.append(
+        "\n## Per-class results\n\n"
+        "A qdisc with more than one queue reports each in `classes`, with the fields of the "
+        "whole queue: DualPI2 and FQ-L4S give `L4S` first, then `Classic`, so "
+        "`summary['queues'][0]['classes'][0]['sojourn_mean_s']` is the bottleneck's L4S "
+        "queue delay in a dumbbell. `l4sim run` prints each class as a row under its "
+        'queue; `queues.parquet` has a row per class and sample (`class` = `"L4S"`, '
+        '`""` for the whole queue); `sweep.parquet` has them as columns of the queue\'s row '
+        "(`class.l4s.sojourn_p99_s`, `class.classic.drops`, …). A walk-through: "
+        "[Your first L4S experiment](../first-l4s.md).\n"
+    )
     out.append(
         "\n## Emulated runs\n\n`l4sim emulate` writes the same file from the kernel's "
         "`TCP_INFO` and the router (`python/l4sim/emulate.py`); both writers are validated "

@@ -237,3 +237,34 @@ def test_set_queue_limit(short_scenario: Path):
         small.set_queue_limit("r0->r1", "5")
     with pytest.raises(l4sim.ActionError, match="no link named"):
         small.set_queue_limit("x->y", packets=5)
+
+
+def test_run_table_shows_each_class_of_dualpi2(tmp_path: Path):
+    """Prague + CUBIC through DualPI2: the queue table has the L4S and Classic queues'
+    own rows beside the blended one, with the delays summary.json holds for them."""
+    out = tmp_path / "out"
+    scenario = ROOT / "scenarios" / "l4s_prague_cubic.toml"
+    proc = l4sim("run", str(scenario), "--out", str(out), "--duration", "10s")
+    assert proc.returncode == 0, proc.stderr
+    bottleneck = json.loads((out / "summary.json").read_text())["queues"][0]
+    assert bottleneck["qdisc"] == "dualpi2"
+    rows = {}
+    for line in proc.stdout.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) == 8:
+            rows[cells[1].lstrip("├└ ")] = cells
+    for cls in bottleneck["classes"]:
+        assert rows[cls["qdisc"]][3] == f"{cls['sojourn_mean_s'] * 1e3:.2f}"
+        assert rows[cls["qdisc"]][6] == str(cls["drops"])
+    assert rows["dualpi2"][3] == f"{bottleneck['sojourn_mean_s'] * 1e3:.2f}"
+    assert float(rows["L4S"][3]) < 2.0 < float(rows["Classic"][3])
+
+
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["sweep", "--help"]])
+def test_help_shows_no_value_for_a_flag(args: list[str]):
+    """A flag (--help, --quiet, --stream) takes no value, so its help shows no type."""
+    proc = l4sim(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert "--help" in proc.stdout and "<bool>" not in proc.stdout
+    if args[0] == "run":
+        assert "<int range>" in proc.stdout  # an option with a value keeps its type

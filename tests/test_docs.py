@@ -218,3 +218,94 @@ def test_the_site_loads_in_chromium(page: str, tmp_path: Path):
     img = mpimg.imread(shot)
     colours = np.unique((img[..., :3] * 255).astype(np.uint8).reshape(-1, 3), axis=0)
     assert len(colours) > 50, (page, len(colours))  # text and the header, not a blank page
+
+
+#: Measures the page in the frame at the probe's width: how far it runs past the window
+#: (wide tables and code scroll in their own boxes), the code blocks and table boxes whose
+#: right edge is past the content column's (``out-what`` names them), and the smallest
+#: figure's drawn size over its own.
+_PROBE = """<!DOCTYPE html><html><body>
+<iframe id="f" src="%s" style="width:1280px;height:1000px;border:0"></iframe>
+<script>
+document.getElementById("f").addEventListener("load", () => {
+  const d = document.getElementById("f").contentDocument;
+  const root = d.documentElement;
+  // The theme's table boxes reach into the content's side margin (.md-content__inner's):
+  // the edge that counts is the content column's own.
+  const content = d.querySelector(".md-content") || d.body;
+  const edge = content.getBoundingClientRect().right + 1;
+  const boxes = Array.from(d.querySelectorAll(".md-typeset pre, .md-typeset__scrollwrap"));
+  const out = boxes.filter(b => b.getBoundingClientRect().right > edge);
+  const past = b => b.className + ":" + Math.round(b.getBoundingClientRect().right - edge);
+  document.body.dataset.outWhat = out.map(past).join(" ");
+  const imgs = Array.from(d.querySelectorAll(".md-typeset img")).filter(i => i.naturalWidth);
+  const scales = imgs.map(i => Math.min(1, i.clientWidth / i.naturalWidth));
+  const data = document.body.dataset;
+  data.overflowPx = String(Math.max(0, root.scrollWidth - root.clientWidth));
+  data.boxesOut = String(out.length);
+  data.boxes = String(boxes.length);
+  data.minFigureScale = scales.length ? Math.min(...scales).toFixed(2) : "1";
+  data.done = "1";
+});
+</script></body></html>"""
+
+
+def _measure(site: Path, page: str, tmp_path: Path) -> dict[str, str]:
+    """What :data:`_PROBE` measured of ``site``'s ``page``, served over HTTP at 1280 px."""
+    root = tmp_path / "served"
+    root.mkdir()
+    (root / "site").symlink_to(site, target_is_directory=True)
+    (root / "probe.html").write_text(_PROBE % f"/site/{page}", encoding="utf-8")
+    with _serve(root) as base:
+        dom, _ = chromium(
+            f"{base}/probe.html",
+            tmp_path,
+            "--window-size=1300,1000",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+        )
+    body = re.search(r"<body([^>]*)>", dom)
+    assert body is not None, dom[:300]
+    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body.group(1)))
+    assert attrs.get("done") == "1", (page, attrs)
+    return attrs
+
+
+@needs_browser
+def test_the_width_probe_sees_a_code_block_past_the_content(tmp_path: Path):
+    site = tmp_path / "site"
+    (site / "wide").mkdir(parents=True)
+    (site / "wide" / "index.html").write_text(
+        '<html><body><div class="md-content" style="width:600px"><div class="md-typeset">'
+        '<pre style="width:900px">a long line</pre></div></div></body></html>',
+        encoding="utf-8",
+    )
+    attrs = _measure(site, "wide/", tmp_path)
+    assert attrs["boxes"] == "1" and attrs["boxes-out"] == "1", attrs
+
+
+@needs_browser
+@pytest.mark.skipif(
+    not (SITE / "index.html").is_file(),
+    reason="the site is not built (scripts/test.sh runs mkdocs build --strict first)",
+)
+@pytest.mark.parametrize(
+    "page",
+    [
+        "getting-started/",
+        "first-l4s/",
+        "train-deploy/",
+        "scenarios/",
+        "reproductions/aqm-004/",
+        "reproductions/l4s-rtt-fairness/",
+        "reproductions/a3c-004/",
+        "reproductions/lfq-001/",
+    ],
+)
+def test_pages_fit_1280_pixels(page: str, tmp_path: Path):
+    """At 1280 px no code block or table runs past the page's content (they scroll in
+    their own boxes) and figures are drawn at least at a third of their size."""
+    attrs = _measure(SITE, page, tmp_path)
+    assert int(attrs["boxes"]) > 0, (page, attrs)  # the probe saw the page's code or tables
+    assert attrs["overflow-px"] == "0" and attrs["boxes-out"] == "0", (page, attrs)
+    assert float(attrs["min-figure-scale"]) >= 0.33, (page, attrs)

@@ -76,6 +76,15 @@ def dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         }
     )
     run_sweep(spec, tmp / "sweep")
+    l4s = parse_spec(
+        {
+            "base": str(ROOT / "scenarios" / "l4s_prague_cubic.toml"),
+            "grid": {"duration": ["5s"], "topology.bottleneck.qdisc.target": ["25ms", "5ms"]},
+        }
+    )
+    run_sweep(l4s, tmp / "l4s-sweep")
+    sc = l4sim.load(ROOT / "scenarios" / "l4s_prague_cubic.toml").with_overrides(duration="2s")
+    l4sim.write(l4sim.run(sc), tmp / "l4s-run")
     args = ["reproduce", "aqm-004", "--only", "codel", "--jobs", "2", "--out", str(tmp / "aqm-004")]
     proc = subprocess.run(
         [sys.executable, "-m", "l4sim", *args],
@@ -84,7 +93,13 @@ def dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    return {"run": tmp / "run", "sweep": tmp / "sweep", "aqm-004": tmp / "aqm-004"}
+    return {
+        "run": tmp / "run",
+        "sweep": tmp / "sweep",
+        "aqm-004": tmp / "aqm-004",
+        "l4s-sweep": tmp / "l4s-sweep",
+        "l4s-run": tmp / "l4s-run",
+    }
 
 
 def test_reproduction_report_has_paper_vs_ours(dirs: dict[str, Path]) -> None:
@@ -102,6 +117,39 @@ def test_sweep_report_plots_each_axis(dirs: dict[str, Path]) -> None:
     assert text.count("<tr>") == 1 + 12  # header + one row per point
 
 
+def test_l4s_sweep_report_draws_each_class_and_flow_in_numeric_order(
+    dirs: dict[str, Path],
+) -> None:
+    """A DualPI2 target sweep: the L4S and Classic queues' delays and each flow's goodput
+    are metrics of their own, the target is a number (5 ms before 25 ms) labelled as
+    written."""
+    from l4sim.report import _axis_order, _metrics, point_metrics
+    from l4sim.sweep import read_sweep
+
+    df, meta = read_sweep(dirs["l4s-sweep"])
+    axis = "topology.bottleneck.qdisc.target"
+    points = point_metrics(df, meta["axes"])
+    labels = dict(_metrics(points, df))
+    assert labels["l4s_mean_ms"] == "l4s queue mean delay (ms)"
+    assert labels["classic_mean_ms"] == "classic queue mean delay (ms)"
+    assert labels["flow0_mbps"] == "flow 0 prague goodput (Mbit/s)"
+    assert labels["flow1_mbps"] == "flow 1 cubic goodput (Mbit/s)"
+    by = {r[axis + "_str"]: r for r in points.iter_rows(named=True)}
+    assert by["5ms"][axis] == pytest.approx(0.005) and by["25ms"][axis] == pytest.approx(0.025)
+    assert _axis_order(points[axis].to_list()) == pytest.approx([0.005, 0.025])
+    for r in by.values():
+        assert r["l4s_mean_ms"] < 2 < r["classic_mean_ms"]
+    assert by["5ms"]["classic_mean_ms"] < by["25ms"]["classic_mean_ms"]
+    text = self_contained(build_report(dirs["l4s-sweep"]))
+    assert f"metrics by {axis}" in text and "<td>5ms</td>" in text
+
+
+def test_l4s_run_report_has_class_rows_and_the_flows_ecn(dirs: dict[str, Path]) -> None:
+    text = self_contained(build_report(dirs["l4s-run"]))
+    assert "<td>dualpi2 / L4S</td>" in text and "<td>dualpi2 / Classic</td>" in text
+    assert "<td>accecn</td>" in text
+
+
 def test_report_cli_and_bad_directories(dirs: dict[str, Path], tmp_path: Path, capsys) -> None:
     with pytest.raises(SystemExit) as info:
         cli.main(["report", str(dirs["run"]), "--out", str(tmp_path / "r.html")])
@@ -116,6 +164,24 @@ def test_report_cli_and_bad_directories(dirs: dict[str, Path], tmp_path: Path, c
 
 
 @needs_browser
+@pytest.mark.parametrize("kind", ["run", "l4s-run", "l4s-sweep", "aqm-004"])
+def test_report_fits_1280_pixels_with_legible_figures(
+    kind: str, dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """At 1280 px nothing runs past the page (wide tables and code scroll in their own
+    boxes) and no figure is drawn at less than half its size."""
+    page = build_report(dirs[kind])
+    dom, console = chromium(page, tmp_path, "--window-size=1280,1600", "--dump-dom")
+    assert console == "", console
+    body = re.search(r"<body([^>]*)>", dom)
+    assert body is not None, dom[:500]
+    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body.group(1)))
+    assert attrs.get("ready") == "1", attrs
+    assert attrs["overflow-px"] == "0", attrs
+    assert float(attrs["min-figure-scale"]) >= 0.5, attrs
+
+
+@needs_browser
 def test_the_browser_check_catches_a_script_error(tmp_path: Path) -> None:
     page = tmp_path / "bad" / "report.html"
     page.parent.mkdir()
@@ -125,7 +191,7 @@ def test_the_browser_check_catches_a_script_error(tmp_path: Path) -> None:
 
 
 @needs_browser
-@pytest.mark.parametrize("kind", ["run", "sweep", "aqm-004"])
+@pytest.mark.parametrize("kind", ["run", "sweep", "aqm-004", "l4s-sweep"])
 def test_report_loads_in_chromium_and_shows_figures(
     kind: str, dirs: dict[str, Path], tmp_path: Path
 ) -> None:

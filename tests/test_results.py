@@ -167,3 +167,15 @@ def test_plot_empty_series(tmp_path: Path):
     result.queues = result.queues.clear()
     write(result, tmp_path)
     assert len(plot(tmp_path, tmp_path / "figs")) == len(FIGURES)
+
+
+def test_queue_summary_has_a_row_per_class():
+    import l4sim
+
+    sc = l4sim.load(ROOT / "scenarios" / "l4s_prague_cubic.toml").with_overrides(duration="3s")
+    res = l4sim.run(sc)
+    q = res.queue_summary().filter(pl.col("link") == "r0->r1")
+    assert q["class"].to_list() == ["", "L4S", "Classic"]
+    assert q["qdisc"].to_list() == ["dualpi2"] * 3
+    classes = res.summary["queues"][0]["classes"]
+    assert q["sojourn_mean_s"].to_list()[1:] == [c["sojourn_mean_s"] for c in classes]

@@ -11,6 +11,7 @@ import pytest
 
 from l4sim import Scenario, ScenarioError, Simulation, _core, load
 from l4sim.scenario import loads
+from l4sim.scenario.ccas import CCA_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.toml"))
@@ -378,10 +379,12 @@ def test_cca_table_with_options():
     )
     tcp = new.to_core_config()["flows"][0]["tcp"]
     # The table goes to the core as it is (the core's PragueConfig), the old flat
-    # spelling folded into it.
+    # spelling folded into it; the ECN Prague forces is written out.
     assert tcp == {
         "cca": {"kind": "prague", "rtt_independence": True, "alpha_mode": 0},
         "ecn": True,
+        "ect1": True,
+        "accecn": True,
     }
     assert old.to_core_config() == new.to_core_config()
     # Written back as a table only when an option is set; reads back equal.
@@ -722,3 +725,43 @@ def test_fixed_window_or_autotuning():
 def test_window_bounds(option: str, fragment: str):
     msg = error(DUMBBELL.replace('cca = "cubic"', option))
     assert "flows[2]" in msg and fragment in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("cca", [k for k in CCA_KINDS if k != "external"])
+def test_resolved_flow_says_the_ecn_its_cca_forces(cca):
+    """A TCP flow written with the defaults (ecn = false) resolves to the ECN its congestion
+    control makes it use, and the core agrees: CE marks reach the flow exactly when ECN is
+    on, and its packets go to DualPI2's L4S queue exactly when ect1 is."""
+    sc = loads(
+        textwrap.dedent(
+            f"""
+            name = "ecn"
+            duration = "3s"
+            [topology]
+            preset = "dumbbell"
+            bottleneck = {{ rate = "10Mbps", delay = "10ms", qdisc = "dualpi2" }}
+            [[flows]]
+            kind = "tcp"
+            cca = "{cca}"
+            """
+        )
+    )
+    spec = sc.flows[0]
+    needs = {"prague": ("ecn", "accecn", "ect1"), "dctcp": ("ecn",)}.get(cca, ())
+    assert (spec.ecn, bool(spec.accecn), bool(spec.ect1)) == tuple(
+        k in needs for k in ("ecn", "accecn", "ect1")
+    )
+    written = tomllib.loads(sc.to_toml())["flows"][0]
+    assert written["ecn"] is ("ecn" in needs)
+    assert spec.ecn_mode() == ("accecn" if "accecn" in needs else "ecn" if needs else "off")
+    sim = Simulation(sc)
+    sim.run()
+    summary = sim.summary()
+    assert (summary["flows"][0]["ecn_marks"] > 0) is ("ecn" in needs)
+    l4s = summary["queues"][0]["classes"][0]
+    assert l4s["qdisc"] == "L4S" and (l4s["packets"] > 0) is ("ect1" in needs)
+
+
+def test_explicit_accecn_off_stays_for_prague():
+    sc = scenario(PRAGUE_FLOW + "accecn = false")
+    assert sc.flows[0].accecn is False and sc.flows[0].ecn_mode() == "ecn"

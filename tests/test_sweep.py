@@ -144,7 +144,38 @@ def test_failed_point_is_recorded_and_the_sweep_goes_on(tmp_path: Path, capsys) 
     by = {r["point_index"]: r for r in df.filter(pl.col("record") != "queue").to_dicts()}
     assert by[0]["status"] == by[2]["status"] == "ok" and by[0]["record"] == "flow"
     assert by[1]["status"] == "failed" and by[1]["record"] == "failed"
-    assert "duration" in by[1]["error"] and by[1]["duration"] == "-1s"
+    assert "duration" in by[1]["error"] and by[1]["duration_str"] == "-1s"
+    assert by[1]["duration"] == -1.0  # in seconds, as the other points'
+
+
+def test_quantity_axes_are_numbers_and_classes_are_columns(tmp_path: Path) -> None:
+    """A swept target ("5ms", "15ms", "25ms") is stored in seconds (it sorts 5, 15, 25, not
+    as text: 15, 25, 5) beside the text as written, and DualPI2's L4S and Classic queues
+    are typed columns of the queue's row, equal to the point's summary."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        f'base = "{ROOT / "scenarios" / "l4s_prague_cubic.toml"}"\n'
+        '[grid]\n"duration" = ["2s"]\n'
+        '"topology.bottleneck.qdisc.target" = ["15ms", "25ms", "5ms"]\n',
+        encoding="utf-8",
+    )
+    outcome = run_sweep(load_spec(spec), tmp_path / "out", SerialExecutor())
+    assert outcome.ok == 3
+    df = pl.read_parquet(tmp_path / "out" / "sweep.parquet")
+    axis = "topology.bottleneck.qdisc.target"
+    assert df.schema[axis] == pl.Float64 and df.schema[axis + "_str"] == pl.String
+    assert df.schema["class.l4s.sojourn_p99_s"] == pl.Float64 and "classes" not in df.columns
+    bottleneck = df.filter(pl.col("record") == "queue", pl.col("link") == "r0->r1").sort(axis)
+    assert bottleneck[axis].to_list() == pytest.approx([0.005, 0.015, 0.025])
+    assert bottleneck[axis + "_str"].to_list() == ["5ms", "15ms", "25ms"]
+    meta = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    assert meta["units"] == {"duration": "s", axis: "s"}
+    for row in bottleneck.iter_rows(named=True):
+        summary = json.loads((tmp_path / "out" / "points" / f"{row['point']}.json").read_text())
+        l4s, classic = summary["summary"]["queues"][0]["classes"]
+        assert row["class.l4s.sojourn_p99_s"] == l4s["sojourn_p99_s"]
+        assert row["class.classic.sojourn_mean_s"] == classic["sojourn_mean_s"]
+        assert row["class.l4s.sojourn_mean_s"] < row["class.classic.sojourn_mean_s"]
 
 
 def test_serial_pool_and_ray_give_the_same_rows(tmp_path: Path) -> None:

@@ -183,8 +183,10 @@ def _hosts_and_flows(scenario: Scenario, pid: int) -> tuple[list[_Host], list[_F
                     f"control, which this kernel does not offer (available: "
                     f"{' '.join(available) or 'none'})"
                 )
-            # tcp_ecn 1: ask for ECN; 2 (Linux default): only answer it. DCTCP needs ECN.
-            want = 1 if spec.ecn or kind == "dctcp" else 2
+            # tcp_ecn 1: ask for ECN; 2 (Linux default): only answer it. DCTCP needs ECN;
+            # Prague's socket asks for it whatever the sysctl (TCP_CONG_NEEDS_ECN).
+            forced = "ecn" in type(spec.cca).ecn_needs and kind != "dctcp"
+            want = 1 if (spec.ecn and not forced) or kind == "dctcp" else 2
             asked = ecn_modes.setdefault(f.src.name, want)
             if asked != want:
                 raise EmulationError(

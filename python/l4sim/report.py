@@ -82,7 +82,13 @@ def _table(columns: list[str], rows: list[list[Any]], caption: str = "") -> str:
     )
 
 
+#: A figure at least this wide (px) takes the page's width: drawn at half a column, a
+#: multi-panel figure's labels would be too small to read.
+WIDE_PX = 1100
+
+
 def _png(data: bytes, caption: str, wide: bool = False) -> str:
+    wide = wide or int.from_bytes(data[16:20], "big") >= WIDE_PX  # PNG IHDR width
     b64 = base64.b64encode(data).decode("ascii")
     return (
         f"<figure{' class=wide' if wide else ''}>"
@@ -108,7 +114,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{margin:0 0 4px}h2{border-bottom:1px solid #ccc;padding-bottom:2px;margin-top:28px}
 .sub{color:#555;margin:0 0 12px}
 .figures{display:flex;flex-wrap:wrap;gap:12px}
-figure{margin:0;flex:1 1 560px;max-width:680px}figure.wide{max-width:100%}
+figure{margin:0;flex:1 1 560px;max-width:680px}figure.wide{max-width:100%;flex-basis:100%}
 figure img{width:100%;border:1px solid #ddd}
 figcaption{font-size:12px;color:#555}
 .scroll{overflow-x:auto;max-height:640px;overflow-y:auto}
@@ -150,7 +156,14 @@ document.querySelectorAll("table.sortable th").forEach(th => {
 window.addEventListener("load", () => {
   const imgs = Array.from(document.images);
   document.body.dataset.figures = String(imgs.length);
-  document.body.dataset.figuresLoaded = String(imgs.filter(i => i.naturalWidth > 0).length);
+  const loaded = imgs.filter(i => i.naturalWidth > 0);
+  document.body.dataset.figuresLoaded = String(loaded.length);
+  // Layout at this window's width: how far the page runs past it (tables and code scroll
+  // in their own boxes), and the smallest figure's drawn size over its own (legibility).
+  const over = document.documentElement.scrollWidth - window.innerWidth;
+  document.body.dataset.overflowPx = String(Math.max(0, over));
+  const scales = loaded.map(i => i.clientWidth / i.naturalWidth);
+  document.body.dataset.minFigureScale = scales.length ? Math.min(...scales).toFixed(2) : "1";
   document.body.dataset.ready = "1";
 });
 """
@@ -183,7 +196,7 @@ def _fig_png(fig: Any) -> bytes:
 # A run.
 
 RUN_FLOW_COLUMNS = (
-    "id kind cca src dst start_s goodput_bps retransmits srtt_mean_s fct_s drops ecn_marks"
+    "id kind cca ecn src dst start_s goodput_bps retransmits srtt_mean_s fct_s drops ecn_marks"
 )
 RUN_QUEUE_COLUMNS = (
     "link qdisc utilization sojourn_mean_s sojourn_p99_s backlog_mean_pkts drops ecn_marks"
@@ -202,7 +215,13 @@ def _run_page(d: Path) -> Page:
     flow_cols = RUN_FLOW_COLUMNS.split()
     queue_cols = RUN_QUEUE_COLUMNS.split()
     flows = [[f.get(c) for c in flow_cols] for f in s.get("flows", [])]
-    queues = [[q.get(c) for c in queue_cols] for q in s.get("queues", [])]
+    queues = []
+    for q in s.get("queues", []):
+        queues.append([q.get(c) for c in queue_cols])
+        # Each class of a multi-class qdisc (DualPI2's L4S and Classic) under the queue.
+        for c in q.get("classes") or []:
+            named = c | {"qdisc": f"{q.get('qdisc')} / {c.get('qdisc')}"}
+            queues.append([named.get(k) for k in queue_cols])
     scenario = (d / "scenario.toml").read_text() if (d / "scenario.toml").is_file() else ""
     jain = s.get("jain_fairness")
     return Page(
@@ -221,6 +240,9 @@ def _run_page(d: Path) -> Page:
 # --------------------------------------------------------------------------------------------
 # A sweep.
 
+#: Flows beyond this many get no goodput panel of their own in a sweep's figures.
+MAX_FLOW_METRICS = 8
+
 #: Per-point metrics drawn over the axes: (column, label).
 SWEEP_METRICS = (
     ("goodput_mbps", "goodput, all flows (Mbit/s)"),
@@ -235,7 +257,8 @@ def point_metrics(df: Any, axes: list[str]) -> Any:
     busiest queue)."""
     import polars as pl
 
-    head = ["point_index", "seed", *[a for a in axes if a in df.columns], "status"]
+    shown = [c for a in axes for c in (a, a + "_str") if c in df.columns]
+    head = ["point_index", "seed", *shown, "status"]
     points = df.group_by("point_index").agg(
         [pl.col(c).first() for c in head if c != "point_index"]
         + [pl.col("jain_fairness").first(), pl.col("error").first()]
@@ -250,7 +273,25 @@ def point_metrics(df: Any, axes: list[str]) -> Any:
             )
         )
         points = points.join(flows, on="point_index", how="left")
+    if "goodput_bps" in df.columns and "id" in df.columns:
+        per_flow = (
+            df.filter(pl.col("record") == "flow")
+            .group_by("point_index")
+            .agg(
+                (pl.col("goodput_bps").filter(pl.col("id") == i).first() / 1e6).alias(
+                    f"flow{i}_mbps"
+                )
+                for i in _flow_ids(df)
+            )
+        )
+        points = points.join(per_flow, on="point_index", how="left")
     if "utilization" in df.columns:
+        # The busiest queue's, and its classes' (class.l4s.sojourn_mean_s -> l4s_mean_ms).
+        classes = [
+            (c, c.split(".")[1] + ("_mean_ms" if c.endswith("mean_s") else "_p99_ms"))
+            for c in df.columns
+            if c.startswith("class.") and c.endswith(("sojourn_mean_s", "sojourn_p99_s"))
+        ]
         queues = (
             df.filter(pl.col("record") == "queue")
             .sort("utilization", descending=True)
@@ -259,12 +300,41 @@ def point_metrics(df: Any, axes: list[str]) -> Any:
                 pl.col("link").first().alias("bottleneck"),
                 (pl.col("sojourn_mean_s").first() * 1e3).alias("sojourn_mean_ms"),
                 (pl.col("sojourn_p99_s").first() * 1e3).alias("sojourn_p99_ms"),
+                *[(pl.col(c).first() * 1e3).alias(name) for c, name in classes],
                 pl.col("drops").first().alias("drops"),
                 pl.col("ecn_marks").first().alias("ecn_marks"),
             )
         )
         points = points.join(queues, on="point_index", how="left")
     return points.sort("point_index")
+
+
+def _flow_ids(df: Any) -> list[int]:
+    import polars as pl
+
+    ids = df.filter(pl.col("record") == "flow")["id"].drop_nulls().unique().sort()
+    return [int(i) for i in ids.to_list()][:MAX_FLOW_METRICS]
+
+
+def _metrics(points: Any, df: Any) -> list[tuple[str, str]]:
+    """The metrics a sweep's figures draw: :data:`SWEEP_METRICS`, each class's mean delay
+    (DualPI2's L4S and Classic queues) and each flow's goodput."""
+    import polars as pl
+
+    out = [(c, label) for c, label in SWEEP_METRICS if c in points.columns]
+    out += [
+        (c, f"{c.removesuffix('_mean_ms')} queue mean delay (ms)")
+        for c in points.columns
+        if c.endswith("_mean_ms") and c != "sojourn_mean_ms"
+    ]
+    flows = df.filter(pl.col("record") == "flow") if "cca" in df.columns else None
+    for c in points.columns:
+        if c.startswith("flow") and c.endswith("_mbps"):
+            i = int(c[4:].removesuffix("_mbps"))
+            ccas = [] if flows is None else flows.filter(pl.col("id") == i)["cca"].unique()
+            name = f" {ccas[0]}" if len(ccas) == 1 and ccas[0] else ""
+            out.append((c, f"flow {i}{name} goodput (Mbit/s)"))
+    return out
 
 
 def _axis_order(values: list[Any]) -> list[Any]:
@@ -285,18 +355,30 @@ def _axis_order(values: list[Any]) -> list[Any]:
     return sorted(dict.fromkeys(values), key=lambda v: keys[v][1])
 
 
-def _axis_figure(points: Any, axis: str, group: str | None) -> bytes:
+def _axis_figure(
+    points: Any,
+    axis: str,
+    group: str | None,
+    metrics: list[tuple[str, str]],
+    text: dict[str, dict[Any, str]],
+) -> bytes:
+    """Each metric over ``axis`` (one panel each, four to a row), a line per value of
+    ``group``; ``text[axis]`` labels an axis's values as written ("15ms" for 0.015)."""
     import polars as pl
     from matplotlib.figure import Figure
 
-    metrics = [(c, label) for c, label in SWEEP_METRICS if c in points.columns]
     ok = points.filter(pl.col("status") == "ok")
     order = _axis_order(ok[axis].to_list())
     x_of = {v: i for i, v in enumerate(order)}
-    fig = Figure(figsize=(3.4 * len(metrics), 3.1))
-    axs = fig.subplots(1, len(metrics), squeeze=False)[0]
+    cols = min(4, len(metrics))
+    rows = -(-len(metrics) // cols)
+    fig = Figure(figsize=(3.4 * cols, 3.1 * rows))
+    axs = fig.subplots(rows, cols, squeeze=False).flatten()
+    for ax in axs[len(metrics) :]:
+        ax.set_visible(False)
     groups = _axis_order(ok[group].to_list()) if group else [None]
-    for ax, (col, label) in zip(axs, metrics, strict=True):
+    named = text.get(group or "", {})
+    for ax, (col, label) in zip(axs, metrics, strict=False):
         for g in groups:
             sub = ok if g is None else ok.filter(pl.col(group) == g)  # type: ignore[arg-type]
             if sub.is_empty():
@@ -310,9 +392,10 @@ def _axis_figure(points: Any, axis: str, group: str | None) -> bytes:
                 [p[0] for p in pairs],
                 [p[1] for p in pairs],
                 marker="o",
-                label=None if g is None else f"{group} = {g}",
+                label=None if g is None else f"{group} = {named.get(g, g)}",
             )
-        ax.set_xticks(range(len(order)), [str(v) for v in order], rotation=30, fontsize=8)
+        ticks = [text.get(axis, {}).get(v, str(v)) for v in order]
+        ax.set_xticks(range(len(order)), ticks, rotation=30, fontsize=8)
         ax.set_xlabel(axis, fontsize=9)
         ax.set_title(label, fontsize=9)
         ax.grid(alpha=0.3)
@@ -331,10 +414,18 @@ def _sweep_page(d: Path) -> Page:
     points = point_metrics(df, axes) if df.height else None
     figs = []
     if points is not None:
+        metrics = _metrics(points, df)
+        # A quantity axis is a number in SI units: its ticks say it as written ("15ms").
+        text = {
+            a: dict(zip(df[a].to_list(), df[a + "_str"].to_list(), strict=True))
+            for a in axes
+            if a + "_str" in df.columns
+        }
         varying = [a for a in axes if points[a].n_unique() > 1]
         for axis in varying[:6]:
             group = next((a for a in varying if a != axis and points[a].n_unique() <= 6), None)
-            figs.append(_png(_axis_figure(points, axis, group), f"metrics by {axis}", wide=True))
+            png = _axis_figure(points, axis, group, metrics, text)
+            figs.append(_png(png, f"metrics by {axis}", wide=True))
     table = ""
     if points is not None:
         cols = [c for c in points.columns if c != "error"] + ["error"]

@@ -52,8 +52,16 @@ class Result:
         return pl.DataFrame(self.summary.get("flows", []), infer_schema_length=None)
 
     def queue_summary(self) -> pl.DataFrame:
-        """``summary["queues"]`` as a DataFrame, without the per-class entries."""
-        rows = [{k: v for k, v in q.items() if k != "classes"} for q in self.summary["queues"]]
+        """``summary["queues"]`` as a DataFrame: a row per queue (``class`` ``""``) and one
+        per class of a multi-class queue under it (DualPI2's ``"L4S"``, ``"Classic"``; its
+        ``qdisc`` the queue's), as ``queues.parquet``'s ``class`` column has them."""
+        rows = []
+        for q in self.summary["queues"]:
+            whole = {k: v for k, v in q.items() if k != "classes"}
+            rows.append({**whole, "class": ""})
+            for c in q.get("classes") or []:
+                cls = {k: v for k, v in c.items() if k != "classes"}
+                rows.append({**cls, "qdisc": q.get("qdisc"), "class": c.get("qdisc")})
         return pl.DataFrame(rows, infer_schema_length=None)
 
 

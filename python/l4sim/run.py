@@ -139,6 +139,10 @@ def run(
         if key == "sim_time_s":
             summary["wall_time_s"] = wall
     summary.setdefault("wall_time_s", wall)
+    summary["flows"] = [
+        _with_ecn(f, rf.spec)
+        for f, rf in zip(summary.get("flows", []), sim.scenario.resolved_flows(), strict=False)
+    ]
     summary["l4sim_version"] = __version__
     summary["partial"] = interrupted
     if interrupted:
@@ -150,6 +154,20 @@ def run(
     result = Result(summary=summary, flows=flows, queues=queues, scenario=sim.scenario)
     result.captures = captures
     return result
+
+
+def _with_ecn(flow: dict[str, Any], spec: Any) -> dict[str, Any]:
+    """``flow`` with ``ecn`` after ``cca``: what its packets use (a TCP flow's negotiated
+    mode, ``"accecn"`` / ``"ecn"`` / ``"off"``, the congestion control's needs included; a
+    UDP or control flow's codepoint)."""
+    mode = spec.ecn_mode() if hasattr(spec, "ecn_mode") else getattr(spec, "ecn", None)
+    out: dict[str, Any] = {}
+    for key, value in flow.items():
+        out[key] = value
+        if key == "cca":
+            out["ecn"] = mode
+    out.setdefault("ecn", mode)
+    return out
 
 
 def _after_chunk(

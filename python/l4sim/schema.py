@@ -109,6 +109,10 @@ def _describe(defs: dict[str, Any]) -> None:
         model = models.get(name)
         mapping = getattr(model, "_core_keys", {}) if model is not None else {}
         for key, prop in (node.get("properties") or {}).items():
+            if key == "kind" and "const" in prop:
+                # The table's tag: the core's "kind" keys (a policy's …) describe others.
+                prop.setdefault("description", f'Selects this table: `"{prop["const"]}"`.')
+                continue
             target = mapping.get(key, key)
             if callable(target):
                 keys = getattr(target, "core_keys", ())

@@ -23,6 +23,7 @@ __all__ = [
     "EMULATION_FLOW_FIELDS",
     "KERNEL_UNKNOWN",
     "RUN_FIELDS",
+    "RUN_FLOW_FIELDS",
     "summary_schema",
 ]
 
@@ -37,6 +38,16 @@ RUN_FIELDS: dict[str, tuple[str, str]] = {
         "the simulated time so far.",
     ),
     "interrupted_at_s": ("number", "Where a partial run stopped (simulated s); only when partial."),
+}
+
+#: What ``l4sim run`` adds per flow.
+RUN_FLOW_FIELDS: dict[str, tuple[str | list[str], str]] = {
+    "ecn": (
+        ["string", "null"],
+        "The ECN the flow's packets use: a TCP flow's negotiated mode (`\"accecn\"`, "
+        '`"ecn"` or `"off"`, including what its congestion control forces: Prague '
+        'AccECN with ECT(1), DCTCP ECN); a UDP or control flow\'s codepoint (`"ect1"` …).',
+    ),
 }
 
 #: What ``l4sim emulate`` adds at the top level.
@@ -98,10 +109,12 @@ def summary_schema(emulated: bool = False) -> dict[str, Any]:
     props = schema.setdefault("properties", {})
     for key, (kind, text) in RUN_FIELDS.items():
         props[key] = {"type": kind, "description": text}
+    flow = schema["$defs"][props["flows"]["items"]["$ref"].rsplit("/", 1)[-1]]
+    for key, (kind, text) in RUN_FLOW_FIELDS.items():
+        flow["properties"][key] = {"type": kind, "description": text}
     if emulated:
         for key, (kind, text) in EMULATION_FIELDS.items():
             props[key] = {"type": kind, "description": text}
-        flow = schema["$defs"][props["flows"]["items"]["$ref"].rsplit("/", 1)[-1]]
         for key, (kind, text) in EMULATION_FLOW_FIELDS.items():
             flow["properties"][key] = {"type": kind, "description": text}
         for key in KERNEL_UNKNOWN:

@@ -7,17 +7,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from l4sim.sweep_spec import Point, SweepError, SweepSpec
+from l4sim.units import si_quantity
 
 PARQUET = "sweep.parquet"
 META = "sweep.json"
 POINTS = "points"
 ROWS = ".rows"  # sweep.parquet's rows while a sweep runs (see _Table)
+STR = "_str"  # the suffix of a quantity axis's column of text as written ("15ms")
 
 
 def _write_atomic(path: Path, write: Callable[[Path], None], sync: bool = False) -> None:
@@ -58,6 +61,33 @@ def _scalar(v: Any) -> Any:
     return json.dumps(v) if isinstance(v, list | dict) else v
 
 
+def class_prefix(name: str) -> str:
+    """The column prefix of a queue class in sweep.parquet: ``"L4S"`` -> ``"class.l4s."``."""
+    return "class." + (re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "unnamed") + "."
+
+
+def _queue_row(q: dict[str, Any]) -> dict[str, Any]:
+    """A queue's columns, each class's results (DualPI2's L4S and Classic queues) flattened
+    beside them as typed columns: ``class.l4s.sojourn_p99_s``, ``class.classic.drops`` …"""
+    row = {k: _scalar(v) for k, v in q.items() if k != "classes"}
+    for c in q.get("classes") or []:
+        prefix = class_prefix(str(c.get("qdisc")))
+        row |= {prefix + k: v for k, v in c.items() if k not in ("link", "qdisc", "classes")}
+    return row
+
+
+def axis_units(axes: list[str], pts: list[Point]) -> dict[str, str]:
+    """The axes whose values are all quantities of one kind (``"5ms"``, ``"15ms"``), each
+    with the SI unit sweep.parquet stores it in (``"s"``; :func:`l4sim.units.si_quantity`)."""
+    out: dict[str, str] = {}
+    for key in axes:
+        values = [p.params[key] for p in pts if p.params.get(key) is not None]
+        found = {si_quantity(v)[1] if si_quantity(v) else None for v in values}
+        if len(found) == 1 and None not in found:
+            out[key] = found.pop()  # type: ignore[assignment]
+    return out
+
+
 _HEAD = ["point", "point_index", "seed"]
 _STATUS = ["status", "error", "attempts", "sim_time_s", "wall_time_s", "events"]
 _STATUS += ["jain_fairness", "record"]
@@ -84,10 +114,7 @@ def _point_rows(p: Point, rec: dict[str, Any] | None) -> list[dict[str, Any]]:
         {**head, "record": "flow", **{k: _scalar(v) for k, v in f.items()}}
         for f in summary.get("flows", [])
     ]
-    rows += [
-        {**head, "record": "queue", **{k: _scalar(v) for k, v in q.items()}}
-        for q in summary.get("queues", [])
-    ]
+    rows += [{**head, "record": "queue", **_queue_row(q)} for q in summary.get("queues", [])]
     return rows
 
 
@@ -126,6 +153,9 @@ class _Table:
             kinds = {type(p.params[key]) for p in pts if p.params.get(key) is not None}
             if len(kinds) > 1 and not kinds <= {int, float}:
                 self.as_text.append(key)
+        # A quantity axis ("5ms", "15ms") is stored as a number in SI units, so that it sorts
+        # numerically, with the text as written beside it in "<axis>_str".
+        self.units = axis_units(self.params, pts)
         self.files: dict[bool, list[Path]] = {True: [], False: []}  # old?, files
         self.rows: list[dict[str, Any]] = []
         self.rows_old = True
@@ -160,6 +190,10 @@ class _Table:
             for key in self.as_text:
                 if r.get(key) is not None:
                     r[key] = str(r[key])
+            for key in self.units:
+                text = r.get(key)
+                r[key + STR] = text
+                r[key] = None if text is None else si_quantity(text)[0]  # type: ignore[index]
         path = self._next_file()
         pl.DataFrame(self.rows, infer_schema_length=None, strict=False).write_parquet(path)
         self.rows = []
@@ -188,7 +222,8 @@ class _Table:
             return None
         lf = parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
         names = lf.collect_schema().names()
-        first = [c for c in [*_HEAD, *self.params, *_STATUS] if c in names]
+        params = [c for key in self.params for c in (key, key + STR)]
+        first = [c for c in [*_HEAD, *params, *_STATUS] if c in names]
         return lf.select(first + sorted(c for c in names if c not in first))
 
     def write(self, out: Path, *, final: bool = False) -> Path:
@@ -241,6 +276,7 @@ def _meta(spec: SweepSpec, pts: list[Point], status: dict[str, str]) -> dict[str
             "keys": {d.key: {d.kind: d.values} for d in spec.draws},
         },
         "axes": spec.axes(),
+        "units": axis_units(spec.axes(), pts),
         "seeds": spec.seeds,
         "points": len(pts),
         "ok": ok,

@@ -53,6 +53,7 @@ __all__ = [
     "parse_rate",
     "parse_size",
     "parse_time",
+    "si_quantity",
 ]
 
 
@@ -287,6 +288,33 @@ def split_quantity(text: str) -> tuple[float, str]:
     if m is None:
         raise ValueError(text)
     return float(m.group(1)), m.group(2)
+
+
+#: The SI unit each kind of quantity converts to in :func:`si_quantity`: (units, SI unit
+#: name, the units' base per SI unit).
+_SI: tuple[tuple[dict[str, int], str, int], ...] = (
+    (TIME_UNITS, "s", 10**9),
+    (RATE_UNITS, "bit/s", 1),
+    (SIZE_UNITS, "B", 1),
+    ({"p": 1}, "packets", 1),
+)
+
+
+def si_quantity(value: object) -> tuple[float, str] | None:
+    """``"15ms"`` -> ``(0.015, "s")``, ``"10Mbps"`` -> ``(1e7, "bit/s")``, ``"1.5KiB"`` ->
+    ``(1536.0, "B")``, ``"100p"`` -> ``(100.0, "packets")``: a quantity in SI units (seconds,
+    bits per second, bytes, packets) and the unit's name; None for anything else (a plain
+    number, a word). Sweeps store their swept quantities this way, so they sort as numbers."""
+    if not isinstance(value, str):
+        return None
+    m = _QUANTITY.match(value)
+    if m is None:
+        return None
+    number, unit = m.groups()
+    for units, name, per in _SI:
+        if unit in units:
+            return float(Decimal(number) * units[unit] / per), name
+    return None
 
 
 def format_number(x: float | None, spec: str = "{:.2f}", scale: float = 1.0) -> str:

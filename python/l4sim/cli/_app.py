@@ -34,6 +34,24 @@ _ABORT = _exception_types("Abort")
 _USAGE = _exception_types("TyperException") + _exception_types("ClickException")
 
 
+def _flags_take_no_value() -> None:
+    """Newer typer (0.2x) shows a flag's type in the rich help as ``<bool>`` (``--help
+    <bool>``), as if it took a value; a flag takes none, so it shows no type there."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "flags_plain", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich.flags_plain = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_take_no_value()
+
 app = typer.Typer(
     name="l4sim",
     help="Packet-level network simulator for congestion control and AQM (L4S first-class).\n\n"

@@ -17,28 +17,34 @@ def _num(value: Any, scale: float = 1.0, fmt: str = "{:.2f}") -> str:
 
 
 def _flow_table(summary: dict[str, Any]) -> Table:
+    flows = summary.get("flows", [])
+    # Columns shown only when a flow needs them: a sized flow's completion time, the ECN.
+    sized = any(f.get("fct_s") is not None for f in flows)
+    ecn = any(f.get("ecn") not in (None, "off", "not_ect") for f in flows)
     table = Table(title="Flows", title_justify="left")
     for col, justify in [
         ("id", "right"),
         ("flow", "left"),
+        *([("ecn", "left")] if ecn else []),
         ("path", "left"),
         ("start s", "right"),
         ("goodput Mbps", "right"),
         ("retx", "right"),
         ("srtt ms", "right"),
-        ("fct s", "right"),
+        *([("fct s", "right")] if sized else []),
     ]:
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for f in summary.get("flows", []):
+    for f in flows:
         table.add_row(
             str(f.get("id")),
             f"{f.get('kind')} {f.get('cca') or ''}".strip(),
-            f"{f.get('src')} → {f.get('dst')}",
+            *([str(f.get("ecn") or "-")] if ecn else []),
+            f"{f.get('src')}→{f.get('dst')}",
             _num(f.get("start_s"), fmt="{:g}"),
             _num(f.get("goodput_bps"), 1e-6),
             str(f.get("retransmits", "-")),
             _num(f.get("srtt_mean_s"), 1e3, "{:.1f}"),
-            _num(f.get("fct_s"), fmt="{:.3f}"),
+            *([_num(f.get("fct_s"), fmt="{:.3f}")] if sized else []),
         )
     return table
 
@@ -71,17 +77,27 @@ def _queue_table(summary: dict[str, Any]) -> Table:
     ]:
         table.add_column(col, justify="left" if col in ("link", "qdisc") else "right")
     for q in shown:
-        table.add_row(
-            str(q.get("link")),
-            str(q.get("qdisc")),
-            _num(q.get("utilization"), 100, "{:.1f}"),
-            _num(q.get("sojourn_mean_s"), 1e3),
-            _num(q.get("sojourn_p99_s"), 1e3),
-            _num(q.get("backlog_mean_pkts"), fmt="{:.1f}"),
-            str(q.get("drops", "-")),
-            str(q.get("ecn_marks", "-")),
-        )
+        table.add_row(*_queue_cells(q, str(q.get("link")), str(q.get("qdisc"))))
+        # A multi-class qdisc (DualPI2's L4S and Classic queues) reports each class too:
+        # one row per class under the whole queue's.
+        classes = q.get("classes") or []
+        for i, c in enumerate(classes):
+            branch = "└" if i == len(classes) - 1 else "├"
+            table.add_row(*_queue_cells(c, "", f"{branch} {c.get('qdisc')}"))
     return table
+
+
+def _queue_cells(q: dict[str, Any], link: str, qdisc: str) -> list[str]:
+    return [
+        link,
+        qdisc,
+        _num(q.get("utilization"), 100, "{:.1f}"),
+        _num(q.get("sojourn_mean_s"), 1e3),
+        _num(q.get("sojourn_p99_s"), 1e3),
+        _num(q.get("backlog_mean_pkts"), fmt="{:.1f}"),
+        str(q.get("drops", "-")),
+        str(q.get("ecn_marks", "-")),
+    ]
 
 
 def _report(summary: dict[str, Any], paths: list[Path]) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -34,6 +34,10 @@ class _CcaBase(_Model):
     defaults. Written back as just the kind when no option is set."""
 
     kind: str
+    #: The ECN the algorithm forces on its connection whatever the flow's ``ecn`` says
+    #: (the core's ``CongestionOps::ecn_needs``, after Linux's ``TCP_CONG_NEEDS_ECN``,
+    #: ``TCP_CONG_NEEDS_ACCECN`` and ``TCP_CONG_WANTS_ECT_1``): keys of the flow set to true.
+    ecn_needs: ClassVar[tuple[str, ...]] = ()
 
     def to_core(self) -> dict[str, Any]:
         """The core's ``CcaConfig`` table: the kind and the options set."""
@@ -88,6 +92,7 @@ class Dctcp(_CcaBase):
     """DCTCP (RFC 8257)."""
 
     kind: Literal["dctcp"] = "dctcp"
+    ecn_needs: ClassVar[tuple[str, ...]] = ("ecn",)  # TCP_CONG_NEEDS_ECN
 
 
 class Prague(_CcaBase):
@@ -98,6 +103,8 @@ class Prague(_CcaBase):
     response there; 2 detect only)."""
 
     kind: Literal["prague"] = "prague"
+    # TCP_CONG_NEEDS_ECN | TCP_CONG_NEEDS_ACCECN | TCP_CONG_WANTS_ECT_1
+    ecn_needs: ClassVar[tuple[str, ...]] = ("ecn", "accecn", "ect1")
     rtt_independence: Flag | None = None
     alpha_mode: Literal[0, 1] | None = None
     ecn_fallback: Literal[0, 1, 2] | None = None

@@ -171,6 +171,23 @@ class TcpFlow(_FlowBase):
         return self
 
     @model_validator(mode="after")
+    def _ecn_the_cca_forces(self) -> TcpFlow:
+        """The ECN the congestion control forces (Prague: AccECN and ECT(1); DCTCP: ECN)
+        is written into the flow, so the resolved scenario says what the flow does; the core
+        gets what it would have chosen anyway. An explicit ``accecn`` / ``ect1`` stays."""
+        for key in type(self.cca).ecn_needs:
+            if key == "ecn" or getattr(self, key) is None:
+                object.__setattr__(self, key, True)
+        return self
+
+    def ecn_mode(self) -> str:
+        """What the SYN negotiates (l4sim's receiver grants it): ``"accecn"`` (Accurate
+        ECN, RFC 9768), ``"ecn"`` (RFC 3168) or ``"off"``."""
+        if self.accecn:
+            return "accecn"
+        return "ecn" if self.ecn else "off"
+
+    @model_validator(mode="after")
     def _fixed_or_autotuned_window(self) -> TcpFlow:
         """A fixed ``rwnd`` turns autotuning off (Linux ``SO_RCVBUF``), so ``rmem_max``,
         autotuning's ceiling, would be ignored: giving both is an error."""

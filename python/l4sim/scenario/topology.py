@@ -43,7 +43,10 @@ class LinkSpec(_Model):
     (docs/traces.md); ``rate`` is then needed only for a direction without one."""
 
     rate: Rate | None = None
-    delay: Time
+    delay: Time = Field(
+        description="One-way propagation delay, the same in each direction: a flow's base "
+        "RTT is twice the sum of the delays on its path (docs/scenarios.md, Presets)."
+    )
     loss: Probability = 0.0
     #: Extra delay per packet, uniform in [0, jitter], that never reorders the link's
     #: packets (host timing noise; breaks the phase effects of drop-tail queues).
@@ -139,7 +142,10 @@ class AccessSpec(_Model):
     """Access links of a dumbbell (default FIFO 1000p both ways)."""
 
     rate: Rate = "1Gbps"  # type: ignore[assignment]
-    delay: Time = "1ms"  # type: ignore[assignment]
+    delay: Time = Field(
+        "1ms",  # type: ignore[arg-type]
+        description="One-way delay of each access link (s_i—r0 and r1—d_i).",
+    )
     #: Order-preserving per-packet jitter on every access link (as ``LinkSpec.jitter``).
     jitter: Time = "0ms"  # type: ignore[assignment]
 
@@ -169,7 +175,9 @@ class Dumbbell(_Topology):
         default_factory=AccessSpec, description="Every access link (s_i—r0, r1—d_i)."
     )
     access_delays: list[Time] | None = Field(
-        None, description="Per-pair access delay (one per pair), for RTT mixes."
+        None,
+        description="Per-pair one-way delay of the sender's access link s_i—r0 (one per "
+        "pair), for RTT mixes; the receiver's side keeps access.delay.",
     )
 
     @model_validator(mode="after")
