@@ -65,7 +65,7 @@ def test_deployed_policy_sets_dualpi2_p(tmp_path):
     """A dualpi2 qdisc with ``a3c_policy`` runs the actor: p' stays in [0, max_prob] and
     differs from the PI controller's run."""
     from l4sim import Scenario
-    from l4sim.run import run
+    from l4sim.engine.run import run
 
     torch.manual_seed(1)
     actor = a3c.Actor()
@@ -137,7 +137,7 @@ def test_offline_mode_writes_table1_logs_and_trains_deterministically(tmp_path):
 
 
 def test_utility_reward_trades_delay_against_utilisation():
-    from l4sim import rewards
+    from l4sim.envs import rewards
     from l4sim.envs.features import QueueStep
 
     def step(deq: int, sojourn: float, drops: int = 0) -> QueueStep:
@@ -172,9 +172,9 @@ def _grid_p(policy: str) -> float:
 
 
 def test_reproduce_quick_writes_the_table_and_figures(tmp_path):
-    from l4sim.experiments import a3c_004
+    from l4sim.experiments import a3c_l4s
 
-    rows = a3c_004.reproduce(tmp_path, quick=True, only=["dynamic"])
+    rows = a3c_l4s.reproduce(tmp_path, quick=True, only=["dynamic"])
     assert {r.aqm for r in rows} == {
         "dualpi2",
         "fq_l4s",
@@ -342,10 +342,10 @@ def test_prob_in_state_false_hides_p_from_the_state():
 def test_collapsed_and_front_goals_are_counted_per_policy():
     """A policy collapses when its Classic mean delay exceeds 10x PI's in a scenario with
     Classic flows; the front table checks the issue's goal on every deployed policy."""
-    from l4sim.experiments import a3c_004
+    from l4sim.experiments import a3c_l4s
 
-    def row(sc: str, aqm: str, seed: int, util: float, classic: float) -> a3c_004.Row:
-        return a3c_004.Row(sc, aqm, seed, None, None, classic, util, 0.9, 0, 0)
+    def row(sc: str, aqm: str, seed: int, util: float, classic: float) -> a3c_l4s.Row:
+        return a3c_l4s.Row(sc, aqm, seed, None, None, classic, util, 0.9, 0, 0)
 
     rows = [
         row("10Mbps-newreno", "dualpi2", 0, 0.974, 15.0),
@@ -357,7 +357,7 @@ def test_collapsed_and_front_goals_are_counted_per_policy():
         row("10Mbps-prague", "dualpi2", 0, 0.9, 0.1),
         row("10Mbps-prague", "a3c-utility", 1, 0.9, 50.0),  # no Classic flows: not counted
     ]
-    bad = a3c_004.collapsed(rows)
+    bad = a3c_l4s.collapsed(rows)
     assert bad[("10Mbps-newreno", "a3c-utility")] == (1, 2)
     assert bad[("dynamic", "a3c-utility")] == (0, 1)
     assert ("10Mbps-prague", "a3c-utility") not in bad
@@ -368,7 +368,7 @@ def test_collapsed_and_front_goals_are_counted_per_policy():
         row("10Mbps-newreno", "a3c-utility-w1-t", 1, 0.981, 17.0),  # 0.976 on PI's line
         row("10Mbps-newreno", "a3c-utility-w1-t", 2, 0.900, 5.0),  # outside PI's span
     ]
-    fronts = a3c_004.front_summary(rows, quick=True)
+    fronts = a3c_l4s.front_summary(rows, quick=True)
     assert [(f["scenario"], f["controller"], f["delay_weight"]) for f in fronts] == [
         ("10Mbps-newreno", "PI", ""),
         ("10Mbps-newreno", "PI, target 10ms", ""),
@@ -383,11 +383,11 @@ def test_collapsed_and_front_goals_are_counted_per_policy():
     assert fronts[5]["over_pi_front"] == pytest.approx(0.981 - 0.980)
     assert fronts[5]["over_pi_front_ci95_high"] is None  # one point inside PI's span
     assert fronts[3]["over_pi_front"] is None  # 2 ms and 4.3 s: outside it
-    md = a3c_004.front_markdown(rows, fronts)
+    md = a3c_l4s.front_markdown(rows, fronts)
     assert "10Mbps-newreno, A3C sets p': policies" in md and "1 of 3 (utility s1)" in md
     assert "10Mbps-newreno, A3C sets PI target: policies" in md and "0 of 2 (none)" in md
     assert "dynamic, A3C sets p': policies" in md and "1 of 1 (utility s1)" in md
-    table = a3c_004.markdown_table(rows)
+    table = a3c_l4s.markdown_table(rows)
     assert table.splitlines()[0].endswith("| collapsed |") and "-t" not in table
 
 
@@ -461,7 +461,7 @@ def test_a_target_actor_tunes_the_pi_in_training_and_in_the_core(tmp_path):
     that always asks for 15.625 ms runs DualPI2 exactly as its PI with that target."""
     from l4sim import Scenario
     from l4sim.agents.a3c_model import action_value
-    from l4sim.run import run
+    from l4sim.engine.run import run
 
     cfg = a3c.A3cConfig(pi_target_ms=(7.8125, 23.4375))  # exact in float32
     assert action_value(0.0, 0.3, cfg) == pytest.approx(0.015625)
@@ -484,8 +484,8 @@ def test_a_target_actor_tunes_the_pi_in_training_and_in_the_core(tmp_path):
     assert tuned["queues"][0]["ecn_marks"] == pi["queues"][0]["ecn_marks"] > 0
     assert tuned["flows"] == pi["flows"]
     # The control API sets the same target; a bad one is one sentence.
+    from l4sim.engine.simulation import Simulation
     from l4sim.errors import ActionError
-    from l4sim.simulation import Simulation
 
     topo = {"preset": "two_host", "rate": "10Mbps", "delay": "10ms", "qdisc": {"kind": "dualpi2"}}
     sim = Simulation(Scenario.parse({"duration": "1s", "topology": topo, "flows": []}))

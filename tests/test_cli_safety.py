@@ -18,10 +18,10 @@ import polars as pl
 import pytest
 
 from l4sim import cli
+from l4sim.engine.results import Result, write
+from l4sim.engine.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 from l4sim.errors import L4simError
-from l4sim.results import Result, write
 from l4sim.scenario import loads
-from l4sim.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -231,7 +231,7 @@ def test_plot_and_write_refuse_a_path_under_a_file(work):
 
 @needs_core
 def test_run_stops_on_interrupt_with_partial_result():
-    from l4sim.run import run
+    from l4sim.engine.run import run
 
     sc = loads(scenario_text("p", "1s"))
     seen: list[float] = []

@@ -19,7 +19,7 @@ pytest.importorskip("l4sim._core")
 
 import l4sim
 from l4sim import cli
-from l4sim.report import build_report
+from l4sim.cli.report import build_report
 from l4sim.sweep import parse_spec, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]

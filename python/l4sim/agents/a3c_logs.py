@@ -44,7 +44,7 @@ def write_log(scenario: Any, path: str | Path, interval_s: float = 0.016) -> pl.
     """Run ``scenario`` (a Scenario or its dict) and write its Table-1 log to ``path``
     (``.csv`` or ``.parquet``); returns the frame."""
     from l4sim import Scenario
-    from l4sim.simulation import Simulation
+    from l4sim.engine.simulation import Simulation
 
     scen = scenario if isinstance(scenario, Scenario) else Scenario.parse(scenario)
     links = [

@@ -17,7 +17,7 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
-from l4sim import rewards as _rewards
+from l4sim.envs import rewards as _rewards
 from l4sim.envs.features import QueueStep
 
 FEATURES = (
@@ -262,7 +262,7 @@ def normalise(raw: np.ndarray, scale: np.ndarray) -> np.ndarray:
 
 
 #: Rewards by the trainer's name: the paper's (minus the queue delay in ms) and its future
-#: work's utility of delay, throughput and loss (:mod:`l4sim.rewards`).
+#: work's utility of delay, throughput and loss (:mod:`l4sim.envs.rewards`).
 REWARDS: dict[str, str] = {"delay": "a3c_l4s", "utility": "a3c_utility"}
 
 

@@ -121,7 +121,7 @@ class OnlineEnv:
 
     def reset(self) -> np.ndarray:
         from l4sim import Scenario
-        from l4sim.simulation import Simulation
+        from l4sim.engine.simulation import Simulation
 
         scen, self.rate, self.rtt = training_scenario(self.cfg, self.rng)
         self.sim = Simulation(Scenario.parse(scen))

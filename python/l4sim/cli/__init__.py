@@ -73,8 +73,8 @@ def _run_and_write(
     """Run ``scenario`` and write its results to ``out``; Ctrl-C stops the run between chunks
     and writes what was simulated so far (``summary["partial"]`` is then true). With
     ``stream`` the time series go to Parquet chunk by chunk as the run goes."""
-    from l4sim.results import SeriesStream, write
-    from l4sim.run import run
+    from l4sim.engine.results import SeriesStream, write
+    from l4sim.engine.run import run
 
     check_out_dir(out)
     sink = SeriesStream(out) if stream else None
@@ -177,7 +177,7 @@ def emulate_cmd(
     """Run a scenario on the kernel's TCP between network namespaces, through l4sim's link
     model and qdiscs in a userspace router (root needed); writes the files of `run`."""
     from l4sim.emulate import emulate
-    from l4sim.results import write
+    from l4sim.engine.results import write
 
     sc = load(scenario)
     if duration is not None:

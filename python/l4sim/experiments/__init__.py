@@ -8,20 +8,20 @@ figures, ``markdown_table``, ``tensorboard_dir`` and the reference data it compa
 the declarations.
 
 - ``aqm-comparison`` (``aqm-004``): paper 004's AQM comparison (Table 2), see
-  :mod:`l4sim.experiments.aqm_004`.
+  :mod:`l4sim.experiments.aqm_comparison`.
 - ``a3c-l4s`` (``a3c-004``): paper 004's A3C-L4S trained online and deployed in DualPI2,
-  beside DualPI2 and FQ-L4S, see :mod:`l4sim.experiments.a3c_004` (needs PyTorch).
+  beside DualPI2 and FQ-L4S, see :mod:`l4sim.experiments.a3c_l4s` (needs PyTorch).
 - ``l4s-rtt-fairness``: two TCP Prague / CUBIC flows through DualPI2, pfifo and fq_codel
   beside a Linux L4S testbed, see :mod:`l4sim.experiments.l4s_rtt_fairness`.
 - ``rl-tcp``: ns3-ai's RL-TCP example (paper 000), a DQN per reward beside NewReno, see
   :mod:`l4sim.experiments.rl_tcp` (needs PyTorch).
 - ``macc`` (``macc-002``): paper 002's MA-CC beside its baselines, see
-  :mod:`l4sim.experiments.macc_002` (needs PyTorch).
+  :mod:`l4sim.experiments.macc` (needs PyTorch).
 - ``lfq`` (``lfq-001``): paper 001's learned per-flow buffers inside ``fq``, see
-  :mod:`l4sim.experiments.lfq_001`.
+  :mod:`l4sim.experiments.lfq`.
 - ``remote-brain`` (``remote-rl-tcp-000``): paper 000's remote-brain RL-TCP, stage 1
-  (:mod:`l4sim.experiments.remote_rl_tcp_000`) then stage 2, the unified run, the
-  control-delay study and a fair-share remote CC (:mod:`l4sim.experiments.remote_brain_000`).
+  (:mod:`l4sim.experiments.remote_brain`) then stage 2, the unified run, the
+  control-delay study and a fair-share remote CC (:mod:`l4sim.experiments.remote_brain.stage2`).
 - ``classic-queue``: classic TCP beside a dominant flow (BBR, DCTCP) in one classic queue,
   against the kernel measured through ``l4sim emulate`` (issue 35), see
   :mod:`l4sim.experiments.classic_queue`.
@@ -39,13 +39,13 @@ if TYPE_CHECKING:
 
 #: Topic name -> the module whose ``EXPERIMENT`` declares it (imported when needed).
 EXPERIMENTS: dict[str, str] = {
-    "aqm-comparison": "l4sim.experiments.aqm_004",
-    "a3c-l4s": "l4sim.experiments.a3c_004",
+    "aqm-comparison": "l4sim.experiments.aqm_comparison",
+    "a3c-l4s": "l4sim.experiments.a3c_l4s",
     "l4s-rtt-fairness": "l4sim.experiments.l4s_rtt_fairness",
     "rl-tcp": "l4sim.experiments.rl_tcp",
-    "macc": "l4sim.experiments.macc_002",
-    "lfq": "l4sim.experiments.lfq_001",
-    "remote-brain": "l4sim.experiments.remote_rl_tcp_000",
+    "macc": "l4sim.experiments.macc",
+    "lfq": "l4sim.experiments.lfq",
+    "remote-brain": "l4sim.experiments.remote_brain",
     "classic-queue": "l4sim.experiments.classic_queue",
 }
 

@@ -38,13 +38,13 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 import numpy as np
 
-from l4sim import rewards as _rewards
+from l4sim.envs import rewards as _rewards
 from l4sim.errors import EnvConfigError, L4simError
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._rl_tcp_figures import Curve, plot_curves, plot_episode, plot_training
 from l4sim.experiments._tables import mean_ci, write_ci, write_per_seed, write_table, write_timing
 from l4sim.experiments.base import declare, quick_option, seeds_option
+from l4sim.experiments.rl_tcp.figures import Curve, plot_curves, plot_episode, plot_training
 from l4sim.scenario import Scenario
 from l4sim.units import format_number as _fmt
 
@@ -75,7 +75,7 @@ BASE_RTT_S = 0.08002
 BDP_PKTS = RATE_BPS * BASE_RTT_S / 8 / WIRE_PACKET_BYTES
 """The path's bandwidth-delay product in wire packets (≈ 51)."""
 
-#: --reward name -> (l4sim.rewards name, reward_scale used for learning)
+#: --reward name -> (l4sim.envs.rewards name, reward_scale used for learning)
 REWARDS: dict[str, tuple[str, float]] = {"default": ("tcp", 1.0), "ns3ai": ("ns3ai", 1e-4)}
 ACTION_SET = "delta"
 STEP_INTERVAL = "100ms"
@@ -374,7 +374,7 @@ class Row:
 
 def newreno_baseline(seed: int = EVAL_SEED) -> dict[str, Any]:
     """NewReno (Linux-like defaults) alone on the RL-TCP path for the evaluation's 20 s."""
-    from l4sim.run import run
+    from l4sim.engine.run import run
 
     summary = run(Scenario.parse(_newreno_scenario(seed), source="rl_tcp_newreno"), progress=False)
     q = next(q for q in summary.summary["queues"] if q["link"] == BOTTLENECK)

@@ -1,4 +1,4 @@
-"""The remote-brain rules beside the trained agents (:mod:`l4sim.experiments.remote_brain_000`):
+"""The remote-brain rules beside the trained agents (:mod:`l4sim.experiments.remote_brain.stage2`):
 :func:`rate_rule`, a hand-written remote CC, and the unified system with N devices, M
 control-path and L data-path competitors driven by it (:func:`nml_run`, :func:`nml_table`).
 """

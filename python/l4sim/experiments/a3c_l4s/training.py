@@ -1,4 +1,4 @@
-"""a3c-004's training runs (:mod:`l4sim.experiments.a3c_004`): one per variant (a reward,
+"""a3c-004's training runs (:mod:`l4sim.experiments.a3c_l4s`): one per variant (a reward,
 and for the utility reward a delay weight) and training seed, each a deterministic A3C run
 (lock-step rounds, :func:`l4sim.agents.a3c.train`) that an executor can run beside the
 others; the training table (first and last ten episodes, rising or not) and throughput.

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from l4sim import budget
+from l4sim.engine import budget
 from l4sim.errors import ActionError, CoreError, EnvConfigError, L4simError, ScenarioError
 from l4sim.native import core as _core_module
 from l4sim.scenario import Scenario, load
@@ -297,10 +297,10 @@ class Simulation:
         """Build the simulation of ``scenario`` (a :class:`~l4sim.scenario.Scenario`, a path
         to a scenario file, or a dict of scenario keys), at time 0.
 
-        Before it is built, its peak memory is estimated (:mod:`l4sim.budget`): above the
+        Before it is built, its peak memory is estimated (:mod:`l4sim.engine.budget`): above the
         budget (``memory_limit``: bytes or a size such as ``"4GiB"``, 0 or ``"none"`` for no
         check; by default ``$L4SIM_MEMORY_LIMIT``, else half of the available memory) it
-        raises :class:`~l4sim.budget.MemoryBudgetError`. ``streaming=True`` tells that the
+        raises :class:`~l4sim.engine.budget.MemoryBudgetError`. ``streaming=True`` tells that the
         caller takes the time series out as the run goes (:meth:`drain_series`, at least
         every 1 % of the run), so they count for that much only."""
         self.scenario: Scenario = _as_scenario(scenario)

@@ -1,6 +1,6 @@
 """The memory budget: refuse, before it is built, a simulation whose results would not fit.
 
-:class:`~l4sim.simulation.Simulation` calls :func:`check` on every scenario it is given (so
+:class:`~l4sim.engine.simulation.Simulation` calls :func:`check` on every scenario it is given (so
 ``l4sim run``, sweeps, experiments and environments all get it): :func:`estimate` adds up
 what the run will hold at its peak, and a run estimated above the budget raises
 :class:`MemoryBudgetError`, one sentence naming the estimate, the budget and the knob to
@@ -9,7 +9,7 @@ system killing the process (or the core aborting on a failed allocation) minutes
 
 The budget (:func:`resolve_limit`), first found of:
 
-* ``memory_limit=`` of :class:`~l4sim.simulation.Simulation` (bytes, or a size such as
+* ``memory_limit=`` of :class:`~l4sim.engine.simulation.Simulation` (bytes, or a size such as
   ``"4GiB"``; ``0`` or ``"none"``: no check);
 * the environment variable ``L4SIM_MEMORY_LIMIT`` (the same forms);
 * half of the memory available now (``MemAvailable`` in ``/proc/meminfo``), or
@@ -82,7 +82,7 @@ BASE_BYTES = 16 * 2**20
 
 STREAM_SHARE = 0.01
 """With ``streaming=True`` the time series count for this share of the run: the caller
-takes them from the core (:meth:`~l4sim.simulation.Simulation.drain_series`) at least this
+takes them from the core (:meth:`~l4sim.engine.simulation.Simulation.drain_series`) at least this
 often, e.g. after each of ``l4sim.run``'s 100 chunks."""
 
 #: From this many flows a refusal names their count among the knobs.

@@ -1,6 +1,6 @@
 """The figures of paper 000's stage 2, unified run, fair share and control-delay study
-(:mod:`l4sim.experiments.remote_brain_000`; stage 1's Fig. 6/7 are
-:mod:`l4sim.experiments.remote_rl_tcp_000`'s)."""
+(:mod:`l4sim.experiments.remote_brain.stage2`; stage 1's Fig. 6/7 are
+:mod:`l4sim.experiments.remote_brain`'s)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import statistics
 from pathlib import Path
 
 from l4sim.experiments._timeseries import plot_timeseries
-from l4sim.experiments.remote_brain_000 import (
+from l4sim.experiments.remote_brain.stage2 import (
     DELAY_AGENTS,
     PAPER_DELAYS_MS,
     UNIFIED_QUEUES,
@@ -59,7 +59,7 @@ def plot_delay_study(results: list[Result], path: Path) -> Path:
 
 def draw_figures(results: list[Result], out: Path) -> None:
     """Fig. 8/9 (stage 2), the unified run, the fair-share runs and the delay study (stage
-    1's Fig. 6/7: :mod:`l4sim.experiments.remote_rl_tcp_000`)."""
+    1's Fig. 6/7: :mod:`l4sim.experiments.remote_brain`)."""
     fig_dir = out
     by = {r.job.name: r for r in results}
     s2 = [

@@ -8,14 +8,14 @@ simulation under random traffic) for each reward (``delay``: the paper's minus q
 ``dualpi2`` qdisc with ``a3c_policy`` runs it in the core every ``tupdate`` (an ``fq_l4s``
 one on each of its queues, a transfer: it was trained on DualPI2). The deployed
 policy is compared with plain DualPI2 (the PI2 controller) and FQ-L4S on paper 004's
-scenarios (:mod:`l4sim.experiments.aqm_004`: four flows starting 10 s apart, 60 s each,
+scenarios (:mod:`l4sim.experiments.aqm_comparison`: four flows starting 10 s apart, 60 s each,
 10 and 1 Mbit/s, 20 ms; NewReno with ECN and TCP Prague) and on a dynamic one (rate
 10 -> 2 -> 10 Mbit/s at 30 s and 60 s, two Prague and two NewReno-ECN flows arriving 10 s
 apart and leaving after 40 s).
 
 Training: per variant (``delay``; ``utility`` at delay weight
-:data:`~l4sim.experiments._a3c_training.WEIGHT`; for the front, the utility reward at each of
-:data:`~l4sim.experiments._a3c_training.FRONT_WEIGHTS`, once with an actor that sets p' and
+:data:`~l4sim.experiments.a3c_l4s.training.WEIGHT`; for the front, the utility reward at each of
+:data:`~l4sim.experiments.a3c_l4s.training.FRONT_WEIGHTS`, once with an actor that sets p' and
 once with one that sets PI's target, ``-t``) and training seed, with issue 36's
 fixes (:class:`~l4sim.agents.a3c.A3cConfig`'s defaults; ``paper=True`` / ``--paper``: the
 paper's algorithm and budget). Each run is deterministic (lock-step rounds, gradients
@@ -44,8 +44,17 @@ from pathlib import Path
 from typing import Any
 
 from l4sim.executors import Executor
-from l4sim.experiments import aqm_004
-from l4sim.experiments._a3c_training import (
+from l4sim.experiments import aqm_comparison
+from l4sim.experiments._cases import run_cases
+from l4sim.experiments._tables import (
+    mean_ci,
+    write_ci,
+    write_csv,
+    write_per_seed,
+    write_table,
+    write_timing,
+)
+from l4sim.experiments.a3c_l4s.training import (
     FRONT_WEIGHTS,
     PI_TARGET,
     QUICK_FRONT_WEIGHTS,
@@ -56,15 +65,6 @@ from l4sim.experiments._a3c_training import (
     training_table,
     variant,
     variant_reward,
-)
-from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import (
-    mean_ci,
-    write_ci,
-    write_csv,
-    write_per_seed,
-    write_table,
-    write_timing,
 )
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option, tb_subdir
 
@@ -171,14 +171,14 @@ def scenario_dict(case: Case, policy: str | None) -> dict[str, Any]:
         qdisc: dict[str, Any] | None = {"kind": "dualpi2", "a3c_policy": policy}
         base = "dualpi2"
     elif case.aqm.startswith("fq_l4s-a3c-"):
-        qdisc = {**aqm_004.AQMS["fq_l4s"], "a3c_policy": policy}
+        qdisc = {**aqm_comparison.AQMS["fq_l4s"], "a3c_policy": policy}
         base = "fq_l4s"
     elif case.aqm.startswith("dualpi2-t"):  # PI at a fixed target (the front's reference)
         qdisc, base = {"kind": "dualpi2", "target": case.aqm.removeprefix("dualpi2-t")}, "dualpi2"
     else:
         qdisc, base = None, case.aqm
-    c = aqm_004.Case(base, rate, True, "prague" if cca == "mixed" else cca)
-    d = aqm_004.scenario_dict(c, 1, qdisc)
+    c = aqm_comparison.Case(base, rate, True, "prague" if cca == "mixed" else cca)
+    d = aqm_comparison.scenario_dict(c, 1, qdisc)
     d["name"] = case.name
     if cca == "mixed":
         for i, f in enumerate(d["flows"]):
@@ -216,7 +216,7 @@ def _ms(x: float | None) -> float | None:
 
 def _run_case(task: tuple[Case, str | None]) -> Row:
     from l4sim import Scenario
-    from l4sim.run import run
+    from l4sim.engine.run import run
 
     case, policy = task
     scen = Scenario.parse(scenario_dict(case, policy))
@@ -288,7 +288,7 @@ def reproduce(
     runs = trainings(todo, out, seeds, quick, workers, paper, hogwild)
     # Hogwild forks its own workers: not from inside a pool's (daemonic) processes.
     trained = run_cases(run_training, runs, runs, None if hogwild else executor)
-    from l4sim.experiments._a3c_training import held_out
+    from l4sim.experiments.a3c_l4s.training import held_out
 
     for t, score in zip(trained, run_cases(held_out, runs, runs, executor), strict=True):
         t.held_out = score
@@ -315,7 +315,7 @@ def reproduce(
         write_csv(out / "front.csv", fronts)
         (out / "front.md").write_text(front_markdown(rows, fronts))
     if figures:
-        from l4sim.experiments import _a3c_figures as fig
+        from l4sim.experiments.a3c_l4s import figures as fig
 
         fig.plot_convergence(trained, out)
         fig.plot_learning_curves(trained, out)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from l4sim.emulate_netns import (
+from l4sim.emulate.netns import (
     _Host,
     _in_netns,
 )

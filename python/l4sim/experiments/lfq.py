@@ -213,7 +213,7 @@ def _qdisc(case: Case) -> dict[str, Any]:
 
 def _run_case(case: Case) -> Row:
     from l4sim.agents import lfq
-    from l4sim.simulation import Simulation
+    from l4sim.engine.simulation import Simulation
 
     sim = Simulation(lfq.scenario(case.bw, case.delay, case.cca, DURATION_S, _qdisc(case)))
     limits: list[float] = []

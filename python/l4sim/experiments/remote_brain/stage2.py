@@ -1,6 +1,6 @@
 """Paper 000's remote brain beyond stage 1: stage 2, the unified run, the control-delay
 study and a fair-share remote CC (issue 14). ``l4sim reproduce remote-rl-tcp-000`` runs
-these after Table 2 (:mod:`l4sim.experiments.remote_rl_tcp_000`).
+these after Table 2 (:mod:`l4sim.experiments.remote_brain`).
 
 Every case trains a DQN (the RL-TCP hyper-parameters of :mod:`l4sim.experiments.rl_tcp`)
 on :class:`~l4sim.envs.remote.RemoteTcpEnv` in 20 s episodes, then runs it greedily for
@@ -38,7 +38,7 @@ from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import mean_ci, write_ci, write_csv, write_timing
-from l4sim.experiments.remote_brain_nml import EVAL_SEED, nml_run, nml_table, rate_rule
+from l4sim.experiments.remote_brain.nml import EVAL_SEED, nml_run, nml_table, rate_rule
 from l4sim.metrics import jain
 
 AGENTS: dict[str, dict[str, Any]] = {

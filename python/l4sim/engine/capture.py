@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from l4sim.errors import L4simError, ScenarioError
 
 if TYPE_CHECKING:
+    from l4sim.engine.simulation import Simulation
     from l4sim.scenario import Capture, Scenario
-    from l4sim.simulation import Simulation
 
 __all__ = ["capture_files", "capture_path", "open_captures"]
 

@@ -60,9 +60,9 @@ from l4sim.errors import L4simError
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._macc_tables import generalise_table, results_table
 from l4sim.experiments._tables import write_ci, write_per_seed, write_table, write_timing
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option, tb_subdir
+from l4sim.experiments.macc.tables import generalise_table, results_table
 from l4sim.metrics import mean_abs_deviation as _mad
 from l4sim.metrics import nan_mean as _fmean
 from l4sim.scenario import Scenario
@@ -290,7 +290,7 @@ def _episode_stats(env: Any) -> tuple[float, float]:
 
 
 def _duration_s(duration: str) -> float:
-    from l4sim.simulation import to_ns
+    from l4sim.engine.simulation import to_ns
 
     return to_ns(duration, "duration") / 1e9
 
@@ -307,7 +307,7 @@ def _row(
 def _rule_based(scen: Scenario, virtual_queues: bool) -> Any:
     """A rule-based scheme's finished run; ``virtual_queues=False``: the engine's other order
     of same-nanosecond events (the core's ``without_virtual_queues``, before the run)."""
-    from l4sim.simulation import Simulation
+    from l4sim.engine.simulation import Simulation
 
     sim = Simulation(scen)
     if not virtual_queues:
@@ -389,7 +389,7 @@ def reproduce(
     if teams:
         generalise(out, teams, executor=executor, quick=quick)
     if figures:
-        from l4sim.experiments._macc_figures import metrics_figure, plot_training
+        from l4sim.experiments.macc.figures import metrics_figure, plot_training
 
         metrics_figure(rows, [s for s in SCHEMES if any(r.scheme == s for r in rows)], out)
         plot_training(out, [(c.name, c.scheme) for c in todo])

@@ -1,4 +1,4 @@
-"""MA-CC's Markdown tables (:mod:`l4sim.experiments.macc_002`): Fig. 4's metrics per scheme
+"""MA-CC's Markdown tables (:mod:`l4sim.experiments.macc`): Fig. 4's metrics per scheme
 beside the paper's numbers, and the generalisation table; every cell is the mean ± the
 half-width of its 95 % confidence interval over training seeds (Student's t)."""
 

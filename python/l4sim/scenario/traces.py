@@ -33,7 +33,7 @@ MAX_TRACE_MS = 1 << 31
 MAX_TRACE_BYTES = 600 * 1024 * 1024
 
 BUILTIN = "builtin:"
-_DATA = Path(__file__).parent / "data" / "traces"
+_DATA = Path(__file__).parent.parent / "data" / "traces"
 
 #: The directory relative trace paths are resolved against (the scenario file's).
 _base_dir: ContextVar[Path | None] = ContextVar("l4sim_trace_base_dir", default=None)

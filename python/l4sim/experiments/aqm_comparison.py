@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from l4sim.engine.results import write
+from l4sim.engine.run import run
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import declare
-from l4sim.results import write
-from l4sim.run import run
 from l4sim.scenario import Scenario
 from l4sim.units import format_number as _fmt
 

@@ -1,4 +1,4 @@
-"""a3c-004's figures (:mod:`l4sim.experiments.a3c_004`): the Fig. 25-style convergence of
+"""a3c-004's figures (:mod:`l4sim.experiments.a3c_l4s`): the Fig. 25-style convergence of
 each run, the learning curves over seeds, the learned policies and the delay-weight front."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from l4sim.experiments._a3c_training import PI_TARGET, Trained, variant, variant_reward
 from l4sim.experiments._tables import mean_ci
+from l4sim.experiments.a3c_l4s.training import PI_TARGET, Trained, variant, variant_reward
 
 #: Episodes per point of the learning curves (a running mean: one episode is one random
 #: scenario, whose reward says more about the traffic than about the policy).

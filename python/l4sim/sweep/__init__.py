@@ -45,7 +45,7 @@ from typing import Any
 from l4sim.executors import Executor, SerialExecutor
 from l4sim.processes import deferred_interrupt
 from l4sim.scenario import Scenario
-from l4sim.sweep_spec import (
+from l4sim.sweep.spec import (
     MAX_POINTS,
     Point,
     SweepError,
@@ -56,7 +56,7 @@ from l4sim.sweep_spec import (
     parse_spec,
     points,
 )
-from l4sim.sweep_table import (
+from l4sim.sweep.table import (
     META,
     PARQUET,
     POINTS,
@@ -97,13 +97,13 @@ def run_point(task: dict[str, Any]) -> dict[str, Any]:
     sc = Scenario.parse(task["scenario"], source="point")
     keep = task.get("keep_dir")
     if keep:
-        from l4sim.results import write
-        from l4sim.run import run
+        from l4sim.engine.results import write
+        from l4sim.engine.run import run
 
         result = run(sc)
         write(result, keep)
         return result.summary
-    from l4sim.simulation import Simulation
+    from l4sim.engine.simulation import Simulation
 
     start = time.perf_counter()
     sim = Simulation(sc)

@@ -191,8 +191,8 @@ RUN_QUEUE_COLUMNS = (
 
 
 def _run_page(d: Path) -> Page:
+    from l4sim.engine.results import read
     from l4sim.plot import plot
-    from l4sim.results import read
 
     result = read(d)
     s = result.summary

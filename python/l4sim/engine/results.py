@@ -17,9 +17,9 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from l4sim.engine.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 from l4sim.errors import L4simError, ScenarioError
 from l4sim.scenario import Scenario, load
-from l4sim.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 
 __all__ = ["FILES", "Result", "SeriesStream", "make_dir", "read", "write"]
 
@@ -32,8 +32,8 @@ class Result:
     """The outcome of a run.
 
     ``summary`` is the summary.json contract (incl. ``wall_time_s``); ``flows`` and
-    ``queues`` are the time series (columns: :data:`l4sim.simulation.FLOW_SCHEMA`,
-    :data:`l4sim.simulation.QUEUE_SCHEMA`).
+    ``queues`` are the time series (columns: :data:`l4sim.engine.simulation.FLOW_SCHEMA`,
+    :data:`l4sim.engine.simulation.QUEUE_SCHEMA`).
     """
 
     summary: dict[str, Any]

@@ -1,4 +1,4 @@
-"""MA-CC's figures (:mod:`l4sim.experiments.macc_002`): the Fig. 4 bars and the Fig. 3
+"""MA-CC's figures (:mod:`l4sim.experiments.macc`): the Fig. 4 bars and the Fig. 3
 training curves; ``todo`` is (case directory name, scheme) pairs."""
 
 from __future__ import annotations

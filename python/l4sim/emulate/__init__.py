@@ -4,13 +4,13 @@ namespaces.
 Each host of the scenario (a flow endpoint) gets a network namespace ``l4e<pid>-<node>``
 holding one TUN device with address ``10.77.0.<node + 1>``; nothing else, no default route,
 so traffic cannot leave the run's namespaces. The Rust router ``l4sim-router``
-(``crates/l4sim-emu``, carried by the extension: ``python -m l4sim._router``) holds the TUN
+(``crates/l4sim-emu``, carried by the extension: ``python -m l4sim.emulate.router``) holds the TUN
 devices and forwards every packet through the scenario's links as the simulator models them
 (the core's ``Channel``: the qdisc of each link direction, serialisation at its rate,
 propagation delay, i.i.d. loss), writing CE marks into the IP headers. The endpoints are the
 kernel's TCP: the congestion control is set per socket (``TCP_CONGESTION``), ECN per
 namespace (``net.ipv4.tcp_ecn``); ``cca = "dctcp"`` on a kernel without ``tcp_dctcp`` is a
-BPF DCTCP loaded for the run (:mod:`l4sim.emulate_bpf`). A traffic generator in this
+BPF DCTCP loaded for the run (:mod:`l4sim.emulate.bpf`). A traffic generator in this
 process (sockets opened inside the namespaces with ``setns(2)``, one thread per endpoint)
 runs the scenario's flows and samples ``TCP_INFO``.
 
@@ -19,8 +19,8 @@ the receiver; RTT, cwnd, retransmits and delivery rate from ``TCP_INFO``; per-qu
 sojourn, backlog, drops, marks and utilisation from the router), ``flows.parquet``,
 ``queues.parquet`` and ``scenario.toml``.
 
-The hosts (namespaces, TUN devices, cleanup) are in :mod:`l4sim.emulate_netns`, the traffic
-generator and ``TCP_INFO`` sampling in :mod:`l4sim.emulate_traffic`; this module checks the
+The hosts (namespaces, TUN devices, cleanup) are in :mod:`l4sim.emulate.netns`, the traffic
+generator and ``TCP_INFO`` sampling in :mod:`l4sim.emulate.traffic`; this module checks the
 host, starts the router and puts the results together.
 
 Needs root (namespaces, TUN devices). Namespaces, devices and processes are removed on
@@ -48,10 +48,9 @@ from typing import Any
 
 import polars as pl
 
-from l4sim import emulate_bpf
 from l4sim._version import __version__
-from l4sim.capture import capture_files
-from l4sim.emulate_netns import (
+from l4sim.emulate import bpf as emulate_bpf
+from l4sim.emulate.netns import (
     _NETNS_DIR,
     _TUN,
     PREFIX,
@@ -62,7 +61,7 @@ from l4sim.emulate_netns import (
     _wait_links_up,
     cleanup_leftovers,
 )
-from l4sim.emulate_traffic import (
+from l4sim.emulate.traffic import (
     _BASE_PORT,
     _SRC_PORT,
     _Flow,
@@ -70,13 +69,14 @@ from l4sim.emulate_traffic import (
     _sample,
     _Traffic,
 )
+from l4sim.engine.capture import capture_files
+from l4sim.engine.results import Result
+from l4sim.engine.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 from l4sim.errors import EmulationError
 from l4sim.metrics import jain
 from l4sim.processes import pdeathsig_preexec
-from l4sim.results import Result
 from l4sim.scenario import Scenario, load
 from l4sim.scenario.flows import ControlFlow, TcpFlow
-from l4sim.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 
 __all__ = ["PREFIX", "cleanup_leftovers", "emulate", "find_router", "kernel_ccas"]
 
@@ -95,7 +95,7 @@ def find_router() -> list[str]:
     """The command that starts the emulator's router: ``$L4SIM_ROUTER`` (a stand-alone
     ``l4sim-router`` binary, e.g. ``target/release/l4sim-router`` from
     ``cargo build --release -p l4sim-emu``) when set, else the router the extension carries
-    (``python -m l4sim._router``), so an installed wheel emulates without Rust."""
+    (``python -m l4sim.emulate.router``), so an installed wheel emulates without Rust."""
     env = os.environ.get("L4SIM_ROUTER")
     if env:
         if not os.access(env, os.X_OK):
@@ -108,7 +108,7 @@ def find_router() -> list[str]:
             "this build of l4sim's extension carries no emulator router; reinstall l4sim "
             "(pip install .) or set L4SIM_ROUTER to an l4sim-router binary"
         )
-    return [sys.executable, "-m", "l4sim._router"]
+    return [sys.executable, "-m", "l4sim.emulate.router"]
 
 
 def _check_host() -> None:
@@ -136,7 +136,7 @@ def kernel_ccas() -> list[str]:
 
 def _kernel_cca(kind: str, available: list[str]) -> str:
     """The kernel's name for cca ``kind``: its own module when it has one, else the BPF
-    stand-in (:mod:`l4sim.emulate_bpf`, loaded for the run) when this host can load it."""
+    stand-in (:mod:`l4sim.emulate.bpf`, loaded for the run) when this host can load it."""
     name = _KERNEL_CCA.get(kind, kind)
     bpf = emulate_bpf.BPF_CCAS.get(kind)
     if name in available or bpf is None:
@@ -231,7 +231,7 @@ def emulate(
     out_dir: str | Path | None = None,
 ) -> Result:
     """Run ``scenario`` for its duration in real time on the kernel's TCP through the
-    router; returns a :class:`~l4sim.results.Result` as :func:`l4sim.run` does.
+    router; returns a :class:`~l4sim.engine.results.Result` as :func:`l4sim.run` does.
 
     ``spin_us``: the router busy-waits this long before each event instead of sleeping
     (more accurate timing, one core busy). ``realtime``: run the router with SCHED_FIFO.

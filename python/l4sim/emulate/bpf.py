@@ -22,10 +22,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from l4sim.emulate_netns import _pid_alive
+from l4sim.emulate.netns import _pid_alive
 from l4sim.errors import EmulationError
 
-SOURCE = Path(__file__).parent / "data" / "bpf" / "l4sim_dctcp.bpf.c"
+SOURCE = Path(__file__).parent.parent / "data" / "bpf" / "l4sim_dctcp.bpf.c"
 
 
 BPF_CCAS = {"dctcp": "l4sim_dctcp"}

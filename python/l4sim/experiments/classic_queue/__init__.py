@@ -310,7 +310,7 @@ def kernel_rows() -> dict[str, list[dict[str, str]]]:
 
 def _simulate(case: Case, seeds: Sequence[int] = SEEDS) -> dict[str, Any]:
     """:func:`measure` of ``case`` averaged over ``seeds`` (``runs``: each seed's)."""
-    from l4sim.run import run
+    from l4sim.engine.run import run
 
     runs = []
     for seed in seeds:
@@ -416,7 +416,7 @@ def reproduce(
         ],
     )
     if figures:
-        from l4sim.experiments._classic_queue_figure import scatter
+        from l4sim.experiments.classic_queue.figures import scatter
 
         scatter(rows, out / "sim_vs_kernel.png")
     return rows

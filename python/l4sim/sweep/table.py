@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from l4sim.sweep_spec import Point, SweepError, SweepSpec
+from l4sim.sweep.spec import Point, SweepError, SweepSpec
 
 PARQUET = "sweep.parquet"
 META = "sweep.json"

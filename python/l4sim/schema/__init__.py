@@ -174,7 +174,7 @@ def _scenario() -> dict[str, Any]:
 
 
 def _sweep() -> dict[str, Any]:
-    from l4sim.sweep_spec import _DISTRIBUTIONS, _TOP_KEYS, MAX_POINTS
+    from l4sim.sweep.spec import _DISTRIBUTIONS, _TOP_KEYS, MAX_POINTS
 
     scenario = _scenario()
     defs = scenario.pop("$defs")

@@ -16,10 +16,10 @@ from typing import Any
 import polars as pl
 
 from l4sim._version import __version__
-from l4sim.capture import open_captures
-from l4sim.results import Result
+from l4sim.engine.capture import open_captures
+from l4sim.engine.results import Result
+from l4sim.engine.simulation import Simulation
 from l4sim.scenario import Scenario
-from l4sim.simulation import Simulation
 
 __all__ = ["run"]
 
@@ -79,7 +79,7 @@ def run(
     on_series: Callable[[pl.DataFrame, pl.DataFrame], None] | None = None,
     out_dir: str | Path | None = None,
 ) -> Result:
-    """Simulate ``scenario`` to its duration and return a :class:`~l4sim.results.Result`.
+    """Simulate ``scenario`` to its duration and return a :class:`~l4sim.engine.results.Result`.
 
     The run advances in ``chunks`` equal steps of simulated time; after each one
     ``on_chunk(sim)`` is called and, with ``progress=True``, a rich progress bar is updated.
@@ -91,10 +91,10 @@ def run(
     ``summary["partial"]`` is true and ``summary["interrupted_at_s"]`` is the simulated time
     reached (also ``sim_time_s``).
 
-    ``memory_limit`` is the memory budget (:mod:`l4sim.budget`: bytes or a size such as
+    ``memory_limit`` is the memory budget (:mod:`l4sim.engine.budget`: bytes or a size such as
     ``"4GiB"``; default half the memory available). With ``on_series`` the time series are
     handed over as they are sampled, ``on_series(flows, queues)`` after every chunk (e.g. a
-    :class:`~l4sim.results.SeriesStream` writing Parquet), so the run holds only a chunk of
+    :class:`~l4sim.engine.results.SeriesStream` writing Parquet), so the run holds only a chunk of
     them and the budget counts only that; the result's ``flows`` and ``queues`` are then
     empty.
 

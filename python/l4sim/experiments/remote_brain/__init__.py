@@ -18,7 +18,7 @@ delay), the paper's 9.5 + 0.01 + 9.5; each seed starts BC_1 at a random time in 
 second, so that the five seeds are five samples.
 
 The rest of issue 14 (stage 2, the unified run with states and actions as packets, the
-control-delay study and a fair-share remote CC) is :mod:`l4sim.experiments.remote_brain_000`;
+control-delay study and a fair-share remote CC) is :mod:`l4sim.experiments.remote_brain.stage2`;
 ``reproduce`` runs both (``--only`` takes queue names for stage 1 and the parts
 ``stage2``, ``unified``, ``delay``, ``fairshare``).
 """
@@ -32,16 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from l4sim.engine.run import run
+from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
-from l4sim.experiments import remote_brain_000 as brain
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import mean_ci, write_ci, write_per_seed, write_table
 from l4sim.experiments._timeseries import plot_timeseries
 from l4sim.experiments.base import declare, quick_option, tb_subdir
-from l4sim.experiments.remote_brain_figures import draw_figures
-from l4sim.run import run
+from l4sim.experiments.remote_brain import stage2 as brain
+from l4sim.experiments.remote_brain.figures import draw_figures
 from l4sim.scenario import Scenario
-from l4sim.simulation import Simulation
 
 #: Table 2 of the paper: RS_1's mean RTT (ms), from ``l4sim/data/reference``.
 PAPER_TABLE2 = brain.PAPER_DELAYS_MS
