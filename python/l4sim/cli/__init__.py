@@ -284,13 +284,14 @@ def schema_cmd(
 @app.command("version")
 def version_cmd() -> None:
     """Print the l4sim version."""
-    try:
-        from l4sim import _core  # noqa: F401
+    from l4sim.native import core
 
-        core = "core built"
-    except ImportError:
-        core = "core not built"
-    out_console.print(f"l4sim {__version__} ({core})")
+    try:
+        core()
+        built = "core built"
+    except CoreError:
+        built = "core not built"
+    out_console.print(f"l4sim {__version__} ({built})")
 
 
 # --------------------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from l4sim._version import __version__
+from l4sim.errors import CoreError
+from l4sim.native import core
 
 __all__ = ["MANIFEST", "git_commit", "write_manifest"]
 
@@ -58,10 +60,8 @@ def _versions() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             out[name] = None
     try:
-        from l4sim import _core
-
-        out["l4sim_core_crate"] = str(_core.__version__)
-    except (ImportError, AttributeError):
+        out["l4sim_core_crate"] = str(core().__version__)
+    except (CoreError, AttributeError):
         out["l4sim_core_crate"] = None
     out["rustc"] = None  # not recorded at build time
     return out

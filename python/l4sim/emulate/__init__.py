@@ -74,6 +74,7 @@ from l4sim.engine.results import Result
 from l4sim.engine.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 from l4sim.errors import EmulationError
 from l4sim.metrics import jain
+from l4sim.native import core
 from l4sim.processes import pdeathsig_preexec
 from l4sim.scenario import Scenario, load
 from l4sim.scenario.flows import ControlFlow, TcpFlow
@@ -101,9 +102,7 @@ def find_router() -> list[str]:
         if not os.access(env, os.X_OK):
             raise EmulationError(f"L4SIM_ROUTER {env!r} is not an executable file")
         return [env]
-    from l4sim import _core
-
-    if not hasattr(_core, "router_main"):
+    if not hasattr(core(), "router_main"):
         raise EmulationError(
             "this build of l4sim's extension carries no emulator router; reinstall l4sim "
             "(pip install .) or set L4SIM_ROUTER to an l4sim-router binary"

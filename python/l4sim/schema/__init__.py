@@ -46,7 +46,7 @@ _KIND_SCOPED = _QDISC_MODELS | {m.__name__ for m in CCA_MODELS}
 def core_descriptions() -> dict[tuple[str, str], str]:
     """The core configuration's field descriptions (Rust doc comments) by (scope, config.rs
     key): scope is a qdisc's or a CCA's kind inside its variant, "" elsewhere."""
-    from l4sim import _core
+    from l4sim.native import core
 
     out: dict[tuple[str, str], str] = {}
 
@@ -65,7 +65,7 @@ def core_descriptions() -> dict[tuple[str, str], str]:
             for value in node:
                 walk(value, scope)
 
-    walk(_core.contract()["schemas"]["config"], "")
+    walk(core().contract()["schemas"]["config"], "")
     return out
 
 

@@ -101,7 +101,7 @@ def plot_policies(out: Path, variants: Iterable[str], seeds: Iterable[int]) -> N
     plt = pyplot()
     import numpy as np
 
-    from l4sim import _core
+    from l4sim.native import core
 
     delays = np.linspace(0.0, 1.0, 51)
     fig, ax = plt.subplots(figsize=(5, 3.2))
@@ -111,7 +111,7 @@ def plot_policies(out: Path, variants: Iterable[str], seeds: Iterable[int]) -> N
             states[:, 2] = states[:, 3] = delays
             states[:, 6] = states[:, 7] = 1.0
             path = out / "train" / f"{v}-s{seed}" / "policy.safetensors"
-            p = _core.policy_infer("a3c", str(path), states.tolist())
+            p = core().policy_infer("a3c", str(path), states.tolist())
             ax.plot(delays * 100, p, style, label=f"{v} s{seed}")
     ax.set_xlabel("queue delay, ms (feature x 100 ms)")
     ax.set_ylabel("p'")
