@@ -25,10 +25,7 @@ from l4sim.cli._app import (
     _ABORT,
     _EXIT,
     _INVOCATION,
-    _JOBS,
-    _RAY,
     _USAGE,
-    OUT_ROOT,
     _fail,
     _out_option,
     _ScenarioArg,
@@ -38,29 +35,12 @@ from l4sim.cli._app import (
     default_out,
     err_console,
     out_console,
-    safe_name,
 )
-from l4sim.cli.tables import _flow_table, _num, _queue_table, _report
+from l4sim.cli.tables import _report
 from l4sim.errors import CoreError, L4simError
 from l4sim.scenario import Scenario, load, loads
 
-__all__ = [
-    "OUT_ROOT",
-    "_INVOCATION",
-    "_JOBS",
-    "_RAY",
-    "_flow_table",
-    "_num",
-    "_queue_table",
-    "app",
-    "check_out_dir",
-    "check_out_file",
-    "default_out",
-    "err_console",
-    "main",
-    "out_console",
-    "safe_name",
-]
+__all__ = ["app", "main"]
 
 
 def _run_and_write(
@@ -238,14 +218,9 @@ def demo_cmd(
     )
 
 
-# The commands of the other modules register themselves, in the order `l4sim --help` shows.
-from l4sim.cli import reproduce as _reproduce  # noqa: E402
-from l4sim.cli import sweep as _sweep  # noqa: E402
-from l4sim.cli import train as _train  # noqa: E402
-
-reproduce_cmd = _reproduce.reproduce_cmd
-sweep_cmd, report_cmd = _sweep.sweep_cmd, _sweep.report_cmd
-train_app, train_rl_tcp_cmd = _train.train_app, _train.train_rl_tcp_cmd
+# The other command modules register their commands on `app` when imported, here, after this
+# module's, in the order `l4sim --help` shows.
+from l4sim.cli import reproduce, sweep, train  # noqa: E402, F401
 
 
 @app.command("schema")
