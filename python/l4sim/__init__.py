@@ -11,7 +11,7 @@ from l4sim._version import __version__
 from l4sim.engine.budget import MemoryBudgetError
 from l4sim.engine.results import Result, read, write
 from l4sim.engine.run import run
-from l4sim.engine.simulation import Simulation
+from l4sim.engine.simulation import Simulation, SimulationBatch
 from l4sim.errors import (
     ActionError,
     CoreError,
@@ -61,6 +61,7 @@ __all__ = [
     "ScenarioError",
     "ScenarioWarning",
     "Simulation",
+    "SimulationBatch",
     "TcpFlow",
     "Topology",
     "TwoHost",
