@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from l4sim.agents.a3c import A3cConfig, train
-from l4sim.agents.a3c_worker import OnlineEnv
+from l4sim.agents.a3c.worker import OnlineEnv
 from l4sim.envs import rewards
 
 #: The fixed diagnostic scenario (as A3cConfig traffic ranges of width 0).

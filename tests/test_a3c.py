@@ -105,7 +105,7 @@ def test_bad_config_is_one_sentence():
 
 
 def test_offline_mode_writes_table1_logs_and_trains_deterministically(tmp_path):
-    from l4sim.agents.a3c_logs import read_logs, write_log
+    from l4sim.agents.a3c.logs import read_logs, write_log
 
     scen = {
         "duration": "2s",
@@ -270,7 +270,7 @@ class _StubEnv:
 def _run_stub(monkeypatch, cfg: a3c.A3cConfig, actor: a3c.Actor | None = None):
     """Run one worker on :class:`_StubEnv`; returns the env and each update's (segment,
     bootstrap value)."""
-    from l4sim.agents import a3c_worker
+    from l4sim.agents.a3c import worker as a3c_worker
 
     env, updates = _StubEnv(), []
     real = a3c_worker._losses
@@ -307,7 +307,7 @@ def test_log_prob_is_of_the_action_sampled(monkeypatch):
         actor.sigma.bias.fill_(5.0)
     # One tupdate per decision, so that the stub sees each applied p' once.
     cfg = a3c.A3cConfig(workers=1, episodes=1, steps=40, seed=3, max_prob=0.4, action_repeat=1)
-    from l4sim.agents.a3c_model import to_prob
+    from l4sim.agents.a3c.model import to_prob
 
     env, updates = _run_stub(monkeypatch, cfg, actor)
     sampled = [a for seg, _v in updates for a in seg.actions]
@@ -395,7 +395,7 @@ def test_mean_prob_in_state_shows_the_mean_action_not_the_sample(monkeypatch):
     """``mean_prob_in_state``: the state's p' features come back (the file's scale too),
     filled in training with the decision's mean p' (what the core will read), not the
     sample that was applied."""
-    from l4sim.agents.a3c_model import to_prob
+    from l4sim.agents.a3c.model import to_prob
 
     cfg = a3c.A3cConfig(workers=1, episodes=1, steps=10, seed=3, mean_prob_in_state=True)
     assert a3c.norm_scale(cfg)[[1, 4]].min() > 0
@@ -408,7 +408,7 @@ def test_mean_prob_in_state_shows_the_mean_action_not_the_sample(monkeypatch):
             shown.append(self.shown_prob)
             return super().step(p)
 
-    from l4sim.agents import a3c_worker
+    from l4sim.agents.a3c import worker as a3c_worker
 
     env = Env()
     monkeypatch.setattr(a3c_worker, "make_env", lambda c, s: env)
@@ -438,7 +438,7 @@ def test_an_incremental_actor_moves_p_in_training_and_in_the_core(tmp_path):
     """``delta_prob`` (issue 36: an integral controller): a decision moves the current p' by
     at most delta_prob x action_repeat, p' is in the state, the weights file carries
     delta_prob and the core moves p' the same way at each update."""
-    from l4sim.agents.a3c_model import action_value
+    from l4sim.agents.a3c.model import action_value
 
     cfg = a3c.A3cConfig(delta_prob=0.01, action_repeat=4, max_prob=0.5)
     assert action_value(1.0, 0.2, cfg) == pytest.approx(0.24)
@@ -460,7 +460,7 @@ def test_a_target_actor_tunes_the_pi_in_training_and_in_the_core(tmp_path):
     action maps onto [lo, hi] ms, the core computes the same target as PyTorch, and an actor
     that always asks for 15.625 ms runs DualPI2 exactly as its PI with that target."""
     from l4sim import Scenario
-    from l4sim.agents.a3c_model import action_value
+    from l4sim.agents.a3c.model import action_value
     from l4sim.engine.run import run
 
     cfg = a3c.A3cConfig(pi_target_ms=(7.8125, 23.4375))  # exact in float32

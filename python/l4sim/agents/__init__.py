@@ -4,7 +4,7 @@
 - :mod:`l4sim.agents.lfq`: LFQ's offline training by A/B forks and online actor-critic
   (paper 001).
 - :mod:`l4sim.agents.a3c`: A3C-L4S, Hogwild workers setting DualPI2's marking (paper 004);
-  :mod:`l4sim.agents.a3c_ray` runs its workers on Ray and :mod:`l4sim.agents.a3c_logs`
+  :mod:`l4sim.agents.a3c.ray_runner` runs its workers on Ray and :mod:`l4sim.agents.a3c.logs`
   replays the authors' Table-1 logs offline.
 - :mod:`l4sim.agents.vdn`: VDN / QMIX / independent learners over TCP and AQM agents
   (MA-CC, paper 002).

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from l4sim.agents.a3c_model import (
+from l4sim.agents.a3c.model import (
     FEATURES,
     A3cConfig,
     make_reward,

@@ -3,7 +3,7 @@ memory, so Hogwild becomes a parameter server): a Ray actor holds the global act
 and their Adam optimisers; each worker (one executor task, :func:`_ray_worker`) sends its
 gradients every 5 steps and gets the new weights back — the same Algorithm 3 as the
 ``torch.multiprocessing`` workers of :func:`l4sim.agents.a3c.train`, with the same code
-(:func:`l4sim.agents.a3c_worker.run_worker`)."""
+(:func:`l4sim.agents.a3c.worker.run_worker`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import torch
 
-from l4sim.agents.a3c_model import A3cConfig, Actor, Critic
-from l4sim.agents.a3c_worker import run_worker
+from l4sim.agents.a3c.model import A3cConfig, Actor, Critic
+from l4sim.agents.a3c.worker import run_worker
 
 
 class ParamServer:

@@ -2,7 +2,7 @@
 sources): the Table-1 state (:data:`FEATURES`, :func:`raw_state`, :func:`norm_scale`), the
 configuration, the actor and critic networks, the reward, the action mapping, and the
 safetensors files the ``dualpi2`` qdisc's ``a3c_policy`` loads. Imported by the worker
-(:mod:`l4sim.agents.a3c_worker`), the log replay (:mod:`l4sim.agents.a3c_logs`), the Ray
+(:mod:`l4sim.agents.a3c.worker`), the log replay (:mod:`l4sim.agents.a3c.logs`), the Ray
 runner and the trainer; it imports none of them.
 """
 

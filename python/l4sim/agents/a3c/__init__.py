@@ -24,17 +24,17 @@ DualPI2 simulation under its own random traffic, and every 5 steps pushes its gr
 into the global networks and copies them back. ``workers=1`` runs in this process and is
 deterministic for a seed; so is ``sync="rounds"`` for any number of workers (they run in
 this process in lock-step rounds, their gradients applied in worker order:
-:func:`l4sim.agents.a3c_worker.run_rounds`), at the cost of running them one after another.
+:func:`l4sim.agents.a3c.worker.run_rounds`), at the cost of running them one after another.
 ``mode="offline"`` replays logs in the Table-1 format instead
-(:mod:`l4sim.agents.a3c_logs`, the paper's workflow). ``ray=...`` runs the same workers as
+(:mod:`l4sim.agents.a3c.logs`, the paper's workflow). ``ray=...`` runs the same workers as
 Ray tasks that synchronise through a parameter-server actor.
 
 Weights: :func:`save_policy` writes the actor as the safetensors file a ``dualpi2`` qdisc's
 ``a3c_policy`` loads (``crates/l4sim-core/src/policy/a3c.rs``).
 
-Modules: :mod:`l4sim.agents.a3c_model` (state, networks, reward, files),
-:mod:`l4sim.agents.a3c_worker` (the environment and Algorithm 3's worker),
-:mod:`l4sim.agents.a3c_logs` (offline replay), :mod:`l4sim.agents.a3c_ray` (Ray workers) and
+Modules: :mod:`l4sim.agents.a3c.model` (state, networks, reward, files),
+:mod:`l4sim.agents.a3c.worker` (the environment and Algorithm 3's worker),
+:mod:`l4sim.agents.a3c.logs` (offline replay), :mod:`l4sim.agents.a3c.ray_runner` (Ray workers) and
 this one (the trainer); each imports only those listed before it.
 """
 
@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from l4sim.agents.a3c_model import (
+from l4sim.agents.a3c.model import (
     FEATURES,
     REWARDS,
     STATE_DIM,
@@ -64,8 +64,8 @@ from l4sim.agents.a3c_model import (
     save_checkpoint,
     save_policy,
 )
-from l4sim.agents.a3c_ray import train_ray
-from l4sim.agents.a3c_worker import (
+from l4sim.agents.a3c.ray_runner import train_ray
+from l4sim.agents.a3c.worker import (
     OnlineEnv,
     act,
     check_action,

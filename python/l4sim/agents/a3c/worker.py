@@ -14,8 +14,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from l4sim.agents.a3c_logs import OfflineEnv
-from l4sim.agents.a3c_model import (
+from l4sim.agents.a3c.logs import OfflineEnv
+from l4sim.agents.a3c.model import (
     A3cConfig,
     Actor,
     Critic,
