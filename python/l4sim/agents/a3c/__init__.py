@@ -32,10 +32,17 @@ Ray tasks that synchronise through a parameter-server actor.
 Weights: :func:`save_policy` writes the actor as the safetensors file a ``dualpi2`` qdisc's
 ``a3c_policy`` loads (``crates/l4sim-core/src/policy/a3c.rs``).
 
-Modules: :mod:`l4sim.agents.a3c.model` (state, networks, reward, files),
-:mod:`l4sim.agents.a3c.worker` (the environment and Algorithm 3's worker),
-:mod:`l4sim.agents.a3c.logs` (offline replay), :mod:`l4sim.agents.a3c.ray_runner` (Ray workers) and
-this one (the trainer); each imports only those listed before it.
+Reading order (each file imports only those before it):
+
+1. :mod:`~l4sim.agents.a3c.model`: the configuration, the state (Table 1), the actor and
+   critic networks, the reward and the weights files;
+2. :mod:`~l4sim.agents.a3c.logs`: the offline environment that replays Table-1 logs;
+3. :mod:`~l4sim.agents.a3c.worker`: the online environment and one worker (Algorithm 3):
+   rollouts, n-step targets, losses, the push to the global networks;
+4. :mod:`~l4sim.agents.a3c.ray_runner`: the same workers as Ray tasks around a
+   parameter-server actor;
+5. this module: the trainer (Hogwild processes, lock-step rounds or Ray), evaluation and
+   checkpoints.
 """
 
 from __future__ import annotations
