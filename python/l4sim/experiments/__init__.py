@@ -1,6 +1,9 @@
-"""Paper and testbed reproductions, one module each; ``l4sim reproduce NAME`` runs them.
+"""Paper and testbed reproductions, filed by topic; ``l4sim reproduce NAME`` runs them.
 
-Every module ends with ``EXPERIMENT``, a :class:`~l4sim.experiments.base.Declared`
+An experiment is one module (``aqm_comparison.py``) or, when it has helpers, a folder whose
+``__init__.py`` is the experiment and whose ``figures.py`` / ``tables.py`` / ``training.py``
+hold them (``macc/``); ``_cases.py``, ``_tables.py`` and ``_timeseries.py`` serve them all.
+Every experiment ends with ``EXPERIMENT``, a :class:`~l4sim.experiments.base.Declared`
 (the :class:`~l4sim.experiments.base.Experiment` protocol): its topic name and the paper
 ids kept as aliases, title, paper, ``--only`` groups, options, cases, ``reproduce``, tables,
 figures, ``markdown_table``, ``tensorboard_dir`` and the reference data it compares with
@@ -23,7 +26,7 @@ the declarations.
   (:mod:`l4sim.experiments.remote_brain`) then stage 2, the unified run, the
   control-delay study and a fair-share remote CC (:mod:`l4sim.experiments.remote_brain.stage2`).
 - ``classic-queue``: classic TCP beside a dominant flow (BBR, DCTCP) in one classic queue,
-  against the kernel measured through ``l4sim emulate`` (issue 35), see
+  against the kernel measured through ``l4sim emulate``, see
   :mod:`l4sim.experiments.classic_queue`.
 """
 
