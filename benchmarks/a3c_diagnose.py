@@ -16,7 +16,7 @@ and what changed", quotes them):
     settings (``--paper``) or the defaults.
 ``deploy``
     The actors trained by ``train`` deployed in paper 004's 4-NewReno scenario (90 s,
-    :mod:`l4sim.experiments.a3c_004`): utilisation and Classic mean delay beside PI's.
+    :mod:`l4sim.experiments.a3c_l4s`): utilisation and Classic mean delay beside PI's.
 
 Usage (``PYTHONPATH=python``)::
 
@@ -40,9 +40,9 @@ from pathlib import Path
 
 import numpy as np
 
-from l4sim import rewards
 from l4sim.agents.a3c import A3cConfig, train
-from l4sim.agents.a3c_worker import OnlineEnv
+from l4sim.agents.a3c.worker import OnlineEnv
+from l4sim.envs import rewards
 
 #: The fixed diagnostic scenario (as A3cConfig traffic ranges of width 0).
 FIXED = {
@@ -142,16 +142,16 @@ def train_seeds(args: argparse.Namespace) -> None:
 
 
 def deploy(args: argparse.Namespace) -> None:
-    from l4sim.experiments import a3c_004
+    from l4sim.experiments import a3c_l4s
 
-    case = a3c_004.Case("10Mbps-newreno", "dualpi2")
-    pi = a3c_004._run_case((case, None))
+    case = a3c_l4s.Case("10Mbps-newreno", "dualpi2")
+    pi = a3c_l4s._run_case((case, None))
     print("| policy | utilisation | Classic mean ms | util vs PI | delay <= PI |")
     print("|---|---|---|---|---|")
     print(f"| PI | {pi.utilisation:.3f} | {pi.classic_mean_ms:.2f} | - | - |")
     for d in sorted(Path(args.out).glob("w*-s*")):
-        case = a3c_004.Case("10Mbps-newreno", "a3c-utility", 1)
-        r = a3c_004._run_case((case, str(d / "policy.safetensors")))
+        case = a3c_l4s.Case("10Mbps-newreno", "a3c-utility", 1)
+        r = a3c_l4s._run_case((case, str(d / "policy.safetensors")))
         rel = r.utilisation / pi.utilisation - 1
         ok = r.classic_mean_ms is not None and r.classic_mean_ms <= pi.classic_mean_ms
         print(

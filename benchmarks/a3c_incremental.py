@@ -31,15 +31,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
 from l4sim.executors import make_executor  # noqa: E402
-from l4sim.experiments import a3c_004 as a3c  # noqa: E402
-from l4sim.experiments._a3c_training import (  # noqa: E402
+from l4sim.experiments import a3c_l4s as a3c  # noqa: E402
+from l4sim.experiments._cases import run_cases  # noqa: E402
+from l4sim.experiments._tables import mean_ci  # noqa: E402
+from l4sim.experiments.a3c_l4s.training import (  # noqa: E402
     INCREMENTAL,
     PI_TARGET,
     Training,
     config,
 )
-from l4sim.experiments._cases import run_cases  # noqa: E402
-from l4sim.experiments._tables import mean_ci  # noqa: E402
 
 #: Default --delta: p' moves by up to this much per 16 ms tupdate (the whole range [0, 0.5]
 #: in 0.8 s, a few times what DualPI2's PI moves at a 10 ms queue error).

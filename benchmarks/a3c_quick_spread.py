@@ -2,7 +2,7 @@
 ``tests/test_a3c.py::test_quick_training_follows_its_reward`` asserts comes from here.
 
 For each training seed, the quick training of the paper's ``delay`` reward and of the
-utility reward at delay weight 0.03 (``l4sim.experiments._a3c_training``: 2 workers in
+utility reward at delay weight 0.03 (``l4sim.experiments.a3c_l4s.training``: 2 workers in
 deterministic rounds, 12 episodes x 50 decisions of 4 tupdates), then the deployed actor's
 mean p' over the grid of ``policy.png`` (queue delay 0-100 ms, a full 10 Mbit/s link) and
 its change from the untrained actor of the same seed. Prints one row per seed and the
@@ -40,7 +40,7 @@ def mean_p(actor: torch.nn.Module, max_prob: float = 0.5) -> float:
 def quick_shift(variant: str, seed: int, out: str) -> tuple[float, float]:
     """(mean p' of the untrained actor, of the trained one) for one quick training."""
     from l4sim.agents.a3c import Actor, train
-    from l4sim.experiments._a3c_training import Training, config
+    from l4sim.experiments.a3c_l4s.training import Training, config
 
     cfg = config(Training(variant, seed, out, quick=True))
     torch.manual_seed(cfg.seed)  # train() draws the initial actor first from this seed

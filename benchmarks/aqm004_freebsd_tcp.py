@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
-from l4sim.experiments import aqm_004
-from l4sim.run import run
+from l4sim.engine.run import run
+from l4sim.experiments import aqm_comparison
 from l4sim.scenario import Scenario
 
 FREEBSD_TCP = {
@@ -36,8 +36,8 @@ FREEBSD_TCP = {
 }
 
 
-def volume(case: aqm_004.Case, tcp: dict[str, object]) -> tuple[float, int]:
-    d = aqm_004.scenario_dict(case)
+def volume(case: aqm_comparison.Case, tcp: dict[str, object]) -> tuple[float, int]:
+    d = aqm_comparison.scenario_dict(case)
     d["flows"] = [{**f, **tcp} for f in d["flows"]]
     s = run(Scenario.parse(d)).summary
     return sum(f["bytes_sent"] for f in s["flows"]) / 1e6, sum(f["timeouts"] for f in s["flows"])
@@ -50,11 +50,11 @@ def main() -> None:
     print("| AQM | rate | TCP | MB no ECN | MB ECN | ECN effect | paper | timeouts off / on |")
     print("|---|---|---|---|---|---|---|---|")
     for aqm in args.aqms.split(","):
-        for rate in aqm_004.RATES:
-            p_off, p_on = aqm_004.PAPER_TABLE2[(aqm, rate)]
+        for rate in aqm_comparison.RATES:
+            p_off, p_on = aqm_comparison.PAPER_TABLE2[(aqm, rate)]
             for label, tcp in (("Linux-like", {}), ("FreeBSD-like", FREEBSD_TCP)):
                 (off, t_off), (on, t_on) = (
-                    volume(aqm_004.Case(aqm, rate, ecn), tcp) for ecn in (False, True)
+                    volume(aqm_comparison.Case(aqm, rate, ecn), tcp) for ecn in (False, True)
                 )
                 print(
                     f"| {aqm} | {rate} | {label} | {off:.2f} | {on:.2f} | {on / off - 1:+.1%} "

@@ -24,9 +24,9 @@ import time
 
 import numpy as np
 
+from l4sim.engine.simulation import _core_module
 from l4sim.envs import SimBatchVectorEnv, TcpCwndEnv
 from l4sim.envs.defaults import TCP_HEAVY_SCENARIO, TCP_SCENARIO
-from l4sim.simulation import _core_module
 
 
 def bench_core(env: TcpCwndEnv, steps: int, observe: bool) -> float:

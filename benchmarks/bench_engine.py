@@ -166,7 +166,7 @@ ROUNDS = 5
 
 
 def _batch_rate(scen: Any, n: int) -> float:
-    from l4sim.simulation import Simulation, SimulationBatch
+    from l4sim.engine.simulation import Simulation, SimulationBatch
 
     steps = BATCH_SIM_STEPS // n
     b = SimulationBatch([Simulation(scen.model_copy(update={"seed": s})) for s in range(n)])

@@ -37,7 +37,7 @@ import torch
 import l4sim
 from l4sim import _core
 from l4sim.agents import lfq
-from l4sim.experiments import lfq_001
+from l4sim.experiments import lfq as lfq_experiment
 
 torch.set_num_threads(1)
 
@@ -191,7 +191,7 @@ def smaller_networks(
             d = (net(test) - y_test).abs().squeeze(1).numpy()
         p = tmp / f"s{w}.safetensors"
         lfq.save_weights(p, net)
-        trs = [trace(str(p), lfq_001.INTERVAL, *c, seconds) for c in CASES]
+        trs = [trace(str(p), lfq_experiment.INTERVAL, *c, seconds) for c in CASES]
         print(
             f"{w:6d} {d.mean():20.2f} / {np.quantile(d, 0.99):5.2f} {'':14s}"
             f"{f(t['thr'] for t in trs):8.2f} {f(t['avg_q'] for t in trs):6.1f} "
@@ -205,7 +205,7 @@ def main() -> None:
     ap.add_argument("--intervals", type=int, nargs="+", default=[1, 2, 5, 10, 20, 50])
     ap.add_argument("--widths", type=int, nargs="+", default=[256, 128, 64, 32, 16])
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--weights", default=str(lfq_001.shipped_weights("offline-small")))
+    ap.add_argument("--weights", default=str(lfq_experiment.shipped_weights("offline-small")))
     ap.add_argument("--quick", action="store_true", help="2 s flows, fewer settings")
     a = ap.parse_args()
     if a.quick:

@@ -93,7 +93,7 @@ def write_csv(raw: Path, csv_path: Path, command: str) -> int:
     lines = [
         "# The kernel's TCP (Linux CUBIC, Reno, BBR; DCTCP as l4sim's BPF struct_ops DCTCP)",
         "# through l4sim's router (l4sim emulate) on this project's 2-core VM, for",
-        "# `l4sim reproduce classic-queue` (python/l4sim/experiments/classic_queue.py).",
+        "# `l4sim reproduce classic-queue` (python/l4sim/experiments/classic_queue/__init__.py).",
         f"# Measured {' to '.join(dict.fromkeys([dates[0], dates[-1]]))} on "
         f"{', '.join(kernels)}; command: {command}",
         "# mbps: each flow's goodput at the receiver over [5 s, 20 s] (grid) or the whole",

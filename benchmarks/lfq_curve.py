@@ -1,7 +1,7 @@
 """Learning curves of an ``l4sim train lfq`` run from its ``snapshots/``: for each kept
 weights file, the Table I / II figures on a 7-point sweep (bandwidth 5..25 Mbit/s at 15 ms,
 delay 5..25 ms at 15 Mbit/s, NewReno and BIC, 5 s flows, the reproduction's
-``lfq_001._run_case``): the mean output per CC and the correlations with bandwidth and delay,
+``lfq._run_case``): the mean output per CC and the correlations with bandwidth and delay,
 against the flows trained. Writes ``curve.csv`` and ``curve.png`` into the run's directory
 (or ``--png``).
 
@@ -14,7 +14,7 @@ import argparse
 import csv
 from pathlib import Path
 
-from l4sim.experiments import lfq_001
+from l4sim.experiments import lfq
 from l4sim.plot import pyplot
 
 
@@ -23,13 +23,13 @@ def curve(run: Path, model: str, points: int) -> list[dict]:
     for snap in sorted((run / "snapshots").glob(f"{model}.*.safetensors")):
         flows = int(snap.name.split(".")[1])
         cases = [
-            lfq_001.Case(model, cca, sweep, x, weights=str(snap))
-            for cca in lfq_001.CCAS
+            lfq.Case(model, cca, sweep, x, weights=str(snap))
+            for cca in lfq.CCAS
             for sweep in ("bw", "delay")
-            for x in lfq_001._grid(points)
+            for x in lfq._grid(points)
         ]
-        res = [lfq_001._run_case(c) for c in cases]
-        for m, cca, cb, cd, mean in lfq_001.table_one(res):
+        res = [lfq._run_case(c) for c in cases]
+        for m, cca, cb, cd, mean in lfq.table_one(res):
             rows.append(
                 {"flows": flows, "cca": cca, "corr_bw": cb, "corr_delay": cd, "mean_output": mean}
             )
@@ -56,7 +56,7 @@ def main() -> None:
         )
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
-    for cca in lfq_001.CCAS:
+    for cca in lfq.CCAS:
         s = [r for r in rows if r["cca"] == cca]
         axes[0].plot([r["flows"] for r in s], [r["mean_output"] for r in s], "o-", label=cca)
         axes[1].plot([r["flows"] for r in s], [r["corr_delay"] for r in s], "o-", label=cca)

@@ -27,7 +27,7 @@ import torch
 
 from l4sim.agents import lfq
 from l4sim.executors import make_executor
-from l4sim.experiments.lfq_001 import INTERVAL, WIDTH, shipped_weights
+from l4sim.experiments.lfq import INTERVAL, WIDTH, shipped_weights
 
 BINS = (5.0, 10.0, 15.0, 20.0, 25.0)
 

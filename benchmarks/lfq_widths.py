@@ -16,7 +16,7 @@ import time
 import l4sim
 from l4sim.agents import lfq
 from l4sim.agents.lfq_recipes import MODELS
-from l4sim.experiments import lfq_001
+from l4sim.experiments import lfq as lfq_experiment
 
 
 def cost(qdisc: dict, seconds: float, repeat: int) -> tuple[float, int]:
@@ -42,8 +42,8 @@ def main() -> None:
     print(f"{'fq (100 packets per flow)':28s} {packets:8d} {base:10.0f} {1.0:6.2f}")
     for model in MODELS:
         for fast, width in ((True, 64), (False, 256)):
-            w = lfq_001.shipped_weights(model, fast)
-            policy = {"kind": "lfq", "weights": str(w), "every": lfq_001.INTERVAL}
+            w = lfq_experiment.shipped_weights(model, fast)
+            policy = {"kind": "lfq", "weights": str(w), "every": lfq_experiment.INTERVAL}
             q = {"kind": "fq", "policy": policy}
             ns, n = cost(q, a.seconds, a.repeat)
             print(f"{f'LFQ {model} 3 x {width}':28s} {n:8d} {ns:10.0f} {ns / base:6.2f}")

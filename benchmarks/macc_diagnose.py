@@ -18,7 +18,7 @@ from collections import Counter
 import torch
 
 from l4sim.agents import vdn
-from l4sim.experiments import macc_002 as m
+from l4sim.experiments import macc as m
 
 
 def diagnose(out: str, seed: int) -> None:

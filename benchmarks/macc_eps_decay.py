@@ -23,7 +23,7 @@ OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "out/macc-eps-decay")
 
 def one(seed: int) -> dict:
     from l4sim.agents import vdn
-    from l4sim.experiments import macc_002 as m
+    from l4sim.experiments import macc as m
 
     cfg = vdn.VdnConfig(seed=seed, eps_decay=0.9999)
     res = vdn.train(lambda: m.make_env("ma-cc"), m.EPISODES, cfg, episode_stats=m._episode_stats)

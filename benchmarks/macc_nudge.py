@@ -24,7 +24,7 @@ OUT = Path(sys.argv[1] if len(sys.argv) > 1 else "out/macc-nudge")
 
 def nudged_env() -> object:
     from l4sim.envs import MultiCCEnv
-    from l4sim.experiments import macc_002 as m
+    from l4sim.experiments import macc as m
 
     return MultiCCEnv(
         m.scenario("ma-cc", m.EPISODE),
@@ -40,7 +40,7 @@ def nudged_env() -> object:
 
 def one(seed: int) -> tuple[int, float, float, float, float]:
     from l4sim.agents import vdn
-    from l4sim.experiments import macc_002 as m
+    from l4sim.experiments import macc as m
 
     t0 = time.process_time()
     cfg = vdn.VdnConfig(mixer="vdn", seed=seed, select_every=m.SELECT_EVERY)

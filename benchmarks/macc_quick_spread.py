@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from l4sim.experiments import macc_002 as m
+from l4sim.experiments import macc as m
 
 
 def main(n: int) -> None:

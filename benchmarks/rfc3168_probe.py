@@ -21,8 +21,8 @@ import json
 import statistics
 from typing import Any
 
+from l4sim.engine.simulation import Simulation
 from l4sim.experiments.rfc3168_coexistence import WINDOW_S, Case, cases, scenario
-from l4sim.simulation import Simulation
 
 
 def run(case: Case, seed: int, prague: Any = "prague") -> list[dict[str, float]]:

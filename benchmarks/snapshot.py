@@ -37,7 +37,7 @@ def _strip(v: Any) -> Any:
 
 def snapshot(out: Path) -> None:
     import l4sim
-    from l4sim.experiments import aqm_004, l4s_rtt_fairness
+    from l4sim.experiments import aqm_comparison, l4s_rtt_fairness
 
     out.mkdir(parents=True, exist_ok=True)
     for path in sorted((REPO / "scenarios").glob("*.toml")):
@@ -46,8 +46,9 @@ def snapshot(out: Path) -> None:
             json.dumps(summary, indent=1, sort_keys=True)
         )
         print(f"  {path.name}", flush=True)
-    for mod in (aqm_004, l4s_rtt_fairness):
-        d = out / mod.__name__.rsplit(".", 1)[1]
+    # Directory names kept from the snapshots' first layout, so old snapshots compare.
+    for name, mod in (("aqm_004", aqm_comparison), ("l4s_rtt_fairness", l4s_rtt_fairness)):
+        d = out / name
         mod.reproduce(d, figures=False)
         print(f"  {d.name}", flush=True)
 

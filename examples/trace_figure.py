@@ -19,8 +19,7 @@ import matplotlib.pyplot as plt
 import polars as pl
 
 import l4sim
-from l4sim import traces
-from l4sim.scenario import Scenario
+from l4sim.scenario import Scenario, traces
 
 HERE = Path(__file__).resolve().parent
 SCENARIO = HERE / "trace_lte.toml"

@@ -34,11 +34,11 @@ LAYERS = [
         "#e8f5e9",
         [
             "scenario/\npydantic models",
-            "simulation, run,\nresults",
+            "engine/\nsimulation, results",
             "envs/, agents/\n(RL trainers)",
             "experiments/\nExperiment protocol",
             "executors\n(pool, Ray)",
-            "emulate*\nnetns, traffic",
+            "emulate/\nnetns, traffic, router",
         ],
     ),
     ("crates/l4sim-py: l4sim._core (thin binding, no logic)", "#fff8e1", []),

@@ -297,14 +297,14 @@ def summary_reference() -> str:
         "# Summary reference\n\n",
         "Every field of `summary.json` (what `l4sim run` writes, `Result.summary`, "
         "`Simulation.summary()`), generated from the core's summary types "
-        "(`crates/l4sim-core/src/summary.rs`) and `python/l4sim/run.py`. The time series "
+        "(`crates/l4sim-core/src/summary.rs`) and `python/l4sim/engine/run.py`. The time series "
         "(`flows.parquet`, `queues.parquet`) are described in "
         "[Writing scenarios](../scenarios.md#what-a-run-writes).\n\n",
         "## Run\n\n",
         " ".join((sc.get("description") or "").split()) + "\n\n",
         *[r + "\n" for r in _summary_table(sc, defs)],
     ]
-    from l4sim.summary_schema import (
+    from l4sim.schema.summary import (
         EMULATION_FIELDS,
         EMULATION_FLOW_FIELDS,
         KERNEL_UNKNOWN,
@@ -340,8 +340,9 @@ def summary_reference() -> str:
     )
     out.append(
         "\n## Emulated runs\n\n`l4sim emulate` writes the same file from the kernel's "
-        "`TCP_INFO` and the router (`python/l4sim/emulate.py`); both writers are validated "
-        "against this schema in the tests (`python/l4sim/summary_schema.py`). It adds:\n\n"
+        "`TCP_INFO` and the router (`python/l4sim/emulate/__init__.py`); both writers are "
+        "validated against this schema in the tests (`python/l4sim/schema/summary.py`). "
+        "It adds:\n\n"
         "| field | type | meaning |\n|---|---|---|\n"
     )
     for key, (kind, text) in EMULATION_FIELDS.items():

@@ -53,11 +53,11 @@ run l4sim emulate --help >/dev/null
 run python -c '
 from l4sim.emulate import find_router
 cmd = find_router()
-assert cmd[1:] == ["-m", "l4sim._router"], cmd
+assert cmd[1:] == ["-m", "l4sim.emulate.router"], cmd
 '
 # The router itself runs from the wheel: a missing configuration is its one-line error.
 set +e
-err=$(run python -m l4sim._router "$work/missing.json" 2>&1)
+err=$(run python -m l4sim.emulate.router "$work/missing.json" 2>&1)
 rc=$?
 set -e
 if [ "$rc" != 2 ] || [[ "$err" != "l4sim-router: cannot read"* ]]; then

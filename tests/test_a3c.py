@@ -66,7 +66,7 @@ def test_deployed_policy_sets_dualpi2_p(tmp_path):
     differs from the PI controller's run; the former ``a3c_policy`` key (one more release)
     is the same with a DeprecationWarning."""
     from l4sim import Scenario
-    from l4sim.run import run
+    from l4sim.engine.run import run
 
     torch.manual_seed(1)
     actor = a3c.Actor()
@@ -111,7 +111,7 @@ def test_bad_config_is_one_sentence():
 
 
 def test_offline_mode_writes_table1_logs_and_trains_deterministically(tmp_path):
-    from l4sim.agents.a3c_logs import read_logs, write_log
+    from l4sim.agents.a3c.logs import read_logs, write_log
 
     scen = {
         "duration": "2s",
@@ -143,7 +143,7 @@ def test_offline_mode_writes_table1_logs_and_trains_deterministically(tmp_path):
 
 
 def test_utility_reward_trades_delay_against_utilisation():
-    from l4sim import rewards
+    from l4sim.envs import rewards
     from l4sim.envs.features import QueueStep
 
     def step(deq: int, sojourn: float, drops: int = 0) -> QueueStep:
@@ -178,9 +178,9 @@ def _grid_p(policy: str) -> float:
 
 
 def test_reproduce_quick_writes_the_table_and_figures(tmp_path):
-    from l4sim.experiments import a3c_004
+    from l4sim.experiments import a3c_l4s
 
-    rows = a3c_004.reproduce(tmp_path, quick=True, only=["dynamic"])
+    rows = a3c_l4s.reproduce(tmp_path, quick=True, only=["dynamic"])
     assert {r.aqm for r in rows} == {
         "dualpi2",
         "fq_l4s",
@@ -276,7 +276,7 @@ class _StubEnv:
 def _run_stub(monkeypatch, cfg: a3c.A3cConfig, actor: a3c.Actor | None = None):
     """Run one worker on :class:`_StubEnv`; returns the env and each update's (segment,
     bootstrap value)."""
-    from l4sim.agents import a3c_worker
+    from l4sim.agents.a3c import worker as a3c_worker
 
     env, updates = _StubEnv(), []
     real = a3c_worker._losses
@@ -313,7 +313,7 @@ def test_log_prob_is_of_the_action_sampled(monkeypatch):
         actor.sigma.bias.fill_(5.0)
     # One tupdate per decision, so that the stub sees each applied p' once.
     cfg = a3c.A3cConfig(workers=1, episodes=1, steps=40, seed=3, max_prob=0.4, action_repeat=1)
-    from l4sim.agents.a3c_model import to_prob
+    from l4sim.agents.a3c.model import to_prob
 
     env, updates = _run_stub(monkeypatch, cfg, actor)
     sampled = [a for seg, _v in updates for a in seg.actions]
@@ -348,10 +348,10 @@ def test_prob_in_state_false_hides_p_from_the_state():
 def test_collapsed_and_front_goals_are_counted_per_policy():
     """A policy collapses when its Classic mean delay exceeds 10x PI's in a scenario with
     Classic flows; the front table checks the issue's goal on every deployed policy."""
-    from l4sim.experiments import a3c_004
+    from l4sim.experiments import a3c_l4s
 
-    def row(sc: str, aqm: str, seed: int, util: float, classic: float) -> a3c_004.Row:
-        return a3c_004.Row(sc, aqm, seed, None, None, classic, util, 0.9, 0, 0)
+    def row(sc: str, aqm: str, seed: int, util: float, classic: float) -> a3c_l4s.Row:
+        return a3c_l4s.Row(sc, aqm, seed, None, None, classic, util, 0.9, 0, 0)
 
     rows = [
         row("10Mbps-newreno", "dualpi2", 0, 0.974, 15.0),
@@ -363,7 +363,7 @@ def test_collapsed_and_front_goals_are_counted_per_policy():
         row("10Mbps-prague", "dualpi2", 0, 0.9, 0.1),
         row("10Mbps-prague", "a3c-utility", 1, 0.9, 50.0),  # no Classic flows: not counted
     ]
-    bad = a3c_004.collapsed(rows)
+    bad = a3c_l4s.collapsed(rows)
     assert bad[("10Mbps-newreno", "a3c-utility")] == (1, 2)
     assert bad[("dynamic", "a3c-utility")] == (0, 1)
     assert ("10Mbps-prague", "a3c-utility") not in bad
@@ -374,7 +374,7 @@ def test_collapsed_and_front_goals_are_counted_per_policy():
         row("10Mbps-newreno", "a3c-utility-w1-t", 1, 0.981, 17.0),  # 0.976 on PI's line
         row("10Mbps-newreno", "a3c-utility-w1-t", 2, 0.900, 5.0),  # outside PI's span
     ]
-    fronts = a3c_004.front_summary(rows, quick=True)
+    fronts = a3c_l4s.front_summary(rows, quick=True)
     assert [(f["scenario"], f["controller"], f["delay_weight"]) for f in fronts] == [
         ("10Mbps-newreno", "PI", ""),
         ("10Mbps-newreno", "PI, target 10ms", ""),
@@ -389,11 +389,11 @@ def test_collapsed_and_front_goals_are_counted_per_policy():
     assert fronts[5]["over_pi_front"] == pytest.approx(0.981 - 0.980)
     assert fronts[5]["over_pi_front_ci95_high"] is None  # one point inside PI's span
     assert fronts[3]["over_pi_front"] is None  # 2 ms and 4.3 s: outside it
-    md = a3c_004.front_markdown(rows, fronts)
+    md = a3c_l4s.front_markdown(rows, fronts)
     assert "10Mbps-newreno, A3C sets p': policies" in md and "1 of 3 (utility s1)" in md
     assert "10Mbps-newreno, A3C sets PI target: policies" in md and "0 of 2 (none)" in md
     assert "dynamic, A3C sets p': policies" in md and "1 of 1 (utility s1)" in md
-    table = a3c_004.markdown_table(rows)
+    table = a3c_l4s.markdown_table(rows)
     assert table.splitlines()[0].endswith("| collapsed |") and "-t" not in table
 
 
@@ -401,7 +401,7 @@ def test_mean_prob_in_state_shows_the_mean_action_not_the_sample(monkeypatch):
     """``mean_prob_in_state``: the state's p' features come back (the file's scale too),
     filled in training with the decision's mean p' (what the core will read), not the
     sample that was applied."""
-    from l4sim.agents.a3c_model import to_prob
+    from l4sim.agents.a3c.model import to_prob
 
     cfg = a3c.A3cConfig(workers=1, episodes=1, steps=10, seed=3, mean_prob_in_state=True)
     assert a3c.norm_scale(cfg)[[1, 4]].min() > 0
@@ -414,7 +414,7 @@ def test_mean_prob_in_state_shows_the_mean_action_not_the_sample(monkeypatch):
             shown.append(self.shown_prob)
             return super().step(p)
 
-    from l4sim.agents import a3c_worker
+    from l4sim.agents.a3c import worker as a3c_worker
 
     env = Env()
     monkeypatch.setattr(a3c_worker, "make_env", lambda c, s: env)
@@ -444,7 +444,7 @@ def test_an_incremental_actor_moves_p_in_training_and_in_the_core(tmp_path):
     """``delta_prob`` (issue 36: an integral controller): a decision moves the current p' by
     at most delta_prob x action_repeat, p' is in the state, the weights file carries
     delta_prob and the core moves p' the same way at each update."""
-    from l4sim.agents.a3c_model import action_value
+    from l4sim.agents.a3c.model import action_value
 
     cfg = a3c.A3cConfig(delta_prob=0.01, action_repeat=4, max_prob=0.5)
     assert action_value(1.0, 0.2, cfg) == pytest.approx(0.24)
@@ -466,8 +466,8 @@ def test_a_target_actor_tunes_the_pi_in_training_and_in_the_core(tmp_path):
     action maps onto [lo, hi] ms, the core computes the same target as PyTorch, and an actor
     that always asks for 15.625 ms runs DualPI2 exactly as its PI with that target."""
     from l4sim import Scenario
-    from l4sim.agents.a3c_model import action_value
-    from l4sim.run import run
+    from l4sim.agents.a3c.model import action_value
+    from l4sim.engine.run import run
 
     cfg = a3c.A3cConfig(pi_target_ms=(7.8125, 23.4375))  # exact in float32
     assert action_value(0.0, 0.3, cfg) == pytest.approx(0.015625)
@@ -490,8 +490,8 @@ def test_a_target_actor_tunes_the_pi_in_training_and_in_the_core(tmp_path):
     assert tuned["queues"][0]["ecn_marks"] == pi["queues"][0]["ecn_marks"] > 0
     assert tuned["flows"] == pi["flows"]
     # The control API sets the same target; a bad one is one sentence.
+    from l4sim.engine.simulation import Simulation
     from l4sim.errors import ActionError
-    from l4sim.simulation import Simulation
 
     topo = {"preset": "two_host", "rate": "10Mbps", "delay": "10ms", "qdisc": {"kind": "dualpi2"}}
     sim = Simulation(Scenario.parse({"duration": "1s", "topology": topo, "flows": []}))

@@ -15,7 +15,7 @@ pytest.importorskip("l4sim._core")
 
 import l4sim
 from l4sim import ActionError, EnvConfigError, L4simError, ScenarioError
-from l4sim.simulation import Simulation, SimulationBatch
+from l4sim.engine.simulation import Simulation, SimulationBatch
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "scenarios" / "demo.toml"

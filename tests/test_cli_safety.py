@@ -18,10 +18,11 @@ import polars as pl
 import pytest
 
 from l4sim import cli
+from l4sim.cli._app import default_out, safe_name
+from l4sim.engine.results import Result, write
+from l4sim.engine.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 from l4sim.errors import L4simError
-from l4sim.results import Result, write
 from l4sim.scenario import loads
-from l4sim.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -91,8 +92,8 @@ def files_under(root: Path, name: str) -> list[Path]:
     ],
 )
 def test_safe_name(name: str, safe: str):
-    assert cli.safe_name(name) == safe
-    assert cli.default_out(name) == Path("out") / safe
+    assert safe_name(name) == safe
+    assert default_out(name) == Path("out") / safe
 
 
 def test_default_out_refuses_a_symlink_leading_away(tmp_path, monkeypatch):
@@ -101,7 +102,7 @@ def test_default_out_refuses_a_symlink_leading_away(tmp_path, monkeypatch):
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "out" / "x").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(L4simError, match="resolves outside 'out'; give --out"):
-        cli.default_out("x")
+        default_out("x")
 
 
 @needs_core
@@ -114,7 +115,7 @@ def test_run_name_cannot_escape(name: str, tmp_path, monkeypatch, capsys):
     code, _, err = run_main(["run", "s.toml", "-q"], capsys)
     assert code == 0, err
     written = files_under(tmp_path, "summary.json")
-    assert written == [(work / "out" / cli.safe_name(name) / "summary.json").resolve()]
+    assert written == [(work / "out" / safe_name(name) / "summary.json").resolve()]
     assert not Path("/abs/y").exists()
 
 
@@ -231,7 +232,7 @@ def test_plot_and_write_refuse_a_path_under_a_file(work):
 
 @needs_core
 def test_run_stops_on_interrupt_with_partial_result():
-    from l4sim.run import run
+    from l4sim.engine.run import run
 
     sc = loads(scenario_text("p", "1s"))
     seen: list[float] = []

@@ -12,10 +12,10 @@ import pytest
 
 import l4sim
 from l4sim import _core
+from l4sim.engine.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 from l4sim.scenario import qdiscs
 from l4sim.scenario.ccas import CCA_KINDS, CCA_MODELS
 from l4sim.scenario.flows import ControlFlow, TcpFlow, UdpFlow
-from l4sim.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACT = _core.contract()
@@ -145,8 +145,8 @@ def test_run_writes_the_summary_the_contract_describes(tmp_path: Path):
     import json
 
     jsonschema = pytest.importorskip("jsonschema")
-    from l4sim.results import write
-    from l4sim.summary_schema import summary_schema
+    from l4sim.engine.results import write
+    from l4sim.schema.summary import summary_schema
 
     sc = l4sim.load(ROOT / "scenarios" / "l4s_dualpi2.toml").model_copy(
         update={"duration": 500_000_000}

@@ -87,7 +87,7 @@ def test_cli_refuses_a_bad_device_before_any_work(tmp_path):
 
 def test_a3c_refuses_cuda_in_one_sentence():
     from l4sim.agents import a3c
-    from l4sim.agents.a3c_model import A3cConfig
+    from l4sim.agents.a3c.model import A3cConfig
 
     with pytest.raises(EnvConfigError, match=r"A3C trains on the CPU|PyTorch sees none"):
         a3c.train(A3cConfig(workers=1, episodes=1, steps=1), device="cuda")

@@ -1,7 +1,8 @@
 """``l4sim emulate``: the kernel's TCP between network namespaces through l4sim's router.
 
 The end-to-end tests need root and network namespaces; where they cannot be created the
-tests say so and skip. The router is the one the extension carries (`python -m l4sim._router`)."""
+tests say so and skip. The router is the one the extension carries
+(`python -m l4sim.emulate.router`)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import pytest
 from l4sim import emulate as emu
 from l4sim.errors import EmulationError
 from l4sim.scenario import loads
-from l4sim.summary_schema import summary_schema
+from l4sim.schema.summary import summary_schema
 from netns import ECT1, netns_reason
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,7 +63,7 @@ cca = "newreno"
 
 @needs_netns
 def test_dumbbell_run_end_to_end(router: list[str], tmp_path: Path) -> None:
-    from l4sim.results import read, write
+    from l4sim.engine.results import read, write
 
     result = emu.emulate(loads(DUMBBELL))
     write(result, tmp_path)

@@ -1,4 +1,4 @@
-"""``l4sim emulate`` with a BPF DCTCP (:mod:`l4sim.emulate_bpf`): built for this kernel,
+"""``l4sim emulate`` with a BPF DCTCP (:mod:`l4sim.emulate.bpf`): built for this kernel,
 registered for the run, removed after it; DCTCP's signature through a step marker.
 
 The end-to-end tests need root, network namespaces, the kernel's BTF, clang and bpftool;
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from l4sim import emulate as emu
-from l4sim import emulate_bpf as bpf
+from l4sim.emulate import bpf
 from l4sim.errors import EmulationError
 from l4sim.scenario import loads
 from netns import netns_reason
@@ -187,6 +187,5 @@ def test_the_source_ships_in_the_package() -> None:
     assert bpf.SOURCE.is_file() and 'char _license[] SEC("license") = "GPL";' in (
         bpf.SOURCE.read_text()
     )
-    assert os.path.commonpath([bpf.SOURCE, Path(bpf.__file__).parent]) == str(
-        Path(bpf.__file__).parent
-    )
+    package = Path(bpf.__file__).parents[1]  # l4sim/, whose data/ the wheel carries
+    assert os.path.commonpath([bpf.SOURCE, package]) == str(package)

@@ -19,7 +19,6 @@ from pettingzoo.test import parallel_api_test
 
 import l4sim
 import l4sim.envs as envs
-from l4sim import rewards
 from l4sim.envs import (
     AqmDropEnv,
     DualPi2Env,
@@ -29,6 +28,7 @@ from l4sim.envs import (
     SimBatchVectorEnv,
     TcpCwndEnv,
     queue_vector,
+    rewards,
     sender_vector,
 )
 from l4sim.envs.defaults import TCP_HEAVY_SCENARIO
@@ -520,7 +520,7 @@ def test_reference_scales_follow_the_cores_route_not_the_fewest_hops():
 def test_sim_batch_on_all_cores_equals_one_by_one():
     # Steps long enough (1 s of a 3-flow scenario) make SimBatch run its simulations in
     # parallel; each must end exactly where the same simulation run alone ends.
-    from l4sim.simulation import SimulationBatch
+    from l4sim.engine.simulation import SimulationBatch
 
     scen = l4sim.load("scenarios/demo.toml")
     seeds = [1, 2, 3, 4]
@@ -539,7 +539,7 @@ def test_sim_batch_started_step_observed_one_by_one_equals_run_until():
     # `start_ns` returns while helper threads run long steps; `observe(i)` waits for (or
     # runs) simulation i, and any other call waits for the whole step. Every order of
     # these must give what stepping each simulation alone gives.
-    from l4sim.simulation import SimulationBatch
+    from l4sim.engine.simulation import SimulationBatch
 
     scen = l4sim.load("scenarios/demo.toml")
     seeds = [1, 2, 3]
@@ -565,7 +565,7 @@ def test_sim_batch_started_step_observed_one_by_one_equals_run_until():
 
 
 def test_sim_batch_bad_input_is_one_sentence():
-    from l4sim.simulation import SimulationBatch
+    from l4sim.engine.simulation import SimulationBatch
 
     scen = l4sim.load("scenarios/demo.toml")
     batch = SimulationBatch([l4sim.Simulation(scen) for _ in range(2)])

@@ -88,6 +88,47 @@ def test_python_package_has_no_import_cycle():
     assert not cycles, f"import cycles in python/l4sim: {_describe(graph, cycles)}"
 
 
+def _imports_core(tree: ast.AST) -> bool:
+    """Whether a module imports the compiled extension ``l4sim._core`` itself, in any
+    spelling (``from l4sim import _core``, ``from l4sim._core import x``, ``import
+    l4sim._core``, ``importlib.import_module("l4sim._core")``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "l4sim._core" or (
+                node.module == "l4sim" and any(a.name == "_core" for a in node.names)
+            ):
+                return True
+        elif (
+            isinstance(node, ast.Import) and any(a.name == "l4sim._core" for a in node.names)
+        ) or (isinstance(node, ast.Constant) and node.value == "l4sim._core"):
+            return True
+    return False
+
+
+def test_only_native_imports_the_compiled_core():
+    # Every call into the core goes through l4sim.native.core(), which turns a missing
+    # build into one CoreError; a second door would bypass it.
+    others = sorted(
+        str(p.relative_to(PY_ROOT))
+        for p in PY_ROOT.rglob("*.py")
+        if p != PY_ROOT / "l4sim" / "native.py"
+        and _imports_core(ast.parse(p.read_text(encoding="utf-8")))
+    )
+    assert not others, f"modules importing l4sim._core besides l4sim/native.py: {others}"
+
+
+def test_the_core_check_sees_every_spelling():
+    for code in (
+        "from l4sim import _core",
+        "from l4sim import errors, _core",
+        "from l4sim._core import router_main",
+        "import l4sim._core as c",
+        "def f():\n    import importlib\n    return importlib.import_module('l4sim._core')",
+    ):
+        assert _imports_core(ast.parse(code)), code
+    assert not _imports_core(ast.parse("from l4sim.native import core"))
+
+
 def test_python_files_are_short():
     long = {
         str(p.relative_to(ROOT)): n

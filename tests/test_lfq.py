@@ -171,25 +171,27 @@ def test_reproduce_quick_with_the_shipped_weights(tmp_path: Path) -> None:
     width each side) and a mean queue 5.69 .. 6.30 packets against fq 100's 76.7 .. 79.8
     (ratio <= 0.082). corr(delay) over 3 points swings (-0.91 .. 0.997), so it is not
     asserted here."""
-    from l4sim.experiments import lfq_001
+    from l4sim.experiments import lfq as lfq_experiment
 
-    rows = lfq_001.reproduce(tmp_path, only=["offline-small", "fq 100"], quick=True)
-    assert len(rows) == 2 * 2 * 2 * lfq_001.QUICK_POINTS * lfq_001.QUICK_SEEDS
+    rows = lfq_experiment.reproduce(tmp_path, only=["offline-small", "fq 100"], quick=True)
+    assert len(rows) == 2 * 2 * 2 * lfq_experiment.QUICK_POINTS * lfq_experiment.QUICK_SEEDS
     for f in ("results.md", "fig8.png", "ci.csv", "ci_table7.csv", "per_seed.csv"):
         assert (tmp_path / f).is_file()
-    (m, cca, corr_bw, _, mean_output), *_ = lfq_001.table_one(rows)
+    (m, cca, corr_bw, _, mean_output), *_ = lfq_experiment.table_one(rows)
     assert (m, cca) == ("offline-small", "newreno")
     assert corr_bw >= 0.995  # the buffer follows the bandwidth (paper Table I: 98.3 %)
     assert 11.0 <= mean_output <= 11.9
-    seven = {g: (thr, mx, avg) for g, thr, mx, avg in lfq_001.table_seven(rows)}
+    seven = {g: (thr, mx, avg) for g, thr, mx, avg in lfq_experiment.table_seven(rows)}
     # Paper Table VII: LFQ keeps a far smaller queue than fq 100.
     assert seven["offline-small"][2] < 0.1 * seven["fq 100"][2]
 
 
 def test_reproduce_train_quick_retrains(tmp_path: Path) -> None:
-    from l4sim.experiments import lfq_001
+    from l4sim.experiments import lfq as lfq_experiment
 
-    rows = lfq_001.reproduce(tmp_path, only=["online"], quick=True, train=True, figures=False)
+    rows = lfq_experiment.reproduce(
+        tmp_path, only=["online"], quick=True, train=True, figures=False
+    )
     for seed in (1, 2):  # --quick: 2 training seeds; online starts from offline-large
         w = tmp_path / "weights" / f"seed{seed}"
         assert (w / "online.safetensors").is_file() and (w / "offline-large.safetensors").is_file()
@@ -228,11 +230,11 @@ def test_a_recipe_gives_the_same_bytes_and_its_online_model_starts_offline(
 def test_the_shipped_weights_are_the_recipes_widths() -> None:
     from safetensors.numpy import load_file
 
-    from l4sim.experiments import lfq_001
+    from l4sim.experiments import lfq as lfq_experiment
 
-    for model in lfq_001.MODELS:
+    for model in lfq_experiment.MODELS:
         for fast, width in ((False, 256), (True, 64)):
-            w = load_file(str(lfq_001.shipped_weights(model, fast)))
+            w = load_file(str(lfq_experiment.shipped_weights(model, fast)))
             assert w["fc2.weight"].shape == (width, width)
 
 

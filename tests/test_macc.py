@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 
 from l4sim.agents import vdn  # noqa: E402
 from l4sim.errors import EnvConfigError, L4simError  # noqa: E402
-from l4sim.experiments import macc_002  # noqa: E402
+from l4sim.experiments import macc  # noqa: E402
 from tb_events import scalars  # noqa: E402
 
 
@@ -76,7 +76,7 @@ def test_bad_config_is_one_sentence():
 
 def test_training_is_deterministic_and_a_checkpoint_evaluates_the_same(tmp_path):
     def make():
-        return macc_002.make_env("ma-cc", duration="2s")
+        return macc.make_env("ma-cc", duration="2s")
 
     cfg = vdn.VdnConfig(seed=3, learning_starts=8, batch_size=8)
     a = vdn.train(make, 2, cfg, log_dir=tmp_path / "tb")
@@ -94,17 +94,17 @@ def test_training_is_deterministic_and_a_checkpoint_evaluates_the_same(tmp_path)
 
 
 def test_paper_network_and_the_rule_based_baselines():
-    scen = macc_002.scenario("red+bbr")
+    scen = macc.scenario("red+bbr")
     cfg = scen.to_core_config()
     bottleneck = next(lk for lk in cfg["links"] if lk["rate_bps"] == 30_000_000)
     assert bottleneck["delay_ns"] == 100_000_000 and bottleneck["loss"] == pytest.approx(3e-4)
     assert bottleneck["qdisc_ab"]["kind"] == "red" and bottleneck["qdisc_ab"]["limit"] == 385
-    env = macc_002.make_env("ma-cc")
+    env = macc.make_env("ma-cc")
     assert sorted(env.possible_agents) == ["aqm_r0->r1", "aqm_r1->r0", "tcp_0", "tcp_1", "tcp_2"]
 
 
 def test_reproduce_writes_the_table(tmp_path):
-    rows = macc_002.reproduce(
+    rows = macc.reproduce(
         tmp_path, only=["red+bbr", "rl-aqm+newreno"], seeds=[1], quick=True, figures=False
     )
     assert [r.scheme for r in rows] == ["red+bbr", "rl-aqm+newreno"]
@@ -116,35 +116,35 @@ def test_reproduce_writes_the_table(tmp_path):
         (red.steady_throughput_kbps, red.steady_rtt_ms),
     ]:
         assert 3_000 < thr <= 30_000 and rtt >= 280
-    assert (tmp_path / "results.md").read_text() == macc_002.markdown_table(rows)
+    assert (tmp_path / "results.md").read_text() == macc.markdown_table(rows)
     assert (tmp_path / "rl-aqm+newreno-s1" / "policy.pt").is_file()
     with pytest.raises(L4simError, match="unknown scheme 'nope'"):
-        macc_002.cases(["nope"])
+        macc.cases(["nope"])
 
 
 @pytest.fixture(scope="module")
 def quick_macc(tmp_path_factory):
     """``l4sim reproduce macc-002 --only ma-cc --quick``: 2 seeds x 8 episodes of 4 s."""
     out = tmp_path_factory.mktemp("macc-quick")
-    return out, macc_002.reproduce(out, only=["ma-cc"], quick=True)
+    return out, macc.reproduce(out, only=["ma-cc"], quick=True)
 
 
 def test_generalisation_evaluates_the_trained_team_under_every_condition(quick_macc):
     tmp_path, rows = quick_macc
     assert [r.seed for r in rows] == [1, 2] and rows[0].train_steps == 8 * 20
     gen = (tmp_path / "generalise.md").read_text()
-    for cond in macc_002.CONDITIONS:
+    for cond in macc.CONDITIONS:
         assert f"| {cond} | ma-cc |" in gen and f"| {cond} | red+bbr |" in gen
     assert (tmp_path / "training.png").is_file()
-    again = macc_002.generalise(
-        tmp_path, macc_002.cases(["ma-cc"], quick=True)[:1], ["10 Mbit/s"], quick=True
+    again = macc.generalise(
+        tmp_path, macc.cases(["ma-cc"], quick=True)[:1], ["10 Mbit/s"], quick=True
     )
     assert [r.condition for r in again] == ["10 Mbit/s", "10 Mbit/s"]
     assert all(0 < r.utilisation <= 1.0 for r in again)
     with pytest.raises(L4simError, match="unknown generalisation condition 'moon'"):
-        macc_002.generalise(tmp_path, [], ["moon"])
+        macc.generalise(tmp_path, [], ["moon"])
     with pytest.raises(L4simError, match="no trained policy for ma-cc-s3"):
-        macc_002.generalise(tmp_path, macc_002.cases(["ma-cc"], seeds=[3]))
+        macc.generalise(tmp_path, macc.cases(["ma-cc"], seeds=[3]))
 
 
 #: The quick team's greedy throughput over the last 2 s of its 4 s evaluation episode
@@ -169,16 +169,16 @@ def test_the_other_same_nanosecond_order_changes_no_result_of_a_macc_episode():
     # The engine's queue-and-event path (no virtual queues) takes more events for the same
     # dynamics; on MA-CC's network it changes no result (a whole 60 s training and its
     # evaluation were identical too: docs/reproductions/macc-002.md).
-    nets = vdn._nets(macc_002.make_env("ma-cc", "2s"), vdn.VdnConfig())
+    nets = vdn._nets(macc.make_env("ma-cc", "2s"), vdn.VdnConfig())
     runs = [
-        vdn.evaluate(nets, vdn.VdnConfig(), macc_002.make_env("ma-cc", "3s", **kw), seed=4)
+        vdn.evaluate(nets, vdn.VdnConfig(), macc.make_env("ma-cc", "3s", **kw), seed=4)
         for kw in ({}, {"virtual_queues": False})
     ]
     (ra, a), (rb, b) = runs
     assert ra == rb and a.flows().equals(b.flows()) and a.events < b.events
-    from l4sim.simulation import Simulation
+    from l4sim.engine.simulation import Simulation
 
-    sim = Simulation(macc_002.scenario("red+bbr", "2s"))
+    sim = Simulation(macc.scenario("red+bbr", "2s"))
     sim.run_until("1s")
     with pytest.raises(ValueError, match="before the run starts"):
         sim._sim.without_virtual_queues()
@@ -186,7 +186,7 @@ def test_the_other_same_nanosecond_order_changes_no_result_of_a_macc_episode():
 
 def test_training_keeps_the_team_of_its_best_greedy_validation():
     def make():
-        return macc_002.make_env("ma-cc", duration="2s")
+        return macc.make_env("ma-cc", duration="2s")
 
     cfg = vdn.VdnConfig(seed=2, learning_starts=8, batch_size=8, select_every=1)
     res = vdn.train(make, 4, cfg)

@@ -16,9 +16,10 @@ from polars.testing import assert_frame_equal
 pytest.importorskip("l4sim._core")
 
 import l4sim
-from l4sim import _core, budget
-from l4sim.budget import MemoryBudgetError
-from l4sim.simulation import FLOW_SCHEMA, QUEUE_SCHEMA, Simulation, columns_to_frame
+from l4sim import _core
+from l4sim.engine import budget
+from l4sim.engine.budget import MemoryBudgetError
+from l4sim.engine.simulation import FLOW_SCHEMA, QUEUE_SCHEMA, Simulation, columns_to_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 GiB = 2**30

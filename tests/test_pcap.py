@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import l4sim
-from l4sim.simulation import Simulation
+from l4sim.engine.simulation import Simulation
 from netns import ECT1
 
 dpkt = pytest.importorskip("dpkt", reason="dpkt reads the pcap files (pip install dpkt)")

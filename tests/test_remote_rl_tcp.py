@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("l4sim._core")
 
 import l4sim
-from l4sim.experiments import remote_rl_tcp_000 as exp
+from l4sim.experiments import remote_brain as exp
 
 
 def test_control_rtt_fifo_far_above_fq_codel_and_dualpi2_on_five_seeds() -> None:
@@ -101,7 +101,7 @@ def test_remote_brain_loop_observation_and_action_travel_as_packets() -> None:
 # -- the unified run, stage 2 and the trained parts (issue 14) ---------------------------------
 
 from l4sim.envs.remote import RemoteTcpEnv  # noqa: E402
-from l4sim.experiments import remote_brain_000 as brain  # noqa: E402
+from l4sim.experiments.remote_brain import stage2 as brain  # noqa: E402
 from l4sim.metrics import jain  # noqa: E402
 
 

@@ -19,7 +19,7 @@ pytest.importorskip("l4sim._core")
 
 import l4sim
 from l4sim import cli
-from l4sim.report import build_report
+from l4sim.cli.report import build_report
 from l4sim.sweep import parse_spec, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +123,7 @@ def test_l4s_sweep_report_draws_each_class_and_flow_in_numeric_order(
     """A DualPI2 target sweep: the L4S and Classic queues' delays and each flow's goodput
     are metrics of their own, the target is a number (5 ms before 25 ms) labelled as
     written."""
-    from l4sim.report import _axis_order, _metrics, point_metrics
+    from l4sim.cli.report import _axis_order, _metrics, point_metrics
     from l4sim.sweep import read_sweep
 
     df, meta = read_sweep(dirs["l4s-sweep"])

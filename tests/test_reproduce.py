@@ -11,16 +11,16 @@ from cli_run import run_l4sim
 
 pytest.importorskip("l4sim._core")
 
-from l4sim.experiments import aqm_004
+from l4sim.experiments import aqm_comparison
 
 
 def test_cases_cover_the_paper_grid_plus_prague_on_l4s() -> None:
-    cases = aqm_004.cases()
+    cases = aqm_comparison.cases()
     # 6 AQMs x 2 rates x ECN on/off, plus Prague on the ECN-on L4S cases (2 AQMs x 2 rates).
     assert len(cases) == 6 * 2 * 2 + 2 * 2
-    assert {c.aqm for c in cases if c.cca == "prague"} == set(aqm_004.L4S_AQMS)
+    assert {c.aqm for c in cases if c.cca == "prague"} == set(aqm_comparison.L4S_AQMS)
     assert all(c.ecn for c in cases if c.cca == "prague")
-    sc = aqm_004.scenario(aqm_004.Case("codel", "10Mbps", True))
+    sc = aqm_comparison.scenario(aqm_comparison.Case("codel", "10Mbps", True))
     starts = [f.start for f in sc.flows]
     assert starts == [0, 10_000_000_000, 20_000_000_000, 30_000_000_000]
     assert sc.duration == 90_000_000_000

@@ -12,8 +12,9 @@ import pytest
 pytest.importorskip("l4sim._core")
 
 import l4sim
-from l4sim import budget, cli
-from l4sim.results import SeriesStream, write
+from l4sim import cli
+from l4sim.engine import budget
+from l4sim.engine.results import SeriesStream, write
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "scenarios" / "demo.toml"

@@ -402,7 +402,7 @@ def test_killing_l4sim_emulate_kills_its_router(tmp_path: Path) -> None:
     try:
         wait_until(
             lambda: (
-                any("l4sim._router" in cmdline(p) for p in descendants(proc.pid))
+                any("l4sim.emulate.router" in cmdline(p) for p in descendants(proc.pid))
                 or proc.poll() is not None
             ),
             30,

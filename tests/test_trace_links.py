@@ -10,8 +10,9 @@ import polars as pl
 import pytest
 
 import l4sim
-from l4sim import cli, traces
+from l4sim import cli
 from l4sim.errors import ScenarioError
+from l4sim.scenario import traces
 
 STEP_S = 10.0
 RATES = (20e6, 5e6, 12e6)  # bit/s, one per STEP_S
@@ -173,7 +174,7 @@ def test_shipped_traces_load() -> None:
         # Cut to 60 s (docs/traces.md), from 0.5 to 20 Mbit/s.
         assert 59_000 < ops[-1] <= 60_000, name
         assert 0.5e6 < traces.mean_rate_bps(ops) < 20e6, name
-    readme = (Path(traces.__file__).parent / "data" / "traces" / "README.md").read_text()
+    readme = (Path(traces.__file__).parents[1] / "data" / "traces" / "README.md").read_text()
     assert all(n in readme for n in names) and "GPL" in readme
 
 

@@ -8,7 +8,10 @@
 """
 
 from l4sim._version import __version__
-from l4sim.budget import MemoryBudgetError
+from l4sim.engine.budget import MemoryBudgetError
+from l4sim.engine.results import Result, read, write
+from l4sim.engine.run import run
+from l4sim.engine.simulation import Simulation, SimulationBatch
 from l4sim.errors import (
     ActionError,
     CoreError,
@@ -17,8 +20,6 @@ from l4sim.errors import (
     ScenarioError,
     ScenarioWarning,
 )
-from l4sim.results import Result, read, write
-from l4sim.run import run
 from l4sim.scenario import (
     AccessSpec,
     Custom,
@@ -38,7 +39,6 @@ from l4sim.scenario import (
     load,
     loads,
 )
-from l4sim.simulation import Simulation
 
 __all__ = [
     "AccessSpec",
@@ -61,6 +61,7 @@ __all__ = [
     "ScenarioError",
     "ScenarioWarning",
     "Simulation",
+    "SimulationBatch",
     "TcpFlow",
     "Topology",
     "TwoHost",

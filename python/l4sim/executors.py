@@ -101,7 +101,7 @@ MAX_JOBS = 1024
 
 #: Modules a worker imports before its first task (and the forkserver preloads): by name, so
 #: that this module depends on none of them (``l4sim.sweep`` imports the executors).
-WARM_MODULES = ("l4sim.simulation", "l4sim.sweep")
+WARM_MODULES = ("l4sim.engine.simulation", "l4sim.sweep")
 
 
 def default_jobs() -> int:

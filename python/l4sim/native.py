@@ -18,7 +18,7 @@ __all__ = ["core"]
 def core() -> Any:
     """The ``l4sim._core`` extension module."""
     try:
-        from l4sim import _core
+        import l4sim._core as _core
     except ImportError as e:  # pragma: no cover - depends on the build
         raise CoreError(
             "the l4sim simulator core (l4sim._core) is not built; run `pip install -e .` or "

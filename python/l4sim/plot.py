@@ -14,8 +14,8 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from l4sim.engine.results import Result, make_dir, read
 from l4sim.errors import L4simError
-from l4sim.results import Result, make_dir, read
 
 __all__ = ["FIGURES", "plot"]
 

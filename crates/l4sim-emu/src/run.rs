@@ -2,7 +2,7 @@
 //! namespace, prints `ready`, forwards packets through the scenario's links until `stop`
 //! (or end of file) on stdin, SIGTERM or SIGINT, then writes the statistics to `stats_path`.
 //!
-//! The configuration is written by `python/l4sim/emulate.py`: `sim` is the scenario's
+//! The configuration is written by `python/l4sim/emulate/__init__.py`: `sim` is the scenario's
 //! core configuration (`SimConfig`, as `l4sim run` uses it), `hosts` the node of each
 //! namespace with its TUN device and IPv4 address. Exit status 2 with one line on stderr
 //! for a configuration or device problem.
@@ -173,7 +173,7 @@ fn bench(n: u64) {
     );
 }
 
-/// The router's entry point, for the `l4sim-router` binary and for `python -m l4sim._router`
+/// The router's entry point, for the `l4sim-router` binary and for `python -m l4sim.emulate.router`
 /// (the Python extension carries the router, so an installed wheel can emulate without a
 /// Rust toolchain). `args` are the command-line arguments after the program name. Returns
 /// when the run ends (stop on stdin, end of stdin, SIGTERM or SIGINT) with its statistics

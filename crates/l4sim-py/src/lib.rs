@@ -458,7 +458,7 @@ fn policy_infer(
     Ok(out)
 }
 
-/// Run the emulator's router in this process until its run ends (`python -m l4sim._router
+/// Run the emulator's router in this process until its run ends (`python -m l4sim.emulate.router
 /// CONFIG.json`): no logic here, `l4sim_emu::run::main` is the whole router. The GIL is
 /// released for the run.
 #[pyfunction]

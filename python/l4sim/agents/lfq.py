@@ -49,9 +49,9 @@ import l4sim
 from l4sim.agents.device import resolve, to_cpu
 from l4sim.agents.lfq_recipes import INIT_FROM, MODELS, RECIPES
 from l4sim.agents.tblog import ScalarLog
+from l4sim.engine.simulation import Simulation
 from l4sim.errors import L4simError
 from l4sim.executors import Executor, make_executor
-from l4sim.simulation import Simulation
 
 __all__ = [
     "LfqConfig",

@@ -25,10 +25,7 @@ from l4sim.cli._app import (
     _ABORT,
     _EXIT,
     _INVOCATION,
-    _JOBS,
-    _RAY,
     _USAGE,
-    OUT_ROOT,
     _fail,
     _out_option,
     _ScenarioArg,
@@ -38,29 +35,12 @@ from l4sim.cli._app import (
     default_out,
     err_console,
     out_console,
-    safe_name,
 )
-from l4sim.cli.tables import _flow_table, _num, _queue_table, _report
+from l4sim.cli.tables import _report
 from l4sim.errors import CoreError, L4simError
 from l4sim.scenario import Scenario, load, loads
 
-__all__ = [
-    "OUT_ROOT",
-    "_INVOCATION",
-    "_JOBS",
-    "_RAY",
-    "_flow_table",
-    "_num",
-    "_queue_table",
-    "app",
-    "check_out_dir",
-    "check_out_file",
-    "default_out",
-    "err_console",
-    "main",
-    "out_console",
-    "safe_name",
-]
+__all__ = ["app", "main"]
 
 
 def _run_and_write(
@@ -73,8 +53,8 @@ def _run_and_write(
     """Run ``scenario`` and write its results to ``out``; Ctrl-C stops the run between chunks
     and writes what was simulated so far (``summary["partial"]`` is then true). With
     ``stream`` the time series go to Parquet chunk by chunk as the run goes."""
-    from l4sim.results import SeriesStream, write
-    from l4sim.run import run
+    from l4sim.engine.results import SeriesStream, write
+    from l4sim.engine.run import run
 
     check_out_dir(out)
     sink = SeriesStream(out) if stream else None
@@ -177,7 +157,7 @@ def emulate_cmd(
     """Run a scenario on the kernel's TCP between network namespaces, through l4sim's link
     model and qdiscs in a userspace router (root needed); writes the files of `run`."""
     from l4sim.emulate import emulate
-    from l4sim.results import write
+    from l4sim.engine.results import write
 
     sc = load(scenario)
     if duration is not None:
@@ -238,14 +218,9 @@ def demo_cmd(
     )
 
 
-# The commands of the other modules register themselves, in the order `l4sim --help` shows.
-from l4sim.cli import reproduce as _reproduce  # noqa: E402
-from l4sim.cli import sweep as _sweep  # noqa: E402
-from l4sim.cli import train as _train  # noqa: E402
-
-reproduce_cmd = _reproduce.reproduce_cmd
-sweep_cmd, report_cmd = _sweep.sweep_cmd, _sweep.report_cmd
-train_app, train_rl_tcp_cmd = _train.train_app, _train.train_rl_tcp_cmd
+# The other command modules register their commands on `app` when imported, here, after this
+# module's, in the order `l4sim --help` shows.
+from l4sim.cli import reproduce, sweep, train  # noqa: E402, F401
 
 
 @app.command("schema")
@@ -284,13 +259,14 @@ def schema_cmd(
 @app.command("version")
 def version_cmd() -> None:
     """Print the l4sim version."""
-    try:
-        from l4sim import _core  # noqa: F401
+    from l4sim.native import core
 
-        core = "core built"
-    except ImportError:
-        core = "core not built"
-    out_console.print(f"l4sim {__version__} ({core})")
+    try:
+        core()
+        built = "core built"
+    except CoreError:
+        built = "core not built"
+    out_console.print(f"l4sim {__version__} ({built})")
 
 
 # --------------------------------------------------------------------------------------------

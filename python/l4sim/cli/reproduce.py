@@ -184,7 +184,7 @@ def reproduce(
     """Run experiment ``name`` with the command line's values; write its manifest."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from l4sim.manifest import write_manifest
+    from l4sim.cli.manifest import write_manifest
 
     exp = experiment(name)
     subset = None

@@ -113,7 +113,7 @@ def report_cmd(
     ] = None,
 ) -> None:
     """Write one self-contained HTML report (figures, sortable tables, the scenario)."""
-    from l4sim.report import build_report
+    from l4sim.cli.report import build_report
 
     if out is not None:
         check_out_file(out)

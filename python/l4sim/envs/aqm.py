@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from l4sim import rewards as _rewards
+from l4sim.envs import rewards as _rewards
 from l4sim.envs.base import L4simEnv, ScenarioLike, as_scenario
 from l4sim.envs.defaults import AQM_SCENARIO, DUALPI2_SCENARIO
 from l4sim.envs.features import OBS_HIGH, QUEUE_FEATURES, QueueTracker, Topology, queue_vector
@@ -86,7 +86,7 @@ class _QueueEnv(L4simEnv):
 
 
 def _seconds(t: float | str) -> float:
-    from l4sim.simulation import to_ns
+    from l4sim.engine.simulation import to_ns
 
     return to_ns(t, "rtt_ref") / 1e9
 
@@ -98,7 +98,7 @@ class AqmDropEnv(_QueueEnv):
     Options: ``link`` (default: the first link whose qdisc kind is ``"external"``),
     ``action_set`` ``"continuous"`` (default, Box([0], [max_prob])) or ``"macc"``
     (Discrete(2): p = 0 or 1, MA-CC's eq. 2), ``reward`` (default ``"macc_r2"``; any queue
-    reward of :mod:`l4sim.rewards`), ``rtt_ref``; plus :class:`L4simEnv`'s options.
+    reward of :mod:`l4sim.envs.rewards`), ``rtt_ref``; plus :class:`L4simEnv`'s options.
     An unchanged probability sends nothing."""
 
     kind = "external"

@@ -17,10 +17,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from l4sim.engine.simulation import Simulation, to_ns
 from l4sim.errors import EnvConfigError, ScenarioError
 from l4sim.native import core as _core_module
 from l4sim.scenario import Scenario, load
-from l4sim.simulation import Simulation, to_ns
 
 ScenarioLike = Scenario | dict[str, Any] | str | Path
 

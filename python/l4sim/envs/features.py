@@ -8,7 +8,7 @@ Python once per agent step (never per packet).
 Two records: :class:`SenderStep` (one TCP sender) and :class:`QueueStep` (one link queue).
 Each carries its raw values in SI units (seconds, bits per second, bytes, segments, packets)
 and the reference scales used to normalise them into the observation vectors
-(:func:`sender_vector`, :func:`queue_vector`). Rewards (:mod:`l4sim.rewards`) are pure
+(:func:`sender_vector`, :func:`queue_vector`). Rewards (:mod:`l4sim.envs.rewards`) are pure
 functions of these records. The feature tables (name, unit, normalisation) are in
 ``python/l4sim/envs/README.md``.
 """

@@ -40,7 +40,7 @@ Observations (``obs_mode``):
 
 Actions (``action_set``): ``"delta"`` (RL-TCP: keep, +1, -1 segment, x2, x1/2) or
 ``"mult"`` (multiplicative, Discrete(5): x1, x1.1, x1/1.1, x1.5, x1/1.5) on the window the
-server last commanded. Reward: a sender reward name of :mod:`l4sim.rewards` or a callable of
+server last commanded. Reward: a sender reward name of :mod:`l4sim.envs.rewards` or a callable of
 a :class:`~l4sim.envs.features.SenderStep`.
 """
 
@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from l4sim import rewards as _rewards
+from l4sim.envs import rewards as _rewards
 from l4sim.envs.base import L4simEnv
 from l4sim.envs.features import OBS_HIGH, SENDER_FEATURES, SenderTracker, Topology, sender_vector
 from l4sim.errors import EnvConfigError

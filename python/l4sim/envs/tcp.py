@@ -36,7 +36,7 @@ Actions (``action_set``):
 The window is kept in bytes on the agent's side (so ns3-ai's sub-segment increments add up)
 and sent as whole segments, clamped to ``[min_cwnd, max_cwnd]`` segments; an action that
 does not change the segment count sends nothing. Reward: ``reward`` names a sender reward
-of :mod:`l4sim.rewards` (default ``"tcp"``) or is a callable of a
+of :mod:`l4sim.envs.rewards` (default ``"tcp"``) or is a callable of a
 :class:`~l4sim.envs.features.SenderStep`.
 """
 
@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from l4sim import rewards as _rewards
+from l4sim.envs import rewards as _rewards
 from l4sim.envs.base import L4simEnv, ScenarioLike, as_scenario
 from l4sim.envs.defaults import TCP_SCENARIO
 from l4sim.envs.features import (

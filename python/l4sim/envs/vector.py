@@ -19,9 +19,9 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from l4sim.engine.simulation import SimulationBatch
 from l4sim.envs.base import L4simEnv
 from l4sim.errors import EnvConfigError
-from l4sim.simulation import SimulationBatch
 
 __all__ = ["SimBatchVectorEnv"]
 

@@ -1,6 +1,9 @@
-"""Paper and testbed reproductions, one module each; ``l4sim reproduce NAME`` runs them.
+"""Paper and testbed reproductions, filed by topic; ``l4sim reproduce NAME`` runs them.
 
-Every module ends with ``EXPERIMENT``, a :class:`~l4sim.experiments.base.Declared`
+An experiment is one module (``aqm_comparison.py``) or, when it has helpers, a folder whose
+``__init__.py`` is the experiment and whose ``figures.py`` / ``tables.py`` / ``training.py``
+hold them (``macc/``); ``_cases.py``, ``_tables.py`` and ``_timeseries.py`` serve them all.
+Every experiment ends with ``EXPERIMENT``, a :class:`~l4sim.experiments.base.Declared`
 (the :class:`~l4sim.experiments.base.Experiment` protocol): its topic name and the paper
 ids kept as aliases, title, paper, ``--only`` groups, options, cases, ``reproduce``, tables,
 figures, ``markdown_table``, ``tensorboard_dir`` and the reference data it compares with
@@ -8,20 +11,20 @@ figures, ``markdown_table``, ``tensorboard_dir`` and the reference data it compa
 the declarations.
 
 - ``aqm-comparison`` (``aqm-004``): "L4S in FreeBSD with A3C"'s AQM comparison (Table 2), see
-  :mod:`l4sim.experiments.aqm_004`.
+  :mod:`l4sim.experiments.aqm_comparison`.
 - ``a3c-l4s`` (``a3c-004``): that paper's A3C-L4S trained online and deployed in DualPI2,
-  beside DualPI2 and FQ-L4S, see :mod:`l4sim.experiments.a3c_004` (needs PyTorch).
+  beside DualPI2 and FQ-L4S, see :mod:`l4sim.experiments.a3c_l4s` (needs PyTorch).
 - ``l4s-rtt-fairness``: two TCP Prague / CUBIC flows through DualPI2, pfifo and fq_codel
   beside a Linux L4S testbed, see :mod:`l4sim.experiments.l4s_rtt_fairness`.
 - ``rl-tcp``: ns3-ai's RL-TCP example, a DQN per reward beside NewReno, see
   :mod:`l4sim.experiments.rl_tcp` (needs PyTorch).
 - ``macc`` (``macc-002``): MA-CC beside its baselines, see
-  :mod:`l4sim.experiments.macc_002` (needs PyTorch).
+  :mod:`l4sim.experiments.macc` (needs PyTorch).
 - ``lfq`` (``lfq-001``): LFQ's learned per-flow buffers inside ``fq``, see
-  :mod:`l4sim.experiments.lfq_001`.
+  :mod:`l4sim.experiments.lfq`.
 - ``remote-brain`` (``remote-rl-tcp-000``): the remote RL-TCP paper's remote brain, stage 1
-  (:mod:`l4sim.experiments.remote_rl_tcp_000`) then stage 2, the unified run, the
-  control-delay study and a fair-share remote CC (:mod:`l4sim.experiments.remote_brain_000`).
+  (:mod:`l4sim.experiments.remote_brain`) then stage 2, the unified run, the
+  control-delay study and a fair-share remote CC (:mod:`l4sim.experiments.remote_brain.stage2`).
 - ``classic-queue``: classic TCP beside a dominant flow (BBR, DCTCP) in one classic queue,
   against the kernel measured through ``l4sim emulate``, see
   :mod:`l4sim.experiments.classic_queue`.
@@ -43,13 +46,13 @@ if TYPE_CHECKING:
 
 #: Topic name -> the module whose ``EXPERIMENT`` declares it (imported when needed).
 EXPERIMENTS: dict[str, str] = {
-    "aqm-comparison": "l4sim.experiments.aqm_004",
-    "a3c-l4s": "l4sim.experiments.a3c_004",
+    "aqm-comparison": "l4sim.experiments.aqm_comparison",
+    "a3c-l4s": "l4sim.experiments.a3c_l4s",
     "l4s-rtt-fairness": "l4sim.experiments.l4s_rtt_fairness",
     "rl-tcp": "l4sim.experiments.rl_tcp",
-    "macc": "l4sim.experiments.macc_002",
-    "lfq": "l4sim.experiments.lfq_001",
-    "remote-brain": "l4sim.experiments.remote_rl_tcp_000",
+    "macc": "l4sim.experiments.macc",
+    "lfq": "l4sim.experiments.lfq",
+    "remote-brain": "l4sim.experiments.remote_brain",
     "classic-queue": "l4sim.experiments.classic_queue",
     "rfc3168-coexistence": "l4sim.experiments.rfc3168_coexistence",
     "rfc3168-rate-step": "l4sim.experiments.rfc3168_rate_step",

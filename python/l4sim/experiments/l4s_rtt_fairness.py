@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
@@ -47,7 +48,6 @@ from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import declare, seeds_option
 from l4sim.metrics import jain
 from l4sim.scenario import Scenario
-from l4sim.simulation import Simulation
 from l4sim.units import format_number
 
 #: The L4STeam DualPI2 of 2020 (``qlen(L) > 1`` step guard, PI gains divided by 127).

@@ -28,13 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import declare, seeds_option
 from l4sim.scenario import Scenario
-from l4sim.simulation import Simulation
 
 REFERENCE = "l4s_tests_s6.csv"
 RATE_MBPS = 50

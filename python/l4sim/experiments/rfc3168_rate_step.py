@@ -30,12 +30,12 @@ from typing import Any
 
 import polars as pl
 
+from l4sim.engine.run import run
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import declare, seeds_option
-from l4sim.run import run
 from l4sim.scenario import Scenario
 
 REFERENCE = "l4s_tests_s2.csv"

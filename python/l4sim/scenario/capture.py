@@ -15,7 +15,7 @@ MAX_SNAPLEN = 262_144
 """libpcap's largest snap length (``MAXIMUM_SNAPLEN``), as ``capture.rs``."""
 
 RESULT_FILES = ("summary.json", "flows.parquet", "queues.parquet", "scenario.toml")
-"""The files ``l4sim run`` writes itself (``l4sim.results.FILES``): no capture may take
+"""The files ``l4sim run`` writes itself (``l4sim.engine.results.FILES``): no capture may take
 their name."""
 
 

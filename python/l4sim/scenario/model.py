@@ -311,7 +311,7 @@ def load(path: str | Path) -> Scenario:
         raise ScenarioError(f"{name}: the file is not UTF-8 text") from None
     except OSError as e:
         raise ScenarioError(f"scenario file {str(path)!r} cannot be read ({e.strerror})") from None
-    from l4sim import traces
+    from l4sim.scenario import traces
 
     with traces.relative_to(path.parent):  # trace files are named relative to the scenario
         return loads(text, source=name, json_format=path.suffix == ".json", default_name=path.stem)

@@ -237,10 +237,10 @@ class FqPie(Pie):
 def _load_policy(kind: str, path: str) -> None:
     """Check that the core loads policy ``kind`` from ``path`` (it reads the file again when
     the simulation is built)."""
-    from l4sim import _core
+    from l4sim.native import core
 
     try:
-        _core.policy_infer(kind, path, [])
+        core().policy_infer(kind, path, [])
     except ValueError as e:
         raise PydanticCustomError("weights", "{why}", {"why": str(e)}) from None
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer
 
-from l4sim import traces
+from l4sim.scenario import traces
 from l4sim.scenario.fields import PositiveTime, Rate, Time, _Model, _unit_schema
 from l4sim.units import RATE_UNITS, format_rate, parse_rate
 
