@@ -171,8 +171,9 @@ def train_lfq_cmd(
     """LFQ (Grigorescu et al.): train the per-flow buffer networks with a named recipe.
 
     Writes DIR/<model>.safetensors (what fq's policy = {kind = "lfq", weights = ...} loads;
-    the shipped weights are exactly these files of --recipe paper and --recipe fast, seed 1),
-    the online critic,
+    the shipped weights are these files of --recipe paper and --recipe fast, seed 1, as the
+    engine of November 2026 wrote them: later engine fixes give other bytes), the online
+    critic,
     DIR/snapshots (weights every few thousand flows), DIR/tb (TensorBoard) and
     DIR/train.json (flows, wall time, flows/s). Same recipe and seed: the same bytes.
     """
