@@ -76,7 +76,9 @@ CHANNEL_BYTES = 2 * 1024
 """Per link direction: qdisc, sojourn histogram, counters, and an allowance for packets in
 its queue and on its wire."""
 ROUTE_ENTRY_BYTES = 4
-"""Per entry of the routing table (nodes x non-leaf nodes)."""
+"""Per entry of the routing table: nodes x the routers the flows' endpoints are reached
+through (``Routes::towards`` in ``net/routing.rs``: an endpoint that is a leaf, one link
+only, is reached through its neighbour)."""
 BASE_BYTES = 16 * 2**20
 """A run's fixed part (the core, the DataFrames' and the summary's overheads)."""
 
@@ -133,6 +135,26 @@ def _rows(config: dict[str, Any]) -> tuple[int, int, int]:
     return samples, flow_rows, samples * per_sample
 
 
+def _route_targets(config: dict[str, Any]) -> set[int]:
+    """The routing table's columns, as the core picks them: each flow endpoint, or for an
+    endpoint with one link (a leaf) its neighbour, unless that is a leaf too."""
+    links = config["links"]
+    degree = [0] * len(config["nodes"])
+    neighbour = [-1] * len(config["nodes"])
+    for link in links:
+        a, b = link["a"], link["b"]
+        degree[a] += 1
+        degree[b] += 1
+        neighbour[a], neighbour[b] = b, a
+    targets: set[int] = set()
+    for f in config["flows"]:
+        for end in (f["src"], f["dst"]):
+            t = neighbour[end] if degree[end] == 1 else end
+            if degree[t] != 1:
+                targets.add(t)
+    return targets
+
+
 def estimate(config: dict[str, Any], *, streaming: bool = False) -> Estimate:
     """The peak memory of a run of ``config`` (the core's configuration,
     :meth:`~l4sim.scenario.Scenario.to_core_config`). With ``streaming`` the time series
@@ -142,13 +164,9 @@ def estimate(config: dict[str, Any], *, streaming: bool = False) -> Estimate:
         share = max(STREAM_SHARE, 1 / samples)
         flow_rows, queue_rows = math.ceil(flow_rows * share), math.ceil(queue_rows * share)
     nodes = len(config["nodes"])
-    degree = [0] * nodes
-    for link in config["links"]:
-        degree[link["a"]] += 1
-        degree[link["b"]] += 1
-    non_leaf = sum(1 for d in degree if d != 1)
     flows, channels = len(config["flows"]), 2 * len(config["links"])
-    state = flows * FLOW_BYTES + channels * CHANNEL_BYTES + nodes * non_leaf * ROUTE_ENTRY_BYTES
+    routes = nodes * len(_route_targets(config)) * ROUTE_ENTRY_BYTES
+    state = flows * FLOW_BYTES + channels * CHANNEL_BYTES + routes
     series = flow_rows * FLOW_ROW_BYTES + queue_rows * QUEUE_ROW_BYTES
     return Estimate(flows, channels, samples, flow_rows, queue_rows, series, state)
 
@@ -261,7 +279,11 @@ def check(
             f"{_count(est.flows)} flows and {_count(est.channels)} link directions, "
             f"{_size(est.state_bytes)}"
         )
-        knob = "lower the flows' count"
+        knob = (
+            "lower the flows' count"
+            if est.flows * FLOW_BYTES >= est.state_bytes // 2
+            else "use fewer links or routers (topology.routers, links)"
+        )
     raise MemoryBudgetError(
         f"scenario {name!r} would need about {_size(est.total)} of memory ({what}), more "
         f"than the budget of {_size(limit)} ({source}); {knob}, or raise the budget with "

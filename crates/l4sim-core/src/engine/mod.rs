@@ -13,7 +13,7 @@ use crate::control::{Action, ActionError, ControlMessage, MESSAGE_BIT};
 use crate::flow::{Endpoints, Flow};
 use crate::net::link::Channel;
 use crate::net::packet::{Dir, Ecn, Packet};
-use crate::net::routing::{build_channels, channel_edges, flow_paths, FlowPath, Routes};
+use crate::net::routing::{build_channels, channel_edges, flow_path, FlowPath, Routes};
 use crate::qdisc::{Dropped, QueueDisc};
 use crate::rng::{Rng, KEY_FLOW};
 use crate::stats::Series;
@@ -73,7 +73,8 @@ impl Simulation {
         for ch in &mut channels {
             ch.virt = ch.can_be_virtual();
         }
-        let routes = Routes::new(n, &edges);
+        let ends: Vec<usize> = cfg.flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+        let routes = Routes::towards(n, &edges, &ends)?;
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             for (a, b) in [(f.src, f.dst), (f.dst, f.src)] {
@@ -605,7 +606,13 @@ impl Simulation {
     /// Each flow's path as the engine forwards it (every flow has one: `new` refuses a
     /// configuration where a flow has no route).
     pub fn paths(&self) -> Vec<FlowPath> {
-        flow_paths(&self.cfg).into_iter().flatten().collect()
+        let edges = channel_edges(&self.cfg);
+        let path = |a, b| self.routes.path(a, b);
+        self.cfg
+            .flows
+            .iter()
+            .filter_map(|f| flow_path(&self.cfg, &edges, path(f.src, f.dst)?, path(f.dst, f.src)?))
+            .collect()
     }
 
     pub fn view(&self) -> View<'_> {
