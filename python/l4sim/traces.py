@@ -14,13 +14,16 @@ changes).
 
 from __future__ import annotations
 
-import contextlib
 import gzip
+import io
 import os
-from collections.abc import Iterator
-from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
+
+from l4sim import files
+from l4sim.files import relative_to
+
+__all__ = ["TraceError", "builtin_traces", "load", "mean_rate_bps", "relative_to", "resolve"]
 
 #: Bytes of one delivery opportunity: mahimahi's ``LinkQueue::PACKET_SIZE``
 #: (``src/frontend/link_queue.hh``), as the core's ``net::rate::OPPORTUNITY_BYTES``.
@@ -35,22 +38,9 @@ MAX_TRACE_BYTES = 600 * 1024 * 1024
 BUILTIN = "builtin:"
 _DATA = Path(__file__).parent / "data" / "traces"
 
-#: The directory relative trace paths are resolved against (the scenario file's).
-_base_dir: ContextVar[Path | None] = ContextVar("l4sim_trace_base_dir", default=None)
-
 
 class TraceError(ValueError):
     """A trace that cannot be used, in one sentence."""
-
-
-@contextlib.contextmanager
-def relative_to(directory: str | Path | None) -> Iterator[None]:
-    """Resolve relative trace paths against ``directory`` inside the block."""
-    token = _base_dir.set(Path(directory) if directory is not None else None)
-    try:
-        yield
-    finally:
-        _base_dir.reset(token)
 
 
 def builtin_traces() -> list[str]:
@@ -71,10 +61,7 @@ def resolve(spec: str) -> str:
         return spec
     if not spec.strip():
         raise TraceError("the trace path is empty; give a file or builtin:NAME")
-    path = Path(spec).expanduser()
-    if not path.is_absolute():
-        path = (_base_dir.get() or Path.cwd()) / path
-    return str(path.absolute())
+    return files.resolve(spec)
 
 
 def _file_of(name: str) -> Path:
@@ -100,15 +87,11 @@ def load(spec: str) -> tuple[int, ...]:
 
 @lru_cache(maxsize=32)
 def _load(path: str, name: str, _mtime: int, _size: int) -> tuple[int, ...]:
+    data = files.read_input(path, "trace file", MAX_TRACE_BYTES, TraceError)
     try:
         if path.endswith(".gz"):
-            with gzip.open(path, "rb") as f:
+            with gzip.open(io.BytesIO(data), "rb") as f:
                 data = f.read(MAX_TRACE_BYTES + 1)
-        else:
-            with open(path, "rb") as f:
-                data = f.read(MAX_TRACE_BYTES + 1)
-    except IsADirectoryError:
-        raise TraceError(f"trace {name!r} is a directory, not a trace file") from None
     except (OSError, EOFError) as e:
         why = getattr(e, "strerror", None) or str(e)
         raise TraceError(f"trace file {name!r} cannot be read ({why})") from None

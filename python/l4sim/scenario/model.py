@@ -299,21 +299,16 @@ def _tags_first(data: Any) -> Any:
 def load(path: str | Path) -> Scenario:
     """Read a scenario from a TOML (or JSON) file; every problem is a :class:`ScenarioError`
     (a file without flows too). A UTF-8 byte order mark is skipped."""
+    from l4sim import files
+
     path = Path(path)
     name = path.name
+    data = files.read_input(path, "scenario file", files.MAX_SCENARIO_BYTES, ScenarioError)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"scenario file {str(path)!r} does not exist") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{str(path)!r} is a directory, not a scenario file") from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ScenarioError(f"{name}: the file is not UTF-8 text") from None
-    except OSError as e:
-        raise ScenarioError(f"scenario file {str(path)!r} cannot be read ({e.strerror})") from None
-    from l4sim import traces
-
-    with traces.relative_to(path.parent):  # trace files are named relative to the scenario
+    with files.relative_to(path.parent):  # traces and weights are named beside the scenario
         return loads(text, source=name, json_format=path.suffix == ".json", default_name=path.stem)
 
 

@@ -233,23 +233,26 @@ class FqPie(Pie):
     quantum: Size32 | None = None
 
 
-def _load_policy(kind: str, path: str) -> None:
+def _load_policy(kind: str, path: str) -> str:
     """Check that the core loads policy ``kind`` from ``path`` (it reads the file again when
-    the simulation is built)."""
-    from l4sim import _core
+    the simulation is built, and refuses a file that is not regular or is larger than
+    ``files.MAX_WEIGHTS_BYTES``); return the file's absolute path, a relative one taken
+    beside the scenario file as traces are (``l4sim.files.resolve``)."""
+    from l4sim import _core, files
 
+    resolved = files.resolve(path) if path.strip() else path
     try:
-        _core.policy_infer(kind, path, [])
+        _core.policy_infer(kind, resolved, [])
     except ValueError as e:
         raise PydanticCustomError("weights", "{why}", {"why": str(e)}) from None
+    return resolved
 
 
 def _weights(kind: str) -> Callable[[str], str]:
     """A validator: the path of a weights file of policy ``kind``."""
 
     def check(path: str) -> str:
-        _load_policy(kind, path)
-        return path
+        return _load_policy(kind, path)
 
     return check
 
@@ -263,7 +266,7 @@ class PolicyRef(_Model):
 
     @model_validator(mode="after")
     def _loads(self) -> PolicyRef:
-        _load_policy(self.kind, self.weights)
+        self.weights = _load_policy(self.kind, self.weights)
         return self
 
 
