@@ -17,6 +17,7 @@ import polars as pl
 
 from l4sim._version import __version__
 from l4sim.capture import open_captures
+from l4sim.processes import deferred_interrupt
 from l4sim.results import Result
 from l4sim.scenario import Scenario
 from l4sim.simulation import Simulation
@@ -129,7 +130,19 @@ def run(
         if not stop_on_interrupt:
             raise
         interrupted = True
-    wall = time.perf_counter() - start
+    # What was simulated is handed over whole; a signal now is delivered after it (or, with
+    # stop_on_interrupt, only remembered: processes.stop_signal()).
+    with deferred_interrupt(deliver=not stop_on_interrupt):
+        return _finish(sim, time.perf_counter() - start, interrupted, on_series)
+
+
+def _finish(
+    sim: Simulation,
+    wall: float,
+    interrupted: bool,
+    on_series: Callable[[pl.DataFrame, pl.DataFrame], None] | None,
+) -> Result:
+    """The result of a run that ended (at its duration, or ``interrupted``)."""
     captures = sim.close_captures() if sim.scenario.captures else []
 
     core_summary = sim.summary()
@@ -158,6 +171,7 @@ def _after_chunk(
     on_series: Callable[[pl.DataFrame, pl.DataFrame], None] | None,
 ) -> None:
     if on_series is not None:
-        on_series(*sim.drain_series())
+        with deferred_interrupt():  # a chunk taken from the core is written whole
+            on_series(*sim.drain_series())
     if on_chunk is not None:
         on_chunk(sim)
