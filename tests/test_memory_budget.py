@@ -302,3 +302,70 @@ def test_the_budget_counts_the_routing_table_of_the_flows_endpoints() -> None:
     assert est.state_bytes == 1 * budget.FLOW_BYTES + 2002 * budget.CHANNEL_BYTES + routes
     # The core builds such a path without a square table, and runs it.
     assert l4sim.run(long_path(100_000), memory_limit="none").summary["sim_time_s"] > 0
+
+
+# -- traces and forks --------------------------------------------------------------------------
+
+
+def traced(tmp_path: Path, lines: int) -> dict[str, Any]:
+    trace = tmp_path / "big.trace"
+    trace.write_text("".join(f"{1 + i // 4}\n" for i in range(lines)))
+    return {
+        "name": "traced",
+        "duration": "200ms",
+        "topology": {"preset": "two_host", "rate": "10Mbps", "delay": "5ms", "trace": str(trace)},
+        "flows": [{"kind": "tcp", "cca": "cubic"}],
+    }
+
+
+def test_a_trace_counts_what_it_costs(tmp_path: Path) -> None:
+    """A 45 MB trace peaked at 917 MiB under a 300 MiB budget, estimated 16 MiB: now each
+    line counts TRACE_LINE_BYTES, and the run's peak stays under the estimate."""
+    import subprocess
+    import sys
+
+    lines = 1_000_000
+    config = l4sim.Scenario.parse(traced(tmp_path, lines)).to_core_config()
+    est = budget.estimate(config)
+    assert est.trace_opportunities == lines
+    assert est.state_bytes >= lines * budget.TRACE_LINE_BYTES
+    with pytest.raises(MemoryBudgetError, match=r"traces of 1 000 000 lines.*use a shorter trace"):
+        Simulation(traced(tmp_path, lines), memory_limit=est.total - 1)
+    # Peak RSS over what `import l4sim` holds, in a fresh process, against the estimate.
+    script = (
+        "import resource, sys, l4sim\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        f"l4sim.run(l4sim.load({str(tmp_path / 's.toml')!r}), memory_limit='none')\n"
+        "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "print((after - before) * 1024)\n"
+    )
+    import tomli_w
+
+    (tmp_path / "s.toml").write_text(tomli_w.dumps(traced(tmp_path, lines)))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+    )
+    grown = int(out.stdout.split()[-1])
+    assert grown <= est.total, (grown, est.total)
+
+
+def test_forks_count_against_the_budget() -> None:
+    """3 000 forks reached 800 MB under a 50 MiB budget: each fork is a copy that grows to
+    the run's peak, so each counts the estimate again."""
+    sc = demo()
+    one = budget.estimate(l4sim.Scenario.parse(sc).to_core_config()).total - budget.BASE_BYTES
+    limit = budget.BASE_BYTES + 3 * one
+    sim = Simulation(sc, memory_limit=limit)
+    sim.run_until("1s")
+    a = sim.fork()
+    b = a.fork()  # a fork's fork counts too: three copies
+    with pytest.raises(MemoryBudgetError, match=r"another fork of scenario 'demo' would make 4"):
+        sim.fork()
+    del b  # a dropped fork gives its share back
+    c = sim.fork()
+    c.run_until("2s")
+    assert c.now == pytest.approx(2.0) and a.now == pytest.approx(1.0)
+    unlimited = Simulation(sc, memory_limit="none")
+    forks = [unlimited.fork() for _ in range(5)]  # no budget, no count
+    assert len(forks) == 5

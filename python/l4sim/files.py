@@ -20,12 +20,14 @@ import stat
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = [
     "MAX_RESULTS_BYTES",
     "MAX_SCENARIO_BYTES",
     "MAX_SPEC_BYTES",
     "MAX_WEIGHTS_BYTES",
+    "open_input",
     "read_input",
     "relative_to",
     "resolve",
@@ -68,9 +70,13 @@ def _size(n: int) -> str:
     return f"{n // 2**20} MiB" if n >= 2**20 else f"{n} bytes"
 
 
-def read_input(path: str | Path, what: str, cap: int, error: type[Exception] = ValueError) -> bytes:
-    """The bytes of input file ``path`` (``what`` names it in messages: "scenario file"):
-    a regular file of at most ``cap`` bytes, or ``error`` with one sentence."""
+@contextlib.contextmanager
+def open_input(
+    path: str | Path, what: str, cap: int, error: type[Exception] = ValueError
+) -> Iterator[BinaryIO]:
+    """Input file ``path`` open for reading (``what`` names it in messages: "trace file"):
+    a regular file of at most ``cap`` bytes, or ``error`` with one sentence. The caller
+    reads at most ``cap`` bytes (the file may grow after the check)."""
     name = str(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -91,12 +97,22 @@ def read_input(path: str | Path, what: str, cap: int, error: type[Exception] = V
                 f"{what} {name!r} is {_size(st.st_size)}, more than the {_size(cap)} "
                 f"a {what} may have"
             )
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(cap + 1)
-    except OSError as e:
-        raise error(f"{what} {name!r} cannot be read ({e.strerror})") from None
-    finally:
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
+    with fh:
+        try:
+            yield fh
+        except OSError as e:
+            raise error(f"{what} {name!r} cannot be read ({e.strerror or e})") from None
+
+
+def read_input(path: str | Path, what: str, cap: int, error: type[Exception] = ValueError) -> bytes:
+    """The bytes of input file ``path`` (``what`` names it in messages: "scenario file"):
+    a regular file of at most ``cap`` bytes, or ``error`` with one sentence."""
+    with open_input(path, what, cap, error) as fh:
+        data = fh.read(cap + 1)
     if len(data) > cap:  # it grew while being read
-        raise error(f"{what} {name!r} is more than the {_size(cap)} a {what} may have")
+        raise error(f"{what} {str(path)!r} is more than the {_size(cap)} a {what} may have")
     return data

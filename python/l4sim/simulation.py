@@ -20,7 +20,7 @@ import polars as pl
 from l4sim import budget
 from l4sim.errors import ActionError, CoreError, EnvConfigError, L4simError, ScenarioError
 from l4sim.native import core as _core_module
-from l4sim.scenario import Scenario, load
+from l4sim.scenario import Scenario, core_json, load
 from l4sim.units import UnitError, parse_queue_limit, parse_time
 
 __all__ = [
@@ -297,21 +297,20 @@ class Simulation:
         """Build the simulation of ``scenario`` (a :class:`~l4sim.scenario.Scenario`, a path
         to a scenario file, or a dict of scenario keys), at time 0.
 
-        Before it is built, its peak memory is estimated (:mod:`l4sim.budget`): above the
-        budget (``memory_limit``: bytes or a size such as ``"4GiB"``, 0 or ``"none"`` for no
-        check; by default ``$L4SIM_MEMORY_LIMIT``, else half of the available memory) it
-        raises :class:`~l4sim.budget.MemoryBudgetError`. ``streaming=True`` tells that the
-        caller takes the time series out as the run goes (:meth:`drain_series`, at least
-        every 1 % of the run), so they count for that much only."""
+        Its peak memory is estimated first (:mod:`l4sim.budget`; its forks count too):
+        above the budget (``memory_limit``: bytes or a size such as ``"4GiB"``, 0 or
+        ``"none"``: no check; by default ``$L4SIM_MEMORY_LIMIT``, else half of the available
+        memory) it raises :class:`~l4sim.budget.MemoryBudgetError`. ``streaming=True``: the
+        caller takes the series out as the run goes (:meth:`drain_series`, at least every
+        1 % of the run), so they count for that much only."""
         self.scenario: Scenario = _as_scenario(scenario)
         config = self.scenario.to_core_config()
-        budget.check(
-            config, name=self.scenario.name, memory_limit=memory_limit, streaming=streaming
-        )
+        name, limit = self.scenario.name, memory_limit
+        budget.check(config, name=name, memory_limit=limit, streaming=streaming, holder=self)
         if _core_sim is not None:
             self._sim = _core_sim
             return
-        config_json = json.dumps(config)
+        config_json = core_json(config)
         del config  # not held while the core builds (hundreds of MB with 100 000 flows)
         core = _core_module()
         try:
@@ -376,7 +375,7 @@ class Simulation:
 
     def fork(self) -> Simulation:
         """An independent deep copy that continues exactly as this one would."""
-        return Simulation._wrap(self.scenario, self._sim.fork())
+        return budget.forked(self, lambda: Simulation._wrap(self.scenario, self._sim.fork()))
 
     def capture(
         self, link: str, file: Any, *, snaplen: int = 128, flows: Any = None, ip: int = 4

@@ -10,7 +10,6 @@ drive the vectorised env (:mod:`l4sim.envs.vector`), which keeps the simulations
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import numpy as np
 
 from l4sim.errors import EnvConfigError, ScenarioError
 from l4sim.native import core as _core_module
-from l4sim.scenario import Scenario, load
+from l4sim.scenario import Scenario, core_json, load
 from l4sim.simulation import Simulation, to_ns
 
 ScenarioLike = Scenario | dict[str, Any] | str | Path
@@ -174,7 +173,7 @@ class L4simEnv(gym.Env):
     def _make_sim(self, seed: int) -> Simulation:
         cfg = dict(self._core_cfg)
         cfg["seed"] = seed
-        core = _core_module().Simulation(json.dumps(cfg))
+        core = _core_module().Simulation(core_json(cfg))
         if not self.virtual_queues:
             core.without_virtual_queues()
         scenario = self.scenario.model_copy(update={"seed": seed})

@@ -17,6 +17,7 @@ import json
 import sys
 import tomllib
 import warnings
+from array import array
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
@@ -190,7 +191,7 @@ class Scenario(_Model):
         }
 
     def to_core_json(self) -> str:
-        return json.dumps(self.to_core_config())
+        return core_json(self.to_core_config())
 
     # -- construction and round trips --------------------------------------------------------
 
@@ -294,6 +295,26 @@ def _tags_first(data: Any) -> Any:
         head = {k: data[k] for k in ("preset", "kind") if k in data}
         return head | {k: _tags_first(v) for k, v in data.items() if k not in head}
     return data
+
+
+def core_json(config: dict[str, Any]) -> str:
+    """:meth:`Scenario.to_core_config`'s dict as JSON. A trace's opportunities (an
+    ``array``) are written in pieces, never as a list of Python ints (36 bytes each: a trace
+    of 50 million lines would take 1.8 GB that way)."""
+    arrays: list[array[int]] = []
+
+    def mark(obj: Any) -> str:
+        if not isinstance(obj, array):
+            raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+        arrays.append(obj)
+        return f"\x00{len(arrays) - 1}"
+
+    text = json.dumps(config, default=mark)
+    for i, values in enumerate(arrays):
+        step = 1 << 16
+        pieces = (",".join(map(str, values[k : k + step])) for k in range(0, len(values), step))
+        text = text.replace(f'"\\u0000{i}"', "[" + ",".join(pieces) + "]", 1)
+    return text
 
 
 def load(path: str | Path) -> Scenario:
