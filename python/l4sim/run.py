@@ -41,7 +41,7 @@ def _progress_bar() -> Any:
         TaskProgressColumn(),
         TextColumn("sim {task.completed:.1f}/{task.total:.1f} s"),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=Console(stderr=True, emoji=False),
         transient=False,
     )
 
@@ -116,8 +116,10 @@ def run(
     start = time.perf_counter()
     try:
         if bar is not None:
+            from rich.markup import escape
+
             with bar:
-                task = bar.add_task(sim.scenario.name, total=total / 1e9)
+                task = bar.add_task(escape(sim.scenario.name), total=total / 1e9)
                 for t in targets:
                     _advance(sim, t, step_ns)
                     bar.update(task, completed=t / 1e9)

@@ -21,7 +21,7 @@ from l4sim import budget
 from l4sim.errors import ActionError, CoreError, EnvConfigError, L4simError, ScenarioError
 from l4sim.native import core as _core_module
 from l4sim.scenario import Scenario, core_json, load
-from l4sim.units import UnitError, parse_queue_limit, parse_time
+from l4sim.units import U32_MAX, UnitError, parse_queue_limit, parse_time
 
 __all__ = [
     "FLOW_SCHEMA",
@@ -297,12 +297,11 @@ class Simulation:
         """Build the simulation of ``scenario`` (a :class:`~l4sim.scenario.Scenario`, a path
         to a scenario file, or a dict of scenario keys), at time 0.
 
-        Its peak memory is estimated first (:mod:`l4sim.budget`; its forks count too):
-        above the budget (``memory_limit``: bytes or a size such as ``"4GiB"``, 0 or
-        ``"none"``: no check; by default ``$L4SIM_MEMORY_LIMIT``, else half of the available
-        memory) it raises :class:`~l4sim.budget.MemoryBudgetError`. ``streaming=True``: the
-        caller takes the series out as the run goes (:meth:`drain_series`, at least every
-        1 % of the run), so they count for that much only."""
+        Its peak memory is estimated first (:mod:`l4sim.budget`; forks count too): above the
+        budget (``memory_limit``: bytes or a size such as ``"4GiB"``, 0 or ``"none"``: no
+        check; default ``$L4SIM_MEMORY_LIMIT``, else half the available memory) it raises
+        :class:`~l4sim.budget.MemoryBudgetError`. ``streaming=True``: the caller takes the
+        series out as the run goes (:meth:`drain_series`, at least every 1 % of the run)."""
         self.scenario: Scenario = _as_scenario(scenario)
         config = self.scenario.to_core_config()
         name, limit = self.scenario.name, memory_limit
@@ -324,8 +323,7 @@ class Simulation:
 
     @classmethod
     def _wrap(cls, scenario: Scenario, core_sim: Any) -> Simulation:
-        """A wrapper around a core simulation made from one already checked (a fork, a
-        batch's copy): no second estimate."""
+        """Wrap a checked core simulation (a fork, a batch's copy): no second estimate."""
         sim = cls.__new__(cls)
         sim.scenario = scenario
         sim._sim = core_sim
@@ -381,7 +379,8 @@ class Simulation:
         self, link: str, file: Any, *, snaplen: int = 128, flows: Any = None, ip: int = 4
     ) -> None:
         """Pcap ``file`` of what leaves ``link`` from now on (docs/captures.md); not in a fork."""
-        self._sim.add_capture(_str_arg(link, "capture link"), str(file), snaplen, flows, ip)
+        fl = None if flows is None else [_int_arg(f, "capture flow", 0, U32_MAX, "") for f in flows]
+        self._sim.add_capture(_str_arg(link, "capture link"), str(file), snaplen, fl, ip)
 
     def close_captures(self) -> list[dict[str, Any]]:
         """Finish every capture's file: [{"file", "link", "packets"}]."""
@@ -536,6 +535,8 @@ class SimulationBatch:
     """N independent simulations stepped in one call into Rust (``_core.SimBatch``)."""
 
     def __init__(self, sims: list[Simulation]):
+        if not all(isinstance(s, Simulation) for s in sims):
+            raise EnvConfigError(f"SimulationBatch takes a list of Simulations, not {_short(sims)}")
         self.scenarios = [s.scenario for s in sims]
         self._batch = _core_module().SimBatch([s._sim for s in sims])
 

@@ -272,6 +272,11 @@ class RemoteTcpEnv(L4simEnv):
                 duration_s=duration_s,
             )  # fmt: skip
         self.index = unified_index(_count("n", n, 1), _count("m", m, 0), _count("l", l, 0))
+        if not isinstance(scenario, Scenario):
+            raise EnvConfigError(
+                f"scenario {scenario!r} must be a Scenario with the unified layout (build it "
+                "with unified_scenario), or None for the default"
+            )
         flows = scenario.resolved_flows()
         ix = self.index
         if len(flows) != ix.action_flow(n - 1) + 1 or any(

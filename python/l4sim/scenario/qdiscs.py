@@ -120,12 +120,38 @@ class Red(_AqmBase):
                         f"(one of them is a size); {name} is "
                         + ("missing" if v is None else f"{v} packets")
                     )
+        if self.variant != "linux" and self.burst is not None:
+            raise ValueError(
+                "RED burst is a parameter of the linux variant (tc red); ns-3's RED (the "
+                'default variant) takes w_q, or set variant = "linux"'
+            )
         if self.min_th is not None and self.max_th is not None:
             lo = self.min_th.packets or self.min_th.bytes or 0
             hi = self.max_th.packets or self.max_th.bytes or 0
             if lo >= hi:
                 raise ValueError(
                     f"min_th {str(self.min_th)!r} must be below max_th {str(self.max_th)!r}"
+                )
+        if self.variant == "linux" and self.limit is not None and self.limit.bytes:
+            # tc red's derivation (iproute2 red_parse_opt, as qdisc/red.rs): max_th = 3 min_th
+            # or limit / 4, min_th = max_th / 3.
+            mn = self.min_th.bytes if self.min_th is not None else None
+            mx = self.max_th.bytes if self.max_th is not None else None
+            mx = mx if mx is not None else 3 * mn if mn else self.limit.bytes // 4
+            mn = mn if mn is not None else mx // 3
+            if not 0 < mn < mx:
+                raise ValueError(
+                    f"tc red's thresholds from limit {str(self.limit)!r} come out as min_th "
+                    f"{mn} B and max_th {mx} B, and need 0 < min_th < max_th; give a larger "
+                    "limit, or min_th and max_th"
+                )
+            # tc_red_eval_ewma: a burst must fill min_th (burst = (2 min + max) / 3 avpkt).
+            avpkt = self.avpkt or 1000
+            burst = self.burst if self.burst is not None else (2 * mn + mx) // (3 * avpkt)
+            if burst * avpkt < mn:
+                raise ValueError(
+                    f"RED burst {burst} is too small for min_th {mn} B (tc red: try burst "
+                    f"{1 + mn // avpkt}); give a larger burst, or a larger limit"
                 )
         return self
 
