@@ -208,7 +208,7 @@ def test_min_rto_above_max_rto_is_a_scenario_error() -> None:
 def test_wrong_types_to_the_api_are_one_sentence(sim: Simulation) -> None:
     with pytest.raises(EnvConfigError, match=r"SimulationBatch takes a list of Simulations"):
         SimulationBatch([1, 2])  # type: ignore[list-item]
-    with pytest.raises(ActionError, match=r"capture flow 'a' is not a whole number"):
+    with pytest.raises(ActionError, match=r"capture flows \['a'\] \(list\) must be flow indices"):
         sim.capture("r0->r1", "/dev/null", flows=["a"])
     from l4sim.envs.remote import RemoteTcpEnv
 

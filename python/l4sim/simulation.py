@@ -21,7 +21,7 @@ from l4sim import budget
 from l4sim.errors import ActionError, CoreError, EnvConfigError, L4simError, ScenarioError
 from l4sim.native import core as _core_module
 from l4sim.scenario import Scenario, core_json, load
-from l4sim.units import U32_MAX, UnitError, parse_queue_limit, parse_time
+from l4sim.units import UnitError, parse_queue_limit, parse_time
 
 __all__ = [
     "FLOW_SCHEMA",
@@ -317,8 +317,7 @@ class Simulation:
         except CoreError as e:
             msg = f"the simulator core rejected scenario {self.scenario.name!r}: {e}"
             raise CoreError(msg) from None
-        if not streaming:
-            # Room for the whole run's series at once: no copies as they grow.
+        if not streaming:  # room for the whole run's series at once: no copies as they grow
             self._sim.reserve_series()
 
     @classmethod
@@ -379,8 +378,9 @@ class Simulation:
         self, link: str, file: Any, *, snaplen: int = 128, flows: Any = None, ip: int = 4
     ) -> None:
         """Pcap ``file`` of what leaves ``link`` from now on (docs/captures.md); not in a fork."""
-        fl = None if flows is None else [_int_arg(f, "capture flow", 0, U32_MAX, "") for f in flows]
-        self._sim.add_capture(_str_arg(link, "capture link"), str(file), snaplen, fl, ip)
+        if flows is not None and not all(isinstance(f, int | np.integer) for f in flows):
+            raise ActionError(f"capture flows {_short(flows)} must be flow indices (whole numbers)")
+        self._sim.add_capture(_str_arg(link, "capture link"), str(file), snaplen, flows, ip)
 
     def close_captures(self) -> list[dict[str, Any]]:
         """Finish every capture's file: [{"file", "link", "packets"}]."""
