@@ -253,7 +253,12 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
-def _interrupt(signum: int, frame: object) -> None:
+def _interrupt(signum: int, frame: Any) -> None:
+    if frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        # Raised in an import lock's weakref callback, the exception would be printed and
+        # ignored (the signal lost): deliver the signal again a moment later.
+        threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
+        return
     _received.append(signum)
     raise Interrupted(signum)
 
