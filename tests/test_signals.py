@@ -169,3 +169,22 @@ def test_sigterm_at_random_points_of_a_sweep_keeps_every_finished_point(
         assert set(table["point"].unique()) == finished
     else:
         assert not finished
+
+
+def test_workers_keep_their_default_stop_signals() -> None:
+    """A forked child (a Hogwild worker) gets Python's defaults back, so Process.terminate()
+    still ends it; a pool worker ignores only Ctrl-C and SIGHUP (they go to the group)."""
+    from l4sim import processes
+
+    previous = processes.stop_on_signals()
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: exit 0 only if the defaults are back
+            ok = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+            ok = ok and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert signal.getsignal(signal.SIGTERM) is processes._interrupt
+    finally:
+        processes.restore_signals(previous)

@@ -218,9 +218,10 @@ def start_reaper(pids: list[int]) -> subprocess.Popen[bytes] | None:
 
 
 def pool_worker_init(owner: int | None = None, started: int | None = None) -> None:
-    # Ctrl-C goes to the whole process group (and systemd's SIGTERM to the whole cgroup): the
-    # parent decides what stops, not the workers, which die with it.
-    for sig in STOP_SIGNALS:
+    # Ctrl-C and a closed terminal's SIGHUP go to the whole process group: the parent decides
+    # what stops, not the workers, which die with it. SIGTERM keeps its default: it is how
+    # the parent stops a running worker (Process.terminate).
+    for sig in (signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     parent = os.getppid()
     die_with_parent()
@@ -261,6 +262,19 @@ def _interrupt(signum: int, frame: Any) -> None:
         return
     _received.append(signum)
     raise Interrupted(signum)
+
+
+def _python_defaults_in_child() -> None:
+    """A forked child (a Hogwild worker) does not inherit the CLI's stop handlers: it gets
+    Python's defaults back, so its parent's Process.terminate() ends it as before."""
+    with contextlib.suppress(ValueError):
+        for sig in STOP_SIGNALS:
+            if signal.getsignal(sig) is _interrupt:
+                default = signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL
+                signal.signal(sig, default)
+
+
+os.register_at_fork(after_in_child=_python_defaults_in_child)
 
 
 def stop_on_signals() -> dict[int, Any]:
