@@ -229,3 +229,16 @@ def test_an_error_quoting_emoji_codes_prints_them_as_they_are(
         cli.main(["run", str(tmp_path / "s.toml"), "-q", "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert "('root:x:0')" in err and "❌" not in err
+
+
+def test_assigning_a_bad_value_to_a_loaded_scenario_is_one_sentence() -> None:
+    """``sc.duration = 'banana'`` was accepted and failed later as a raw TypeError."""
+    sc = l4sim.load(DEMO)
+    with pytest.raises(ScenarioError, match=r"^demo: duration 'banana' is not a time"):
+        sc.duration = "banana"  # type: ignore[assignment]
+    with pytest.raises(ScenarioError, match="seed -1 must be at least 0"):
+        sc.seed = -1
+    assert sc.duration == 20 * 10**9 and sc.seed == l4sim.load(DEMO).seed  # unchanged
+    sc.duration = "5s"  # type: ignore[assignment]
+    assert sc.duration == 5 * 10**9
+    assert l4sim.run(sc).summary["sim_time_s"] == pytest.approx(5.0)

@@ -209,6 +209,18 @@ class Scenario(_Model):
             raise ScenarioError(_prefix(source) + _TOO_DEEP) from None
         raise ScenarioError(_prefix(source) + message)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Assigning a key validates the whole scenario again (``sc.duration = "banana"`` is
+        a :class:`ScenarioError`, not a scenario that fails later in the core)."""
+        if name not in type(self).model_fields:
+            super().__setattr__(name, value)
+            return
+        data = self.model_dump(exclude_none=True, by_alias=True)
+        field = type(self).model_fields[name]
+        data[field.alias or name] = value
+        checked = Scenario.parse(data, source=self.name)
+        self.__dict__.update(checked.__dict__)
+
     def with_overrides(self, **changes: Any) -> Scenario:
         """A validated copy with top-level keys replaced, e.g. ``seed=3, duration="5s"``."""
         data = self.to_dict()
