@@ -166,3 +166,79 @@ def test_batch_arguments() -> None:
         batch.apply(2, CWND)
     batch.run_until_ns([10**9, 2 * 10**9])
     assert [batch.get(i).now_ns for i in range(2)] == [10**9, 2 * 10**9]
+
+
+# -- values the core refused (CoreError) and raw Python errors, now one sentence --------------
+
+
+def _demo(**bottleneck_qdisc: Any) -> dict[str, Any]:
+    d = l4sim.load(DEMO).to_dict()
+    d["topology"]["bottleneck"]["qdisc"] = bottleneck_qdisc
+    return d
+
+
+@pytest.mark.parametrize(
+    ("qdisc", "fragment"),
+    [
+        ({"kind": "red", "burst": 4294967295}, "burst is a parameter of the linux variant"),
+        ({"kind": "red", "variant": "linux", "limit": "1B"}, "need 0 < min_th < max_th"),
+        ({"kind": "red", "variant": "linux", "limit": "40B"}, "burst 0 is too small for min_th 3"),
+    ],
+)
+def test_red_parameters_the_core_refuses_are_scenario_errors(
+    qdisc: dict[str, Any], fragment: str
+) -> None:
+    with pytest.raises(ScenarioError, match=fragment):
+        Simulation(_demo(**qdisc))
+    # A Linux RED the core takes still builds.
+    Simulation(_demo(kind="red", variant="linux", limit="400KB"))
+
+
+def test_min_rto_above_max_rto_is_a_scenario_error() -> None:
+    d = l4sim.load(DEMO).to_dict()
+    d["flows"][0].update(min_rto="2s", max_rto="1s")
+    with pytest.raises(ScenarioError, match=r"min_rto '2s' is above max_rto '1s'"):
+        Simulation(d)
+    d["flows"][0].update(min_rto="200s", max_rto=None)
+    del d["flows"][0]["max_rto"]
+    with pytest.raises(ScenarioError, match=r"above max_rto '2min'|above max_rto '120s'"):
+        Simulation(d)
+
+
+def test_wrong_types_to_the_api_are_one_sentence(sim: Simulation) -> None:
+    with pytest.raises(EnvConfigError, match=r"SimulationBatch takes a list of Simulations"):
+        SimulationBatch([1, 2])  # type: ignore[list-item]
+    with pytest.raises(ActionError, match=r"capture flows \['a'\] \(list\) must be flow indices"):
+        sim.capture("r0->r1", "/dev/null", flows=["a"])
+    from l4sim.envs.remote import RemoteTcpEnv
+
+    with pytest.raises(EnvConfigError, match=r"scenario 'x' must be a Scenario"):
+        RemoteTcpEnv(scenario="x")  # type: ignore[arg-type]
+
+
+def test_an_error_quoting_emoji_codes_prints_them_as_they_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trace line ``root:x:0`` printed as ``root❌0`` (rich's emoji codes)."""
+    from l4sim import cli
+
+    (tmp_path / "bad.trace").write_text("root:x:0\n")
+    text = DEMO.read_text().replace('rate = "10Mbps"', 'rate = "10Mbps"\ntrace = "bad.trace"', 1)
+    (tmp_path / "s.toml").write_text(text)
+    with pytest.raises(SystemExit):
+        cli.main(["run", str(tmp_path / "s.toml"), "-q", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert "('root:x:0')" in err and "❌" not in err
+
+
+def test_assigning_a_bad_value_to_a_loaded_scenario_is_one_sentence() -> None:
+    """``sc.duration = 'banana'`` was accepted and failed later as a raw TypeError."""
+    sc = l4sim.load(DEMO)
+    with pytest.raises(ScenarioError, match=r"^demo: duration 'banana' is not a time"):
+        sc.duration = "banana"  # type: ignore[assignment]
+    with pytest.raises(ScenarioError, match="seed -1 must be at least 0"):
+        sc.seed = -1
+    assert sc.duration == 20 * 10**9 and sc.seed == l4sim.load(DEMO).seed  # unchanged
+    sc.duration = "5s"  # type: ignore[assignment]
+    assert sc.duration == 5 * 10**9
+    assert l4sim.run(sc).summary["sim_time_s"] == pytest.approx(5.0)

@@ -401,3 +401,28 @@ def test_missing_torch_names_the_rl_extra(tmp_path, monkeypatch, capsys):
     code, _, err = run_main(["train", "rl-tcp"], capsys)
     assert code == 2
     assert "pip install 'l4sim[rl]'" in one_line(err)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_during_reproduce_is_one_line_and_128_plus_n(
+    sig: int, fake_experiment, tmp_path, monkeypatch, capsys
+):
+    """typer turned any KeyboardInterrupt into a silent exit code 130, and SIGTERM killed
+    reproduce and train without a word; now every command says it and exits 128 + n, with
+    the cases finished before kept."""
+    monkeypatch.chdir(tmp_path)
+
+    def reproduce(out: Path, **kw: Any) -> list[int]:
+        (out / "case-a").mkdir(parents=True)
+        (out / "case-a" / "summary.json").write_text("{}")
+        os.kill(os.getpid(), sig)
+        time.sleep(5)  # the signal's handler raises before this ends
+        return [1]
+
+    fake_experiment.calls.reproduce = reproduce
+    code, _, err = run_main(["reproduce", "fake", "-j", "1", "--quiet"], capsys)
+    assert code == 128 + sig
+    name = signal.Signals(sig).name
+    assert one_line(err) == ("error: interrupted" + ("" if sig == 2 else f" by {name}"))
+    assert (tmp_path / "out" / "fake" / "case-a" / "summary.json").is_file()
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # main put the handlers back

@@ -575,3 +575,88 @@ def test_sim_batch_bad_input_is_one_sentence():
         batch.observe(5)
     with pytest.raises(IndexError, match=r"batch index -1 is outside 0\.\.2"):
         batch.get(-1)
+
+
+# -- actions are checked against the action space ---------------------------------------------
+
+
+def test_bad_actions_are_one_sentence_never_a_silent_keep():
+    """TcpCwnd-v0 ran 7, -1 and 10**6 as "keep" and 2.7 as 2; step(nan) / step(None) gave
+    raw errors. Every action outside the space is an ActionError (also a ValueError)."""
+    env = TcpCwndEnv(episode_steps=5)
+    env.reset(seed=1)
+    for bad, fragment in [
+        (7, "7 is outside Discrete(5): give 0 to 4"),
+        (-1, "-1 is outside Discrete(5)"),
+        (10**6, "1000000 is outside Discrete(5)"),
+        (2.7, "2.7 is not a whole number; Discrete(5) takes 0 to 4"),
+        (float("nan"), "nan is not a whole number"),
+        (None, "None is not a whole number"),
+        (True, "True is not a whole number"),
+        ("1", "'1' is not a whole number"),
+    ]:
+        with pytest.raises(ActionError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+            env.step(bad)
+        assert issubclass(ActionError, ValueError)
+    # Integers of any kind, and 0-d integer arrays, are fine.
+    for good in (1, np.int64(2), np.array(3), np.uint8(0)):
+        env.step(good)
+
+
+def test_continuous_actions_refuse_non_finite_and_wrong_shapes_and_clip_in_range():
+    env = TcpCwndEnv(action_set="continuous", episode_steps=5)
+    env.reset(seed=1)
+    for bad, fragment in [
+        ([float("nan")], "is not finite"),
+        (float("inf"), "is not finite"),
+        (None, "None is not numbers"),
+        ("x", "'x' is not numbers"),
+        ([0.1, 0.2], "has 2 values; Box"),
+    ]:
+        with pytest.raises(ActionError, match=fragment):
+            env.step(bad)
+    env.step([5.0])  # outside [-1, 1]: clipped (docs/envs/tcp-cwnd.md)
+    env.step(0.5)  # a scalar for a one-value Box
+    aqm = AqmDropEnv(episode_steps=5)
+    aqm.reset(seed=1)
+    with pytest.raises(ActionError, match="is not finite"):
+        aqm.step(np.array([np.nan], np.float32))
+    dual = DualPi2Env(episode_steps=5)
+    dual.reset(seed=1)
+    with pytest.raises(ActionError, match="has 2 values"):
+        dual.step([0.1, 0.2])
+
+
+def test_the_vector_env_takes_one_action_per_env():
+    """3 actions for 2 envs were accepted (the third ignored)."""
+    venv = SimBatchVectorEnv("l4sim/TcpCwnd-v0", 2, episode_steps=5)
+    venv.reset(seed=1)
+    with pytest.raises(ActionError, match="step got 3 actions for 2 envs"):
+        venv.step(np.array([0, 1, 2]))
+    with pytest.raises(ActionError, match="step got 1 actions for 2 envs"):
+        venv.step([0])
+    with pytest.raises(ActionError, match="9 is outside Discrete"):
+        venv.step([0, 9])
+    venv.step([0, 1])
+
+
+def test_multi_agent_actions_are_checked_per_agent():
+    """MA-CC accepted action 999, and an unknown agent was a raw KeyError."""
+    env = MultiCCEnv(episode_steps=5)
+    env.reset(seed=1)
+    agent = env.possible_agents[0]
+    with pytest.raises(ActionError, match=rf"agent {agent}'s action 999 is outside Discrete"):
+        env.step({agent: 999})
+    with pytest.raises(ActionError, match="there is no agent 'nobody'; agents: "):
+        env.step({"nobody": 0})
+    with pytest.raises(ActionError, match="must be a dict from agent name to action"):
+        env.step([0, 1])
+    env.step({a: 0 for a in env.possible_agents})
+
+
+def test_a_seed_beyond_64_bits_is_one_sentence():
+    env = TcpCwndEnv(episode_steps=5)
+    for seed in (2**64 + 5, -1, 1.5):
+        with pytest.raises(EnvConfigError, match="must be a whole number from 0 to 2"):
+            env.reset(seed=seed)  # type: ignore[arg-type]
+    env.reset(seed=2**64 - 1)

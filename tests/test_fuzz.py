@@ -324,6 +324,111 @@ def test_python_api(t: Any, link: str, limit: Any, action: dict[str, Any]):
                 one_sentence(e)
 
 
+actions = st.one_of(
+    numbers,
+    st.none(),
+    st.booleans(),
+    st.text(max_size=4),
+    st.lists(st.one_of(numbers, st.none()), max_size=3),
+    st.dictionaries(st.text(max_size=8), numbers, max_size=2),
+)
+_ENVS: dict[str, Any] = {}
+
+
+def _env(kind: str) -> Any:
+    """One env per kind for the whole property (reset before each example)."""
+    if kind not in _ENVS:
+        from l4sim.envs import AqmDropEnv, DualPi2Env, MultiCCEnv, TcpCwndEnv
+
+        make = {
+            "delta": lambda: TcpCwndEnv(),
+            "continuous": lambda: TcpCwndEnv(action_set="continuous"),
+            "aqm": lambda: AqmDropEnv(),
+            "dualpi2": lambda: DualPi2Env(coupling=(1.0, 4.0)),
+            "macc": lambda: MultiCCEnv(),
+        }
+        _ENVS[kind] = make[kind]()
+    return _ENVS[kind]
+
+
+@FUZZ
+@given(
+    kind=st.sampled_from(["delta", "continuous", "aqm", "dualpi2", "macc"]),
+    action=actions,
+    seed=st.one_of(st.none(), numbers),
+)
+def test_env_actions_and_seeds(kind: str, action: Any, seed: Any):
+    """Any action is taken as its space allows or refused in one sentence (ActionError),
+    never misread; any seed is a seed or one sentence."""
+    env = _env(kind)
+    with time_box():
+        try:
+            env.reset(seed=seed)
+        except BaseException as e:
+            one_sentence(e)
+            env.reset(seed=1)
+        if kind == "macc" and not isinstance(action, dict):
+            action = {env.possible_agents[0]: action}
+        try:
+            env.step(action)
+        except BaseException as e:
+            one_sentence(e)
+            assert isinstance(e, l4sim.ActionError), e
+        else:  # taken: a discrete action was a whole number in range, not misread
+            taken = next(iter(action.values()), 0) if kind == "macc" else action
+            if kind in ("delta", "macc"):
+                n = 5 if kind == "delta" else 3
+                assert type(taken) is int and 0 <= taken < n, taken
+
+
+@FUZZ
+@given(
+    kind=st.sampled_from(["scenario", "spec", "trace", "weights"]),
+    special=st.sampled_from(["/dev/zero", "/dev/null", "/", "fifo", "big", "missing"]),
+)
+def test_special_and_oversized_input_files(
+    kind: str, special: str, tmp_path_factory: pytest.TempPathFactory
+):
+    """Every entry that reads a file refuses a special, oversized or missing one in one
+    sentence within the time box (a FIFO never blocks)."""
+    import os
+
+    from l4sim.sweep import load_spec
+
+    tmp = tmp_path_factory.mktemp("files")
+    path = str(tmp / special)
+    if special == "fifo":
+        os.mkfifo(path)
+    elif special == "big":
+        with open(path, "wb") as fh:
+            fh.truncate(700 * 2**20)  # sparse: above every cap
+    elif special != "missing":
+        path = special
+    text = f"""
+duration = "1s"
+[topology]
+preset = "two_host"
+rate = "10Mbps"
+delay = "5ms"
+{"trace = " + repr(path) if kind == "trace" else ""}
+qdisc = {{ kind = "fq"{", lfq_policy = " + repr(path) if kind == "weights" else ""} }}
+[[flows]]
+cca = "cubic"
+"""
+    with time_box():
+        try:
+            if kind == "scenario":
+                l4sim.load(path)
+            elif kind == "spec":
+                load_spec(path)
+            else:
+                loads(text)
+        except BaseException as e:
+            one_sentence(e)
+        else:
+            assert special == "/dev/null" and kind not in ("trace", "weights"), special
+
+
 @pytest.mark.parametrize("bad", [None, 42, 3.5, b"x", ["a"], object()])
 def test_run_and_simulation_refuse_what_is_not_a_scenario(bad: Any):
     for entry in (l4sim.run, l4sim.Simulation):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +239,134 @@ def test_the_summary_schema_documents_every_field() -> None:
     summary = json.loads(Simulation(demo())._sim.summary_json())
     assert set(summary["flows"][0]) == set(flow)
     assert set(summary) == set(schema["properties"])
+
+
+# -- topology tables: estimated before anything is allocated -----------------------------------
+
+
+def long_path(routers: int, **changes: Any) -> dict[str, Any]:
+    return {
+        "name": "long_path",
+        "duration": "200ms",
+        "topology": {
+            "preset": "path",
+            "routers": routers,
+            "link": {"rate": "100Mbps", "delay": "1ms"},
+        },
+        "flows": [{"kind": "tcp", "cca": "cubic"}],
+        **changes,
+    }
+
+
+def _peak_rss_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def test_a_path_of_100000_routers_is_one_sentence_not_an_abort(tmp_path: Path) -> None:
+    """Scenario validation asked the core for every flow's route, which built a nodes x
+    routers table (40 GB for 100 000 routers: the allocation failed and the process
+    aborted, exit 134) before the budget was checked. The table now holds only the columns
+    of the flows' endpoints, and the budget counts it: one sentence, exit 2, little memory."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "huge.toml"
+    path.write_text(
+        'name = "huge"\nduration = "200ms"\n[topology]\npreset = "path"\nrouters = 100000\n'
+        'link = { rate = "100Mbps", delay = "1ms" }\n[[flows]]\ncca = "cubic"\n'
+    )
+    env = {k: v for k, v in os.environ.items() if k != "L4SIM_DEBUG"}
+    env["PYTHONPATH"] = str(ROOT / "python")
+    proc = subprocess.run(
+        [sys.executable, "-m", "l4sim", "run", str(path), "--memory-limit", "100MiB", "-q"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    lines = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr[-2000:]
+    assert "more than the budget of 100 MiB" in lines[0]
+    assert "fewer links or routers" in lines[0]
+    assert _peak_rss_mib() < 1024  # validating 100 000 links in Python; no n² table
+
+
+def test_the_budget_counts_the_routing_table_of_the_flows_endpoints() -> None:
+    config = l4sim.Scenario.parse(long_path(1000)).to_core_config()
+    est = budget.estimate(config)
+    # 1 002 nodes towards r0 and r999 (h0 and h1 are leaves, reached through them).
+    routes = 1002 * 2 * budget.ROUTE_ENTRY_BYTES
+    assert est.state_bytes == 1 * budget.FLOW_BYTES + 2002 * budget.CHANNEL_BYTES + routes
+    # The core builds such a path without a square table, and runs it.
+    assert l4sim.run(long_path(100_000), memory_limit="none").summary["sim_time_s"] > 0
+
+
+# -- traces and forks --------------------------------------------------------------------------
+
+
+def traced(tmp_path: Path, lines: int) -> dict[str, Any]:
+    trace = tmp_path / "big.trace"
+    trace.write_text("".join(f"{1 + i // 4}\n" for i in range(lines)))
+    return {
+        "name": "traced",
+        "duration": "200ms",
+        "topology": {"preset": "two_host", "rate": "10Mbps", "delay": "5ms", "trace": str(trace)},
+        "flows": [{"kind": "tcp", "cca": "cubic"}],
+    }
+
+
+def test_a_trace_counts_what_it_costs(tmp_path: Path) -> None:
+    """A 45 MB trace peaked at 917 MiB under a 300 MiB budget, estimated 16 MiB: now each
+    line counts TRACE_LINE_BYTES, and the run's peak stays under the estimate."""
+    import subprocess
+    import sys
+
+    lines = 1_000_000
+    config = l4sim.Scenario.parse(traced(tmp_path, lines)).to_core_config()
+    est = budget.estimate(config)
+    assert est.trace_opportunities == lines
+    assert est.state_bytes >= lines * budget.TRACE_LINE_BYTES
+    with pytest.raises(MemoryBudgetError, match=r"traces of 1 000 000 lines.*use a shorter trace"):
+        Simulation(traced(tmp_path, lines), memory_limit=est.total - 1)
+    # Peak RSS over what `import l4sim` holds, in a fresh process, against the estimate.
+    script = (
+        "import resource, sys, l4sim\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        f"l4sim.run(l4sim.load({str(tmp_path / 's.toml')!r}), memory_limit='none')\n"
+        "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "print((after - before) * 1024)\n"
+    )
+    import tomli_w
+
+    (tmp_path / "s.toml").write_text(tomli_w.dumps(traced(tmp_path, lines)))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+    )
+    grown = int(out.stdout.split()[-1])
+    assert grown <= est.total, (grown, est.total)
+
+
+def test_forks_count_against_the_budget() -> None:
+    """3 000 forks reached 800 MB under a 50 MiB budget: each fork is a copy that grows to
+    the run's peak, so each counts the estimate again."""
+    sc = demo()
+    one = budget.estimate(l4sim.Scenario.parse(sc).to_core_config()).total - budget.BASE_BYTES
+    limit = budget.BASE_BYTES + 3 * one
+    sim = Simulation(sc, memory_limit=limit)
+    sim.run_until("1s")
+    a = sim.fork()
+    b = a.fork()  # a fork's fork counts too: three copies
+    with pytest.raises(MemoryBudgetError, match=r"another fork of scenario 'demo' would make 4"):
+        sim.fork()
+    del b  # a dropped fork gives its share back
+    c = sim.fork()
+    c.run_until("2s")
+    assert c.now == pytest.approx(2.0) and a.now == pytest.approx(1.0)
+    unlimited = Simulation(sc, memory_limit="none")
+    forks = [unlimited.fork() for _ in range(5)]  # no budget, no count
+    assert len(forks) == 5

@@ -423,3 +423,23 @@ def test_too_many_jobs_is_one_sentence(tmp_path: Path, capsys):
         cli.main(["sweep", str(spec), "--jobs", str(MAX_JOBS + 1), "--out", str(tmp_path / "x")])
     err = capsys.readouterr().err
     assert e.value.code == 2 and "worker processes" in err, err
+
+
+def test_a_point_too_big_for_the_budget_fails_and_the_others_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """routers = 100000 once aborted the parent while it validated the points (a 40 GB
+    routing table); now that point fails on the memory budget and the others run."""
+    monkeypatch.setenv("L4SIM_MEMORY_LIMIT", "200MiB")
+    base = tmp_path / "path.toml"
+    base.write_text(
+        'name = "path"\nduration = "100ms"\n[topology]\npreset = "path"\nrouters = 1\n'
+        'link = { rate = "10Mbps", delay = "1ms" }\n[[flows]]\ncca = "cubic"\n'
+    )
+    spec_path = tmp_path / "spec.toml"
+    spec_path.write_text('base = "path.toml"\n[grid]\n"topology.routers" = [1, 100000, 2]\n')
+    outcome = run_sweep(load_spec(spec_path), tmp_path / "out")
+    assert (outcome.total, outcome.ok, outcome.failed) == (3, 2, 1)
+    assert [i for i, _ in outcome.errors] == [1]
+    assert "MemoryBudgetError" in outcome.errors[0][1]
+    assert "more than the budget of 200 MiB" in outcome.errors[0][1]

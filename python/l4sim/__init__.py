@@ -7,6 +7,7 @@
 >>> l4sim.write(result, "out/demo")
 """
 
+import l4sim._startup  # noqa: F401 (first: the l4sim command's early Ctrl-C is one line)
 from l4sim._version import __version__
 from l4sim.engine.budget import MemoryBudgetError
 from l4sim.engine.results import Result, read, write

@@ -6,7 +6,7 @@ exit code 1):
 * :class:`ScenarioError`: invalid scenario input (file, key path, value, what is allowed).
 * :class:`EnvConfigError`: bad environment, agent or trainer options (step interval,
   action delay, seed counts, rewards, checkpoint shapes), not the scenario itself.
-* :class:`ActionError`: the core refused an agent's action.
+* :class:`ActionError`: an agent's action outside its space, or refused by the core.
 * :class:`CoreError`: the core refused a configuration it was handed, or is not built.
 * :class:`EmulationError`: ``l4sim emulate`` cannot run here (no root, no network
   namespaces, no router binary, a congestion control the kernel lacks) or its router failed.
@@ -47,9 +47,10 @@ class EnvConfigError(L4simError, ValueError):
     ``ValueError``, which the agents' checks raised before."""
 
 
-class ActionError(L4simError):
-    """The core rejected an agent's action (unknown flow or link, wrong qdisc or cca, a value
-    out of range); the message is the core's one sentence."""
+class ActionError(L4simError, ValueError):
+    """An agent's action that cannot be taken: outside the environment's ``action_space``
+    (a float for a discrete action, a value out of range, NaN, None, the wrong count), or
+    refused by the core (unknown flow or link, wrong qdisc or cca); one sentence."""
 
 
 class CoreError(L4simError):

@@ -7,6 +7,13 @@ worker, whose parent is the forkserver rather than the executor's owner, also wa
 owner from a thread every :data:`WATCH_S` seconds. :func:`descendants` lists a process's
 children and theirs (from ``/proc``); a small reaper started beside a local Ray runtime
 kills the agents Ray would leave for a minute.
+
+The signal rule (:func:`stop_on_signals`, which the CLI sets first): SIGTERM (what a job
+scheduler, ``timeout``, systemd and Kubernetes send) and SIGHUP (a closed terminal) stop
+l4sim as Ctrl-C does, raising :class:`Interrupted` (a ``KeyboardInterrupt``) where Ctrl-C
+raises; the exit code is 128 + the signal's number (:func:`exit_code`).
+:func:`deferred_interrupt` holds any of them back while bookkeeping or a write must run
+whole.
 """
 
 from __future__ import annotations
@@ -20,16 +27,24 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 __all__ = [
+    "STOP_SIGNALS",
     "WATCH_S",
+    "Interrupted",
     "deferred_interrupt",
     "descendants",
     "die_with_parent",
+    "exit_code",
     "pdeathsig_preexec",
     "pool_worker_init",
+    "quiet_while_importing",
+    "restore_signals",
     "start_reaper",
     "start_time",
+    "stop_on_signals",
+    "stop_signal",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -203,8 +218,11 @@ def start_reaper(pids: list[int]) -> subprocess.Popen[bytes] | None:
 
 
 def pool_worker_init(owner: int | None = None, started: int | None = None) -> None:
-    # Ctrl-C goes to the whole process group: the parent decides what stops, not the workers.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C and a closed terminal's SIGHUP go to the whole process group: the parent decides
+    # what stops, not the workers, which die with it. SIGTERM keeps its default: it is how
+    # the parent stops a running worker (Process.terminate).
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
     parent = os.getppid()
     die_with_parent()
     if os.getppid() != parent:  # the parent died before the request was made
@@ -217,22 +235,123 @@ def pool_worker_init(owner: int | None = None, started: int | None = None) -> No
         ).start()
 
 
+# --------------------------------------------------------------------------------------------
+# Signals that stop a run.
+
+#: The signals that stop l4sim as Ctrl-C does.
+STOP_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+#: The stop signals received since :func:`stop_on_signals` (held ones too), first first.
+_received: list[int] = []
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal (SIGINT, SIGTERM or SIGHUP), raised where Ctrl-C raises
+    ``KeyboardInterrupt`` so that one path handles them all; ``signum`` says which."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    if frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        # Raised in an import lock's weakref callback, the exception would be printed and
+        # ignored (the signal lost): deliver the signal again a moment later.
+        threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
+        return
+    _received.append(signum)
+    raise Interrupted(signum)
+
+
+def _python_defaults_in_child() -> None:
+    """A forked child (a Hogwild worker) does not inherit the CLI's stop handlers: it gets
+    Python's defaults back, so its parent's Process.terminate() ends it as before."""
+    with contextlib.suppress(ValueError):
+        for sig in STOP_SIGNALS:
+            if signal.getsignal(sig) is _interrupt:
+                default = signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL
+                signal.signal(sig, default)
+
+
+os.register_at_fork(after_in_child=_python_defaults_in_child)
+
+
+def stop_on_signals() -> dict[int, Any]:
+    """Make SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` in the main thread (the
+    CLI calls this first; a library keeps Python's defaults unless it asks); returns the
+    handlers they had, for :func:`restore_signals`."""
+    _received.clear()
+    return {sig: signal.signal(sig, _interrupt) for sig in STOP_SIGNALS}
+
+
+def restore_signals(previous: dict[int, Any]) -> None:
+    """Put back the handlers :func:`stop_on_signals` replaced."""
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def _leave_quietly(signum: int, frame: object) -> None:
+    name = signal.Signals(signum).name
+    os.write(2, f"error: interrupted ({name}) while starting\n".encode())
+    os._exit(128 + signum)
+
+
+def quiet_while_importing() -> None:
+    """For the ``l4sim`` command (``python -m l4sim`` or the console script) only: a stop
+    signal while the package imports (the first second or so) exits 128 + n with one line
+    instead of a traceback of the import; the CLI's :func:`stop_on_signals` takes over."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if argv0 != "-m" and os.path.basename(argv0) != "l4sim":
+        return
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in STOP_SIGNALS:
+        if signal.getsignal(sig) in (signal.default_int_handler, signal.SIG_DFL):
+            signal.signal(sig, _leave_quietly)
+
+
+def stop_signal() -> int | None:
+    """The first stop signal received since :func:`stop_on_signals` (None: none)."""
+    return _received[0] if _received else None
+
+
+def exit_code(exc: BaseException | None = None) -> int:
+    """128 + the number of the signal that stopped l4sim: ``exc``'s (an
+    :class:`Interrupted`), else the first received, else SIGINT's (130)."""
+    signum = getattr(exc, "signum", None) or stop_signal() or signal.SIGINT
+    return 128 + int(signum)
+
+
+def signal_name(code: int) -> str:
+    """``"SIGTERM"`` for exit code 143."""
+    try:
+        return signal.Signals(code - 128).name
+    except ValueError:
+        return "a signal"
+
+
 @contextlib.contextmanager
-def deferred_interrupt() -> Iterator[None]:
-    """Hold Ctrl-C (SIGINT) back until the block is done, then deliver it as it would have
-    been: bookkeeping that must not stop halfway (a point's file and its rows in the table)
-    runs whole. Outside the main thread (where no handler can be set) it does nothing."""
+def deferred_interrupt(deliver: bool = True) -> Iterator[None]:
+    """Hold the stop signals (:data:`STOP_SIGNALS`) back until the block is done, then
+    deliver the first as it would have been (``deliver=False``: only remember it, for
+    :func:`stop_signal`): bookkeeping that must not stop halfway (a point's file and its
+    rows in the table, a run's files) runs whole. Outside the main thread (where no handler
+    can be set) it does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     held: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+
+    def hold(signum: int, frame: object) -> None:
+        held.append(signum)
+        _received.append(signum)
+
+    previous = {sig: signal.signal(sig, hold) for sig in STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-        if held:
-            if callable(previous):
-                previous(signal.SIGINT, None)
-            elif previous != signal.SIG_IGN:
-                raise KeyboardInterrupt
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if held and deliver:
+            signal.raise_signal(held[0])

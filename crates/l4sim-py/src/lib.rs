@@ -429,7 +429,8 @@ fn flow_paths<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, Py
             "invalid configuration: {e}"
         )))
     })?;
-    to_py(py, &l4sim_core::engine::build::flow_paths(&cfg))
+    let paths = l4sim_core::engine::build::flow_paths(&cfg).map_err(config_error)?;
+    to_py(py, &paths)
 }
 
 /// The output of learned policy `kind` (`policy/<kind>.rs`) read from `weights_path` on

@@ -5,7 +5,8 @@ Every bad input (scenario error, missing directory, bad flag value) is one red s
 stderr and exit code 2; an unexpected failure inside l4sim is one sentence and exit code 1.
 Set ``L4SIM_DEBUG=1`` to get the traceback instead. Results go to ``--out`` or to
 ``out/NAME`` with the name from the scenario (spec) file made a safe single directory name;
-Ctrl-C during ``run`` keeps the partial results (exit code 130).
+Ctrl-C, SIGTERM or SIGHUP during ``run`` keeps the partial results (exit code 128 + the
+signal's number: 130, 143, 129).
 """
 
 from __future__ import annotations
@@ -38,6 +39,14 @@ from l4sim.cli._app import (
 )
 from l4sim.cli.tables import _report
 from l4sim.errors import CoreError, L4simError
+from l4sim.processes import (
+    deferred_interrupt,
+    exit_code,
+    restore_signals,
+    signal_name,
+    stop_on_signals,
+    stop_signal,
+)
 from l4sim.scenario import Scenario, load, loads
 
 __all__ = ["app", "main"]
@@ -57,8 +66,9 @@ def _run_and_write(
     from l4sim.engine.run import run
 
     check_out_dir(out)
-    sink = SeriesStream(out) if stream else None
+    sink = None
     try:
+        sink = SeriesStream(out) if stream else None
         result = run(
             scenario,
             progress=not quiet,
@@ -67,7 +77,9 @@ def _run_and_write(
             on_series=sink,
             out_dir=out,
         )
-        return result.summary, write(result, out, stream=sink)
+        # A second signal waits for the files (the caller exits 128 + n after them).
+        with deferred_interrupt(deliver=False):
+            return result.summary, write(result, out, stream=sink)
     except BaseException:
         if sink is not None:
             sink.discard()
@@ -75,15 +87,20 @@ def _run_and_write(
 
 
 def _interrupted(summary: dict[str, Any], scenario: Scenario, out: Path) -> None:
-    """After a Ctrl-C'd run: say how far it got and where the partial results are; exit 130."""
-    reached = summary.get("interrupted_at_s") or 0.0
-    err_console.print(
-        f"interrupted at {reached:.3f} s of {scenario.duration / 1e9:g} s simulated; "
-        f"partial results in {escape(str(out))}",
-        soft_wrap=True,
-        highlight=False,
-    )
-    raise typer.Exit(130)
+    """After a run stopped by Ctrl-C, SIGTERM or SIGHUP (or one that came while its files
+    were written): say how far it got and where the results are; exit 128 + n."""
+    code = exit_code()
+    by = "" if code == 130 else f" by {signal_name(code)}"
+    if summary.get("partial"):
+        reached = summary.get("interrupted_at_s") or 0.0
+        said = (
+            f"interrupted{by} at {reached:.3f} s of {scenario.duration / 1e9:g} s simulated; "
+            f"partial results in {escape(str(out))}"
+        )
+    else:
+        said = f"interrupted{by} after the run finished; results in {escape(str(out))}"
+    err_console.print(said, soft_wrap=True, highlight=False)
+    raise typer.Exit(code)
 
 
 # --------------------------------------------------------------------------------------------
@@ -122,8 +139,8 @@ def run_cmd(
 ) -> None:
     """Run a scenario and write summary.json, flows.parquet, queues.parquet, scenario.toml.
 
-    Ctrl-C stops the run and writes what was simulated so far (summary.json: partial = true,
-    interrupted_at_s), exit code 130.
+    Ctrl-C, SIGTERM or SIGHUP stops the run and writes what was simulated so far
+    (summary.json: partial = true, interrupted_at_s), exit code 128 + the signal's number.
     """
     sc = load(scenario)
     if seed is not None or duration is not None:
@@ -132,7 +149,7 @@ def run_cmd(
     summary, paths = _run_and_write(sc, out_dir, quiet, memory_limit, stream)
     if not quiet:
         _report(summary, paths)
-    if summary.get("partial"):
+    if summary.get("partial") or stop_signal() is not None:
         _interrupted(summary, sc, out_dir)
 
 
@@ -203,7 +220,7 @@ def demo_cmd(
     source = files("l4sim") / "data" / "demo.toml"
     sc = loads(source.read_text(encoding="utf-8"), source="demo.toml")
     summary, paths = _run_and_write(sc, out, quiet)
-    if summary.get("partial"):
+    if summary.get("partial") or stop_signal() is not None:
         if not quiet:
             _report(summary, paths)
         _interrupted(summary, sc, out)
@@ -311,25 +328,28 @@ def _one_line_warning(
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``l4sim``)."""
+    handlers = stop_on_signals()  # SIGTERM and SIGHUP stop a command as Ctrl-C does
     args = _bare_ray(list(sys.argv[1:] if argv is None else argv))
     _INVOCATION[:] = args
     if not args:
         args = ["--help"]
     debug = os.environ.get("L4SIM_DEBUG", "") not in ("", "0")
-    command = typer.main.get_command(app)
     shown = warnings.showwarning
     warnings.showwarning = _one_line_warning
     try:
-        rv = command.main(args=args, prog_name="l4sim", standalone_mode=False)
+        command = typer.main.get_command(app)  # imports the experiments for their help
+        # Invoked directly, not through command.main, which turns any KeyboardInterrupt (a
+        # SIGTERM too) into a silent exit code 130.
+        with command.make_context("l4sim", args) as ctx:
+            rv = command.invoke(ctx)
         code = rv if isinstance(rv, int) else 0
     except _EXIT as e:
         code = getattr(e, "exit_code", 0)
     except _USAGE as e:  # bad flag, missing argument, unknown command
         code = _fail(e.format_message(), 2)  # type: ignore[attr-defined]
-    except _ABORT:
-        code = _fail("interrupted", 130)
-    except KeyboardInterrupt:
-        code = _fail("interrupted", 130)
+    except (*_ABORT, KeyboardInterrupt) as e:
+        code = exit_code(e)
+        _fail("interrupted" if code == 130 else f"interrupted by {signal_name(code)}", code)
     except CoreError as e:
         if debug:
             raise
@@ -358,6 +378,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     finally:
         warnings.showwarning = shown
+        restore_signals(handlers)
     sys.exit(code)
 
 

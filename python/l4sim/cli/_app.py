@@ -63,8 +63,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-out_console = Console()
-err_console = Console(stderr=True)
+# No emoji codes: a message quoting ``root:x:0`` must not print as ``root❌0``.
+out_console = Console(emoji=False)
+err_console = Console(stderr=True, emoji=False)
 
 # --------------------------------------------------------------------------------------------
 # Output paths: a name from a file never leaves out/, an unusable --out is one sentence.

@@ -21,6 +21,7 @@ from l4sim.cli._app import (
 )
 from l4sim.cli.tables import _sweep_table
 from l4sim.executors import make_executor
+from l4sim.processes import exit_code, signal_name
 
 
 @app.command("sweep")
@@ -77,14 +78,16 @@ def sweep_cmd(
 
         try:
             outcome = run_sweep(sweep_spec, out_dir, executor, on_progress=step)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             bar.stop()
+            code = exit_code(e)
+            by = "" if code == 130 else f" by {signal_name(code)}"
             _fail(
-                f"interrupted: {seen['done']} of {seen['total']} points are finished and kept in "
-                f"{out_dir}; run the same command again to resume",
-                130,
+                f"interrupted{by}: {seen['done']} of {seen['total']} points are finished and "
+                f"kept in {out_dir}; run the same command again to resume",
+                code,
             )
-            raise typer.Exit(130) from None
+            raise typer.Exit(code) from None
     if not quiet:
         out_console.print(_sweep_table(outcome))
     for index, error in outcome.errors[:5]:

@@ -76,7 +76,7 @@ from l4sim.errors import EmulationError
 from l4sim.metrics import jain
 from l4sim.native import core
 from l4sim.processes import pdeathsig_preexec
-from l4sim.scenario import Scenario, load
+from l4sim.scenario import Scenario, core_json, load
 from l4sim.scenario.flows import ControlFlow, TcpFlow
 
 __all__ = ["PREFIX", "cleanup_leftovers", "emulate", "find_router", "kernel_ccas"]
@@ -285,7 +285,7 @@ def emulate(
                 {"link": c.link, "path": str(path), "snaplen": c.snaplen} for c, path in captures
             ],
         }
-        (tmp / "router-config.json").write_text(json.dumps(config))
+        (tmp / "router-config.json").write_text(core_json(config))
         router = subprocess.Popen(
             [*router_cmd, str(tmp / "router-config.json")],
             stdin=subprocess.PIPE,

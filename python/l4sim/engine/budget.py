@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import math
 import os
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from l4sim.errors import L4simError
 from l4sim.units import UnitError, format_time, parse_size
@@ -36,6 +38,8 @@ __all__ = [
     "estimate",
     "resolve_limit",
 ]
+
+T = TypeVar("T")
 
 ENV_VAR = "L4SIM_MEMORY_LIMIT"
 FALLBACK_LIMIT = 4 * 2**30
@@ -76,7 +80,14 @@ CHANNEL_BYTES = 2 * 1024
 """Per link direction: qdisc, sojourn histogram, counters, and an allowance for packets in
 its queue and on its wire."""
 ROUTE_ENTRY_BYTES = 4
-"""Per entry of the routing table (nodes x non-leaf nodes)."""
+"""Per entry of the routing table: nodes x the routers the flows' endpoints are reached
+through (``Routes::towards`` in ``net/routing.rs``: an endpoint that is a leaf, one link
+only, is reached through its neighbour)."""
+TRACE_LINE_BYTES = 48
+"""Per delivery opportunity of a link's trace: the parsed trace (8 B), the JSON handed to
+the core and the core's copy. Measured: a 45 MB trace of 5 million lines, two_host, 1 s,
+peak RSS 443 MiB against 218 MiB without it (45 B a line; 132 B a line before traces were
+kept as arrays)."""
 BASE_BYTES = 16 * 2**20
 """A run's fixed part (the core, the DataFrames' and the summary's overheads)."""
 
@@ -109,6 +120,7 @@ class Estimate:
     queue_rows: int
     series_bytes: int
     state_bytes: int
+    trace_opportunities: int = 0
 
     @property
     def total(self) -> int:
@@ -133,6 +145,26 @@ def _rows(config: dict[str, Any]) -> tuple[int, int, int]:
     return samples, flow_rows, samples * per_sample
 
 
+def _route_targets(config: dict[str, Any]) -> set[int]:
+    """The routing table's columns, as the core picks them: each flow endpoint, or for an
+    endpoint with one link (a leaf) its neighbour, unless that is a leaf too."""
+    links = config["links"]
+    degree = [0] * len(config["nodes"])
+    neighbour = [-1] * len(config["nodes"])
+    for link in links:
+        a, b = link["a"], link["b"]
+        degree[a] += 1
+        degree[b] += 1
+        neighbour[a], neighbour[b] = b, a
+    targets: set[int] = set()
+    for f in config["flows"]:
+        for end in (f["src"], f["dst"]):
+            t = neighbour[end] if degree[end] == 1 else end
+            if degree[t] != 1:
+                targets.add(t)
+    return targets
+
+
 def estimate(config: dict[str, Any], *, streaming: bool = False) -> Estimate:
     """The peak memory of a run of ``config`` (the core's configuration,
     :meth:`~l4sim.scenario.Scenario.to_core_config`). With ``streaming`` the time series
@@ -142,15 +174,18 @@ def estimate(config: dict[str, Any], *, streaming: bool = False) -> Estimate:
         share = max(STREAM_SHARE, 1 / samples)
         flow_rows, queue_rows = math.ceil(flow_rows * share), math.ceil(queue_rows * share)
     nodes = len(config["nodes"])
-    degree = [0] * nodes
-    for link in config["links"]:
-        degree[link["a"]] += 1
-        degree[link["b"]] += 1
-    non_leaf = sum(1 for d in degree if d != 1)
     flows, channels = len(config["flows"]), 2 * len(config["links"])
-    state = flows * FLOW_BYTES + channels * CHANNEL_BYTES + nodes * non_leaf * ROUTE_ENTRY_BYTES
+    routes = nodes * len(_route_targets(config)) * ROUTE_ENTRY_BYTES
+    opportunities = sum(
+        len(sched["opportunities_ms"])
+        for link in config["links"]
+        for sched in (link.get("schedule_ab"), link.get("schedule_ba"))
+        if isinstance(sched, dict) and "opportunities_ms" in sched
+    )
+    state = flows * FLOW_BYTES + channels * CHANNEL_BYTES + routes
+    state += opportunities * TRACE_LINE_BYTES
     series = flow_rows * FLOW_ROW_BYTES + queue_rows * QUEUE_ROW_BYTES
-    return Estimate(flows, channels, samples, flow_rows, queue_rows, series, state)
+    return Estimate(flows, channels, samples, flow_rows, queue_rows, series, state, opportunities)
 
 
 def _mem_available() -> int | None:
@@ -224,18 +259,66 @@ def _count(n: int) -> str:
     return f"{n:,}".replace(",", " ")
 
 
+@dataclass
+class _Family:
+    """A simulation and its live forks: each fork is a full copy that grows to the run's
+    peak, so each counts the estimate once more against the one budget."""
+
+    name: str
+    size: int
+    limit: int | None
+    source: str
+    members: int = 0
+
+    def join(self, sim: object) -> None:
+        self.members += 1
+        weakref.finalize(sim, self._leave)
+
+    def _leave(self) -> None:
+        self.members -= 1
+
+
+def forked(parent: Any, make: Callable[[], T]) -> T:
+    """``make()`` (a copy of simulation ``parent``), refused with :class:`MemoryBudgetError`
+    before it is made if ``parent``, its live forks and this one would not fit the budget
+    ``parent`` was checked against (3 000 forks once took 800 MB under a 50 MiB budget)."""
+    fam: _Family | None = getattr(parent, "_budget", None)
+    if (
+        fam is not None
+        and fam.limit is not None
+        and BASE_BYTES + (fam.members + 1) * fam.size > fam.limit
+    ):
+        raise MemoryBudgetError(
+            f"another fork of scenario {fam.name!r} would make {fam.members + 1} copies of "
+            f"about {_size(fam.size)} each, more than the budget of {_size(fam.limit)} "
+            f"({fam.source}); drop forks no longer needed, or raise the budget with "
+            f"--memory-limit, {ENV_VAR} or memory_limit="
+        )
+    child = make()
+    if fam is not None:
+        fam.join(child)
+        child._budget = fam  # type: ignore[attr-defined]
+    return child
+
+
 def check(
     config: dict[str, Any],
     *,
     name: str = "scenario",
     memory_limit: int | str | None = None,
     streaming: bool = False,
+    holder: Any = None,
 ) -> Estimate:
     """Raise :class:`MemoryBudgetError` if a run of ``config`` (the core's configuration)
-    is estimated above the budget (:func:`resolve_limit`); return the estimate."""
+    is estimated above the budget (:func:`resolve_limit`); return the estimate. ``holder``
+    (the simulation built from it) has its forks counted against the same budget
+    (:func:`forked`)."""
     est = estimate(config, streaming=streaming)
     limit, source = resolve_limit(memory_limit)
     if limit is None or est.total <= limit:
+        if holder is not None:
+            holder._budget = _Family(name, est.total - BASE_BYTES, limit, source)
+            holder._budget.join(holder)
         return est
     iv = int(config["sample_interval_ns"])
     duration = int(config["duration_ns"])
@@ -257,11 +340,18 @@ def check(
                 ", stream the series to Parquet as the run goes (l4sim run --stream)"
             )
     else:
+        traced = est.trace_opportunities * TRACE_LINE_BYTES
         what = (
-            f"{_count(est.flows)} flows and {_count(est.channels)} link directions, "
-            f"{_size(est.state_bytes)}"
+            f"{_count(est.flows)} flows and {_count(est.channels)} link directions"
+            + (f" with traces of {_count(est.trace_opportunities)} lines" if traced else "")
+            + f", {_size(est.state_bytes)}"
         )
-        knob = "lower the flows' count"
+        if traced >= est.state_bytes // 2:
+            knob = "use a shorter trace"
+        elif est.flows * FLOW_BYTES >= est.state_bytes // 2:
+            knob = "lower the flows' count"
+        else:
+            knob = "use fewer links or routers (topology.routers, links)"
     raise MemoryBudgetError(
         f"scenario {name!r} would need about {_size(est.total)} of memory ({what}), more "
         f"than the budget of {_size(limit)} ({source}); {knob}, or raise the budget with "

@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from l4sim import files
 from l4sim.engine.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 from l4sim.errors import L4simError, ScenarioError
 from l4sim.scenario import Scenario, load
@@ -175,8 +176,9 @@ def read(out_dir: str | Path) -> Result:
         raise L4simError(
             f"{str(out)!r} holds no summary.json; give a directory written by `l4sim run`"
         )
+    data = files.read_input(summary_path, "summary file", files.MAX_RESULTS_BYTES, L4simError)
     try:
-        summary = json.loads(summary_path.read_text())
+        summary = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise L4simError(f"{str(summary_path)!r} is not valid JSON") from None
 

@@ -19,6 +19,7 @@ from l4sim._version import __version__
 from l4sim.engine.capture import open_captures
 from l4sim.engine.results import Result
 from l4sim.engine.simulation import Simulation
+from l4sim.processes import deferred_interrupt
 from l4sim.scenario import Scenario
 
 __all__ = ["run"]
@@ -40,7 +41,7 @@ def _progress_bar() -> Any:
         TaskProgressColumn(),
         TextColumn("sim {task.completed:.1f}/{task.total:.1f} s"),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=Console(stderr=True, emoji=False),
         transient=False,
     )
 
@@ -115,8 +116,10 @@ def run(
     start = time.perf_counter()
     try:
         if bar is not None:
+            from rich.markup import escape
+
             with bar:
-                task = bar.add_task(sim.scenario.name, total=total / 1e9)
+                task = bar.add_task(escape(sim.scenario.name), total=total / 1e9)
                 for t in targets:
                     _advance(sim, t, step_ns)
                     bar.update(task, completed=t / 1e9)
@@ -129,7 +132,19 @@ def run(
         if not stop_on_interrupt:
             raise
         interrupted = True
-    wall = time.perf_counter() - start
+    # What was simulated is handed over whole; a signal now is delivered after it (or, with
+    # stop_on_interrupt, only remembered: processes.stop_signal()).
+    with deferred_interrupt(deliver=not stop_on_interrupt):
+        return _finish(sim, time.perf_counter() - start, interrupted, on_series)
+
+
+def _finish(
+    sim: Simulation,
+    wall: float,
+    interrupted: bool,
+    on_series: Callable[[pl.DataFrame, pl.DataFrame], None] | None,
+) -> Result:
+    """The result of a run that ended (at its duration, or ``interrupted``)."""
     captures = sim.close_captures() if sim.scenario.captures else []
 
     core_summary = sim.summary()
@@ -176,6 +191,7 @@ def _after_chunk(
     on_series: Callable[[pl.DataFrame, pl.DataFrame], None] | None,
 ) -> None:
     if on_series is not None:
-        on_series(*sim.drain_series())
+        with deferred_interrupt():  # a chunk taken from the core is written whole
+            on_series(*sim.drain_series())
     if on_chunk is not None:
         on_chunk(sim)

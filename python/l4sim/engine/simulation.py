@@ -20,7 +20,7 @@ import polars as pl
 from l4sim.engine import budget
 from l4sim.errors import ActionError, CoreError, EnvConfigError, L4simError, ScenarioError
 from l4sim.native import core as _core_module
-from l4sim.scenario import Scenario, load
+from l4sim.scenario import Scenario, core_json, load
 from l4sim.units import UnitError, parse_queue_limit, parse_time
 
 __all__ = [
@@ -297,21 +297,19 @@ class Simulation:
         """Build the simulation of ``scenario`` (a :class:`~l4sim.scenario.Scenario`, a path
         to a scenario file, or a dict of scenario keys), at time 0.
 
-        Before it is built, its peak memory is estimated (:mod:`l4sim.engine.budget`): above the
-        budget (``memory_limit``: bytes or a size such as ``"4GiB"``, 0 or ``"none"`` for no
-        check; by default ``$L4SIM_MEMORY_LIMIT``, else half of the available memory) it
-        raises :class:`~l4sim.engine.budget.MemoryBudgetError`. ``streaming=True`` tells that the
-        caller takes the time series out as the run goes (:meth:`drain_series`, at least
-        every 1 % of the run), so they count for that much only."""
+        Its peak memory is estimated first (:mod:`l4sim.engine.budget`; forks count too): above the
+        budget (``memory_limit``: bytes or a size such as ``"4GiB"``, 0 or ``"none"``: no
+        check; default ``$L4SIM_MEMORY_LIMIT``, else half the available memory) it raises
+        :class:`~l4sim.engine.budget.MemoryBudgetError`. ``streaming=True``: the caller takes the
+        series out as the run goes (:meth:`drain_series`, at least every 1 % of the run)."""
         self.scenario: Scenario = _as_scenario(scenario)
         config = self.scenario.to_core_config()
-        budget.check(
-            config, name=self.scenario.name, memory_limit=memory_limit, streaming=streaming
-        )
+        name, limit = self.scenario.name, memory_limit
+        budget.check(config, name=name, memory_limit=limit, streaming=streaming, holder=self)
         if _core_sim is not None:
             self._sim = _core_sim
             return
-        config_json = json.dumps(config)
+        config_json = core_json(config)
         del config  # not held while the core builds (hundreds of MB with 100 000 flows)
         core = _core_module()
         try:
@@ -319,14 +317,12 @@ class Simulation:
         except CoreError as e:
             msg = f"the simulator core rejected scenario {self.scenario.name!r}: {e}"
             raise CoreError(msg) from None
-        if not streaming:
-            # Room for the whole run's series at once: no copies as they grow.
+        if not streaming:  # room for the whole run's series at once: no copies as they grow
             self._sim.reserve_series()
 
     @classmethod
     def _wrap(cls, scenario: Scenario, core_sim: Any) -> Simulation:
-        """A wrapper around a core simulation made from one already checked (a fork, a
-        batch's copy): no second estimate."""
+        """Wrap a checked core simulation (a fork, a batch's copy): no second estimate."""
         sim = cls.__new__(cls)
         sim.scenario = scenario
         sim._sim = core_sim
@@ -376,12 +372,14 @@ class Simulation:
 
     def fork(self) -> Simulation:
         """An independent deep copy that continues exactly as this one would."""
-        return Simulation._wrap(self.scenario, self._sim.fork())
+        return budget.forked(self, lambda: Simulation._wrap(self.scenario, self._sim.fork()))
 
     def capture(
         self, link: str, file: Any, *, snaplen: int = 128, flows: Any = None, ip: int = 4
     ) -> None:
         """Pcap ``file`` of what leaves ``link`` from now on (docs/captures.md); not in a fork."""
+        if flows is not None and not all(isinstance(f, int | np.integer) for f in flows):
+            raise ActionError(f"capture flows {_short(flows)} must be flow indices (whole numbers)")
         self._sim.add_capture(_str_arg(link, "capture link"), str(file), snaplen, flows, ip)
 
     def close_captures(self) -> list[dict[str, Any]]:
@@ -537,6 +535,8 @@ class SimulationBatch:
     """N independent simulations stepped in one call into Rust (``_core.SimBatch``)."""
 
     def __init__(self, sims: list[Simulation]):
+        if not all(isinstance(s, Simulation) for s in sims):
+            raise EnvConfigError(f"SimulationBatch takes a list of Simulations, not {_short(sims)}")
         self.scenarios = [s.scenario for s in sims]
         self._batch = _core_module().SimBatch([s._sim for s in sims])
 

@@ -10,7 +10,6 @@ drive the vectorised env (:mod:`l4sim.envs.vector`), which keeps the simulations
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +17,45 @@ import gymnasium as gym
 import numpy as np
 
 from l4sim.engine.simulation import Simulation, to_ns
-from l4sim.errors import EnvConfigError, ScenarioError
+from l4sim.errors import ActionError, EnvConfigError, ScenarioError
 from l4sim.native import core as _core_module
-from l4sim.scenario import Scenario, load
+from l4sim.scenario import Scenario, core_json, load
 
 ScenarioLike = Scenario | dict[str, Any] | str | Path
 
-__all__ = ["L4simEnv", "ScenarioLike", "as_scenario"]
+__all__ = ["L4simEnv", "ScenarioLike", "as_scenario", "checked_action"]
+
+
+def checked_action(space: gym.Space[Any], action: Any, who: str = "action") -> Any:
+    """``action`` as ``space`` holds it, or :class:`~l4sim.errors.ActionError` with one
+    sentence: for ``Discrete`` an integer in range (not a float, which would be truncated,
+    a bool or None), as an ``int``; for ``Box`` numbers of its shape, all finite, as a
+    float64 array (values outside the bounds are then clipped by the env, as its page in
+    ``docs/envs/`` says)."""
+    if isinstance(space, gym.spaces.Discrete):
+        lo, hi = int(space.start), int(space.start + space.n - 1)
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action[()]
+        if isinstance(action, bool | np.bool_) or not isinstance(action, int | np.integer):
+            raise ActionError(f"{who} {action!r} is not a whole number; {space} takes {lo} to {hi}")
+        if not lo <= int(action) <= hi:
+            raise ActionError(f"{who} {int(action)} is outside {space}: give {lo} to {hi}")
+        return int(action)
+    if isinstance(space, gym.spaces.Box):
+        try:
+            a = np.asarray(action, dtype=np.float64)
+        except (TypeError, ValueError):
+            a = None
+        if action is None or a is None:
+            raise ActionError(f"{who} {action!r} is not numbers; {space} takes {space.shape}")
+        if a.size != int(np.prod(space.shape)):
+            raise ActionError(
+                f"{who} has {a.size} values; {space} takes {int(np.prod(space.shape))}"
+            )
+        if not np.isfinite(a).all():
+            raise ActionError(f"{who} {a.tolist()} is not finite; {space} takes numbers")
+        return a.reshape(space.shape)
+    return action
 
 
 def as_scenario(scenario: ScenarioLike, trace: str | tuple[str, str] | None = None) -> Scenario:
@@ -174,7 +205,7 @@ class L4simEnv(gym.Env):
     def _make_sim(self, seed: int) -> Simulation:
         cfg = dict(self._core_cfg)
         cfg["seed"] = seed
-        core = _core_module().Simulation(json.dumps(cfg))
+        core = _core_module().Simulation(core_json(cfg))
         if not self.virtual_queues:
             core.without_virtual_queues()
         scenario = self.scenario.model_copy(update={"seed": seed})
@@ -187,6 +218,9 @@ class L4simEnv(gym.Env):
 
     def _prepare(self, seed: int | None) -> Simulation:
         """Seed the env, build a fresh simulation at the end of the warm-up, reset counters."""
+        whole = isinstance(seed, int | np.integer) and not isinstance(seed, bool)
+        if seed is not None and not (whole and 0 <= seed < 2**64):
+            raise EnvConfigError(f"seed {seed!r} must be a whole number from 0 to 2^64 - 1")
         super().reset(seed=seed)
         sim_seed = seed if seed is not None else int(self.np_random.integers(0, 2**63 - 1))
         self._steps = 0
@@ -219,9 +253,13 @@ class L4simEnv(gym.Env):
         raw = self._sim.observe()
         return self._start(raw), {"time_s": raw["time_s"]}
 
+    def _check(self, action: Any) -> Any:
+        """``action`` as :meth:`_decode` takes it, checked against the action space."""
+        return checked_action(self.action_space, action)
+
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         sim = self.sim
-        self._deliver(sim, self._decode(action))
+        self._deliver(sim, self._decode(self._check(action)))
         target = self._advance_target()
         if self.trigger is None:
             sim.run_until_ns(target)

@@ -21,11 +21,11 @@ import numpy as np
 from pettingzoo import ParallelEnv
 
 from l4sim.envs.aqm import AqmDropEnv
-from l4sim.envs.base import L4simEnv, ScenarioLike, as_scenario
+from l4sim.envs.base import L4simEnv, ScenarioLike, as_scenario, checked_action
 from l4sim.envs.defaults import MULTI_SCENARIO
 from l4sim.envs.features import Topology
 from l4sim.envs.tcp import TcpCwndEnv, with_external_cca
-from l4sim.errors import EnvConfigError
+from l4sim.errors import ActionError, EnvConfigError
 from l4sim.scenario import TcpFlow
 
 __all__ = ["MultiCCEnv"]
@@ -39,6 +39,21 @@ class _Joint(L4simEnv):
         super().__init__(scenario, **options)
         self.heads = heads
         self.shared = shared
+
+    def _check(self, actions: Any) -> dict[str, Any]:
+        """Each agent's action checked against its space; an unknown agent is an error."""
+        agents = ", ".join(self.heads)
+        if not isinstance(actions, dict):
+            raise ActionError(
+                f"actions {actions!r} must be a dict from agent name to action (agents: {agents})"
+            )
+        for agent in actions:
+            if agent not in self.heads:
+                raise ActionError(f"there is no agent {agent!r}; agents: {agents}")
+        return {
+            a: checked_action(self.heads[a].action_space, x, f"agent {a}'s action")
+            for a, x in actions.items()
+        }
 
     def _decode(self, actions: dict[str, Any]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []

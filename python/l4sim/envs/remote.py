@@ -55,7 +55,7 @@ import numpy as np
 from gymnasium import spaces
 
 from l4sim.envs import rewards as _rewards
-from l4sim.envs.base import L4simEnv
+from l4sim.envs.base import L4simEnv, checked_action
 from l4sim.envs.features import OBS_HIGH, SENDER_FEATURES, SenderTracker, Topology, sender_vector
 from l4sim.errors import EnvConfigError
 from l4sim.scenario import Scenario
@@ -272,6 +272,11 @@ class RemoteTcpEnv(L4simEnv):
                 duration_s=duration_s,
             )  # fmt: skip
         self.index = unified_index(_count("n", n, 1), _count("m", m, 0), _count("l", l, 0))
+        if not isinstance(scenario, Scenario):
+            raise EnvConfigError(
+                f"scenario {scenario!r} must be a Scenario with the unified layout (build it "
+                "with unified_scenario), or None for the default"
+            )
         flows = scenario.resolved_flows()
         ix = self.index
         if len(flows) != ix.action_flow(n - 1) + 1 or any(
@@ -414,9 +419,7 @@ class RemoteTcpEnv(L4simEnv):
         """The server's answer to state ``p``: a new window for its device, as a packet."""
         i, mss = p.device, self.mss
         w = self._commanded[i]
-        a = int(action)
-        if not 0 <= a < 5:
-            raise EnvConfigError(f"action {action!r} is outside Discrete(5)")
+        a = checked_action(self.action_space, action)
         if self.action_set == "delta":
             w = {0: w, 1: w + mss, 2: w - mss, 3: 2 * w, 4: w / 2}[a]
         else:

@@ -21,7 +21,7 @@ from gymnasium.vector.utils import batch_space
 
 from l4sim.engine.simulation import SimulationBatch
 from l4sim.envs.base import L4simEnv
-from l4sim.errors import EnvConfigError
+from l4sim.errors import ActionError, EnvConfigError
 
 __all__ = ["SimBatchVectorEnv"]
 
@@ -93,13 +93,23 @@ class SimBatchVectorEnv(VectorEnv):
         batch = self._batch
         if batch is None:
             raise gym.error.ResetNeeded("call reset() before step()")
+        try:
+            count = len(actions)
+        except TypeError:
+            count = None
+        if count != self.num_envs:
+            raise ActionError(
+                f"step got {count if count is not None else repr(actions)} actions for "
+                f"{self.num_envs} envs; give one per env ({self.action_space})"
+            )
+        checked = [e._check(actions[i]) for i, e in enumerate(self.envs)]
         targets: list[int] = []
         for i, e in enumerate(self.envs):
             if self._autoreset[i]:
                 batch.set(i, e._prepare(None))
                 targets.append(e._next_ns)
             else:
-                for a in e._decode(actions[i]):
+                for a in e._decode(checked[i]):
                     batch.apply(i, a)
                 targets.append(e._advance_target())
         # Each env's features are computed while the other simulations may still run.

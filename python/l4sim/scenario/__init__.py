@@ -51,7 +51,7 @@ from l4sim.scenario.fields import (
     TimeOrPackets,
 )
 from l4sim.scenario.flows import FLOW_KINDS, ControlFlow, Delack, Flow, TcpFlow, UdpFlow
-from l4sim.scenario.model import ResolvedFlow, Scenario, load, loads
+from l4sim.scenario.model import ResolvedFlow, Scenario, core_json, load, loads
 from l4sim.scenario.qdiscs import (
     QDISC_ALIASES,
     QDISC_KINDS,
@@ -145,6 +145,7 @@ __all__ = [
     "TwoHost",
     "UdpFlow",
     "Vegas",
+    "core_json",
     "load",
     "loads",
 ]

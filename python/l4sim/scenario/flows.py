@@ -25,7 +25,7 @@ from l4sim.scenario.fields import (
     _Model,
     writes,
 )
-from l4sim.units import CORE_U32, U32_MAX
+from l4sim.units import CORE_U32, U32_MAX, format_time
 
 #: Linux's MSS on a 1500-byte MTU: 1448 with the 12-byte timestamp option (the core's
 #: default), 1460 without it.
@@ -157,6 +157,19 @@ class TcpFlow(_FlowBase):
         "delack": _delack_core,
     }
     _core_skip: ClassVar[frozenset[str]] = _FlowBase._core_skip | set(_OLD_PRAGUE_KEYS)
+
+    @model_validator(mode="after")
+    def _rto_order(self) -> TcpFlow:
+        """min_rto at most max_rto, with the core's defaults (200 ms, 120 s) for the one not
+        given (tcp/config.rs ``TcpConfig::validate``)."""
+        lo = self.min_rto if self.min_rto is not None else 200_000_000
+        hi = self.max_rto if self.max_rto is not None else 120_000_000_000
+        if lo > hi:
+            raise ValueError(
+                f"min_rto {format_time(lo)!r} is above max_rto {format_time(hi)!r} (defaults "
+                "200ms and 120s); give a min_rto at most the max_rto"
+            )
+        return self
 
     @model_validator(mode="after")
     def _one_spelling(self) -> TcpFlow:

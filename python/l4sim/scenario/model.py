@@ -17,6 +17,7 @@ import json
 import sys
 import tomllib
 import warnings
+from array import array
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
@@ -190,7 +191,7 @@ class Scenario(_Model):
         }
 
     def to_core_json(self) -> str:
-        return json.dumps(self.to_core_config())
+        return core_json(self.to_core_config())
 
     # -- construction and round trips --------------------------------------------------------
 
@@ -207,6 +208,18 @@ class Scenario(_Model):
         except RecursionError:
             raise ScenarioError(_prefix(source) + _TOO_DEEP) from None
         raise ScenarioError(_prefix(source) + message)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Assigning a key validates the whole scenario again (``sc.duration = "banana"`` is
+        a :class:`ScenarioError`, not a scenario that fails later in the core)."""
+        if name not in type(self).model_fields:
+            super().__setattr__(name, value)
+            return
+        data = self.model_dump(exclude_none=True, by_alias=True)
+        field = type(self).model_fields[name]
+        data[field.alias or name] = value
+        checked = Scenario.parse(data, source=self.name)
+        self.__dict__.update(checked.__dict__)
 
     def with_overrides(self, **changes: Any) -> Scenario:
         """A validated copy with top-level keys replaced, e.g. ``seed=3, duration="5s"``."""
@@ -296,24 +309,39 @@ def _tags_first(data: Any) -> Any:
     return data
 
 
+def core_json(config: dict[str, Any]) -> str:
+    """:meth:`Scenario.to_core_config`'s dict as JSON. A trace's opportunities (an
+    ``array``) are written in pieces, never as a list of Python ints (36 bytes each: a trace
+    of 50 million lines would take 1.8 GB that way)."""
+    arrays: list[array[int]] = []
+
+    def mark(obj: Any) -> str:
+        if not isinstance(obj, array):
+            raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+        arrays.append(obj)
+        return f"\x00{len(arrays) - 1}"
+
+    text = json.dumps(config, default=mark)
+    for i, values in enumerate(arrays):
+        step = 1 << 16
+        pieces = (",".join(map(str, values[k : k + step])) for k in range(0, len(values), step))
+        text = text.replace(f'"\\u0000{i}"', "[" + ",".join(pieces) + "]", 1)
+    return text
+
+
 def load(path: str | Path) -> Scenario:
     """Read a scenario from a TOML (or JSON) file; every problem is a :class:`ScenarioError`
     (a file without flows too). A UTF-8 byte order mark is skipped."""
+    from l4sim import files
+
     path = Path(path)
     name = path.name
+    data = files.read_input(path, "scenario file", files.MAX_SCENARIO_BYTES, ScenarioError)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"scenario file {str(path)!r} does not exist") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{str(path)!r} is a directory, not a scenario file") from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ScenarioError(f"{name}: the file is not UTF-8 text") from None
-    except OSError as e:
-        raise ScenarioError(f"scenario file {str(path)!r} cannot be read ({e.strerror})") from None
-    from l4sim.scenario import traces
-
-    with traces.relative_to(path.parent):  # trace files are named relative to the scenario
+    with files.relative_to(path.parent):  # traces and weights are named beside the scenario
         return loads(text, source=name, json_format=path.suffix == ".json", default_name=path.stem)
 
 

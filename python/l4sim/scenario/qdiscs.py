@@ -121,12 +121,38 @@ class Red(_AqmBase):
                         f"(one of them is a size); {name} is "
                         + ("missing" if v is None else f"{v} packets")
                     )
+        if self.variant != "linux" and self.burst is not None:
+            raise ValueError(
+                "RED burst is a parameter of the linux variant (tc red); ns-3's RED (the "
+                'default variant) takes w_q, or set variant = "linux"'
+            )
         if self.min_th is not None and self.max_th is not None:
             lo = self.min_th.packets or self.min_th.bytes or 0
             hi = self.max_th.packets or self.max_th.bytes or 0
             if lo >= hi:
                 raise ValueError(
                     f"min_th {str(self.min_th)!r} must be below max_th {str(self.max_th)!r}"
+                )
+        if self.variant == "linux" and self.limit is not None and self.limit.bytes:
+            # tc red's derivation (iproute2 red_parse_opt, as qdisc/red.rs): max_th = 3 min_th
+            # or limit / 4, min_th = max_th / 3.
+            mn = self.min_th.bytes if self.min_th is not None else None
+            mx = self.max_th.bytes if self.max_th is not None else None
+            mx = mx if mx is not None else 3 * mn if mn else self.limit.bytes // 4
+            mn = mn if mn is not None else mx // 3
+            if not 0 < mn < mx:
+                raise ValueError(
+                    f"tc red's thresholds from limit {str(self.limit)!r} come out as min_th "
+                    f"{mn} B and max_th {mx} B, and need 0 < min_th < max_th; give a larger "
+                    "limit, or min_th and max_th"
+                )
+            # tc_red_eval_ewma: a burst must fill min_th (burst = (2 min + max) / 3 avpkt).
+            avpkt = self.avpkt or 1000
+            burst = self.burst if self.burst is not None else (2 * mn + mx) // (3 * avpkt)
+            if burst * avpkt < mn:
+                raise ValueError(
+                    f"RED burst {burst} is too small for min_th {mn} B (tc red: try burst "
+                    f"{1 + mn // avpkt}); give a larger burst, or a larger limit"
                 )
         return self
 
@@ -234,15 +260,20 @@ class FqPie(Pie):
     quantum: Size32 | None = None
 
 
-def _load_policy(kind: str, path: str) -> None:
+def _load_policy(kind: str, path: str) -> str:
     """Check that the core loads policy ``kind`` from ``path`` (it reads the file again when
-    the simulation is built)."""
+    the simulation is built, and refuses a file that is not regular or is larger than
+    ``files.MAX_WEIGHTS_BYTES``); return the file's absolute path, a relative one taken
+    beside the scenario file as traces are (``l4sim.files.resolve``)."""
+    from l4sim import files
     from l4sim.native import core
 
+    resolved = files.resolve(path) if path.strip() else path
     try:
-        core().policy_infer(kind, path, [])
+        core().policy_infer(kind, resolved, [])
     except ValueError as e:
         raise PydanticCustomError("weights", "{why}", {"why": str(e)}) from None
+    return resolved
 
 
 class PolicyRef(_Model):
@@ -259,7 +290,7 @@ class PolicyRef(_Model):
     @model_validator(mode="after")
     def _loads(self) -> PolicyRef:
         if self.weights is not None:
-            _load_policy(self.kind, self.weights)
+            self.weights = _load_policy(self.kind, self.weights)
         return self
 
 

@@ -83,7 +83,9 @@ def core_schedule(
 ) -> dict[str, Any] | None:
     """config.rs ``RateScheduleConfig`` of one direction, or None for a constant rate."""
     if trace is not None:
-        return {"kind": "mahimahi", "opportunities_ms": list(traces.load(trace))}
+        # The trace's array as it is (8 bytes an opportunity), not a list of ints (36):
+        # core_json writes it.
+        return {"kind": "mahimahi", "opportunities_ms": traces.load(trace)}
     if onoff is not None:
         rates = [(0, onoff.rate), (onoff.on, onoff.off_rate)]
         return _steps(rates, onoff.on + onoff.off)

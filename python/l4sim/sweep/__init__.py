@@ -267,18 +267,20 @@ def run_sweep(
         finally:
             wall = time.perf_counter() - start
             # The point files are the truth: a Ctrl-C between a point's file and its entry
-            # in the table must not leave that point out of sweep.parquet.
-            unseen = {p.key for p in todo} - ran
-            for key, rec in _iter_records(out / POINTS, unseen):
-                if rec.get("run_id") == run_id:
-                    status[key] = rec.get("status", "failed")
-                    ran.add(key)
-                    table.add(key, rec)
-            try:
-                parquet = table.write(out, final=True)
-            finally:
-                table.close()
-            _write_json(out / META, _meta(spec, pts, status))
+            # in the table must not leave that point out of sweep.parquet. A second signal
+            # waits for sweep.parquet and sweep.json.
+            with deferred_interrupt():
+                unseen = {p.key for p in todo} - ran
+                for key, rec in _iter_records(out / POINTS, unseen):
+                    if rec.get("run_id") == run_id:
+                        status[key] = rec.get("status", "failed")
+                        ran.add(key)
+                        table.add(key, rec)
+                try:
+                    parquet = table.write(out, final=True)
+                finally:
+                    table.close()
+                _write_json(out / META, _meta(spec, pts, status))
         return SweepOutcome(
             total=len(unique),
             skipped=len(done_before),

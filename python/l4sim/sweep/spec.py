@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from l4sim import files
 from l4sim.errors import L4simError, ScenarioError
 from l4sim.scenario import Scenario
 from l4sim.units import split_quantity
@@ -71,6 +72,9 @@ class SweepSpec:
     seeds: list[int] | None = None
     keep_results: bool = False
     name: str = "sweep"
+    base_dir: Path | None = None
+    """Where the base scenario's relative paths (traces, weights) are resolved: beside its
+    file, or beside the spec for an inline [base] (``l4sim.files.resolve``)."""
 
     def axes(self) -> list[str]:
         """The dotted keys that vary: grid keys, then drawn keys."""
@@ -143,10 +147,9 @@ def set_key(data: dict[str, Any], key: str, value: Any) -> None:
 
 
 def _read_toml(path: Path, what: str) -> dict[str, Any]:
-    if not path.is_file():
-        raise SweepError(f"{what} {str(path)!r} does not exist")
+    data = files.read_input(path, what, files.MAX_SPEC_BYTES, SweepError)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise SweepError(f"{path}: not valid TOML ({e})") from None
 
@@ -170,15 +173,16 @@ def parse_spec(
     if isinstance(base_value, str):
         base_path = (root or Path.cwd()) / base_value
         base = _read_toml(base_path, f"{where}: base scenario")
-        base_source = str(base_path)
+        base_source, base_dir = str(base_path), base_path.parent
     elif isinstance(base_value, dict):
-        base, base_source = base_value, f"{where} [base]"
+        base, base_source, base_dir = base_value, f"{where} [base]", root
     else:
         raise SweepError(
             f"{where}: 'base' must name a scenario file or be a [base] table with the scenario"
         )
     try:  # the base itself must be a valid scenario: its errors are not the grid's
-        Scenario.parse(copy.deepcopy(base), source=base_source)
+        with files.relative_to(base_dir):
+            Scenario.parse(copy.deepcopy(base), source=base_source)
     except ScenarioError as e:
         raise SweepError(str(e)) from None
 
@@ -255,6 +259,7 @@ def parse_spec(
         seeds=seeds,
         keep_results=keep,
         name=name,
+        base_dir=base_dir,
     )
     if not spec.axes() and len(spec.seeds or [None]) <= 1:
         warnings.warn(
@@ -329,6 +334,12 @@ def _params(spec: SweepSpec) -> Iterator[dict[str, Any]]:
             yield {**combo, **drawn}
 
 
+def _parse_point(spec: SweepSpec, params: dict[str, Any], seed: int | None) -> Scenario:
+    """A point's scenario, its relative paths beside the base scenario."""
+    with files.relative_to(spec.base_dir):
+        return Scenario.parse(_scenario_data(spec, params, seed), source="point")
+
+
 def _scenario_data(spec: SweepSpec, params: dict[str, Any], seed: int | None) -> dict[str, Any]:
     data = copy.deepcopy(spec.base)
     for key, value in params.items():
@@ -352,7 +363,7 @@ def _nothing_valid(spec: SweepSpec, where: str, params: dict[str, Any], error: s
         problems: list[str] = []
         for value in values:
             try:
-                Scenario.parse(_scenario_data(spec, {key: value}, None), source="point")
+                _parse_point(spec, {key: value}, None)
                 break
             except ScenarioError as e:
                 problems.append(_problem(e))
@@ -373,7 +384,7 @@ def _check_some_point_is_valid(spec: SweepSpec, where: str) -> None:
     first: tuple[dict[str, Any], str] | None = None
     for params in _params(spec):
         try:
-            Scenario.parse(_scenario_data(spec, params, seed), source="point")
+            _parse_point(spec, params, seed)
             return
         except ScenarioError as e:
             first = first or (params, _problem(e))
@@ -392,10 +403,10 @@ def points(spec: SweepSpec) -> list[Point]:
     out: list[Point] = []
     for params in _params(spec):
         for seed in spec.seeds or [None]:
-            data = _scenario_data(spec, params, seed)
             try:
-                sc = Scenario.parse(data, source="point")
+                sc = _parse_point(spec, params, seed)
             except ScenarioError as e:
+                data = _scenario_data(spec, params, seed)
                 out.append(Point(len(out), params, seed, None, "invalid-" + _hash(data), str(e)))
                 continue
             resolved = sc.to_dict()

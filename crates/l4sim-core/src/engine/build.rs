@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::config::SimConfig;
+use crate::config::{ConfigError, SimConfig};
 use crate::net::link::Channel;
 use crate::net::rate::RateSchedule;
 use crate::net::routing::{Edge, Routes};
@@ -79,25 +79,59 @@ pub struct FlowPath {
     pub bottleneck_bps: u64,
 }
 
-/// Every flow's path (`None` where there is no route either way).
-pub fn flow_paths(cfg: &SimConfig) -> Vec<Option<FlowPath>> {
+/// Entries of one routing table [`flow_paths`] builds at a time (64 MiB): the flows'
+/// endpoints are taken in groups that fit.
+const PATHS_TABLE_ENTRIES: usize = 1 << 24;
+
+/// Every flow's path (`None` where there is no route either way). Memory stays within
+/// [`PATHS_TABLE_ENTRIES`] whatever the topology (scenario validation asks this before the
+/// memory budget has been checked).
+pub fn flow_paths(cfg: &SimConfig) -> Result<Vec<Option<FlowPath>>, ConfigError> {
+    let n = cfg.nodes.len();
     let edges = channel_edges(cfg);
-    let routes = Routes::new(cfg.nodes.len(), &edges);
+    let mut ends: Vec<usize> = cfg.flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+    ends.sort_unstable();
+    ends.dedup();
+    let mut fwd = vec![None; cfg.flows.len()];
+    let mut rev = vec![None; cfg.flows.len()];
+    let mut group = vec![usize::MAX; n];
+    for (g, chunk) in ends
+        .chunks((PATHS_TABLE_ENTRIES / n.max(1)).max(1))
+        .enumerate()
+    {
+        chunk.iter().for_each(|&e| group[e] = g);
+        let routes = Routes::towards(n, &edges, chunk).map_err(ConfigError)?;
+        for (i, f) in cfg.flows.iter().enumerate() {
+            if group[f.dst] == g {
+                fwd[i] = routes.path(f.src, f.dst);
+            }
+            if group[f.src] == g {
+                rev[i] = routes.path(f.dst, f.src);
+            }
+        }
+    }
+    Ok(fwd
+        .into_iter()
+        .zip(rev)
+        .map(|(f, r)| flow_path(cfg, &edges, f?, r?))
+        .collect())
+}
+
+/// A flow's [`FlowPath`] from its channels there (`fwd`) and back (`rev`).
+pub fn flow_path(
+    cfg: &SimConfig,
+    edges: &[Edge],
+    fwd: Vec<usize>,
+    rev: Vec<usize>,
+) -> Option<FlowPath> {
     let name = |c: usize| channel_name(cfg, edges[c].0 as usize, edges[c].1 as usize);
-    cfg.flows
-        .iter()
-        .map(|f| {
-            let fwd = routes.path(f.src, f.dst)?;
-            let rev = routes.path(f.dst, f.src)?;
-            let delay: u64 = fwd.iter().chain(&rev).map(|&c| edges[c].2).sum();
-            Some(FlowPath {
-                bottleneck_bps: fwd.iter().map(|&c| cfg.links[c / 2].rate_bps).min()?,
-                links: fwd.iter().map(|&c| name(c)).collect(),
-                reverse_links: rev.iter().map(|&c| name(c)).collect(),
-                base_rtt_s: secs(delay),
-            })
-        })
-        .collect()
+    let delay: u64 = fwd.iter().chain(&rev).map(|&c| edges[c].2).sum();
+    Some(FlowPath {
+        bottleneck_bps: fwd.iter().map(|&c| cfg.links[c / 2].rate_bps).min()?,
+        links: fwd.iter().map(|&c| name(c)).collect(),
+        reverse_links: rev.iter().map(|&c| name(c)).collect(),
+        base_rtt_s: secs(delay),
+    })
 }
 
 #[cfg(test)]
@@ -115,12 +149,47 @@ mod tests {
                 {"a": 2, "b": 1, "rate_bps": 20000000, "delay_ns": 5000000}],
             "flows": [{"kind": "tcp", "src": 0, "dst": 1}, {"kind": "tcp", "src": 0, "dst": 3}]}"#;
         let cfg: SimConfig = serde_json::from_str(json).unwrap();
-        let paths = flow_paths(&cfg);
+        let paths = flow_paths(&cfg).unwrap();
         let p = paths[0].as_ref().unwrap();
         assert_eq!(p.links, ["a->c", "c->b"]);
         assert_eq!(p.reverse_links, ["b->c", "c->a"]);
         assert!((p.base_rtt_s - 0.020).abs() < 1e-12);
         assert_eq!(p.bottleneck_bps, 10_000_000);
         assert_eq!(paths[1], None, "d is not connected");
+    }
+
+    /// `h0 - r0 - ... - r{k-1} - h1` with one flow h0 -> h1.
+    fn long_path(k: usize) -> SimConfig {
+        let nodes: Vec<String> = (0..k + 2)
+            .map(|i| format!("{{\"name\": \"n{i}\"}}"))
+            .collect();
+        let links: Vec<String> = (0..k + 1)
+            .map(|i| {
+                format!(
+                    "{{\"a\": {i}, \"b\": {}, \"rate_bps\": 1000000, \"delay_ns\": 1000}}",
+                    i + 1
+                )
+            })
+            .collect();
+        let json = format!(
+            r#"{{"duration_ns": 1000000, "nodes": [{}], "links": [{}],
+                "flows": [{{"kind": "tcp", "src": 0, "dst": {}}}]}}"#,
+            nodes.join(","),
+            links.join(","),
+            k + 1
+        );
+        serde_json::from_str(&json).unwrap()
+    }
+
+    #[test]
+    fn a_long_path_routes_without_a_square_table() {
+        // 100 000 routers: a full table would be 40 GB; towards the two endpoints, 800 KB.
+        let k = 100_000;
+        let cfg = long_path(k);
+        let edges = channel_edges(&cfg);
+        let routes = Routes::towards(cfg.nodes.len(), &edges, &[0, k + 1]).unwrap();
+        assert_eq!(routes.path(0, k + 1).unwrap().len(), k + 1);
+        let paths = flow_paths(&cfg).unwrap();
+        assert_eq!(paths[0].as_ref().unwrap().links.len(), k + 1);
     }
 }

@@ -20,7 +20,7 @@ use crate::qdisc::{Dropped, QueueDisc};
 use crate::rng::{Rng, KEY_FLOW};
 use crate::summary::{Summary, View};
 use crate::time::{secs, Time};
-use build::{build_channels, channel_edges, flow_paths, FlowPath};
+use build::{build_channels, channel_edges, flow_path, FlowPath};
 use queue::{EvKind, EventQueue};
 use series::Series;
 
@@ -76,7 +76,8 @@ impl Simulation {
         for ch in &mut channels {
             ch.virt = ch.can_be_virtual();
         }
-        let routes = Routes::new(n, &edges);
+        let ends: Vec<usize> = cfg.flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+        let routes = Routes::towards(n, &edges, &ends).map_err(ConfigError)?;
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             for (a, b) in [(f.src, f.dst), (f.dst, f.src)] {
@@ -608,7 +609,13 @@ impl Simulation {
     /// Each flow's path as the engine forwards it (every flow has one: `new` refuses a
     /// configuration where a flow has no route).
     pub fn paths(&self) -> Vec<FlowPath> {
-        flow_paths(&self.cfg).into_iter().flatten().collect()
+        let edges = channel_edges(&self.cfg);
+        let path = |a, b| self.routes.path(a, b);
+        self.cfg
+            .flows
+            .iter()
+            .filter_map(|f| flow_path(&self.cfg, &edges, path(f.src, f.dst)?, path(f.dst, f.src)?))
+            .collect()
     }
 
     pub fn view(&self) -> View<'_> {

@@ -20,8 +20,14 @@ pub const NO_ROUTE: u32 = u32::MAX;
 /// Next-hop channel from every node towards each destination in `dsts`:
 /// `table[node * dsts.len() + k]` for destination `dsts[k]`.
 pub fn next_hops_to(n: usize, edges: &[Edge], dsts: &[usize]) -> Vec<u32> {
+    let mut table = vec![NO_ROUTE; n * dsts.len()];
+    fill_next_hops(n, edges, dsts, &mut table);
+    table
+}
+
+/// [`next_hops_to`] into `table` (`n * dsts.len()` entries, all `NO_ROUTE`).
+fn fill_next_hops(n: usize, edges: &[Edge], dsts: &[usize], table: &mut [u32]) {
     let m = dsts.len();
-    let mut table = vec![NO_ROUTE; n * m];
     // Incoming channels per node (to relax backwards from the destination).
     let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (c, &(_, to, _)) in edges.iter().enumerate() {
@@ -50,7 +56,6 @@ pub fn next_hops_to(n: usize, edges: &[Edge], dsts: &[usize]) -> Vec<u32> {
             }
         }
     }
-    table
 }
 
 /// Next-hop channel for every (node, destination): `table[node * n + dst]`.
@@ -74,31 +79,94 @@ pub struct Routes {
     edges: Vec<Edge>,
 }
 
-impl Routes {
-    pub fn new(n: usize, edges: &[Edge]) -> Routes {
-        let (mut outs, mut ins) = (vec![Vec::new(); n], vec![Vec::new(); n]);
-        for (c, &(from, to, _)) in edges.iter().enumerate() {
-            outs[from as usize].push(c as u32);
-            ins[to as usize].push(c as u32);
-        }
-        let mut up = vec![NO_ROUTE; n];
-        let mut down = vec![(NO_ROUTE, NO_ROUTE); n];
-        for v in 0..n {
-            if let ([o], [i]) = (outs[v].as_slice(), ins[v].as_slice()) {
-                let (_, nb, _) = edges[*o as usize];
-                if edges[*i as usize].0 == nb {
-                    up[v] = *o;
-                    down[v] = (nb, *i);
-                }
+/// Most entries a routing table may hold (4 GiB of next hops): a topology that needs more
+/// is refused in one sentence before anything that size is allocated.
+pub const MAX_TABLE_ENTRIES: usize = 1 << 30;
+
+/// Per node: its one outgoing channel if it is a leaf (else `NO_ROUTE`), and per leaf its
+/// neighbour and the channel from the neighbour down to it.
+type Leaves = (Vec<u32>, Vec<(u32, u32)>);
+
+fn leaves(n: usize, edges: &[Edge]) -> Leaves {
+    let (mut outs, mut ins) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+    for (c, &(from, to, _)) in edges.iter().enumerate() {
+        outs[from as usize].push(c as u32);
+        ins[to as usize].push(c as u32);
+    }
+    let mut up = vec![NO_ROUTE; n];
+    let mut down = vec![(NO_ROUTE, NO_ROUTE); n];
+    for v in 0..n {
+        if let ([o], [i]) = (outs[v].as_slice(), ins[v].as_slice()) {
+            let (_, nb, _) = edges[*o as usize];
+            if edges[*i as usize].0 == nb {
+                up[v] = *o;
+                down[v] = (nb, *i);
             }
         }
+    }
+    (up, down)
+}
+
+impl Routes {
+    /// Routes towards every node.
+    pub fn new(n: usize, edges: &[Edge]) -> Routes {
+        let (up, down) = leaves(n, edges);
         let cores: Vec<usize> = (0..n).filter(|&v| up[v] == NO_ROUTE).collect();
+        let table = next_hops_to(n, edges, &cores);
+        Routes::with_columns(n, edges, (up, down), &cores, table)
+    }
+
+    /// Routes towards the nodes in `dsts` only (a simulation's packets go to its flows'
+    /// endpoints and nowhere else): the table has a column per non-leaf node a packet for
+    /// one of them is routed to, so a long path or a large mesh with few endpoints costs
+    /// nodes × those few. A table above [`MAX_TABLE_ENTRIES`], or one the allocator cannot
+    /// give, is an error (one sentence), never an abort.
+    pub fn towards(n: usize, edges: &[Edge], dsts: &[usize]) -> Result<Routes, String> {
+        let (up, down) = leaves(n, edges);
+        let target = |d: usize| match up[d] {
+            NO_ROUTE => d,
+            _ => down[d].0 as usize,
+        };
+        let mut cores: Vec<usize> = dsts
+            .iter()
+            .map(|&d| target(d))
+            .filter(|&t| up[t] == NO_ROUTE)
+            .collect();
+        cores.sort_unstable();
+        cores.dedup();
+        let too_big = || {
+            format!(
+                "the routing table of {n} nodes towards {} routers would hold {} entries, \
+                 more than the {MAX_TABLE_ENTRIES} the core holds; use fewer nodes or fewer \
+                 distinct flow endpoints",
+                cores.len(),
+                n as u128 * cores.len() as u128
+            )
+        };
+        let entries = n
+            .checked_mul(cores.len())
+            .filter(|&e| e <= MAX_TABLE_ENTRIES)
+            .ok_or_else(too_big)?;
+        let mut table = Vec::new();
+        table.try_reserve_exact(entries).map_err(|_| too_big())?;
+        table.resize(entries, NO_ROUTE);
+        fill_next_hops(n, edges, &cores, &mut table);
+        Ok(Routes::with_columns(n, edges, (up, down), &cores, table))
+    }
+
+    fn with_columns(
+        n: usize,
+        edges: &[Edge],
+        (up, down): Leaves,
+        cores: &[usize],
+        table: Vec<u32>,
+    ) -> Routes {
         let mut col = vec![NO_ROUTE; n];
         for (k, &v) in cores.iter().enumerate() {
             col[v] = k as u32;
         }
         Routes {
-            table: next_hops_to(n, edges, &cores),
+            table,
             cols: cores.len(),
             up,
             down,
@@ -126,7 +194,8 @@ impl Routes {
             return last;
         }
         match self.col[target] {
-            // The leaf's neighbour is a leaf too: a component of two nodes, not this one.
+            // The leaf's neighbour is a leaf too (a component of two nodes, not this one),
+            // or a table built `towards` other destinations.
             NO_ROUTE => NO_ROUTE,
             k => self.table[node * self.cols + k as usize],
         }
@@ -220,13 +289,32 @@ mod tests {
             let routes = Routes::new(n, &edges);
             for src in 0..n {
                 for dst in 0..n {
+                    let want = full_path(&full, &edges, n, src, dst);
                     assert_eq!(
                         routes.path(src, dst),
-                        full_path(&full, &edges, n, src, dst),
+                        want,
                         "case {case}: {src} -> {dst} in {edges:?}"
                     );
+                    // A table towards `dst` alone routes to it as the full one does.
+                    let towards = Routes::towards(n, &edges, &[dst]).unwrap();
+                    assert_eq!(towards.path(src, dst), want, "case {case}: towards {dst}");
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_table_above_the_cap_is_an_error() {
+        // A ring of n nodes (none a leaf) towards every node: n² entries.
+        let n = (MAX_TABLE_ENTRIES as f64).sqrt() as usize + 2;
+        let edges: Vec<Edge> = (0..n)
+            .flat_map(|i| {
+                let j = ((i + 1) % n) as u32;
+                [(i as u32, j, 1), (j, i as u32, 1)]
+            })
+            .collect();
+        let all: Vec<usize> = (0..n).collect();
+        let err = Routes::towards(n, &edges, &all).unwrap_err();
+        assert!(err.contains("more than the"), "{err}");
     }
 }

@@ -204,10 +204,50 @@ pub trait LearnedPolicy: Clone + std::fmt::Debug + Sized {
     }
 }
 
+/// Largest weights file read (64 MiB; the shipped networks are under 1 MiB): a bigger one,
+/// or `/dev/zero`, is refused before it is read.
+pub const MAX_WEIGHTS_BYTES: u64 = 64 << 20;
+
+/// A weights file's bytes: a regular file of at most [`MAX_WEIGHTS_BYTES`], opened without
+/// blocking (a FIFO would wait for a writer) and checked on the open file; the error ends a
+/// sentence ("cannot be read: ...", "is not a regular file ...").
+pub fn read_weights(path: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK (Linux, <fcntl.h>): opening a FIFO for reading returns at once.
+    const O_NONBLOCK: i32 = 0o4000;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if !meta.is_file() {
+        return Err("is not a regular file (a device, FIFO, socket or directory)".into());
+    }
+    if meta.len() > MAX_WEIGHTS_BYTES {
+        return Err(format!(
+            "is {} bytes, more than the {MAX_WEIGHTS_BYTES} bytes a weights file may have",
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_WEIGHTS_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if bytes.len() as u64 > MAX_WEIGHTS_BYTES {
+        return Err(format!(
+            "grew past the {MAX_WEIGHTS_BYTES} bytes a weights file may have while it was read"
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Read policy `P` from a weights file; the error is one sentence naming the file.
 fn read_policy<P: LearnedPolicy>(path: &str, at: &Attach) -> Result<P, String> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| format!("{} policy file {path:?} cannot be read: {e}", P::NAME))?;
+    let bytes = read_weights(path).map_err(|e| format!("{} policy file {path:?} {e}", P::NAME))?;
     P::parse(&bytes, at).map_err(|e| format!("{} policy file {path:?} {e}", P::NAME))
 }
 
@@ -399,5 +439,27 @@ impl Learned {
 
     pub fn policy(&self) -> &Policy {
         &self.policy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_and_oversized_weights_files_are_refused_unread() {
+        let err = read_weights("/dev/zero").unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+        let err = read_weights("/").unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+        let path =
+            std::env::temp_dir().join(format!("l4sim-big-{}.safetensors", std::process::id()));
+        let f = std::fs::File::create(&path).unwrap();
+        f.set_len(MAX_WEIGHTS_BYTES + 1).unwrap(); // sparse: nothing written
+        let err = read_weights(path.to_str().unwrap()).unwrap_err();
+        std::fs::remove_file(&path).unwrap();
+        assert!(err.contains("more than the"), "{err}");
+        let err = read_weights("/nonexistent/w.safetensors").unwrap_err();
+        assert!(err.starts_with("cannot be read"), "{err}");
     }
 }

@@ -86,7 +86,7 @@ impl<'a> Tensors<'a> {
                 "{name}'s data offsets do not fit its shape and the file"
             ))
         })?;
-        Ok(if size == 8 {
+        let values: Vec<f32> = if size == 8 {
             raw.chunks_exact(8)
                 .map(|c| f64::from_le_bytes(c.try_into().unwrap_or_default()) as f32)
                 .collect()
@@ -94,7 +94,17 @@ impl<'a> Tensors<'a> {
             raw.chunks_exact(4)
                 .map(|c| f32::from_le_bytes(c.try_into().unwrap_or_default()))
                 .collect()
-        })
+        };
+        // A NaN weight makes every output NaN (read as "no limit" or "no drop" by the
+        // qdiscs), an infinite one NaN or inf: refused as the file's error, as f32 keeps it
+        // (an F64 value beyond f32's range is infinite here too).
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(bad(format!(
+                "{name}[{i}] is {}, not a finite number",
+                values[i]
+            )));
+        }
+        Ok(values)
     }
 }
 
@@ -317,5 +327,16 @@ mod tests {
         f.truncate(f.len() - 4);
         let t = Tensors::parse(&f).unwrap();
         assert!(t.get("l.weight", &[1, 2]).unwrap_err().contains("offsets"));
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let f = write_safetensors(&[("l.weight", vec![1, 2], vec![1., bad])]);
+            let err = Tensors::parse(&f)
+                .unwrap()
+                .get("l.weight", &[1, 2])
+                .unwrap_err();
+            assert!(
+                err.contains("l.weight[1]") && err.contains("not a finite number"),
+                "{err}"
+            );
+        }
     }
 }
