@@ -174,14 +174,16 @@ def test_weights_and_traces_resolve_beside_the_scenario_file(
     here.mkdir()
     shutil.copy(LFQ_WEIGHTS, here / "w.safetensors")
     (here / "link.trace").write_text("\n".join(str(i) for i in range(1, 11)) + "\n")
-    text = two_host(', lfq_policy = "w.safetensors"', 'trace = "link.trace"')
+    text = two_host(
+        ', policy = { kind = "lfq", weights = "w.safetensors" }', 'trace = "link.trace"'
+    )
     (here / "s.toml").write_text(text)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     sc = load(here / "s.toml")
     qdisc = sc.topology.qdisc
-    assert qdisc.lfq_policy == str(here / "w.safetensors")
+    assert qdisc.policy.weights == str(here / "w.safetensors")
     assert sc.topology.trace == str(here / "link.trace")
     # The same relative names from the working directory are not found there.
     with pytest.raises(ScenarioError, match=r"w\.safetensors"):
@@ -196,7 +198,7 @@ def test_a_sweep_base_resolves_its_paths_beside_itself(
     here = tmp_path / "base"
     here.mkdir()
     shutil.copy(LFQ_WEIGHTS, here / "w.safetensors")
-    (here / "s.toml").write_text(two_host(', lfq_policy = "w.safetensors"'))
+    (here / "s.toml").write_text(two_host(', policy = { kind = "lfq", weights = "w.safetensors" }'))
     (tmp_path / "spec.toml").write_text('base = "base/s.toml"\nseeds = 2\n')
     monkeypatch.chdir(tmp_path / "base")  # not where the spec is, nor its parent
     from l4sim.sweep import points
@@ -204,4 +206,4 @@ def test_a_sweep_base_resolves_its_paths_beside_itself(
     pts = points(load_spec(tmp_path / "spec.toml"))
     assert [p.error for p in pts] == [None, None]
     assert pts[0].scenario is not None
-    assert pts[0].scenario["topology"]["qdisc"]["lfq_policy"] == str(here / "w.safetensors")
+    assert pts[0].scenario["topology"]["qdisc"]["policy"]["weights"] == str(here / "w.safetensors")

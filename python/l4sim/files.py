@@ -59,11 +59,13 @@ def relative_to(directory: str | Path | None) -> Iterator[None]:
 
 def resolve(spec: str) -> str:
     """The absolute path of ``spec``: a relative one beside the scenario being read
-    (:func:`relative_to`), else against the current directory; ``~`` expanded."""
+    (:func:`relative_to`), else against the current directory; ``~`` expanded. ``..`` is
+    taken as written (``examples/../out`` is ``out``), as a shell's ``cd`` takes it, not
+    after following a link the scenario's folder may be."""
     path = Path(spec).expanduser()
     if not path.is_absolute():
         path = (_base_dir.get() or Path.cwd()) / path
-    return str(path.absolute())
+    return os.path.normpath(path.absolute())
 
 
 def _size(n: int) -> str:

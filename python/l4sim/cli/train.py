@@ -32,6 +32,16 @@ def _progress(quiet: bool) -> Progress:
     )
 
 
+#: ``--device`` of the training commands (l4sim.agents.device).
+DeviceOption = Annotated[
+    str,
+    typer.Option(
+        help="Where the networks train: cpu, cuda, cuda:N or auto (a GPU if PyTorch sees "
+        "one). The simulation runs on the CPU either way; only cpu is bit for bit "
+        "reproducible."
+    ),
+]
+
 train_app = typer.Typer(
     help="Train a learning agent on an l4sim environment and evaluate it.",
     no_args_is_help=True,
@@ -57,14 +67,7 @@ def train_rl_tcp_cmd(
             "--load", help="Evaluate these saved weights (DIR/dqn.pt) instead of training."
         ),
     ] = None,
-    device: Annotated[
-        str,
-        typer.Option(
-            help="Where the networks train: cpu, cuda, cuda:N or auto (a GPU if PyTorch sees "
-            "one). The simulation runs on the CPU either way; only cpu is bit for bit "
-            "reproducible."
-        ),
-    ] = "cpu",
+    device: DeviceOption = "cpu",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
 ) -> None:
     """RL-TCP (ns3-ai's example): a DQN sets a TCP window over 2 Mbps / 80 ms.
@@ -158,14 +161,7 @@ def train_lfq_cmd(
             "also trains offline-large, which it starts from."
         ),
     ] = None,
-    device: Annotated[
-        str,
-        typer.Option(
-            help="Where the networks train: cpu, cuda, cuda:N or auto (a GPU if PyTorch sees "
-            "one). The simulation runs on the CPU either way; only cpu is bit for bit "
-            "reproducible."
-        ),
-    ] = "cpu",
+    device: DeviceOption = "cpu",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """LFQ (Grigorescu et al.): train the per-flow buffer networks with a named recipe.
