@@ -258,13 +258,17 @@ def long_path(routers: int, **changes: Any) -> dict[str, Any]:
     }
 
 
-#: Runs ``python -m l4sim ARGS`` and writes the process's own peak RSS (KiB) to the file
-#: named by $L4SIM_TEST_RSS when it exits (RUSAGE_CHILDREN would be the largest child the
-#: whole test session has waited for).
+#: Runs ``python -m l4sim ARGS`` and writes the process's own peak RSS (KiB, VmHWM of its
+#: memory map) to the file named by $L4SIM_TEST_RSS when it exits. Neither RUSAGE_CHILDREN
+#: (the session's largest child) nor the child's own ru_maxrss (Linux keeps the forked
+#: parent's peak across exec) measures the command alone.
 _MEASURED_CLI = (
-    "import atexit, os, resource, runpy, sys\n"
-    "atexit.register(lambda: open(os.environ['L4SIM_TEST_RSS'], 'w').write("
-    "str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))\n"
+    "import atexit, os, runpy, sys\n"
+    "def _hwm():\n"
+    "    for line in open('/proc/self/status'):\n"
+    "        if line.startswith('VmHWM:'):\n"
+    "            open(os.environ['L4SIM_TEST_RSS'], 'w').write(line.split()[1])\n"
+    "atexit.register(_hwm)\n"
     "sys.argv[0] = 'l4sim'\n"
     "runpy.run_module('l4sim', run_name='__main__')\n"
 )
