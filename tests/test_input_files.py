@@ -9,7 +9,6 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 pytest.importorskip("l4sim._core")
 
+from cli_run import run_l4sim
 from l4sim import files
 from l4sim.errors import ScenarioError
 from l4sim.scenario import load, loads
@@ -48,19 +48,6 @@ def fifo(tmp_path: Path) -> Path:
     return path
 
 
-def cli(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "L4SIM_DEBUG"}
-    env["PYTHONPATH"] = str(ROOT / "python")
-    return subprocess.run(
-        [sys.executable, "-m", "l4sim", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=timeout,
-    )
-
-
 def one_sentence(proc: subprocess.CompletedProcess[str]) -> str:
     lines = [x for x in proc.stderr.splitlines() if x.strip()]
     assert proc.returncode == 2, proc.stderr[-2000:]
@@ -76,7 +63,7 @@ def test_run_refuses_a_special_file_at_once(kind: str, fifo: Path, tmp_path: Pat
     """`l4sim run /dev/zero` read without end (2.9 GB in 10 s) and a FIFO blocked forever."""
     path = "/dev/zero" if kind == "dev_zero" else str(fifo)
     start = time.monotonic()
-    line = one_sentence(cli("run", path, "-q", cwd=tmp_path, timeout=30))
+    line = one_sentence(run_l4sim("run", path, "-q", cwd=tmp_path, timeout=30))
     assert time.monotonic() - start < 20
     assert f"scenario file {path!r} is not a regular file" in line
 

@@ -49,6 +49,8 @@ HTB_OVERHEAD_BYTES = 14
 #: A flow agrees with the testbed within 20 % of its rate.
 TOLERANCE = 0.2
 TABLE = "table.md"
+#: The seeds of a run without ``--seeds``.
+DEFAULT_SEEDS = (1, 2, 3, 4)
 
 #: The testbed's qdisc names -> our group names (``--only``), in the table's order.
 QDISCS: dict[str, str] = {
@@ -240,7 +242,7 @@ def reproduce(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS)
-    seed_list = list(seeds) if seeds is not None else [1, 2, 3, 4]
+    seed_list = list(seeds if seeds is not None else DEFAULT_SEEDS)
     if not seed_list:
         raise ValueError("seeds names no seed; give at least one")
     tasks = [(c, s) for s in seed_list for c in todo]
@@ -329,11 +331,11 @@ def scenarios(
 ) -> dict[str, Any]:
     """Case name and seed -> the scenario it ran with plain Prague (the fallback run differs
     only in Prague's ``ecn_fallback``)."""
-    return {f"{c.name}-s{s}": scenario(c, s) for s in seeds or [1, 2, 3, 4] for c in cases(groups)}
+    return {f"{c.name}-s{s}": scenario(c, s) for s in seeds or DEFAULT_SEEDS for c in cases(groups)}
 
 
 def _cases(groups: Iterable[str], *, seeds: Iterable[int] | None = None, **_: object) -> list[Case]:
-    return cases(groups) * len(list(seeds or [1, 2, 3, 4]))
+    return cases(groups) * len(list(seeds or DEFAULT_SEEDS))
 
 
 EXPERIMENT = declare(

@@ -52,6 +52,8 @@ TOLERANCE = 0.3
 HOST_JITTER_US = 250.0
 HTB_OVERHEAD_BYTES = 14
 TABLE = "table.md"
+#: The seeds of a run without ``--seeds``.
+DEFAULT_SEEDS = (1, 2)
 
 RATES = (25, 10, 5, 1)
 CCAS = ("prague", "cubic", "prague-fallback")
@@ -203,7 +205,7 @@ def reproduce(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS)
-    seed_list = list(seeds) if seeds is not None else [1, 2]
+    seed_list = list(seeds if seeds is not None else DEFAULT_SEEDS)
     if not seed_list:
         raise ValueError("seeds names no seed; give at least one")
     tasks = [(c, s) for s in seed_list for c in todo]
@@ -305,11 +307,11 @@ def plot(todo: list[Case], path: Path, seed: int) -> None:
 def scenarios(
     out_dir: str | Path, groups: Iterable[str], *, seeds: Iterable[int] | None = None, **_: Any
 ) -> dict[str, Any]:
-    return {f"{c.name}-s{s}": scenario(c, s) for s in seeds or [1, 2] for c in cases(groups)}
+    return {f"{c.name}-s{s}": scenario(c, s) for s in seeds or DEFAULT_SEEDS for c in cases(groups)}
 
 
 def _cases(groups: Iterable[str], *, seeds: Iterable[int] | None = None, **_: object) -> list[Case]:
-    return cases(groups) * len(list(seeds or [1, 2]))
+    return cases(groups) * len(list(seeds or DEFAULT_SEEDS))
 
 
 EXPERIMENT = declare(
