@@ -104,6 +104,8 @@ def check_results(out: Path) -> str:
 
 
 RUN_S = 900  # about 3 s of wall time after 2-3 s of imports
+# far longer than the 5 s before the signal on any machine (3000 s once finished in under 5 s on CI)
+LONG = "30000s"
 DELAYS = [round(random.Random(seed).uniform(0.5, 7.0), 2) for seed in range(5)]
 
 
@@ -127,7 +129,7 @@ def test_two_signals_50_ms_apart_during_a_streamed_run(tmp_path: Path) -> None:
     """Two Ctrl-Cs 50 ms apart once left an empty directory: the second now waits for the
     files of the first."""
     out = tmp_path / "o"
-    args = ["run", str(SCENARIO), "--duration", "3000s", "-q", "--out", str(out), "--stream"]
+    args = ["run", str(SCENARIO), "--duration", LONG, "-q", "--out", str(out), "--stream"]
     proc = start(args, tmp_path)
     code, err = signal_at(proc, [5.0, 0.05], signal.SIGINT)
     check_exit(code, err, signal.SIGINT)
@@ -136,7 +138,7 @@ def test_two_signals_50_ms_apart_during_a_streamed_run(tmp_path: Path) -> None:
 
 def test_sighup_stops_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
     out = tmp_path / "o"
-    args = ["run", str(SCENARIO), "--duration", "3000s", "-q", "--out", str(out)]
+    args = ["run", str(SCENARIO), "--duration", LONG, "-q", "--out", str(out)]
     code, err = signal_at(start(args, tmp_path), [5.0], signal.SIGHUP)
     assert code == 128 + signal.SIGHUP, err
     assert "interrupted by SIGHUP at " in err and "partial results in" in err
