@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -118,3 +119,19 @@ def read_input(path: str | Path, what: str, cap: int, error: type[Exception] = V
     if len(data) > cap:  # it grew while being read
         raise error(f"{what} {str(path)!r} is more than the {_size(cap)} a {what} may have")
     return data
+
+
+def why_write_failed(e: BaseException, where: str | Path) -> str:
+    """Why writing under ``where`` failed, as a phrase: an OSError's reason, or the one the
+    Parquet writer wraps (``... IO error: No space left on device (os error 28)``, or, when
+    the disk fills mid-file, a thrift transport error: then the file system's free space
+    tells)."""
+    if isinstance(e, OSError):
+        return e.strerror or str(e)
+    found = re.search(r"IO error: (.*?) \(os error \d+\)", str(e))
+    if found:
+        return found.group(1)
+    with contextlib.suppress(OSError):
+        if os.statvfs(where).f_bavail == 0:
+            return "No space left on device"
+    return f"the Parquet writer failed: {e}"

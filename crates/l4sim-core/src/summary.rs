@@ -22,8 +22,8 @@ pub struct Summary {
     /// The configuration's seed.
     pub seed: u64,
     /// Jain's index over the goodputs of the flows that have started: 1 when all are equal,
-    /// 1/n when one flow takes everything.
-    pub jain_fairness: f64,
+    /// 1/n when one flow takes everything; null when none has delivered anything (0/0).
+    pub jain_fairness: Option<f64>,
     /// One entry per flow, by flow index.
     pub flows: Vec<FlowSummary>,
     /// One entry per link direction that carried or holds anything.

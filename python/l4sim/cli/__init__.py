@@ -326,6 +326,29 @@ def _one_line_warning(
     err_console.print(f"[yellow]warning: {escape(text)}[/]", soft_wrap=True, highlight=False)
 
 
+def _system_refused(e: OSError) -> str:
+    """An OSError from the system (not from l4sim's checks) as one sentence."""
+    reason = e.strerror or str(e)
+    if e.filename is None:
+        return f"the system refused to write the output: {reason}"
+    name = os.fsdecode(e.filename) if isinstance(e.filename, bytes) else str(e.filename)
+    if len(name) > 120:
+        name = name[:60] + "..." + name[-40:]
+    return f"the system refused {name!r}: {reason}"
+
+
+def _quiet_broken_stdout(code: int) -> int:
+    """Flush stdout now: when it cannot take the output (``> /dev/full``, a closed pipe) the
+    command fails in one sentence instead of Python's message at exit."""
+    try:
+        sys.stdout.flush()
+    except OSError as e:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout again at exit
+        return _fail(_system_refused(e), 1) if code == 0 else code
+    return code
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``l4sim``)."""
     handlers = stop_on_signals()  # SIGTERM and SIGHUP stop a command as Ctrl-C does
@@ -358,6 +381,10 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         code = _fail(str(e), 2)
+    except OSError as e:  # the system refused: disk full, quota, read-only, name too long
+        if debug:
+            raise
+        code = _fail(_system_refused(e), 1)
     except Exception as e:
         if debug:
             raise
@@ -379,6 +406,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         warnings.showwarning = shown
         restore_signals(handlers)
+    code = _quiet_broken_stdout(code)
     sys.exit(code)
 
 

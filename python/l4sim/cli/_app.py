@@ -4,6 +4,7 @@ one-sentence failures."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -74,11 +75,21 @@ OUT_ROOT = Path("out")
 """Where the commands write when --out is not given (relative to the working directory)."""
 
 
+NAME_MAX_CHARS = 100
+"""Longest directory name made from a scenario's name (file systems allow 255 bytes; the
+commands add suffixes)."""
+
+
 def safe_name(name: str, fallback: str = "run") -> str:
     """``name`` as one harmless path component: characters other than letters, digits,
     ``.``, ``_`` and ``-`` become ``_``, leading dots go, and an empty result is ``fallback``
-    (so ``../../x`` is ``_.._x`` and ``/abs/y`` is ``_abs_y``)."""
+    (so ``../../x`` is ``_.._x`` and ``/abs/y`` is ``_abs_y``). A name longer than
+    :data:`NAME_MAX_CHARS` keeps its start and gains a short hash of the whole, so two long
+    names that share a start stay apart."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")
+    if len(cleaned) > NAME_MAX_CHARS:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+        cleaned = f"{cleaned[: NAME_MAX_CHARS - 9]}-{digest}"
     return cleaned or fallback
 
 
@@ -102,11 +113,30 @@ def _nearest_existing(path: Path) -> Path:
     return Path(path.anchor or ".")
 
 
+def _usable_path(path: Path, option: str) -> Path:
+    """``path`` unless it cannot name a file here: a NUL byte, bytes that are not UTF-8 (the
+    Parquet and JSON writers take text paths), or a component longer than the file system's
+    255 bytes."""
+    text = str(path)
+    shown = os.fsencode(text).decode("utf-8", "backslashreplace")
+    if "\0" in text:
+        raise L4simError(f"{option} {shown!r} contains a NUL byte; give another path")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise L4simError(f"{option} '{shown}' is not valid UTF-8; give a path in UTF-8") from None
+    if any(len(part.encode()) > 255 for part in path.parts):
+        raise L4simError(
+            f"{option} {shown[:60]!r}... has a name longer than 255 bytes; give a shorter path"
+        )
+    return path
+
+
 def check_out_dir(path: Path, option: str = "--out") -> Path:
     """Fail early, in one sentence naming ``option``, when directory ``path`` cannot be
     created or written: it is a file, it lies under a file, or the nearest existing directory
     is not writable. Creates nothing."""
-    path = Path(path)
+    path = _usable_path(Path(path), option)
     if path.exists() and not path.is_dir():
         raise L4simError(f"{option} {str(path)!r} is a file, not a directory; give a directory")
     found = _nearest_existing(path)
@@ -125,7 +155,7 @@ def check_out_dir(path: Path, option: str = "--out") -> Path:
 def check_out_file(path: Path, option: str = "--out") -> Path:
     """Fail early, in one sentence naming ``option``, when file ``path`` cannot be written:
     it is a directory, its directory does not exist or is a file, or it is not writable."""
-    path = Path(path)
+    path = _usable_path(Path(path), option)
     if path.is_dir():
         raise L4simError(f"{option} {str(path)!r} is a directory; give a file name")
     parent = path.absolute().parent
@@ -137,12 +167,25 @@ def check_out_file(path: Path, option: str = "--out") -> Path:
     return path
 
 
+def jobs_in_range(value: int | None) -> int | None:
+    """``--jobs`` checked while the command line is read, before any work starts."""
+    from l4sim.executors import MAX_JOBS, default_jobs
+
+    if value is not None and value > MAX_JOBS:
+        raise typer.BadParameter(
+            f"{value} is more than the {MAX_JOBS} worker processes l4sim starts on one "
+            f"machine (this one has {default_jobs()} CPUs); use --ray for a cluster"
+        )
+    return value
+
+
 _JOBS = typer.Option(
     "--jobs",
     "-j",
     help="Worker processes of the local pool (default: the CPUs; 1 runs in this process).",
     min=1,
     show_default=False,
+    callback=jobs_in_range,
 )
 _RAY = typer.Option(
     "--ray",

@@ -258,7 +258,7 @@ def point_metrics(df: Any, axes: list[str]) -> Any:
     import polars as pl
 
     shown = [c for a in axes for c in (a, a + "_str") if c in df.columns]
-    head = ["point_index", "seed", *shown, "status"]
+    head = list(dict.fromkeys(["point_index", "seed", *shown, "status"]))  # seed may be an axis
     points = df.group_by("point_index").agg(
         [pl.col(c).first() for c in head if c != "point_index"]
         + [pl.col("jain_fairness").first(), pl.col("error").first()]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from l4sim.cli._app import app, check_out_dir, err_console, out_console
+from l4sim.cli._app import app, check_out_dir, err_console, jobs_in_range, out_console
 from l4sim.cli.tables import _eval_table
 from l4sim.errors import L4simError
 
@@ -152,7 +152,12 @@ def train_lfq_cmd(
     ),
     seed: Annotated[int, typer.Option(help="Seed of the whole run.", min=0, max=2**31)] = 1,
     jobs: Annotated[
-        int, typer.Option(help="Worker processes for the rollouts (same weights for any N).")
+        int,
+        typer.Option(
+            help="Worker processes for the rollouts (same weights for any N).",
+            min=1,
+            callback=jobs_in_range,
+        ),
     ] = 1,
     only: Annotated[
         str | None,

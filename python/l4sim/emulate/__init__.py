@@ -381,7 +381,10 @@ def _result(
         "wall_time_s": wall,
         "events": router["counters"]["received"],
         "seed": sc.seed,
-        "jain_fairness": jain([f["goodput_bps"] for f in flows]),
+        # null when nothing was delivered, as the core's summary: Jain's index is 0/0 there
+        "jain_fairness": jain(goodputs)
+        if any(goodputs := [f["goodput_bps"] for f in flows])
+        else None,
         "flows": flows,
         "queues": router["queues"],
         "l4sim_version": __version__,

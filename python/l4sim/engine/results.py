@@ -21,6 +21,7 @@ from l4sim import files
 from l4sim.engine.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 from l4sim.errors import L4simError, ScenarioError
 from l4sim.scenario import Scenario, load
+from l4sim.schema.summary import shape_problem
 
 __all__ = ["FILES", "Result", "SeriesStream", "make_dir", "read", "write"]
 
@@ -143,8 +144,9 @@ def write(result: Result, out_dir: str | Path, stream: SeriesStream | None = Non
     are the streamed ones and ``result``'s (empty) series are not written.
     """
     out = make_dir(out_dir)
-    tmp = stream.tmp if stream is not None else _temp_dir(out)
+    tmp: Path | None = stream.tmp if stream is not None else None
     try:
+        tmp = tmp or _temp_dir(out)
         (tmp / "summary.json").write_text(json.dumps(result.summary, indent=2) + "\n")
         if stream is not None:
             stream.close()
@@ -160,10 +162,12 @@ def write(result: Result, out_dir: str | Path, stream: SeriesStream | None = Non
             os.replace(tmp / name, out / name)
             paths.append(out / name)
         return paths
-    except OSError as e:
-        raise L4simError(f"cannot write results to {str(out)!r} ({e.strerror or e})") from None
+    except (OSError, pl.exceptions.ComputeError) as e:
+        why = files.why_write_failed(e, out)
+        raise L4simError(f"cannot write results to {str(out)!r} ({why})") from None
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def read(out_dir: str | Path) -> Result:
@@ -181,6 +185,11 @@ def read(out_dir: str | Path) -> Result:
         summary = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise L4simError(f"{str(summary_path)!r} is not valid JSON") from None
+    problem = shape_problem(summary, where="its content")
+    if problem:
+        raise L4simError(
+            f"{str(summary_path)!r} is not a summary written by l4sim run or emulate: {problem}"
+        )
 
     def frame(name: str, schema: dict[str, pl.DataType]) -> pl.DataFrame:
         path = out / name

@@ -11,6 +11,7 @@ import functools
 import json
 import math
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -279,6 +280,54 @@ def buffers_to_frame(
     return pl.DataFrame(series)
 
 
+def _capture_path(file: Any) -> str:
+    """A capture's file name as the core takes it (UTF-8 text, no NUL), else ActionError."""
+    if not isinstance(file, str | bytes | os.PathLike):
+        raise ActionError(f"capture file {_short(file)} must be a path")
+    path = os.fsdecode(os.fspath(file))
+    if "\0" in path:
+        raise ActionError(f"capture file {path!r} contains a NUL byte")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise ActionError(f"capture file '{shown}' is not valid UTF-8") from None
+    return path
+
+
+class _OneCallAtATime:
+    """A core simulation that takes one call at a time. The core lets other threads run while
+    it simulates (``run``, ``run_until``, ``run_until_trigger``), and a call on the same
+    simulation from another thread meanwhile would fail with pyo3's ``Already borrowed``;
+    here it waits for the first to finish, as the caller of a shared object expects. Only
+    those three calls take the lock; every other call holds the GIL throughout, so it can
+    meet one of them only while the lock is held, and then waits for it."""
+
+    __slots__ = ("_core", "_lock")
+
+    def __init__(self, core_sim: Any):
+        self._core = core_sim
+        self._lock = threading.Lock()
+
+    def run(self) -> None:
+        with self._lock:
+            self._core.run()
+
+    def run_until(self, t_ns: int) -> None:
+        with self._lock:
+            self._core.run_until(t_ns)
+
+    def run_until_trigger(self, t_ns: int) -> bool:
+        with self._lock:
+            return bool(self._core.run_until_trigger(t_ns))
+
+    def __getattr__(self, name: str) -> Any:
+        if self._lock.locked():  # another thread is inside run*: wait for it
+            with self._lock:
+                pass
+        return getattr(self._core, name)
+
+
 class Simulation:
     """A running simulation of a scenario; advance it with :meth:`run_until` or :meth:`run`.
 
@@ -307,13 +356,13 @@ class Simulation:
         name, limit = self.scenario.name, memory_limit
         budget.check(config, name=name, memory_limit=limit, streaming=streaming, holder=self)
         if _core_sim is not None:
-            self._sim = _core_sim
+            self._sim = _OneCallAtATime(_core_sim)
             return
         config_json = core_json(config)
         del config  # not held while the core builds (hundreds of MB with 100 000 flows)
         core = _core_module()
         try:
-            self._sim = core.Simulation(config_json)
+            self._sim = _OneCallAtATime(core.Simulation(config_json))
         except CoreError as e:
             msg = f"the simulator core rejected scenario {self.scenario.name!r}: {e}"
             raise CoreError(msg) from None
@@ -325,7 +374,7 @@ class Simulation:
         """Wrap a checked core simulation (a fork, a batch's copy): no second estimate."""
         sim = cls.__new__(cls)
         sim.scenario = scenario
-        sim._sim = core_sim
+        sim._sim = _OneCallAtATime(core_sim)
         return sim
 
     # -- time ----------------------------------------------------------------------------------
@@ -380,7 +429,9 @@ class Simulation:
         """Pcap ``file`` of what leaves ``link`` from now on (docs/captures.md); not in a fork."""
         if flows is not None and not all(isinstance(f, int | np.integer) for f in flows):
             raise ActionError(f"capture flows {_short(flows)} must be flow indices (whole numbers)")
-        self._sim.add_capture(_str_arg(link, "capture link"), str(file), snaplen, flows, ip)
+        self._sim.add_capture(
+            _str_arg(link, "capture link"), _capture_path(file), snaplen, flows, ip
+        )
 
     def close_captures(self) -> list[dict[str, Any]]:
         """Finish every capture's file: [{"file", "link", "packets"}]."""
@@ -538,7 +589,7 @@ class SimulationBatch:
         if not all(isinstance(s, Simulation) for s in sims):
             raise EnvConfigError(f"SimulationBatch takes a list of Simulations, not {_short(sims)}")
         self.scenarios = [s.scenario for s in sims]
-        self._batch = _core_module().SimBatch([s._sim for s in sims])
+        self._batch = _core_module().SimBatch([s._sim._core for s in sims])
 
     def __len__(self) -> int:
         return len(self._batch)
@@ -554,7 +605,7 @@ class SimulationBatch:
         return Simulation._wrap(self.scenarios[self._index(i)], self._batch.get(i))
 
     def set(self, i: int, sim: Simulation) -> None:
-        self._batch.set(self._index(i), sim._sim)
+        self._batch.set(self._index(i), sim._sim._core)
         self.scenarios[i] = sim.scenario
 
     def apply(self, i: int, action: dict[str, Any]) -> None:

@@ -23,6 +23,8 @@ name             record  formula                                                
 
 from __future__ import annotations
 
+import inspect
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -212,5 +214,31 @@ def get(
         fn = reward
     if kwargs:
         kw = dict(kwargs)
+        _check_kwargs(fn, kw, reward if isinstance(reward, str) else None)
         return lambda rec: fn(rec, **kw)
     return fn
+
+
+def _check_kwargs(fn: Callable[..., float], kw: dict[str, Any], name: str | None) -> None:
+    """``reward_kwargs`` checked when the env is made, not at its first step: each must be a
+    parameter of the reward (after its record), and for l4sim's own rewards of its default's
+    kind (a switch a bool, a weight a finite number)."""
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    known = {p.name: p.default for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD}
+    what = f"reward {name!r}" if name else "the reward"
+    for key, value in kw.items():
+        if key not in known and not takes_any:
+            listed = ", ".join(known) or "none"
+            raise EnvConfigError(f"{what} has no parameter {key!r}; its parameters: {listed}")
+        if name is None:
+            continue
+        if isinstance(known[key], bool):
+            if not isinstance(value, bool):
+                raise EnvConfigError(f"{what} parameter {key} = {value!r} must be true or false")
+        elif (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise EnvConfigError(f"{what} parameter {key} = {value!r} must be a finite number")

@@ -338,11 +338,21 @@ class Custom(_Topology):
             if name in seen:
                 raise ValueError(f"nodes[{i}] {name!r} appears twice; node names must be unique")
             seen.add(name)
+        joined: dict[frozenset[str], int] = {}
         for i, link in enumerate(self.links_):
             ends = (("a", link.a), ("b", link.b))
             _check_ends(f"links[{i}]", ends, seen, self.nodes, "nodes")
             if link.a == link.b:
                 raise ValueError(f"links[{i}] joins node {link.a!r} to itself")
+            pair = frozenset((link.a, link.b))
+            if pair in joined:
+                # routing picks one path between two nodes: a second link would carry nothing
+                raise ValueError(
+                    f"links[{joined[pair]}] and links[{i}] both join {link.a!r} and {link.b!r}; "
+                    "l4sim routes one path between two nodes: join them once (one faster "
+                    "link, or a node in between)"
+                )
+            joined[pair] = i
         return self
 
     def node_names(self) -> list[str]:

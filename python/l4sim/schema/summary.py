@@ -120,3 +120,47 @@ def summary_schema(emulated: bool = False) -> dict[str, Any]:
         for key in KERNEL_UNKNOWN:
             _nullable(flow["properties"][key])
     return schema
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def shape_problem(value: Any, node: dict[str, Any] | None = None, where: str = "") -> str | None:
+    """Where ``value`` (a ``summary.json`` read back) does not have the types of
+    :func:`summary_schema` (its emulated form, the wider one), as a phrase; None when it
+    does. Fields the schema does not name and fields left out are allowed (files from other
+    versions); only a value of the wrong type is a problem, since readers would index it."""
+    root = summary_schema(emulated=True)
+    return _type_problem(value, root if node is None else node, root["$defs"], where or "the file")
+
+
+def _type_problem(value: Any, node: dict[str, Any], defs: dict[str, Any], where: str) -> str | None:
+    if "$ref" in node:
+        node = defs[node["$ref"].rsplit("/", 1)[-1]]
+    kinds = node.get("type")
+    if kinds is not None:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        allowed = tuple(t for k in kinds for t in _JSON_TYPES.get(k, (object,)))
+        is_bool = isinstance(value, bool)
+        if not isinstance(value, allowed) or (is_bool and "boolean" not in kinds):
+            return f"{where} is {type(value).__name__}, not {' or '.join(kinds)}"
+    if isinstance(value, dict):
+        for key, sub in node.get("properties", {}).items():
+            if key in value:
+                found = _type_problem(value[key], sub, defs, f"{where}[{key!r}]")
+                if found:
+                    return found
+    if isinstance(value, list) and "items" in node:
+        for i, item in enumerate(value):
+            found = _type_problem(item, node["items"], defs, f"{where}[{i}]")
+            if found:
+                return found
+    return None

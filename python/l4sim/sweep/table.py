@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from l4sim import files
 from l4sim.sweep.spec import Point, SweepError, SweepSpec
 from l4sim.units import si_quantity
 
@@ -26,6 +27,8 @@ STR = "_str"  # the suffix of a quantity axis's column of text as written ("15ms
 def _write_atomic(path: Path, write: Callable[[Path], None], sync: bool = False) -> None:
     """Write through a temporary file and rename it into place: a kill leaves the old file
     or the new one, never half of one. ``sync`` also survives a power cut (costs a flush)."""
+    import polars as pl
+
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         write(tmp)
@@ -33,6 +36,9 @@ def _write_atomic(path: Path, write: Callable[[Path], None], sync: bool = False)
             with open(tmp, "rb") as fh:
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except (OSError, pl.exceptions.ComputeError) as e:
+        why = files.why_write_failed(e, path.parent)
+        raise SweepError(f"cannot write {str(path)!r} ({why})") from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
@@ -195,15 +201,15 @@ class _Table:
                 r[key + STR] = text
                 r[key] = None if text is None else si_quantity(text)[0]  # type: ignore[index]
         path = self._next_file()
-        pl.DataFrame(self.rows, infer_schema_length=None, strict=False).write_parquet(path)
+        rows = pl.DataFrame(self.rows, infer_schema_length=None, strict=False)
+        _write_atomic(path, rows.write_parquet)
         self.rows = []
         files = self.files[self.rows_old]
         files.append(path)
         if len(files) > self.MERGE:
             merged = self._next_file()
-            pl.concat([pl.scan_parquet(f) for f in files], how="diagonal_relaxed").sink_parquet(
-                merged
-            )
+            lf = pl.concat([pl.scan_parquet(f) for f in files], how="diagonal_relaxed")
+            _write_atomic(merged, lf.sink_parquet)
             for f in files:
                 f.unlink()
             files[:] = [merged]
@@ -223,7 +229,8 @@ class _Table:
         lf = parts[0] if len(parts) == 1 else pl.concat(parts, how="diagonal_relaxed")
         names = lf.collect_schema().names()
         params = [c for key in self.params for c in (key, key + STR)]
-        first = [c for c in [*_HEAD, *params, *_STATUS] if c in names]
+        # a swept key may be a head column itself (``seed`` in the grid)
+        first = [c for c in dict.fromkeys([*_HEAD, *params, *_STATUS]) if c in names]
         return lf.select(first + sorted(c for c in names if c not in first))
 
     def write(self, out: Path, *, final: bool = False) -> Path:
@@ -298,6 +305,13 @@ def read_sweep(out_dir: str | Path) -> tuple[Any, dict[str, Any]]:
         with contextlib.suppress(ValueError, OSError):
             meta = json.loads((out / META).read_text(encoding="utf-8"))
     try:
-        return pl.read_parquet(out / PARQUET), meta
+        table = pl.read_parquet(out / PARQUET)
     except Exception as e:
         raise SweepError(f"{str(out / PARQUET)!r} is not a readable Parquet file ({e})") from None
+    missing = [c for c in [*_HEAD, "status", "record"] if c not in table.columns]
+    if missing:
+        raise SweepError(
+            f"{str(out / PARQUET)!r} is not a table written by l4sim sweep (no column "
+            f"{', '.join(missing)})"
+        )
+    return table, meta

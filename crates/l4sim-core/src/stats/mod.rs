@@ -4,16 +4,17 @@ pub mod hist;
 
 pub use hist::Histogram;
 
-/// Jain's fairness index (Σx)² / (n·Σx²) over non-negative allocations; 1 for an empty or
-/// all-zero set (nothing is unfair about nothing).
-pub fn jain_index(xs: &[f64]) -> f64 {
+/// Jain's fairness index (Σx)² / (n·Σx²) over non-negative allocations (Jain, Chiu & Hawe
+/// 1984). `None` for an empty or all-zero set: the index is 0/0 there, and calling a run
+/// in which nothing was delivered perfectly fair would hide the failure.
+pub fn jain_index(xs: &[f64]) -> Option<f64> {
     let n = xs.len() as f64;
     let s: f64 = xs.iter().sum();
     let s2: f64 = xs.iter().map(|x| x * x).sum();
     if n == 0.0 || s2 == 0.0 {
-        1.0
+        None
     } else {
-        s * s / (n * s2)
+        Some(s * s / (n * s2))
     }
 }
 
@@ -50,11 +51,15 @@ mod tests {
 
     #[test]
     fn jain_extremes() {
-        assert!((jain_index(&[5.0, 5.0, 5.0, 5.0]) - 1.0).abs() < 1e-12);
+        let j = |xs: &[f64]| jain_index(xs).unwrap();
+        assert!((j(&[5.0, 5.0, 5.0, 5.0]) - 1.0).abs() < 1e-12);
         // One flow takes everything: 1/n.
-        assert!((jain_index(&[8.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+        assert!((j(&[8.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
         // (1+3)^2 / (2 * (1+9)) = 0.8
-        assert!((jain_index(&[1.0, 3.0]) - 0.8).abs() < 1e-12);
+        assert!((j(&[1.0, 3.0]) - 0.8).abs() < 1e-12);
+        // Nothing delivered, or no flow: 0/0, not "perfectly fair".
+        assert_eq!(jain_index(&[0.0, 0.0]), None);
+        assert_eq!(jain_index(&[]), None);
     }
 
     #[test]
