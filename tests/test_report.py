@@ -132,6 +132,8 @@ def test_l4s_sweep_report_draws_each_class_and_flow_in_numeric_order(
     labels = dict(_metrics(points, df))
     assert labels["l4s_mean_ms"] == "l4s queue mean delay (ms)"
     assert labels["classic_mean_ms"] == "classic queue mean delay (ms)"
+    assert labels["l4s_p99_ms"] == "l4s queue p99 delay (ms)"
+    assert labels["sojourn_p99_ms"] == "bottleneck p99 sojourn (ms)"
     assert labels["flow0_mbps"] == "flow 0 prague goodput (Mbit/s)"
     assert labels["flow1_mbps"] == "flow 1 cubic goodput (Mbit/s)"
     by = {r[axis + "_str"]: r for r in points.iter_rows(named=True)}
@@ -139,6 +141,7 @@ def test_l4s_sweep_report_draws_each_class_and_flow_in_numeric_order(
     assert _axis_order(points[axis].to_list()) == pytest.approx([0.005, 0.025])
     for r in by.values():
         assert r["l4s_mean_ms"] < 2 < r["classic_mean_ms"]
+        assert r["l4s_mean_ms"] <= r["l4s_p99_ms"] < r["classic_p99_ms"]
     assert by["5ms"]["classic_mean_ms"] < by["25ms"]["classic_mean_ms"]
     text = self_contained(build_report(dirs["l4s-sweep"]))
     assert f"metrics by {axis}" in text and "<td>5ms</td>" in text

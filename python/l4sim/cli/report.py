@@ -248,6 +248,7 @@ SWEEP_METRICS = (
     ("goodput_mbps", "goodput, all flows (Mbit/s)"),
     ("jain_fairness", "Jain fairness"),
     ("sojourn_mean_ms", "bottleneck mean sojourn (ms)"),
+    ("sojourn_p99_ms", "bottleneck p99 sojourn (ms)"),
     ("drops", "bottleneck drops"),
 )
 
@@ -317,16 +318,18 @@ def _flow_ids(df: Any) -> list[int]:
 
 
 def _metrics(points: Any, df: Any) -> list[tuple[str, str]]:
-    """The metrics a sweep's figures draw: :data:`SWEEP_METRICS`, each class's mean delay
-    (DualPI2's L4S and Classic queues) and each flow's goodput."""
+    """The metrics a sweep's figures draw: :data:`SWEEP_METRICS`, each class's mean and p99
+    delay (DualPI2's L4S and Classic queues: L4S is judged by its tail) and each flow's
+    goodput."""
     import polars as pl
 
     out = [(c, label) for c, label in SWEEP_METRICS if c in points.columns]
-    out += [
-        (c, f"{c.removesuffix('_mean_ms')} queue mean delay (ms)")
-        for c in points.columns
-        if c.endswith("_mean_ms") and c != "sojourn_mean_ms"
-    ]
+    for suffix, what in (("_mean_ms", "mean"), ("_p99_ms", "p99")):
+        out += [
+            (c, f"{c.removesuffix(suffix)} queue {what} delay (ms)")
+            for c in points.columns
+            if c.endswith(suffix) and not c.startswith("sojourn_")
+        ]
     flows = df.filter(pl.col("record") == "flow") if "cca" in df.columns else None
     for c in points.columns:
         if c.startswith("flow") and c.endswith("_mbps"):
