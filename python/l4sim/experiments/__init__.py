@@ -32,6 +32,8 @@ the declarations.
   queue against the L4S Tests testbed, see :mod:`l4sim.experiments.rfc3168_coexistence`.
 - ``rfc3168-rate-step`` (``l4s-tests-s2``): a rate cut under fq_codel, Prague's RTT spike
   against CUBIC's, see :mod:`l4sim.experiments.rfc3168_rate_step`.
+- ``coexistence``: every pair of scalable and classic senders through every queue at three
+  rates and three RTTs, see :mod:`l4sim.experiments.coexistence`.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ EXPERIMENTS: dict[str, str] = {
     "classic-queue": "l4sim.experiments.classic_queue",
     "rfc3168-coexistence": "l4sim.experiments.rfc3168_coexistence",
     "rfc3168-rate-step": "l4sim.experiments.rfc3168_rate_step",
+    "coexistence": "l4sim.experiments.coexistence",
 }
 
 
