@@ -81,7 +81,8 @@ pub struct DocsisDualqConfig {
     /// limits each queue in bytes: `classic_buffer_ns`, `l_buffer_ns`).
     pub limit_pkts: u64,
     /// MAX_RATE, the aggregate service flow's maximum sustained rate that the delay
-    /// estimates divide by (Annex O); None: the link's configured rate.
+    /// estimates divide by (Annex O); None: the link's configured rate (its nominal
+    /// `rate_bps` on a link with a rate schedule).
     pub rate_bps: Option<u64>,
     /// Immediate AQM MAXTH before the FLOOR adjustment (MULPI default 1000 µs).
     pub maxth_ns: u64,
@@ -695,26 +696,33 @@ impl QueueDisc for DocsisDualq {
         // Annex O `qdelayCoupledL`, with the arriving packet.
         let qdelay = self.ser_ns(self.lq.bytes() + pkt.size as u64);
         let prob_native = self.prob_native(qdelay);
+        // Queue Protection and the immediate AQM act on the same arrival independently
+        // (ns-3 marks first); deciding the sanction first only lets the mark count under
+        // the class the packet leaves in.
+        let sanctioned = self.cfg.qprot && {
+            let uflw = pkt.five_tuple_hash(self.perturb);
+            self.qprotect(uflw, pkt.size, qdelay, prob_native, now)
+        };
+        if sanctioned {
+            self.count_sanction(pkt.flow);
+            pkt.class = SANCTIONED;
+        }
         if self.cfg.iaqm {
             let (_, _, pcl) = self.probabilities();
             if self.recur(prob_native.max(pcl)) {
                 mark_ce(&mut pkt, &mut self.stats);
             }
         }
-        if self.cfg.qprot {
-            let uflw = pkt.five_tuple_hash(self.perturb);
-            if self.qprotect(uflw, pkt.size, qdelay, prob_native, now) {
-                self.count_sanction(pkt.flow);
-                pkt.class = SANCTIONED;
-                match self.cfg.sanction {
-                    Sanction::Redirect => self.classic_enqueue(pkt, now, drops),
-                    Sanction::Drop => self.stats.drop(pkt, DropReason::Aqm, drops),
-                }
-                return;
+        if sanctioned {
+            match self.cfg.sanction {
+                Sanction::Redirect => self.classic_enqueue(pkt, now, drops),
+                Sanction::Drop => self.stats.drop(pkt, DropReason::Aqm, drops),
             }
+            return;
         }
-        // Annex N: room for one more maximum frame in the L buffer.
-        if self.lq.bytes() + self.cfg.max_frame_size as u64 > self.l_buffer {
+        // Annex N: room for one more maximum frame in the L buffer (ns-3: enqueue while
+        // the L bytes are under CONFIG_BUFFER_SIZE − MAX_FRAME_SIZE).
+        if self.lq.bytes() + self.cfg.max_frame_size as u64 >= self.l_buffer {
             self.stats.drop(pkt, DropReason::Overflow, drops);
             return;
         }
@@ -906,6 +914,8 @@ mod tests {
         }
         let san = d.sanctioned()[3];
         assert!(san > 0);
+        // Marks count under the class a packet leaves in: sanctioned ones under 2.
+        assert!(d.stats().class_marks[2] > 0 && d.stats().class_marks[0] > 0);
         assert_eq!(d.class_backlog(2).0 as u64, san);
         assert_eq!(d.class_backlog(0).0 as u64 + san, 40);
         // The L queue stays near CRITICALqL: at most ~1 ms of packets (+1).
