@@ -67,6 +67,7 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
                 ..TcpConfig::default()
             },
             udp: UdpConfig::default(),
+            nqb: false,
         });
     }
     SimConfig {

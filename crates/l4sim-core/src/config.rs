@@ -116,6 +116,11 @@ pub struct FlowConfig {
     pub tcp: TcpConfig,
     #[serde(default)]
     pub udp: UdpConfig,
+    /// The flow's packets carry the Non-Queue-Building DSCP 45 (RFC 9956; MULPI
+    /// classifies it into the low-latency queue): only `docsis_dualq` reads it, as l4sim
+    /// packets carry no DSCP field.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nqb: bool,
 }
 
 /// A structural error in a normalised configuration.

@@ -202,6 +202,7 @@ pub(crate) mod tests {
                 packet_bytes: 100,
                 ..UdpConfig::default()
             },
+            nqb: false,
         };
         SimConfig {
             seed: 1,

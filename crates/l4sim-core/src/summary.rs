@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::flow::{Endpoints, Flow};
 use crate::net::link::Channel;
-use crate::qdisc::QueueDisc;
+use crate::qdisc::{Qdisc, QueueDisc};
 use crate::stats::{jain_index, Histogram};
 use crate::time::{secs, Time};
 
@@ -94,6 +94,10 @@ pub struct FlowSummary {
     pub owd_p50_s: Option<f64>,
     /// 99th percentile of that one-way delay (s, within 0.4 %).
     pub owd_p99_s: Option<f64>,
+    /// Packets of this flow that Queue Protection (RFC 9957) sanctioned in the
+    /// `docsis_dualq` qdiscs on its links; absent when no link runs one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qprot_sanctioned: Option<u64>,
 }
 
 /// One link direction's queue (the qdisc on the egress of `link`), or one class of it.
@@ -181,6 +185,15 @@ impl Summary {
     pub fn of(v: &View) -> Summary {
         let now = v.now;
         let mut flows = Vec::with_capacity(v.flows.len());
+        // Queue Protection's per-flow sanction counts, one slice per docsis_dualq.
+        let sanctions: Vec<&[u64]> = v
+            .channels
+            .iter()
+            .filter_map(|c| match &c.qdisc {
+                Qdisc::DocsisDualq(d) => Some(d.sanctioned()),
+                _ => None,
+            })
+            .collect();
         for (id, f) in v.flows.iter().enumerate() {
             let start = f.cfg.start_ns;
             let tcp = f.tcp_totals();
@@ -223,6 +236,12 @@ impl Summary {
                 owd_mean_s: finite(secs(1) * f.owd.mean()),
                 owd_p50_s: finite(secs(1) * f.owd.quantile(0.5)),
                 owd_p99_s: finite(secs(1) * f.owd.quantile(0.99)),
+                qprot_sanctioned: (!sanctions.is_empty()).then(|| {
+                    sanctions
+                        .iter()
+                        .map(|s| s.get(id).copied().unwrap_or(0))
+                        .sum()
+                }),
             });
         }
         let started: Vec<f64> = flows

@@ -65,9 +65,10 @@ class _FlowBase(_Model):
         None, description="Bytes to send; the flow's completion time is measured (default: bulk)."
     )
     count: Many = Field(1, description="Copies of this flow (each its own pair by default).")
+    nqb: Annotated[bool, Field(strict=True)] | None = None
 
     _core_skip: ClassVar[frozenset[str]] = frozenset(
-        {"kind", "src", "dst", "start", "stop", "size", "count"}
+        {"kind", "src", "dst", "start", "stop", "size", "count", "nqb"}
     )
 
     def to_core(self, src: int, dst: int) -> dict[str, Any]:
@@ -77,6 +78,8 @@ class _FlowBase(_Model):
             flow["stop_ns"] = self.stop
         if self.size is not None:
             flow["size_bytes"] = self.size
+        if self.nqb:
+            flow["nqb"] = True
         return flow | self.core_params()
 
     def core_params(self) -> dict[str, Any]:

@@ -462,6 +462,68 @@ class FqL4s(Pie):
         return _weights_key(data, "a3c_policy", "a3c")
 
 
+class DocsisDualq(_AqmBase):
+    """The DOCSIS 3.1 low-latency dual queue with Queue Protection (``kind =
+    "docsis_dualq"``; MULPI's coupled AQM, RFC 9957): ``rate`` (MAX_RATE for the delay
+    estimates, default the link's), the L queue's immediate AQM ramp (``maxth``,
+    ``lg_range``, ``max_frame_size``, ``iaqm``), ``coupling`` (k), the scheduler's
+    ``sched_weight`` (L share out of 256) and ``quantum``, the Classic DOCSIS-PIE
+    (``target``, ``tupdate``, ``alpha``, ``beta``, ``max_burst``, ``mean_pkt_size``,
+    ``classic_buffer``, ``l_buffer`` as times at the rate), ``ecn_mask``; Queue Protection
+    ``qprot`` (on by default), ``critical_ql`` (default MAXTH), ``critical_qlscore``,
+    ``lg_aging``, ``bi_size``, ``attempts``, ``max_qlscore`` and ``sanction``
+    (``"redirect"`` to the Classic queue, or ``"drop"``); ``limit`` (packets, both)."""
+
+    kind: Literal["docsis_dualq"] = "docsis_dualq"
+    limit: PacketLimit | None = None
+    rate: Rate | None = None
+    maxth: PositiveTime | None = None
+    lg_range: Annotated[int, Field(ge=0, le=25)] | None = None
+    max_frame_size: Size32 | None = None
+    coupling: Annotated[float, Field(gt=0.0, le=100.0, allow_inf_nan=False)] | None = None
+    iaqm: Flag | None = None
+    sched_weight: Annotated[int, Field(ge=1, le=255)] | None = None
+    quantum: Size32 | None = None
+    target: PositiveTime | None = None
+    tupdate: PositiveTime | None = None
+    alpha: Gain | None = None
+    beta: Gain | None = None
+    max_burst: Time | None = None
+    mean_pkt_size: Size32 | None = None
+    classic_buffer: PositiveTime | None = None
+    l_buffer: PositiveTime | None = None
+    ecn_mask: EcnMask | None = None
+    qprot: Flag | None = None
+    critical_ql: PositiveTime | None = None
+    critical_qlscore: PositiveTime | None = None
+    lg_aging: Annotated[int, Field(ge=1, le=30)] | None = None
+    bi_size: Annotated[int, Field(ge=0, le=14)] | None = None
+    attempts: Annotated[int, Field(ge=1, le=32)] | None = None
+    max_qlscore: PositiveTime | None = None
+    sanction: Literal["redirect", "drop"] | None = None
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "limit": "limit_pkts",
+        "rate": "rate_bps",
+        "maxth": "maxth_ns",
+        "target": "target_ns",
+        "tupdate": "tupdate_ns",
+        "max_burst": "max_burst_ns",
+        "classic_buffer": "classic_buffer_ns",
+        "l_buffer": "l_buffer_ns",
+        "critical_ql": "critical_ql_ns",
+        "critical_qlscore": "critical_qlscore_ns",
+        "max_qlscore": "max_qlscore_ns",
+    }
+
+    @model_validator(mode="after")
+    def _hash_bits(self) -> DocsisDualq:
+        bits = (5 if self.bi_size is None else self.bi_size) * (self.attempts or 2)
+        if bits > 32:
+            raise ValueError(f"bi_size x attempts is {bits}: at most 32 bits of the flow hash")
+        return self
+
+
 QDISC_ALIASES: dict[str, str] = {"agent": "external"}
 """Former kind names still accepted in scenarios: alias -> kind (the core accepts them too)."""
 
@@ -509,6 +571,7 @@ QDISC_MODELS: tuple[type[_QdiscBase], ...] = (
     FqL4s,
     ExternalQdisc,
     PfifoHeadDrop,
+    DocsisDualq,
 )
 """One model per queue discipline; add new ones here: the kinds and the union follow."""
 

@@ -38,7 +38,13 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
             (l.b, l.a, &l.qdisc_ba, &l.schedule_ba),
         ] {
             let idx = channels.len() as u64;
-            let qdisc = Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx));
+            let mut qdisc = Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx));
+            // The DOCSIS dual queue estimates its delays at the service flow's rate, by
+            // default the link's; it classifies the NQB flows into its L queue.
+            if let Qdisc::DocsisDualq(d) = &mut qdisc {
+                d.set_link_rate(l.rate_bps);
+                d.set_nqb_flows(cfg.flows.iter().map(|f| f.nqb));
+            }
             let rng = Rng::for_component(cfg.seed, KEY_LINK | idx);
             let ends = (from as u32, to as u32);
             channels.push(Channel {

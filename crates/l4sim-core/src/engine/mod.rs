@@ -733,6 +733,7 @@ mod tests {
                     ..TcpConfig::default()
                 },
                 udp: UdpConfig::default(),
+                nqb: false,
             });
         }
         SimConfig {

@@ -61,6 +61,7 @@ macro_rules! drr_queues {
 }
 
 pub mod codel;
+pub mod docsis_dualq;
 pub mod drr;
 pub mod dualpi2;
 pub mod external;
@@ -82,6 +83,7 @@ use crate::rng::Rng;
 use crate::time::Time;
 
 pub use codel::Codel;
+pub use docsis_dualq::DocsisDualq;
 pub use dualpi2::DualPi2;
 pub use external::ExternalAqm;
 pub use fifo::Fifo;
@@ -385,6 +387,9 @@ qdiscs! {
     /// FIFO dropping its oldest packet when full, Linux `pfifo_head_drop`
     /// (`qdisc/pfifo_head_drop.rs`).
     PfifoHeadDrop(pfifo_head_drop::PfifoHeadDropConfig),
+    /// The DOCSIS 3.1 low-latency dual queue with Queue Protection, RFC 9957
+    /// (`qdisc/docsis_dualq.rs`).
+    DocsisDualq(docsis_dualq::DocsisDualqConfig),
 }
 
 impl Default for QdiscConfig {
@@ -474,6 +479,7 @@ mod tests {
     fn qdisc_configs_name_no_paper_or_policy() {
         let sources = [
             include_str!("codel.rs"),
+            include_str!("docsis_dualq.rs"),
             include_str!("dualpi2.rs"),
             include_str!("external.rs"),
             include_str!("fifo.rs"),
