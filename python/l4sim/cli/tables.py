@@ -16,21 +16,30 @@ def _num(value: Any, scale: float = 1.0, fmt: str = "{:.2f}") -> str:
     return format_number(value, fmt, scale)
 
 
+#: The qdiscs that give each flow a queue of its own.
+FLOW_QUEUEING = frozenset({"fq", "fq_codel", "fq_pie", "fq_l4s"})
+
+
 def _flow_table(summary: dict[str, Any]) -> Table:
     flows = summary.get("flows", [])
     # Columns shown only when a flow needs them: a sized flow's completion time, the ECN.
     sized = any(f.get("fct_s") is not None for f in flows)
     ecn = any(f.get("ecn") not in (None, "off", "not_ect") for f in flows)
+    # Behind a flow-queueing qdisc each flow has a queue of its own: its one-way delay's
+    # tail (propagation included) is that queue's, which the blended queue row hides.
+    per_flow = any(_busy(q) and q.get("qdisc") in FLOW_QUEUEING for q in summary.get("queues", []))
+    late = any((f.get("start_s") or 0) > 0 for f in flows)  # a start column when one differs
     table = Table(title="Flows", title_justify="left")
     for col, justify in [
         ("id", "right"),
         ("flow", "left"),
         *([("ecn", "left")] if ecn else []),
         ("path", "left"),
-        ("start s", "right"),
+        *([("start s", "right")] if late else []),
         ("goodput Mbps", "right"),
         ("retx", "right"),
         ("srtt ms", "right"),
+        *([("owd p99 ms", "right")] if per_flow else []),
         *([("fct s", "right")] if sized else []),
     ]:
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
@@ -40,10 +49,11 @@ def _flow_table(summary: dict[str, Any]) -> Table:
             f"{f.get('kind')} {f.get('cca') or ''}".strip(),
             *([str(f.get("ecn") or "-")] if ecn else []),
             f"{f.get('src')}→{f.get('dst')}",
-            _num(f.get("start_s"), fmt="{:g}"),
+            *([_num(f.get("start_s"), fmt="{:g}")] if late else []),
             _num(f.get("goodput_bps"), 1e-6),
             str(f.get("retransmits", "-")),
             _num(f.get("srtt_mean_s"), 1e3, "{:.1f}"),
+            *([_num(f.get("owd_p99_s"), 1e3, "{:.1f}")] if per_flow else []),
             *([_num(f.get("fct_s"), fmt="{:.3f}")] if sized else []),
         )
     return table
