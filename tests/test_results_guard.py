@@ -10,6 +10,7 @@ import json
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,21 +100,41 @@ def test_fingerprints_belong_to_reproduce_all(tmp_path, capsys) -> None:
     assert "--fingerprints goes with l4sim reproduce all --quick" in capsys.readouterr().err
 
 
-def _only_tiny(monkeypatch) -> None:
-    """Register the test experiment of test_experiments as the only one."""
-    mod = types.ModuleType("l4sim_tiny_all")
-    mod.EXPERIMENT = Declared(  # type: ignore[attr-defined]
-        name="tiny",
-        title="One NewReno flow for one second",
-        paper="none (a test)",
-        groups=("one",),
-        tables=("tiny.md", "tiny.csv"),
-        run=_reproduce,
-        table=_markdown,
-        case_list=_cases,
-    )
-    monkeypatch.setitem(sys.modules, mod.__name__, mod)
-    monkeypatch.setattr("l4sim.experiments.EXPERIMENTS", {"tiny": mod.__name__})
+def _boom(out_dir: Any, **_: Any) -> list[Any]:
+    raise RuntimeError("the boom experiment always fails")
+
+
+def _only_tiny(monkeypatch, *also_failing: str) -> None:
+    """Register the test experiment of test_experiments as the only one (and experiments
+    ``also_failing`` that always fail, before it)."""
+    registry = {}
+    for name in (*also_failing, "tiny"):
+        mod = types.ModuleType(f"l4sim_{name}_all")
+        mod.EXPERIMENT = Declared(  # type: ignore[attr-defined]
+            name=name,
+            title="One NewReno flow for one second",
+            paper="none (a test)",
+            groups=("one",),
+            tables=("tiny.md", "tiny.csv"),
+            run=_reproduce if name == "tiny" else _boom,
+            table=_markdown,
+            case_list=_cases,
+        )
+        monkeypatch.setitem(sys.modules, mod.__name__, mod)
+        registry[name] = mod.__name__
+    monkeypatch.setattr("l4sim.experiments.EXPERIMENTS", registry)
+
+
+def test_a_failing_experiment_is_named_and_the_others_run(tmp_path, monkeypatch, capsys) -> None:
+    pytest.importorskip("l4sim._core")
+    _only_tiny(monkeypatch, "boom")
+    with pytest.raises(SystemExit) as e:
+        cli.main(["reproduce", "all", "-j", "1", "-q", "-o", str(tmp_path)])
+    assert e.value.code == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "boom failed: the boom experiment always fails" in err and "1 failed: boom" in err
+    assert (tmp_path / "tiny" / "manifest.json").is_file()
+    assert not (tmp_path / "boom" / "manifest.json").exists()
 
 
 def test_reproduce_all_resumes_at_the_same_commit(tmp_path, monkeypatch, capsys) -> None:

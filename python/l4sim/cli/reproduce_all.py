@@ -94,19 +94,19 @@ def _against_fingerprint(name: str, out_dir: Path, rewrite: bool) -> str:
     return "same" if not moved else "moved: " + ", ".join(moved)
 
 
-def _run_one(
-    exp: Experiment, wanted: Form, out_dir: Path, figures: bool, jobs: int | None, **run: Any
-) -> None:
-    one = run.pop("one")
-    one(
+def _run_one(exp: Experiment, wanted: Form, out_dir: Path, run: dict[str, Any]) -> None:
+    """Run ``exp`` in form ``wanted`` into ``out_dir`` with ``run["one"]``."""
+    figures, jobs = run["figures"], run["jobs"]
+    run["one"](
         name=exp.name,
         out=out_dir,
         only=",".join(wanted.only) if wanted.only is not None else None,
         figures=figures,
         jobs=jobs,
+        ray=run["ray"],
+        quiet=run["quiet"],
         argv=_command(exp.name, wanted, out_dir, figures, jobs),
         table=False,
-        **run,
         **wanted.options(),
     )
 
@@ -118,7 +118,6 @@ def reproduce_all(
     ``run`` holds ``figures``, ``jobs``, ``ray``, ``quiet`` and ``one``, the function that
     runs one experiment (:func:`l4sim.cli.reproduce.reproduce`)."""
     _refuse(only, options, fingerprints)
-    figures, jobs = run["figures"], run["jobs"]
     quick = bool(options.get("quick"))
     if fingerprints:
         results_tree()
@@ -143,16 +142,7 @@ def reproduce_all(
         else:
             err_console.print(f"[{i}/{len(experiments)}] [bold]{exp.name}[/] ({shown})")
             try:
-                _run_one(
-                    exp,
-                    wanted,
-                    out_dir,
-                    figures,
-                    jobs,
-                    ray=run["ray"],
-                    quiet=run["quiet"],
-                    one=run["one"],
-                )
+                _run_one(exp, wanted, out_dir, run)
                 status = "ran"
             except Exception as e:  # reported; the other experiments go on
                 status = "failed"
