@@ -91,7 +91,8 @@ def _against_fingerprint(name: str, out_dir: Path, rewrite: bool) -> str:
     if expected is None:
         return "none committed"
     moved = moved_files(expected, fingerprint(out_dir))
-    return "same" if not moved else "moved: " + ", ".join(moved)
+    more = f" +{len(moved) - 3} more" if len(moved) > 3 else ""
+    return "same" if not moved else "moved: " + ", ".join(moved[:3]) + more
 
 
 def _run_one(exp: Experiment, wanted: Form, out_dir: Path, run: dict[str, Any]) -> None:
