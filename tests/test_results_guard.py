@@ -98,6 +98,11 @@ def test_fingerprints_belong_to_reproduce_all(tmp_path, capsys) -> None:
         cli.main(["reproduce", "aqm-004", "--fingerprints", "-o", str(tmp_path)])
     assert e.value.code == 2
     assert "--fingerprints goes with l4sim reproduce all --quick" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["reproduce", "alll", "-o", str(tmp_path)])
+    assert e.value.code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "unknown experiment 'alll'" in err and "or all, every one in turn" in err
 
 
 def _boom(out_dir: Any, **_: Any) -> list[Any]:

@@ -28,6 +28,7 @@ from l4sim.cli._app import (
     err_console,
     out_console,
 )
+from l4sim.errors import L4simError
 from l4sim.executors import make_executor
 from l4sim.experiments import all_experiments, experiment
 from l4sim.experiments.base import Experiment, Option
@@ -222,7 +223,10 @@ def reproduce(
         return
     if fingerprints:
         raise typer.BadParameter("--fingerprints goes with l4sim reproduce all --quick")
-    exp = experiment(name)
+    try:
+        exp = experiment(name)
+    except L4simError as e:
+        raise L4simError(f"{e}; or {ALL}, every one in turn") from None
     subset = None
     if only is not None:
         subset = [a.strip() for a in only.split(",") if a.strip()]
