@@ -139,7 +139,7 @@ def test_a_declared_experiment_runs_through_the_cli(tmp_path, monkeypatch, capsy
     assert e.value.code == 0
     help_text = " ".join(capsys.readouterr().out.split())
     assert "tiny (tiny-999): One NewReno flow for one second" in help_text
-    assert "--rate" in help_text and "Bottleneck rate" in help_text
+    assert "--rate" in help_text and "tiny: Bottleneck" in help_text  # wrapped at 80 columns
 
     with pytest.raises(SystemExit) as e:
         cli.main(["reproduce", "tiny-999", "--rate", "5", "-j", "1", "-q", "-o", str(out)])

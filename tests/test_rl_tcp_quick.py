@@ -23,17 +23,19 @@ UTIL_LOW = 0.59
 QUEUE_HIGH_PKTS = 10.7
 
 
-def test_quick_learns_a_full_pipe_without_a_standing_queue(tmp_path: Path) -> None:
-    rows = rl_tcp.reproduce(tmp_path, only=["default"], quick=True, figures=False)
-    dqn = [r for r in rows if r.seed is not None]
-    assert [r.seed for r in dqn] == list(rl_tcp.QUICK_SEEDS)
-    assert all(r.train_steps == rl_tcp.QUICK_STEPS for r in dqn)
+def test_quick_learns_a_full_pipe_without_a_standing_queue(quick_outputs) -> None:
+    out: Path = quick_outputs["rl-tcp"]  # the session's reproduce all --quick
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    dqn = [r for r in rows if r["agent"] == "DQN, default reward"]
+    assert [int(r["seed"]) for r in dqn] == list(rl_tcp.QUICK_SEEDS)
+    assert all(int(r["train_steps"]) == rl_tcp.QUICK_STEPS for r in dqn)
     for r in dqn:
-        assert r.utilization >= UTIL_LOW, r
-        assert r.queue_mean_pkts <= QUEUE_HIGH_PKTS, r
-    newreno = next(r for r in rows if r.seed is None)
-    assert newreno.queue_mean_pkts > 5 * QUEUE_HIGH_PKTS  # the agent's queue is not NewReno's
-    ci = {(d["agent"], d["metric"]): d for d in csv.DictReader((tmp_path / "ci.csv").open())}
+        assert float(r["utilization"]) >= UTIL_LOW, r
+        assert float(r["queue_mean_pkts"]) <= QUEUE_HIGH_PKTS, r
+    newreno = next(r for r in rows if r["seed"] == "")
+    # The agent's queue is not NewReno's.
+    assert float(newreno["queue_mean_pkts"]) > 5 * QUEUE_HIGH_PKTS
+    ci = {(d["agent"], d["metric"]): d for d in csv.DictReader((out / "ci.csv").open())}
     util = ci[("DQN, default reward", "utilization")]
     assert util["n_seeds"] == "2" and float(util["ci95_low"]) <= float(util["mean"])
     assert ("NewReno (no agent)", "utilization") not in ci  # one run, no seeds to average

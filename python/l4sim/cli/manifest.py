@@ -8,7 +8,6 @@ their bytes depend on the plotting library)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -21,6 +20,7 @@ from typing import Any
 
 from l4sim._version import __version__
 from l4sim.errors import CoreError
+from l4sim.experiments.fingerprints import file_sha256
 from l4sim.native import core
 
 __all__ = ["MANIFEST", "git_commit", "write_manifest"]
@@ -67,14 +67,6 @@ def _versions() -> dict[str, str | None]:
     return out
 
 
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def write_manifest(
     out_dir: str | Path,
     *,
@@ -89,7 +81,7 @@ def write_manifest(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)  # an experiment that wrote nothing yet
     files = {
-        p.relative_to(out).as_posix(): _digest(p)
+        p.relative_to(out).as_posix(): file_sha256(p)
         for p in sorted(out.rglob("*"))
         if p.is_file() and p.suffix in _HASHED and p.name != MANIFEST
     }

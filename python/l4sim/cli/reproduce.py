@@ -28,12 +28,16 @@ from l4sim.cli._app import (
     err_console,
     out_console,
 )
+from l4sim.errors import L4simError
 from l4sim.executors import make_executor
 from l4sim.experiments import all_experiments, experiment
 from l4sim.experiments.base import Experiment, Option
 
 #: The options every experiment has (an experiment may not declare one of these names).
-GENERIC = ("name", "out", "only", "figures", "jobs", "ray", "quiet")
+GENERIC = ("name", "out", "only", "figures", "jobs", "ray", "fingerprints", "quiet")
+
+#: ``l4sim reproduce all``: every registered experiment in turn (:mod:`l4sim.cli.reproduce_all`).
+ALL = "all"
 
 #: Recorded in every manifest (False / None when not given), so manifests compare key by key.
 _ALWAYS_RECORDED = ("quick", "train")
@@ -89,7 +93,7 @@ def _signature() -> inspect.Signature:
             Annotated[
                 str,
                 typer.Argument(
-                    help="Experiment: a topic name or its paper id (the list above).",
+                    help="Experiment: a topic name or its paper id (the list above), or all.",
                     show_default=False,
                 ),
             ],
@@ -112,6 +116,18 @@ def _signature() -> inspect.Signature:
         p("figures", Annotated[bool, typer.Option(help="Draw the figures.")], True),
         p("jobs", Annotated[int | None, _JOBS], None),
         p("ray", Annotated[str | None, _RAY], None),
+        p(
+            "fingerprints",
+            Annotated[
+                bool,
+                typer.Option(
+                    "--fingerprints",
+                    help="With all --quick: rewrite the quick outputs' fingerprints, "
+                    "results/NAME/quick.sha256.",
+                ),
+            ],
+            False,
+        ),
     ]
     declared = [_parameter(n, d) for n, d in declared_options(experiments).items()]
     quiet = p(
@@ -135,6 +151,14 @@ def _help() -> str:
     lines += [
         "",
         "Options an experiment does not declare are refused; docs/reproductions/ describes each.",
+        "",
+        "l4sim reproduce all [--quick] runs every experiment in turn, each into OUT/NAME "
+        "(default out/NAME, with --quick out/quick/NAME) with its manifest; --quick runs each "
+        "one's quick form (--quick, or for an experiment without one a small subset). It "
+        "resumes: an experiment whose directory already holds a manifest of the same form "
+        "written at the current commit (a checkout without local changes) is skipped. With "
+        "--quick it compares each quick output with its fingerprint in results/NAME/ "
+        "(--fingerprints rewrites them).",
     ]
     return "\n".join(lines)
 
@@ -179,14 +203,30 @@ def reproduce(
     jobs: int | None,
     ray: str | None,
     quiet: bool,
+    fingerprints: bool = False,
+    argv: list[str] | None = None,
+    table: bool = True,
     **options: Any,
 ) -> None:
-    """Run experiment ``name`` with the command line's values; write its manifest."""
+    """Run experiment ``name`` with the command line's values; write its manifest (its
+    command ``argv``, default the command line's). ``name`` ``all``: every experiment
+    (:func:`l4sim.cli.reproduce_all.reproduce_all`)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from l4sim.cli.manifest import write_manifest
 
-    exp = experiment(name)
+    if name == ALL:
+        from l4sim.cli.reproduce_all import reproduce_all
+
+        run = {"figures": figures, "jobs": jobs, "ray": ray, "quiet": quiet, "one": reproduce}
+        reproduce_all(out, only, fingerprints, run, **options)
+        return
+    if fingerprints:
+        raise typer.BadParameter("--fingerprints goes with l4sim reproduce all --quick")
+    try:
+        exp = experiment(name)
+    except L4simError as e:
+        raise L4simError(f"{e}; or {ALL}, every one in turn") from None
     subset = None
     if only is not None:
         subset = [a.strip() for a in only.split(",") if a.strip()]
@@ -241,11 +281,11 @@ def reproduce(
         experiment=name,
         options=recorded,
         wall_time_s=wall,
-        argv=_INVOCATION,
+        argv=_INVOCATION if argv is None else argv,
         seeds=recorded["seeds"] or _seeds_run(exp, subset, kwargs),
         scenario_hashes=exp.scenario_hashes(out_dir, subset or exp.groups, **kwargs),
     )
-    if not quiet:
+    if not quiet and table:
         print(exp.markdown_table(rows))
     out_console.print(
         f"Table in [bold]{escape(str(out_dir / exp.tables[0]))}[/]; "
