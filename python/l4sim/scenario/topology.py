@@ -32,6 +32,7 @@ from l4sim.scenario.schedules import (
     core_schedule,
     nominal_rate,
 )
+from l4sim.scenario.slots import Slot
 
 #: The keys that give a direction a time-varying rate (and their ``_reverse`` forms).
 _SCHEDULE_KEYS = ("trace", "schedule", "onoff")
@@ -70,6 +71,14 @@ class LinkSpec(_Model):
     )
     onoff: OnOff | None = Field(None, description="On/off rate of the forward direction.")
     onoff_reverse: OnOff | None = Field(None, description="On/off rate of the reverse one.")
+    slot: Slot | None = Field(
+        None,
+        description="netem slotting of the forward direction: packets reach the far end in "
+        "bursts (docs/links.md).",
+    )
+    slot_reverse: Slot | None = Field(
+        None, description="Slotting of the reverse direction (ACK aggregation on an ACK path)."
+    )
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "rate": "rate_bps",
@@ -78,6 +87,8 @@ class LinkSpec(_Model):
         "overhead": "overhead_bytes",
         "qdisc": lambda q: {"qdisc_ab": q.to_core()},
         "qdisc_reverse": lambda q: {"qdisc_ba": q.to_core()},
+        "slot": lambda s: {"slot_ab": s.to_core()},
+        "slot_reverse": lambda s: {"slot_ba": s.to_core()},
     }
     _core_skip: ClassVar[frozenset[str]] = frozenset(
         {"a", "b", "preset", *(f"{k}{d}" for k in _SCHEDULE_KEYS for d in ("", "_reverse"))}
