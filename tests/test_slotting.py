@@ -166,3 +166,30 @@ def test_a_link_without_slot_is_untouched():
     assert plain == idle
     busy = run(text.replace("SLOT", f"slot = {SLOT}"))
     assert busy != plain
+
+
+def test_dumbbell_access_slots_face_the_bottleneck():
+    # access.slot slots each sender's link towards r0 (the data), access.slot_reverse each
+    # receiver's link towards r1 (the ACKs); the bottleneck keeps none.
+    text = textwrap.dedent(
+        f"""
+        duration = "1s"
+        [topology]
+        preset = "dumbbell"
+        access = {{ rate = "1Gbps", delay = "1ms", slot = {SLOT}, slot_reverse = {SLOT} }}
+        bottleneck = {{ rate = "10Mbps", delay = "10ms" }}
+        [[flows]]
+        cca = "cubic"
+        [[flows]]
+        cca = "cubic"
+        """
+    )
+    cfg = loads(text, source="test.toml").to_core_config()
+    names = [n["name"] for n in cfg["nodes"]]
+    by_ends = {(names[lk["a"]], names[lk["b"]]): lk for lk in cfg["links"]}
+    want = {"dist": "uniform", "min_ns": 1_000_000, "max_ns": 4_000_000, "packets": 16}
+    for i in range(2):
+        sender, receiver = by_ends[(f"s{i}", "r0")], by_ends[("r1", f"d{i}")]
+        assert sender["slot_ab"] == want and "slot_ba" not in sender
+        assert receiver["slot_ba"] == want and "slot_ab" not in receiver
+    assert not {"slot_ab", "slot_ba"} & set(by_ends[("r0", "r1")])
