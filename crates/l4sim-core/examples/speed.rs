@@ -27,6 +27,8 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
         qdisc_ba: big.clone(),
         schedule_ab: None,
         schedule_ba: None,
+        slot_ab: None,
+        slot_ba: None,
     });
     let mut fl = Vec::new();
     for i in 0..flows {
@@ -50,6 +52,8 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
                 qdisc_ba: big.clone(),
                 schedule_ab: None,
                 schedule_ba: None,
+                slot_ab: None,
+                slot_ba: None,
             });
         }
         fl.push(FlowConfig {

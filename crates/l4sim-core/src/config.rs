@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::app::UdpConfig;
 pub use crate::net::rate::{RateScheduleConfig, RateStep};
+pub use crate::net::slot::{SlotConfig, SlotDist};
 pub use crate::packet::EcnCodepoint;
 pub use crate::qdisc::QdiscConfig;
 pub use crate::tcp::config::{CcaConfig, CcaKind, TcpConfig};
@@ -87,6 +88,13 @@ pub struct LinkConfig {
     /// The b → a direction's schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule_ba: Option<RateScheduleConfig>,
+    /// The a → b direction releases packets at b in bursts, as netem's `slot`
+    /// (`net::slot`). `None`: each packet arrives when it has crossed the link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_ab: Option<SlotConfig>,
+    /// The b → a direction's slotting (on an ACK path: ACK aggregation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_ba: Option<SlotConfig>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -178,6 +186,10 @@ impl SimConfig {
                     .map_err(|m| ConfigError(format!("link {i}: {m}")))?;
             }
             for s in [&l.schedule_ab, &l.schedule_ba].into_iter().flatten() {
+                s.validate()
+                    .map_err(|m| ConfigError(format!("link {i}: {m}")))?;
+            }
+            for s in [&l.slot_ab, &l.slot_ba].into_iter().flatten() {
                 s.validate()
                     .map_err(|m| ConfigError(format!("link {i}: {m}")))?;
             }

@@ -189,6 +189,8 @@ pub(crate) mod tests {
             qdisc_ba: QdiscConfig::default(),
             schedule_ab: None,
             schedule_ba: None,
+            slot_ab: None,
+            slot_ba: None,
         };
         let flow = |kind, src, dst, tcp| FlowConfig {
             kind,

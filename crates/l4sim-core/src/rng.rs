@@ -44,6 +44,7 @@ impl Rng {
 pub const KEY_LINK: u64 = 1 << 40;
 pub const KEY_QDISC: u64 = 2 << 40;
 pub const KEY_FLOW: u64 = 3 << 40;
+pub const KEY_SLOT: u64 = 4 << 40;
 
 #[cfg(test)]
 mod tests {

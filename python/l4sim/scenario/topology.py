@@ -32,6 +32,7 @@ from l4sim.scenario.schedules import (
     core_schedule,
     nominal_rate,
 )
+from l4sim.scenario.slots import Slot
 
 #: The keys that give a direction a time-varying rate (and their ``_reverse`` forms).
 _SCHEDULE_KEYS = ("trace", "schedule", "onoff")
@@ -70,6 +71,14 @@ class LinkSpec(_Model):
     )
     onoff: OnOff | None = Field(None, description="On/off rate of the forward direction.")
     onoff_reverse: OnOff | None = Field(None, description="On/off rate of the reverse one.")
+    slot: Slot | None = Field(
+        None,
+        description="netem slotting of the forward direction: packets reach the far end in "
+        "bursts (docs/links.md).",
+    )
+    slot_reverse: Slot | None = Field(
+        None, description="Slotting of the reverse direction (ACK aggregation on an ACK path)."
+    )
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "rate": "rate_bps",
@@ -78,6 +87,8 @@ class LinkSpec(_Model):
         "overhead": "overhead_bytes",
         "qdisc": lambda q: {"qdisc_ab": q.to_core()},
         "qdisc_reverse": lambda q: {"qdisc_ba": q.to_core()},
+        "slot": lambda s: {"slot_ab": s.to_core()},
+        "slot_reverse": lambda s: {"slot_ba": s.to_core()},
     }
     _core_skip: ClassVar[frozenset[str]] = frozenset(
         {"a", "b", "preset", *(f"{k}{d}" for k in _SCHEDULE_KEYS for d in ("", "_reverse"))}
@@ -148,6 +159,16 @@ class AccessSpec(_Model):
     )
     #: Order-preserving per-packet jitter on every access link (as ``LinkSpec.jitter``).
     jitter: Time = "0ms"  # type: ignore[assignment]
+    slot: Slot | None = Field(
+        None,
+        description="netem slotting of every sender's access link towards r0 (s_i -> r0): "
+        "the data reach the bottleneck in bursts (docs/links.md).",
+    )
+    slot_reverse: Slot | None = Field(
+        None,
+        description="Slotting of every receiver's access link towards r1 (d_i -> r1): the "
+        "ACKs leave in bursts (ACK aggregation).",
+    )
 
 
 class _Topology(_Model):
@@ -204,7 +225,9 @@ class Dumbbell(_Topology):
         n = self._n()
         return [f"s{i}" for i in range(n)] + ["r0", "r1"] + [f"d{i}" for i in range(n)]
 
-    def _access_link(self, delay: int) -> LinkSpec:
+    def _access_link(self, delay: int, sender: bool) -> LinkSpec:
+        # A sender's link s_i -> r0 slots its forward direction, a receiver's r1 -> d_i its
+        # reverse one: both towards the bottleneck's routers, as netem on their ingress.
         return LinkSpec.model_construct(
             rate=self.access.rate,
             delay=delay,
@@ -212,15 +235,17 @@ class Dumbbell(_Topology):
             jitter=self.access.jitter,
             qdisc=Fifo(),
             qdisc_reverse=Fifo(),
+            slot=self.access.slot if sender else None,
+            slot_reverse=None if sender else self.access.slot_reverse,
         )
 
     def links(self) -> list[tuple[str, str, LinkSpec]]:
         out: list[tuple[str, str, LinkSpec]] = [("r0", "r1", self.bottleneck)]
         for i in range(self._n()):
             delay = self.access_delays[i] if self.access_delays else self.access.delay
-            out.append((f"s{i}", "r0", self._access_link(delay)))
+            out.append((f"s{i}", "r0", self._access_link(delay, sender=True)))
         for i in range(self._n()):
-            out.append(("r1", f"d{i}", self._access_link(self.access.delay)))
+            out.append(("r1", f"d{i}", self._access_link(self.access.delay, sender=False)))
         return out
 
     def default_endpoints(self, i: int) -> tuple[str, str]:

@@ -9,8 +9,9 @@ use crate::config::{ConfigError, SimConfig};
 use crate::net::link::Channel;
 use crate::net::rate::RateSchedule;
 use crate::net::routing::{Edge, Routes};
+use crate::net::slot::Slot;
 use crate::qdisc::Qdisc;
-use crate::rng::{Rng, KEY_LINK, KEY_QDISC};
+use crate::rng::{Rng, KEY_LINK, KEY_QDISC, KEY_SLOT};
 use crate::time::secs;
 
 /// The channels (link directions) of a configuration, in the engine's order: link `i` is
@@ -27,15 +28,15 @@ pub fn channel_edges(cfg: &SimConfig) -> Vec<Edge> {
         .collect()
 }
 
-/// The channels of a configuration in [`channel_edges`] order, each with its qdisc and
-/// loss generator seeded from `cfg.seed` (what the engine, and the emulator's router, run).
+/// The channels of a configuration in [`channel_edges`] order, each with its qdisc, loss
+/// generator and slot gate seeded from `cfg.seed` (what the engine, and the emulator's router, run).
 pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
     let mut channels = Vec::with_capacity(2 * cfg.links.len());
     for l in &cfg.links {
         // In `channel_edges` order: a → b, then b → a.
-        for (from, to, q, sched) in [
-            (l.a, l.b, &l.qdisc_ab, &l.schedule_ab),
-            (l.b, l.a, &l.qdisc_ba, &l.schedule_ba),
+        for (from, to, q, sched, slot) in [
+            (l.a, l.b, &l.qdisc_ab, &l.schedule_ab, &l.slot_ab),
+            (l.b, l.a, &l.qdisc_ba, &l.schedule_ba, &l.slot_ba),
         ] {
             let idx = channels.len() as u64;
             let mut qdisc = Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx));
@@ -49,6 +50,8 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
             let ends = (from as u32, to as u32);
             channels.push(Channel {
                 schedule: sched.as_ref().map(RateSchedule::new),
+                // Its own stream: slotting a link leaves its loss and jitter draws as they were.
+                slot: slot.map(|s| Slot::new(s, Rng::for_component(cfg.seed, KEY_SLOT | idx))),
                 loss: l.loss,
                 jitter: l.jitter_ns,
                 overhead: l.overhead_bytes,

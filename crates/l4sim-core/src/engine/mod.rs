@@ -501,7 +501,7 @@ impl Simulation {
                 f.drops += 1;
                 f.last_drop = Some(now);
             } else {
-                let (at, seq) = (ch.arrival(now + tt), self.queue.next_seq());
+                let (at, seq) = (ch.arrival(now + tt, p.size), self.queue.next_seq());
                 if ch.wire.is_empty() {
                     self.queue.push_with_seq(at, seq, EvKind::Arrive(c as u32));
                 }
@@ -692,6 +692,53 @@ mod tests {
         assert_ne!(calm.bytes_acked, 0);
     }
 
+    /// netem slotting on the sender's access link (slots 1 to 4 ms apart, 16 packets
+    /// each) of the window-limited flow of `run`: the bottleneck r0->h1 behind it receives
+    /// bursts (its queue's delay grows), no packet is reordered or lost, and
+    /// the one-way delay grows by about the mean wait for a slot.
+    #[test]
+    fn slotting_delivers_bursts_in_order() {
+        use crate::net::slot::{SlotConfig, SlotDist};
+        let go = |slot: Option<SlotConfig>| {
+            let mut cfg = path(QdiscConfig::default());
+            cfg.links[0].slot_ab = slot;
+            cfg.flows[0].tcp.cca = CcaKind::Newreno.into();
+            cfg.flows[0].tcp.rwnd_bytes = Some(16 << 10);
+            let mut sim = Simulation::new(cfg).unwrap();
+            sim.run();
+            let s = sim.summary();
+            let q = s
+                .queues
+                .iter()
+                .find(|q| q.link == "r0->h1")
+                .unwrap()
+                .clone();
+            (s.flows[0].clone(), q)
+        };
+        let slot = SlotConfig {
+            dist: SlotDist::Uniform,
+            min_ns: MS,
+            max_ns: 4 * MS,
+            delay_ns: 0,
+            jitter_ns: 0,
+            packets: Some(16),
+            bytes: None,
+        };
+        let ((calm, calm_q), (bursty, bursty_q)) = (go(None), go(Some(slot)));
+        assert_eq!(calm.retransmits + bursty.retransmits, 0);
+        assert_eq!(calm.drops + bursty.drops, 0);
+        // The window's packets reach r0 one slot's worth at a time: the bottleneck queue's
+        // tail lengthens (1.1 ms at the 99th percentile unslotted, 3.6 ms slotted).
+        let p99 = |q: &crate::summary::QueueSummary| q.sojourn_p99_s.unwrap();
+        assert!(
+            p99(&bursty_q) > 2.0 * p99(&calm_q),
+            "{calm_q:?} {bursty_q:?}"
+        );
+        let added = bursty.owd_mean_s.unwrap() - calm.owd_mean_s.unwrap();
+        assert!((0.001..0.006).contains(&added), "{added}");
+        assert_ne!(bursty.bytes_acked, 0);
+    }
+
     /// Three bulk flows (NewReno, CUBIC, NewReno) h{i} -> r0 -> r1 -> d{i} through a 10
     /// Mbit/s / 10 ms bottleneck r0->r1 with `bottleneck`, 14 B overhead; 100 Mbit/s access.
     fn fifo_dumbbell(bottleneck: QdiscConfig) -> SimConfig {
@@ -709,6 +756,8 @@ mod tests {
             qdisc_ba: QdiscConfig::default(),
             schedule_ab: None,
             schedule_ba: None,
+            slot_ab: None,
+            slot_ba: None,
         };
         let mut nodes = vec!["r0".to_string(), "r1".to_string()];
         let mut links = vec![link(0, 1, 10_000_000, 14, bottleneck)];

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 
 use crate::control::QueueRow;
 use crate::net::rate::RateSchedule;
+use crate::net::slot::Slot;
 use crate::packet::Packet;
 use crate::qdisc::{Dropped, Qdisc, QueueDisc};
 use crate::rng::Rng;
@@ -66,6 +67,8 @@ pub struct Channel {
     pub jitter: Time,
     /// Bytes charged per packet on top of its size when serialising (tc's `overhead`).
     pub overhead: u32,
+    /// netem's slotting at the far end (`net::slot`): packets leave the wire in bursts.
+    pub slot: Option<Slot>,
     pub qdisc: Qdisc,
     /// When the last bit of the packet being serialised leaves (the link is free then).
     pub busy_until: Time,
@@ -144,6 +147,7 @@ impl Channel {
             loss: 0.0,
             jitter: 0,
             overhead: 0,
+            slot: None,
             qdisc,
             busy_until: 0,
             txdone_pending: false,
@@ -162,17 +166,28 @@ impl Channel {
         self.stats.busy_ns - self.busy_until.saturating_sub(now)
     }
 
-    /// When a packet whose last bit leaves at `sent` reaches the far end: the propagation
-    /// delay plus, with `jitter`, a uniform extra delay that never takes it past the packet
-    /// in front (the wire stays FIFO, as netem's jitter behind a rate).
+    /// When a packet of `size` bytes whose last bit leaves at `sent` reaches the far end:
+    /// the propagation delay plus, with `jitter`, a uniform extra delay that never takes it
+    /// past the packet in front (the wire stays FIFO, as netem's jitter behind a rate);
+    /// with `slot`, when the slot it waits for there releases it.
     #[inline]
-    pub fn arrival(&mut self, sent: Time) -> Time {
+    pub fn arrival(&mut self, sent: Time, size: u32) -> Time {
         let mut at = sent + self.delay;
         if self.jitter > 0 {
             at += (self.rng.uniform() * (self.jitter + 1) as f64) as Time;
             at = at.max(self.wire.back().map_or(0, |w| w.0));
         }
+        if self.slot.is_some() {
+            at = self.slotted(at, size);
+        }
         at
+    }
+
+    /// `arrival` through the slot gate (out of line: most links have none).
+    #[inline(never)]
+    fn slotted(&mut self, at: Time, size: u32) -> Time {
+        let bytes = size + self.overhead;
+        self.slot.as_mut().map_or(at, |s| s.release(at, bytes))
     }
 
     /// The serialisation time of `bytes` at the link's rate (`time::tx_time`, exactly).
@@ -196,6 +211,7 @@ impl Channel {
             && self.loss == 0.0
             && self.jitter == 0
             && self.schedule.is_none()
+            && self.slot.is_none()
     }
 
     /// Virtual mode: `p` reaches the link at `now`, after the starts up to `settled_to`

@@ -1,5 +1,6 @@
-//! Network elements: links (channels), rate schedules, routing.
+//! Network elements: links (channels), rate schedules, slotting, routing.
 
 pub mod link;
 pub mod rate;
 pub mod routing;
+pub mod slot;
