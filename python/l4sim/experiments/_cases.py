@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from l4sim.errors import L4simError
@@ -40,3 +41,16 @@ def run_cases(
         more = f" ({len(failures) - 1} more cases failed)" if len(failures) > 1 else ""
         raise L4simError(f"case {getattr(cases[i], 'name', i)} failed: {error}{more}")
     return [r for r in results if r is not None]
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """One case run with one seed: what an experiment's ``_cases`` lists when its cases do
+    not carry their seed, so the manifest records the seeds that ran."""
+
+    case: Any
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.case.name}-s{self.seed}"

@@ -36,7 +36,7 @@ from typing import Any
 
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
-from l4sim.experiments._cases import run_cases
+from l4sim.experiments._cases import Seeded, run_cases
 from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option
 from l4sim.scenario import Scenario
@@ -361,8 +361,9 @@ def scenarios(
 
 def _cases(
     groups: Iterable[str], *, quick: bool = False, seeds: Iterable[int] | None = None, **_: Any
-) -> list[Case]:
-    return cases(groups, quick=quick) * len(list(seeds or ((1,) if quick else DEFAULT_SEEDS)))
+) -> list[Seeded]:
+    chosen = list(seeds or ((1,) if quick else DEFAULT_SEEDS))
+    return [Seeded(c, s) for s in chosen for c in cases(groups, quick=quick)]
 
 
 OPTIONS: tuple[Option, ...] = (

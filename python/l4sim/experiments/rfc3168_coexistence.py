@@ -31,7 +31,7 @@ from typing import Any
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments import reference
-from l4sim.experiments._cases import run_cases
+from l4sim.experiments._cases import Seeded, run_cases
 from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import declare, seeds_option
 from l4sim.scenario import Scenario
@@ -334,8 +334,10 @@ def scenarios(
     return {f"{c.name}-s{s}": scenario(c, s) for s in seeds or DEFAULT_SEEDS for c in cases(groups)}
 
 
-def _cases(groups: Iterable[str], *, seeds: Iterable[int] | None = None, **_: object) -> list[Case]:
-    return cases(groups) * len(list(seeds or DEFAULT_SEEDS))
+def _cases(
+    groups: Iterable[str], *, seeds: Iterable[int] | None = None, **_: object
+) -> list[Seeded]:
+    return [Seeded(c, s) for s in seeds or DEFAULT_SEEDS for c in cases(groups)]
 
 
 EXPERIMENT = declare(

@@ -33,7 +33,7 @@ import polars as pl
 from l4sim.engine.run import run
 from l4sim.executors import Executor
 from l4sim.experiments import reference
-from l4sim.experiments._cases import run_cases
+from l4sim.experiments._cases import Seeded, run_cases
 from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import declare, seeds_option
 from l4sim.scenario import Scenario
@@ -310,8 +310,10 @@ def scenarios(
     return {f"{c.name}-s{s}": scenario(c, s) for s in seeds or DEFAULT_SEEDS for c in cases(groups)}
 
 
-def _cases(groups: Iterable[str], *, seeds: Iterable[int] | None = None, **_: object) -> list[Case]:
-    return cases(groups) * len(list(seeds or DEFAULT_SEEDS))
+def _cases(
+    groups: Iterable[str], *, seeds: Iterable[int] | None = None, **_: object
+) -> list[Seeded]:
+    return [Seeded(c, s) for s in seeds or DEFAULT_SEEDS for c in cases(groups)]
 
 
 EXPERIMENT = declare(
