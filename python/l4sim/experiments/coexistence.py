@@ -274,6 +274,8 @@ def reproduce(
     if figures:
         for queue in dict.fromkeys(r.queue for r in rows):
             plot(rows, queue, out / f"share_{queue}.png")
+        for rate, rtt in dict.fromkeys((r.rate_mbps, r.rtt_ms) for r in rows):
+            plot_point(rows, rate, rtt, out / f"share_{rate}M_{rtt}ms.png")
     return rows
 
 
@@ -316,34 +318,67 @@ def share_matrix(rows: list[Row], queue: str, rate: int, rtt: int) -> tuple[list
     return names, m
 
 
-def plot(rows: list[Row], queue: str, path: Path) -> None:
-    """One heatmap per rate and RTT: the row algorithm's share of the pair's goodput."""
+def _heatmap(ax: Any, names: list[str], m: Any, title: str) -> Any:
     import numpy as np
 
+    image = ax.imshow(m, vmin=0, vmax=1, cmap="RdBu_r")
+    ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax.set_title(title, fontsize=9)
+    for (y, x), v in np.ndenumerate(m):
+        if not math.isnan(v):
+            ax.text(x, y, f"{v:.2f}", ha="center", va="center", fontsize=7)
+    return image
+
+
+def _panels(
+    n_rows: int, n_cols: int, draw: Callable[[Any, int, int], Any], title: str, path: Path
+) -> None:
     from l4sim.plot import pyplot
 
     plt = pyplot()
-    rates = sorted({r.rate_mbps for r in rows if r.queue == queue})
-    rtts = sorted({r.rtt_ms for r in rows if r.queue == queue})
     fig, axes = plt.subplots(
-        len(rates), len(rtts), figsize=(3.4 * len(rtts) + 1, 3.1 * len(rates)), squeeze=False
+        n_rows, n_cols, figsize=(3.6 * n_cols + 1.2, 3.4 * n_rows), squeeze=False
     )
     image = None
-    for (i, rate), (j, rtt) in itertools.product(enumerate(rates), enumerate(rtts)):
-        ax = axes[i][j]
-        names, m = share_matrix(rows, queue, rate, rtt)
-        image = ax.imshow(m, vmin=0, vmax=1, cmap="RdBu_r")
-        ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
-        ax.set_yticks(range(len(names)), names, fontsize=8)
-        ax.set_title(f"{rate} Mbit/s, {rtt} ms", fontsize=9)
-        for (y, x), v in np.ndenumerate(m):
-            if not math.isnan(v):
-                ax.text(x, y, f"{v:.2f}", ha="center", va="center", fontsize=7)
-    fig.suptitle(f"{queue}: the row's share of the pair's goodput (0.5 is fair)")
+    for i, j in itertools.product(range(n_rows), range(n_cols)):
+        image = draw(axes[i][j], i, j) or image
+    fig.suptitle(title)
+    fig.subplots_adjust(wspace=0.55, hspace=0.55)
     if image is not None:
-        fig.colorbar(image, ax=axes, shrink=0.8)
+        fig.colorbar(image, ax=axes, shrink=0.8, label="row's share")
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
+
+
+def plot(rows: list[Row], queue: str, path: Path) -> None:
+    """One heatmap per rate and RTT: the row algorithm's share of the pair's goodput."""
+    rates = sorted({r.rate_mbps for r in rows if r.queue == queue})
+    rtts = sorted({r.rtt_ms for r in rows if r.queue == queue})
+
+    def draw(ax: Any, i: int, j: int) -> Any:
+        names, m = share_matrix(rows, queue, rates[i], rtts[j])
+        return _heatmap(ax, names, m, f"{rates[i]} Mbit/s, {rtts[j]} ms")
+
+    title = f"{queue}: the row's share of the pair's goodput (0.5 is fair)"
+    _panels(len(rates), len(rtts), draw, title, path)
+
+
+def plot_point(rows: list[Row], rate: int, rtt: int, path: Path) -> None:
+    """Every queue at one rate and RTT, two rows of three panels."""
+    queues = [q for q in QUEUES if any(r.queue == q for r in rows)]
+    cols = min(3, len(queues))
+
+    def draw(ax: Any, i: int, j: int) -> Any:
+        k = i * cols + j
+        if k >= len(queues):
+            ax.axis("off")
+            return None
+        names, m = share_matrix(rows, queues[k], rate, rtt)
+        return _heatmap(ax, names, m, queues[k])
+
+    title = f"{rate} Mbit/s, {rtt} ms: the row's share of the pair's goodput (0.5 is fair)"
+    _panels(math.ceil(len(queues) / cols), cols, draw, title, path)
 
 
 def scenarios(
