@@ -24,7 +24,7 @@ use super::ecn::SenderEcn;
 use super::pacing::{self, Pacer};
 use super::prr::Prr;
 use super::rack::RackTlp;
-use super::rate::{RateAcc, RateSampler};
+use super::rate::{ce_delivered, RateAcc, RateSampler};
 use super::rcvbuf::window_shift;
 use super::rtt::RttEstimator;
 use super::scoreboard::{CumAck, Scoreboard, Seg};
@@ -541,8 +541,10 @@ impl TcpSender {
         let rs = self.rate.gen(
             a.rate,
             acked_sacked,
+            ce_delivered(s.ece, s.delivered_ce, acked_sacked),
             a.prior_in_flight,
             self.sb.lost_out.saturating_sub(a.prior_lost),
+            self.stats.losses,
             self.rtt.min_rtt.unwrap_or(0),
             now,
         );
@@ -855,7 +857,12 @@ impl TcpSender {
         let Seg { seq, len, .. } = *self.sb.seg(i);
         let mut p = self.packet(seq, len, flags::ACK, now);
         self.ecn.mark(&mut p, rtx);
-        self.sb.on_sent(i, rtx, self.rate.on_sent(), now);
+        // In flight once this segment has left: a new one is already counted, a
+        // retransmission re-enters the flight.
+        let tx = self
+            .rate
+            .on_sent(self.in_flight() + rtx as u32, self.stats.losses);
+        self.sb.on_sent(i, rtx, tx, now);
         if rtx {
             self.stats.retransmits += 1;
         }
