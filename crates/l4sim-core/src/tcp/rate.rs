@@ -16,15 +16,18 @@ use crate::time::{secs, Time};
 pub struct TxRate {
     /// Send time of the first segment of the flight it belongs to (`first_tx_mstamp`).
     pub first_tx: Time,
-    /// `delivered_mstamp` and `delivered` when it was sent.
+    /// `delivered_mstamp` and `delivered` when it was sent (`delivered` kept in 32 bits,
+    /// as Linux's `tx.delivered`: the count since is what matters, and it is exact).
     pub delivered_time: Time,
-    pub delivered: u64,
+    pub delivered: u32,
     /// Segments in flight once it was sent, itself included (Linux `tx.in_flight`).
     pub in_flight: u32,
     /// `tp->lost` and `tp->delivered_ce` when it was sent (Linux `tx.lost`,
-    /// `tx.delivered_ce`; 32-bit wrapping counters as Linux's).
-    pub lost: u32,
-    pub delivered_ce: u32,
+    /// `tx.delivered_ce`), as 16-bit wrapping counters so that the segment's record stays
+    /// 56 bytes: the counts since are exact below 65 536 losses or CE marks in one
+    /// segment's flight time.
+    pub lost: u16,
+    pub delivered_ce: u16,
     /// Sent while application-limited.
     pub app_limited: bool,
     /// Already used for a rate sample (a SACKed segment is sampled once).
@@ -35,15 +38,11 @@ pub struct TxRate {
 /// making).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RateAcc {
-    /// (send time, seq) of the most recently sent delivered segment chosen so far.
+    /// (send time, seq) of the most recently sent delivered segment chosen so far, and
+    /// the state it carried (the sample's `prior_*` values are derived from it once, in
+    /// [`RateSampler::gen`]).
     chosen: Option<(Time, u64)>,
-    prior_delivered: u64,
-    prior_time: Time,
-    send_interval: Time,
-    app_limited: bool,
-    tx_in_flight: u32,
-    prior_lost: u32,
-    prior_delivered_ce: u32,
+    tx: TxRate,
 }
 
 /// The connection's delivery-rate state (Linux `tp->delivered`, `delivered_mstamp`,
@@ -55,6 +54,9 @@ pub struct RateSampler {
     /// Of them, those the receiver reported CE-marked (`tp->delivered_ce`, counted as
     /// [`ce_delivered`] does).
     pub delivered_ce: u64,
+    /// Fill the samples' `tx_in_flight`, `lost` and `delivered_ce` (for an algorithm that
+    /// reads them, [`crate::tcp::cc::CongestionOps::wants_tx_signals`]).
+    pub tx_signals: bool,
     delivered_time: Time,
     first_tx_time: Time,
     /// The application-limited period ends once `delivered` passes this; 0: not limited.
@@ -62,6 +64,14 @@ pub struct RateSampler {
 }
 
 impl RateSampler {
+    /// A connection's sampler; `tx_signals`: see [`RateSampler::tx_signals`].
+    pub fn new(tx_signals: bool) -> RateSampler {
+        RateSampler {
+            tx_signals,
+            ..RateSampler::default()
+        }
+    }
+
     /// Linux tcp_rate_skb_sent: a new flight (nothing outstanding) starts the sampling
     /// clocks.
     pub fn start_flight(&mut self, now: Time) {
@@ -76,10 +86,10 @@ impl RateSampler {
         TxRate {
             first_tx: self.first_tx_time,
             delivered_time: self.delivered_time,
-            delivered: self.delivered,
+            delivered: self.delivered as u32,
             in_flight,
-            lost: lost as u32,
-            delivered_ce: self.delivered_ce as u32,
+            lost: lost as u16,
+            delivered_ce: self.delivered_ce as u16,
             app_limited: self.app_limited_until != 0,
             sampled: false,
         }
@@ -91,13 +101,7 @@ impl RateSampler {
     pub fn on_delivered(&mut self, sent: Time, seq: u64, tx: &mut TxRate, acc: &mut RateAcc) {
         if acc.chosen.is_none_or(|(t, s)| (sent, seq) > (t, s)) {
             acc.chosen = Some((sent, seq));
-            acc.prior_delivered = tx.delivered;
-            acc.prior_time = tx.delivered_time;
-            acc.send_interval = sent.saturating_sub(tx.first_tx);
-            acc.app_limited = tx.app_limited;
-            acc.tx_in_flight = tx.in_flight;
-            acc.prior_lost = tx.lost;
-            acc.prior_delivered_ce = tx.delivered_ce;
+            acc.tx = *tx;
             self.first_tx_time = sent;
         }
         tx.sampled = true;
@@ -125,6 +129,14 @@ impl RateSampler {
         min_rtt: Time,
         now: Time,
     ) -> RateSample {
+        // `delivered` when the chosen segment was sent, from its 32 bits (exact: fewer
+        // than 2^32 segments are delivered while one is in flight).
+        let prior_delivered = match acc.chosen {
+            Some(_) => {
+                self.delivered - (self.delivered as u32).wrapping_sub(acc.tx.delivered) as u64
+            }
+            None => 0,
+        };
         self.delivered += acked_sacked as u64;
         self.delivered_ce += ce as u64;
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
@@ -134,26 +146,30 @@ impl RateSampler {
             self.delivered_time = now;
         }
         let mut rs = RateSample {
-            prior_delivered: acc.prior_delivered,
+            prior_delivered,
             delivered: None,
             interval: 0,
             losses,
             acked_sacked,
             prior_in_flight,
-            is_app_limited: acc.app_limited,
+            is_app_limited: acc.tx.app_limited,
             is_ece: ce > 0,
             ..RateSample::default()
         };
-        if acc.chosen.is_some() {
-            // Linux tcp_rate_gen (with BBRv3's tx fields): what was in flight when the
-            // sampled segment left, and the losses and CE marks since.
-            rs.tx_in_flight = acc.tx_in_flight;
-            rs.lost = (lost as u32).wrapping_sub(acc.prior_lost);
-            rs.delivered_ce = (self.delivered_ce as u32).wrapping_sub(acc.prior_delivered_ce);
-            let ack_interval = now.saturating_sub(acc.prior_time);
-            rs.interval = acc.send_interval.max(ack_interval);
+        if let Some((sent, _)) = acc.chosen {
+            let tx = &acc.tx;
+            if self.tx_signals {
+                // Linux tcp_rate_gen (with BBRv3's tx fields): what was in flight when the
+                // sampled segment left, and the losses and CE marks since.
+                rs.tx_in_flight = tx.in_flight;
+                rs.lost = (lost as u16).wrapping_sub(tx.lost) as u32;
+                rs.delivered_ce = (self.delivered_ce as u16).wrapping_sub(tx.delivered_ce) as u32;
+            }
+            let ack_interval = now.saturating_sub(tx.delivered_time);
+            let send_interval = sent.saturating_sub(tx.first_tx);
+            rs.interval = send_interval.max(ack_interval);
             if rs.interval >= min_rtt {
-                rs.delivered = Some((self.delivered - acc.prior_delivered) as u32);
+                rs.delivered = Some((self.delivered - prior_delivered) as u32);
             }
         }
         rs

@@ -286,6 +286,11 @@ pub trait CongestionOps {
     fn ecn_needs(&self) -> EcnNeeds {
         EcnNeeds::default()
     }
+    /// The algorithm reads the rate samples' `tx_in_flight` and `lost` (BBRv3), which the
+    /// sender then records for each segment it sends.
+    fn wants_tx_signals(&self) -> bool {
+        false
+    }
     /// Segments a paced sender puts in one burst (one TSO skb, Linux `tcp_tso_segs`). The
     /// default, 1, paces each segment; BBR sizes its bursts (`bbr_tso_segs_goal`).
     fn tso_segs(&self) -> u32 {
@@ -431,6 +436,9 @@ macro_rules! ccas {
             }
             fn ecn_needs(&self) -> EcnNeeds {
                 match self { $( Cc::$V(c) => c.ecn_needs(), )* }
+            }
+            fn wants_tx_signals(&self) -> bool {
+                match self { $( Cc::$V(c) => c.wants_tx_signals(), )* }
             }
             #[inline]
             fn tso_segs(&self) -> u32 {

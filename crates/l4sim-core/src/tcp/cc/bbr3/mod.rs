@@ -538,6 +538,11 @@ impl CongestionOps for Bbr3 {
         true
     }
 
+    /// `bbr_is_inflight_too_high` reads `rs->tx_in_flight` and `rs->lost`.
+    fn wants_tx_signals(&self) -> bool {
+        true
+    }
+
     /// `bbr_init`: with `bbr_can_use_ecn`, ECT on every segment (`TCP_ECN_ECT_PERMANENT`).
     fn ecn_needs(&self) -> EcnNeeds {
         EcnNeeds {
