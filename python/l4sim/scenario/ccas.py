@@ -26,7 +26,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from l4sim.scenario.fields import Flag, _Model
+from l4sim.scenario.fields import Flag, Fraction, _Model
 
 
 class _CcaBase(_Model):
@@ -38,6 +38,10 @@ class _CcaBase(_Model):
     #: (the core's ``CongestionOps::ecn_needs``, after Linux's ``TCP_CONG_NEEDS_ECN``,
     #: ``TCP_CONG_NEEDS_ACCECN`` and ``TCP_CONG_WANTS_ECT_1``): keys of the flow set to true.
     ecn_needs: ClassVar[tuple[str, ...]] = ()
+
+    def forced_ecn(self) -> tuple[str, ...]:
+        """The keys of :attr:`ecn_needs` this instance forces (an option may add some)."""
+        return type(self).ecn_needs
 
     def to_core(self) -> dict[str, Any]:
         """The core's ``CcaConfig`` table: the kind and the options set."""
@@ -110,13 +114,53 @@ class Prague(_CcaBase):
     ecn_fallback: Literal[0, 1, 2] | None = None
 
 
+class Bbr3(_CcaBase):
+    """BBRv3 (draft-ietf-ccwg-bbr; google/bbr ``v3`` ``tcp_bbr.c``). Unset options take
+    that code's constants: ``loss_thresh`` 0.02, ``beta`` 0.3, ``ecn_thresh`` 0.5,
+    ``ecn_factor`` 1/3, ``ecn_alpha_gain`` 1/16, ``ecn_reprobe_gain`` 0.5,
+    ``inflight_headroom`` 0.15, ``ecn_max_rtt_us`` 5000, ``full_loss_cnt`` 6,
+    ``full_ecn_cnt`` 2, ``bw_probe_max_rounds`` 63, ``probe_rtt_win_ms`` 5000.
+    ``ecn_low`` (Linux's ``ecn_low`` route feature; default off) makes the flow negotiate
+    ECN and act on CE marks while min_rtt ≤ ``ecn_max_rtt_us``; with the flow's
+    ``ect1 = true`` its data goes to an L4S queue."""
+
+    kind: Literal["bbr3"] = "bbr3"
+    ecn_low: Flag | None = None
+    ecn_max_rtt_us: Annotated[int, Field(ge=0, le=4_294_967_295)] | None = None
+    ecn_thresh: Fraction | None = None
+    ecn_factor: Fraction | None = None
+    ecn_alpha_gain: Fraction | None = None
+    ecn_reprobe_gain: Fraction | None = None
+    loss_thresh: Annotated[float, Field(gt=0.0, lt=1.0, allow_inf_nan=False)] | None = None
+    beta: Fraction | None = None
+    inflight_headroom: Fraction | None = None
+    full_loss_cnt: Annotated[int, Field(ge=0, le=15)] | None = None
+    full_ecn_cnt: Annotated[int, Field(ge=0, le=3)] | None = None
+    bw_probe_max_rounds: Annotated[int, Field(ge=1, le=255)] | None = None
+    probe_rtt_win_ms: Annotated[int, Field(ge=1, le=10_000)] | None = None
+
+    def forced_ecn(self) -> tuple[str, ...]:
+        # tcp_bbr.c v3 bbr_init: an ecn_low path uses ECN on every segment.
+        return ("ecn",) if self.ecn_low else ()
+
+
 class External(_CcaBase):
     """No algorithm: an agent sets the window (see ``l4sim.envs``)."""
 
     kind: Literal["external"] = "external"
 
 
-CCA_MODELS: tuple[type[_CcaBase], ...] = (NewReno, Cubic, Bic, Bbr, Vegas, Dctcp, Prague, External)
+CCA_MODELS: tuple[type[_CcaBase], ...] = (
+    NewReno,
+    Cubic,
+    Bic,
+    Bbr,
+    Vegas,
+    Dctcp,
+    Prague,
+    Bbr3,
+    External,
+)
 """One model per algorithm, in the core's order (``contract()["cca_kinds"]``); add new ones
 here: the kinds, the union and the shorthand follow."""
 

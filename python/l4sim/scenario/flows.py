@@ -191,7 +191,7 @@ class TcpFlow(_FlowBase):
         """The ECN the congestion control forces (Prague: AccECN and ECT(1); DCTCP: ECN)
         is written into the flow, so the resolved scenario says what the flow does; the core
         gets what it would have chosen anyway. An explicit ``accecn`` / ``ect1`` stays."""
-        for key in type(self.cca).ecn_needs:
+        for key in self.cca.forced_ecn():
             if key == "ecn" or getattr(self, key) is None:
                 object.__setattr__(self, key, True)
         return self

@@ -16,9 +16,18 @@ use crate::time::{secs, Time};
 pub struct TxRate {
     /// Send time of the first segment of the flight it belongs to (`first_tx_mstamp`).
     pub first_tx: Time,
-    /// `delivered_mstamp` and `delivered` when it was sent.
+    /// `delivered_mstamp` and `delivered` when it was sent (`delivered` kept in 32 bits,
+    /// as Linux's `tx.delivered`: the count since is what matters, and it is exact).
     pub delivered_time: Time,
-    pub delivered: u64,
+    pub delivered: u32,
+    /// Segments in flight once it was sent, itself included (Linux `tx.in_flight`).
+    pub in_flight: u32,
+    /// `tp->lost` and `tp->delivered_ce` when it was sent (Linux `tx.lost`,
+    /// `tx.delivered_ce`), as 16-bit wrapping counters so that the segment's record stays
+    /// 56 bytes: the counts since are exact below 65 536 losses or CE marks in one
+    /// segment's flight time.
+    pub lost: u16,
+    pub delivered_ce: u16,
     /// Sent while application-limited.
     pub app_limited: bool,
     /// Already used for a rate sample (a SACKed segment is sampled once).
@@ -29,12 +38,11 @@ pub struct TxRate {
 /// making).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RateAcc {
-    /// (send time, seq) of the most recently sent delivered segment chosen so far.
+    /// (send time, seq) of the most recently sent delivered segment chosen so far, and
+    /// the state it carried (the sample's `prior_*` values are derived from it once, in
+    /// [`RateSampler::gen`]).
     chosen: Option<(Time, u64)>,
-    prior_delivered: u64,
-    prior_time: Time,
-    send_interval: Time,
-    app_limited: bool,
+    tx: TxRate,
 }
 
 /// The connection's delivery-rate state (Linux `tp->delivered`, `delivered_mstamp`,
@@ -43,6 +51,12 @@ pub struct RateAcc {
 pub struct RateSampler {
     /// Segments delivered (cumulatively acked or SACKed) so far (`tp->delivered`).
     pub delivered: u64,
+    /// Of them, those the receiver reported CE-marked (`tp->delivered_ce`, counted as
+    /// [`ce_delivered`] does).
+    pub delivered_ce: u64,
+    /// Fill the samples' `tx_in_flight`, `lost` and `delivered_ce` (for an algorithm that
+    /// reads them, [`crate::tcp::cc::CongestionOps::wants_tx_signals`]).
+    pub tx_signals: bool,
     delivered_time: Time,
     first_tx_time: Time,
     /// The application-limited period ends once `delivered` passes this; 0: not limited.
@@ -50,6 +64,14 @@ pub struct RateSampler {
 }
 
 impl RateSampler {
+    /// A connection's sampler; `tx_signals`: see [`RateSampler::tx_signals`].
+    pub fn new(tx_signals: bool) -> RateSampler {
+        RateSampler {
+            tx_signals,
+            ..RateSampler::default()
+        }
+    }
+
     /// Linux tcp_rate_skb_sent: a new flight (nothing outstanding) starts the sampling
     /// clocks.
     pub fn start_flight(&mut self, now: Time) {
@@ -57,13 +79,17 @@ impl RateSampler {
         self.delivered_time = now;
     }
 
-    /// Linux tcp_rate_skb_sent: the state a segment leaving now carries.
+    /// Linux tcp_rate_skb_sent: the state a segment leaving now carries; `in_flight`
+    /// counts it, `lost` is the connection's segments marked lost so far (`tp->lost`).
     #[inline]
-    pub fn on_sent(&self) -> TxRate {
+    pub fn on_sent(&self, in_flight: u32, lost: u64) -> TxRate {
         TxRate {
             first_tx: self.first_tx_time,
             delivered_time: self.delivered_time,
-            delivered: self.delivered,
+            delivered: self.delivered as u32,
+            in_flight,
+            lost: lost as u16,
+            delivered_ce: self.delivered_ce as u16,
             app_limited: self.app_limited_until != 0,
             sampled: false,
         }
@@ -75,10 +101,7 @@ impl RateSampler {
     pub fn on_delivered(&mut self, sent: Time, seq: u64, tx: &mut TxRate, acc: &mut RateAcc) {
         if acc.chosen.is_none_or(|(t, s)| (sent, seq) > (t, s)) {
             acc.chosen = Some((sent, seq));
-            acc.prior_delivered = tx.delivered;
-            acc.prior_time = tx.delivered_time;
-            acc.send_interval = sent.saturating_sub(tx.first_tx);
-            acc.app_limited = tx.app_limited;
+            acc.tx = *tx;
             self.first_tx_time = sent;
         }
         tx.sampled = true;
@@ -90,19 +113,32 @@ impl RateSampler {
         self.app_limited_until = (self.delivered + in_flight as u64).max(1);
     }
 
-    /// Linux tcp_rate_gen: count the `acked_sacked` segments this ACK delivered and take
-    /// its sample. `losses` are the segments newly marked lost; a sample over an interval
-    /// shorter than `min_rtt` is implausible (ACK compression) and dropped.
+    /// Linux tcp_rate_gen: count the `acked_sacked` segments this ACK delivered (`ce` of
+    /// them CE-marked, see [`ce_delivered`]) and take its sample. `losses` are the segments
+    /// newly marked lost, `lost` all marked lost so far (`tp->lost`); a sample over an
+    /// interval shorter than `min_rtt` is implausible (ACK compression) and dropped.
+    #[allow(clippy::too_many_arguments)]
     pub fn gen(
         &mut self,
         acc: RateAcc,
         acked_sacked: u32,
+        ce: u32,
         prior_in_flight: u32,
         losses: u32,
+        lost: u64,
         min_rtt: Time,
         now: Time,
     ) -> RateSample {
+        // `delivered` when the chosen segment was sent, from its 32 bits (exact: fewer
+        // than 2^32 segments are delivered while one is in flight).
+        let prior_delivered = match acc.chosen {
+            Some(_) => {
+                self.delivered - (self.delivered as u32).wrapping_sub(acc.tx.delivered) as u64
+            }
+            None => 0,
+        };
         self.delivered += acked_sacked as u64;
+        self.delivered_ce += ce as u64;
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
@@ -110,22 +146,47 @@ impl RateSampler {
             self.delivered_time = now;
         }
         let mut rs = RateSample {
-            prior_delivered: acc.prior_delivered,
+            prior_delivered,
             delivered: None,
             interval: 0,
             losses,
             acked_sacked,
             prior_in_flight,
-            is_app_limited: acc.app_limited,
+            is_app_limited: acc.tx.app_limited,
+            is_ece: ce > 0,
+            ..RateSample::default()
         };
-        if acc.chosen.is_some() {
-            let ack_interval = now.saturating_sub(acc.prior_time);
-            rs.interval = acc.send_interval.max(ack_interval);
+        if let Some((sent, _)) = acc.chosen {
+            let tx = &acc.tx;
+            if self.tx_signals {
+                // Linux tcp_rate_gen (with BBRv3's tx fields): what was in flight when the
+                // sampled segment left, and the losses and CE marks since.
+                rs.tx_in_flight = tx.in_flight;
+                rs.lost = (lost as u16).wrapping_sub(tx.lost) as u32;
+                rs.delivered_ce = (self.delivered_ce as u16).wrapping_sub(tx.delivered_ce) as u32;
+            }
+            let ack_interval = now.saturating_sub(tx.delivered_time);
+            let send_interval = sent.saturating_sub(tx.first_tx);
+            rs.interval = send_interval.max(ack_interval);
             if rs.interval >= min_rtt {
-                rs.delivered = Some((self.delivered - acc.prior_delivered) as u32);
+                rs.delivered = Some((self.delivered - prior_delivered) as u32);
             }
         }
         rs
+    }
+}
+
+/// Segments an ACK reports CE-marked (Linux `tcp_count_delivered`): AccECN's newly
+/// counted CE segments, else, with classic or DCTCP-style ECE, every segment the ACK
+/// delivered.
+#[inline]
+pub fn ce_delivered(ece: bool, newly_ce: u32, acked_sacked: u32) -> u32 {
+    if newly_ce > 0 {
+        newly_ce
+    } else if ece {
+        acked_sacked
+    } else {
+        0
     }
 }
 
@@ -203,7 +264,7 @@ mod tests {
         if first_of_flight {
             r.start_flight(sent);
         }
-        (sent, seq, r.on_sent())
+        (sent, seq, r.on_sent(0, 0))
     }
 
     #[test]
@@ -217,7 +278,7 @@ mod tests {
         for (sent, seq, tx) in &mut segs[..2] {
             r.on_delivered(*sent, *seq, tx, &mut acc);
         }
-        let rs = r.gen(acc, 2, 5, 0, 40 * MS, 50 * MS);
+        let rs = r.gen(acc, 2, 0, 5, 0, 0, 40 * MS, 50 * MS);
         // The newest delivered, segment 1, left at 1 ms with 0 delivered at 0: 2 segments
         // over max(send interval 1 ms, ACK interval 50 ms).
         assert_eq!(
@@ -236,14 +297,17 @@ mod tests {
         assert!(segs.iter().all(|s| s.2.sampled));
         // Its ACK at 55 ms: 4 segments over max(send interval 49 ms, ACK interval 5 ms).
         let before = r;
-        let rs = r.gen(acc, 4, 4, 0, 40 * MS, 55 * MS);
+        let rs = r.gen(acc, 4, 0, 4, 0, 0, 40 * MS, 55 * MS);
         assert_eq!(
             (rs.delivered, rs.interval, rs.prior_delivered),
             (Some(4), 49 * MS, 2)
         );
         // Shorter than min RTT: implausible (ACK compression), no sample; still delivered.
         let mut strict = before;
-        assert_eq!(strict.gen(acc, 4, 4, 0, 60 * MS, 55 * MS).delivered, None);
+        assert_eq!(
+            strict.gen(acc, 4, 0, 4, 0, 0, 60 * MS, 55 * MS).delivered,
+            None
+        );
         assert_eq!(strict.delivered, 6);
     }
 
@@ -257,7 +321,7 @@ mod tests {
         let mut acc = RateAcc::default();
         r.on_delivered(b.0, b.1, &mut b.2, &mut acc);
         r.on_delivered(a.0, a.1, &mut a.2, &mut acc);
-        let rs = r.gen(acc, 2, 2, 0, 0, 10 * MS);
+        let rs = r.gen(acc, 2, 0, 2, 0, 0, 0, 10 * MS);
         assert_eq!((rs.prior_delivered, rs.delivered), (5, Some(2)));
     }
 
@@ -268,10 +332,13 @@ mod tests {
         let (_, _, tx) = send(&mut r, true, 0, 0);
         assert!(tx.app_limited);
         let acc = RateAcc::default();
-        r.gen(acc, 3, 3, 0, 0, MS);
-        assert!(r.on_sent().app_limited, "delivered 3: not past the mark");
-        r.gen(acc, 1, 3, 0, 0, MS);
-        assert!(!r.on_sent().app_limited);
+        r.gen(acc, 3, 0, 3, 0, 0, 0, MS);
+        assert!(
+            r.on_sent(0, 0).app_limited,
+            "delivered 3: not past the mark"
+        );
+        r.gen(acc, 1, 0, 3, 0, 0, 0, MS);
+        assert!(!r.on_sent(0, 0).app_limited);
     }
 
     #[test]

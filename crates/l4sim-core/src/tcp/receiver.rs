@@ -28,7 +28,7 @@
 use super::rcvbuf::RcvBuf;
 use super::Timer;
 use crate::packet::{flags, Dir, Ecn, Packet, TcpHeader};
-use crate::tcp::config::{CcaKind, TcpConfig};
+use crate::tcp::config::{CcaConfig, CcaKind, TcpConfig};
 use crate::time::Time;
 
 /// How the receiver feeds ECN back (negotiated on the SYN).
@@ -138,7 +138,12 @@ impl TcpReceiver {
             unacked: 0,
             delack_timer: Timer::default(),
             ecn: EcnFeedback::Off,
-            dctcp: cfg.cca.kind() == CcaKind::Dctcp,
+            // BBRv3 on an `ecn_low` path wants the same precise echo (tcp_bbr.c v3
+            // `bbr_precise_ece_ack`, `dctcp_ece_ack_update`).
+            dctcp: match &cfg.cca {
+                CcaConfig::Bbr3(c) => c.ecn_low,
+                c => c.kind() == CcaKind::Dctcp,
+            },
             ece: false,
             // RFC 9768 §3.2.1: r.cep starts at 5, r.e0b and r.e1b at 1, r.ceb at 0.
             r_cep: 5,

@@ -312,6 +312,14 @@ mod tests {
 
     const MSS: u32 = 1000;
 
+    /// A segment's record stays 56 bytes (the retransmission queue is walked on every
+    /// ACK): its rate-sampling state packs into 32.
+    #[test]
+    fn a_segment_record_is_56_bytes() {
+        assert_eq!(std::mem::size_of::<TxRate>(), 32);
+        assert_eq!(std::mem::size_of::<Seg>(), 56);
+    }
+
     /// `n` segments of `MSS` bytes sent at 0, 1, 2, ... ns.
     fn sent(n: u64) -> Scoreboard {
         let mut sb = Scoreboard::default();

@@ -24,7 +24,7 @@ use super::ecn::SenderEcn;
 use super::pacing::{self, Pacer};
 use super::prr::Prr;
 use super::rack::RackTlp;
-use super::rate::{RateAcc, RateSampler};
+use super::rate::{ce_delivered, RateAcc, RateSampler};
 use super::rcvbuf::window_shift;
 use super::rtt::RttEstimator;
 use super::scoreboard::{CumAck, Scoreboard, Seg};
@@ -114,6 +114,9 @@ pub struct TcpSender {
     /// Delivery-rate estimation (Linux `tcp_rate.c`); `rate.delivered` is Linux
     /// `tp->delivered`.
     pub rate: RateSampler,
+    /// The algorithm reads `RateSample::tx_in_flight` and `lost`
+    /// ([`CongestionOps::wants_tx_signals`]).
+    tx_signals: bool,
 
     pub rtt: RttEstimator,
     pub rto_timer: Timer,
@@ -148,6 +151,7 @@ impl TcpSender {
         };
         let cc = Cc::new(&cfg.cca, flow);
         let ecn = SenderEcn::new(cfg, cc.ecn_needs());
+        let tx_signals = cc.wants_tx_signals();
         TcpSender {
             tmpl,
             mss: cfg.mss,
@@ -176,7 +180,8 @@ impl TcpSender {
             loss_recover: None,
             cwnd_limited: false,
             prr: Prr::default(),
-            rate: RateSampler::default(),
+            rate: RateSampler::new(tx_signals),
+            tx_signals,
             rtt: RttEstimator::new(cfg.min_rto_ns, cfg.max_rto_ns, cfg.init_rto_ns)
                 .with_linux(cfg.linux_rto),
             rto_timer: Timer::default(),
@@ -541,8 +546,10 @@ impl TcpSender {
         let rs = self.rate.gen(
             a.rate,
             acked_sacked,
+            ce_delivered(s.ece, s.delivered_ce, acked_sacked),
             a.prior_in_flight,
             self.sb.lost_out.saturating_sub(a.prior_lost),
+            self.stats.losses,
             self.rtt.min_rtt.unwrap_or(0),
             now,
         );
@@ -855,7 +862,16 @@ impl TcpSender {
         let Seg { seq, len, .. } = *self.sb.seg(i);
         let mut p = self.packet(seq, len, flags::ACK, now);
         self.ecn.mark(&mut p, rtx);
-        self.sb.on_sent(i, rtx, self.rate.on_sent(), now);
+        // For an algorithm that reads them (BBRv3): in flight once this segment has left
+        // (a new one is already counted, a retransmission re-enters the flight), and the
+        // losses so far.
+        let (in_flight, lost) = if self.tx_signals {
+            (self.in_flight() + rtx as u32, self.stats.losses)
+        } else {
+            (0, 0)
+        };
+        let tx = self.rate.on_sent(in_flight, lost);
+        self.sb.on_sent(i, rtx, tx, now);
         if rtx {
             self.stats.retransmits += 1;
         }

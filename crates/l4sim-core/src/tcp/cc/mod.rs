@@ -3,6 +3,7 @@
 //! quinn-proto's `Controller`: the sender owns the window, the algorithm adjusts it.
 
 pub mod bbr;
+pub mod bbr3;
 pub mod bic;
 pub mod cubic;
 pub mod dctcp;
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::time::Time;
 
 pub use bbr::Bbr;
+pub use bbr3::Bbr3;
 pub use bic::Bic;
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
@@ -193,6 +195,16 @@ pub struct RateSample {
     pub prior_in_flight: u32,
     /// The sample was taken while the sender was application-limited.
     pub is_app_limited: bool,
+    /// Segments in flight when the sampled segment was sent, itself included (Linux
+    /// `rs->tx_in_flight`, BBRv3).
+    pub tx_in_flight: u32,
+    /// Segments marked lost since the sampled segment was sent (`rs->lost`, BBRv3).
+    pub lost: u32,
+    /// Segments reported CE-marked since the sampled segment was sent
+    /// (`rs->delivered_ce`).
+    pub delivered_ce: u32,
+    /// The ACK carried CE feedback (`rs->is_ece`).
+    pub is_ece: bool,
 }
 
 impl RateSample {
@@ -274,11 +286,27 @@ pub trait CongestionOps {
     fn ecn_needs(&self) -> EcnNeeds {
         EcnNeeds::default()
     }
+    /// The algorithm reads the rate samples' `tx_in_flight` and `lost` (BBRv3), which the
+    /// sender then records for each segment it sends.
+    fn wants_tx_signals(&self) -> bool {
+        false
+    }
     /// Segments a paced sender puts in one burst (one TSO skb, Linux `tcp_tso_segs`). The
     /// default, 1, paces each segment; BBR sizes its bursts (`bbr_tso_segs_goal`).
     fn tso_segs(&self) -> u32 {
         1
     }
+}
+
+/// splitmix64 (Steele, Lea, Flood 2014): the next number of the stream `state`, for
+/// the algorithms' seeded random choices (BBR's gain-cycle phase, BBRv3's probe waits).
+#[inline]
+pub(crate) fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// What an algorithm may know of its flow besides its own options, passed explicitly (the
@@ -409,6 +437,9 @@ macro_rules! ccas {
             fn ecn_needs(&self) -> EcnNeeds {
                 match self { $( Cc::$V(c) => c.ecn_needs(), )* }
             }
+            fn wants_tx_signals(&self) -> bool {
+                match self { $( Cc::$V(c) => c.wants_tx_signals(), )* }
+            }
             #[inline]
             fn tso_segs(&self) -> u32 {
                 match self { $( Cc::$V(c) => c.tso_segs(), )* }
@@ -432,6 +463,8 @@ ccas! {
     Dctcp => Dctcp(dctcp::DctcpConfig),
     /// TCP Prague (L4STeam `tcp_prague.c`).
     Prague => Prague(prague::PragueConfig),
+    /// BBRv3 (draft-ietf-ccwg-bbr; google/bbr `v3` `tcp_bbr.c`).
+    Bbr3 => Bbr3(bbr3::Bbr3Config),
     /// cwnd and ssthresh are set only by control actions (`set_cwnd`) (RL-TCP's remote brain).
     External => External(external::ExternalConfig),
 }
@@ -461,11 +494,12 @@ impl Cc {
         )
     }
 
-    /// BBR's state-machine mode (`"startup"`, `"drain"`, `"probe_bw"`, `"probe_rtt"`);
-    /// `None` for other algorithms.
+    /// BBR's state-machine mode (`"startup"`, `"drain"`, `"probe_bw"`, `"probe_rtt"`;
+    /// BBRv3 names ProbeBW's phase: `"probe_bw_down"` …); `None` for other algorithms.
     pub fn mode(&self) -> Option<&'static str> {
         match self {
             Cc::Bbr(b) => Some(b.mode()),
+            Cc::Bbr3(b) => Some(b.mode()),
             _ => None,
         }
     }

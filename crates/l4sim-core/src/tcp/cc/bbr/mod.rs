@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use super::{AckSample, CaEvent, CaState, CongestionOps, RateSample, Window};
 use crate::time::{Time, MS, SEC};
 
-pub use model::MaxFilter;
+pub use model::{AckAggregation, MaxFilter, ProbeRttMark};
 
 /// Bandwidth scale: segments per µs << 24.
 const BW_SCALE: u32 = 24;
@@ -151,17 +151,10 @@ pub struct Bbr {
     has_seen_rtt: bool,
     /// cwnd before loss recovery or PROBE_RTT cut it.
     prior_cwnd: u32,
-    /// PROBE_RTT's app-limited mark: segments sent while `delivered` was in
-    /// `app_limited_from..=app_limited_until` give app-limited samples.
-    app_limited_from: u64,
-    app_limited_until: u64,
-    /// ACK aggregation (Linux `extra_acked[2]`, `extra_acked_win_rtts`,
-    /// `extra_acked_win_idx`, `ack_epoch_mstamp`, `ack_epoch_acked`).
-    extra_acked: [u32; 2],
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
-    ack_epoch_mstamp: Time,
-    ack_epoch_acked: u32,
+    /// PROBE_RTT's app-limited mark.
+    probe_rtt_mark: ProbeRttMark,
+    /// ACK aggregation.
+    aggr: AckAggregation,
     /// Linux `bbr_tso_segs_goal` at the current pacing rate.
     tso_segs_goal: u32,
 }
@@ -194,13 +187,8 @@ impl Bbr {
             full_bw_cnt: 0,
             has_seen_rtt: false,
             prior_cwnd: 0,
-            app_limited_from: 1,
-            app_limited_until: 0,
-            extra_acked: [0; 2],
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
-            ack_epoch_mstamp: 0,
-            ack_epoch_acked: 0,
+            probe_rtt_mark: ProbeRttMark::default(),
+            aggr: AckAggregation::default(),
             tso_segs_goal: 2,
         }
     }
@@ -246,11 +234,7 @@ impl Bbr {
 
     /// splitmix64.
     fn next_random(&mut self) -> u64 {
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        super::splitmix64(&mut self.rng)
     }
 
     /// Linux `bbr_init`.
@@ -276,11 +260,7 @@ impl Bbr {
         self.cycle_mstamp = 0;
         self.cycle_idx = 0;
         self.mode = Mode::Startup;
-        self.ack_epoch_mstamp = now;
-        self.ack_epoch_acked = 0;
-        self.extra_acked_win_rtts = 0;
-        self.extra_acked_win_idx = 0;
-        self.extra_acked = [0; 2];
+        self.aggr.reset(now);
         self.update_tso_segs_goal(w);
     }
 
@@ -327,8 +307,7 @@ impl Bbr {
 
     /// Segments sent under PROBE_RTT's app-limited mark give app-limited samples.
     fn sample_app_limited(&self, rs: &RateSample) -> bool {
-        rs.is_app_limited
-            || (self.app_limited_from..=self.app_limited_until).contains(&rs.prior_delivered)
+        rs.is_app_limited || self.probe_rtt_mark.covers(rs.prior_delivered)
     }
 
     /// Linux `bbr_check_full_bw_reached`: 3 rounds without 25 % growth.
@@ -387,11 +366,7 @@ impl Bbr {
         }
         if self.mode == Mode::ProbeRtt {
             // Ignore the low-rate samples of this mode (Linux tp->app_limited).
-            let mark = (s.delivered + s.in_flight as u64).max(1);
-            if self.app_limited_until < s.delivered {
-                self.app_limited_from = s.delivered;
-            }
-            self.app_limited_until = mark;
+            self.probe_rtt_mark.mark(s.delivered, s.in_flight);
             // Hold the minimum in flight for max(200 ms, one round).
             if self.probe_rtt_done_stamp.is_none() && s.in_flight <= CWND_MIN_TARGET {
                 self.probe_rtt_done_stamp = Some(now + PROBE_RTT_MODE);

@@ -5,6 +5,7 @@
 
 use super::{Bbr, ACK_EPOCH_ACKED_RESET_THRESH, BW_RTTS, BW_UNIT, EXTRA_ACKED_WIN_RTTS};
 use crate::tcp::cc::{AckSample, RateSample, Window};
+use crate::time::Time;
 
 /// Kathleen Nichols' windowed max (Linux `lib/win_minmax.c`): the best, 2nd and 3rd best
 /// samples, spread over the window, in constant space.
@@ -58,6 +59,107 @@ impl MaxFilter {
     }
 }
 
+/// The ACK-aggregation estimate (Linux `bbr_update_ack_aggregation`'s state:
+/// `ack_epoch_mstamp`, `ack_epoch_acked`, `extra_acked[2]`, `extra_acked_win_rtts`,
+/// `extra_acked_win_idx`), shared by BBR v1 and BBRv3.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckAggregation {
+    epoch_mstamp: Time,
+    epoch_acked: u32,
+    pub(crate) extra: [u32; 2],
+    win_rtts: u32,
+    win_idx: usize,
+}
+
+impl AckAggregation {
+    /// Linux `bbr_init`: no aggregation seen, an epoch starting `now`.
+    pub fn reset(&mut self, now: Time) {
+        *self = AckAggregation {
+            epoch_mstamp: now,
+            ..AckAggregation::default()
+        };
+    }
+
+    /// A new epoch from `now` (BBRv3's `bbr_cwnd_event` on restart from idle).
+    pub fn restart_epoch(&mut self, now: Time) {
+        self.epoch_mstamp = now;
+        self.epoch_acked = 0;
+    }
+
+    /// `extra_acked` of the last 1-2 windows (Linux `bbr_extra_acked`), segments.
+    pub fn max(&self) -> u32 {
+        self.extra[0].max(self.extra[1])
+    }
+
+    /// One valid sample of `acked_sacked` segments delivered at `now`: a round start
+    /// ages the filter (a new window every `win_rtts_thresh` rounds), then the excess
+    /// over `bw` (segments/µs << 24) × the epoch, at most `cwnd`, feeds the window's max.
+    pub fn update(
+        &mut self,
+        round_start: bool,
+        win_rtts_thresh: u32,
+        now: Time,
+        bw: u64,
+        acked_sacked: u32,
+        cwnd: u32,
+    ) {
+        if round_start {
+            self.win_rtts = (self.win_rtts + 1).min(0x1f);
+            if self.win_rtts >= win_rtts_thresh {
+                self.win_rtts = 0;
+                self.win_idx ^= 1;
+                self.extra[self.win_idx] = 0;
+            }
+        }
+        let epoch_us = now.saturating_sub(self.epoch_mstamp) / 1_000;
+        let mut expected = (bw as u128 * epoch_us as u128 / BW_UNIT as u128) as u64;
+        // A new epoch when ACKs came no faster than bw, or after very many of them.
+        if self.epoch_acked as u64 <= expected
+            || self.epoch_acked + acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
+        {
+            self.epoch_acked = 0;
+            self.epoch_mstamp = now;
+            expected = 0;
+        }
+        self.epoch_acked = (self.epoch_acked + acked_sacked).min(0xf_ffff);
+        let extra = (self.epoch_acked as u64)
+            .saturating_sub(expected)
+            .min(cwnd as u64) as u32;
+        let slot = &mut self.extra[self.win_idx];
+        *slot = (*slot).max(extra);
+    }
+}
+
+/// PROBE_RTT's app-limited mark (Linux sets `tp->app_limited`, which marks segments sent
+/// until those in flight are delivered): segments sent while `delivered` was in
+/// `from..=until` give app-limited samples. Shared by BBR v1 and BBRv3.
+#[derive(Clone, Copy, Debug)]
+pub struct ProbeRttMark {
+    from: u64,
+    until: u64,
+}
+
+impl Default for ProbeRttMark {
+    fn default() -> Self {
+        ProbeRttMark { from: 1, until: 0 }
+    }
+}
+
+impl ProbeRttMark {
+    /// Linux `tp->app_limited = (tp->delivered + tcp_packets_in_flight(tp)) ? : 1`.
+    pub fn mark(&mut self, delivered: u64, in_flight: u32) {
+        if self.until < delivered {
+            self.from = delivered;
+        }
+        self.until = (delivered + in_flight as u64).max(1);
+    }
+
+    /// The sample whose segment was sent at `prior_delivered` is app-limited.
+    pub fn covers(&self, prior_delivered: u64) -> bool {
+        (self.from..=self.until).contains(&prior_delivered)
+    }
+}
+
 impl Bbr {
     /// Linux `bbr_update_ack_aggregation`: how much more was acknowledged in this ACK
     /// epoch than bw × its length, max-filtered over 5-10 rounds.
@@ -65,30 +167,15 @@ impl Bbr {
         if rs.acked_sacked == 0 || rs.delivered.is_none() || rs.interval == 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
-            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch_us = self.delivered_mstamp.saturating_sub(self.ack_epoch_mstamp) / 1_000;
-        let mut expected = (self.max_bw() as u128 * epoch_us as u128 / BW_UNIT as u128) as u64;
-        // A new epoch when ACKs came no faster than bw, or after very many of them.
-        if self.ack_epoch_acked as u64 <= expected
-            || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = self.delivered_mstamp;
-            expected = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xf_ffff);
-        let extra = (self.ack_epoch_acked as u64)
-            .saturating_sub(expected)
-            .min(w.cwnd as u64) as u32;
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
-        *slot = (*slot).max(extra);
+        let (round_start, now, bw) = (self.round_start, self.delivered_mstamp, self.max_bw());
+        self.aggr.update(
+            round_start,
+            EXTRA_ACKED_WIN_RTTS,
+            now,
+            bw,
+            rs.acked_sacked,
+            w.cwnd,
+        );
     }
 
     /// Linux `bbr_update_bw`: round counting and the max filter.

@@ -31,7 +31,7 @@ impl Bbr {
             return 0;
         }
         let max_aggr = self.max_bw() as u128 * EXTRA_ACKED_MAX_US as u128 / BW_UNIT as u128;
-        let aggr = self.extra_acked[0].max(self.extra_acked[1]);
+        let aggr = self.aggr.max();
         (aggr as u128).min(max_aggr) as u32
     }
 

@@ -83,6 +83,7 @@ impl H {
             acked_sacked: self.per_ack,
             prior_in_flight: in_flight + self.per_ack,
             is_app_limited: app_limited,
+            ..RateSample::default()
         };
         self.b.cong_control(&mut self.w, &s, &rs);
     }
@@ -245,17 +246,17 @@ fn ack_aggregation_adds_what_arrives_beyond_bw_to_the_cwnd_target() {
     }
     // The fixed-point bw floors 1000/s a hair low, so an epoch expects 9 where 10
     // arrive and runs on, the excess settling one or two above 10 (Linux's arithmetic).
-    let extra = h.b.extra_acked[0].max(h.b.extra_acked[1]);
+    let extra = h.b.aggr.max();
     assert!((10..=12).contains(&extra), "{extra}");
     let probing = if h.b.cycle_idx() == 0 { 2 } else { 0 };
     assert_eq!(h.w.cwnd, ((200 + extra + 6 + 1) & !1) + probing);
     // Before the pipe is known full there is no allowance.
     let mut h = H::new(0);
-    h.b.extra_acked = [50, 0];
+    h.b.aggr.extra = [50, 0];
     assert_eq!(h.b.ack_aggregation_cwnd(), 0);
     // And never more than 100 ms of bw (here 100 segments, 99 after the flooring).
     let mut h = H::to_probe_bw(3);
-    h.b.extra_acked = [500, 0];
+    h.b.aggr.extra = [500, 0];
     assert_eq!(h.b.ack_aggregation_cwnd(), 99);
 }
 
