@@ -57,6 +57,7 @@ HOST_JITTER_US = 250.0
 MSS_WIRE_BYTES = 1500
 ACCESS_FACTOR = 10  # access links this many times the bottleneck's rate
 TABLE = "table.md"
+FINDINGS = "findings.md"
 
 QUICK = {"ccas": ("prague", "bbr", "cubic"), "queues": ("dualpi2", "fq_codel1")}
 QUICK_GRID = {"rates": (10,), "rtts": (20,)}
@@ -271,12 +272,73 @@ def reproduce(
     rows = [_row(c, runs[i::n]) for i, c in enumerate(todo)]
     write_per_seed(out, runs)
     write_table(rows, out, TABLE, markdown_table(rows))
+    (out / FINDINGS).write_text(findings(rows))
     if figures:
         for queue in dict.fromkeys(r.queue for r in rows):
             plot(rows, queue, out / f"share_{queue}.png")
         for rate, rtt in dict.fromkeys((r.rate_mbps, r.rtt_ms) for r in rows):
             plot_point(rows, rate, rtt, out / f"share_{rate}M_{rtt}ms.png")
     return rows
+
+
+def _spread(xs: list[float], fmt: str = "{:.2f}") -> str:
+    """Median and range of ``xs``, or "not run"."""
+    xs = [x for x in xs if not math.isnan(x)]
+    if not xs:
+        return "not run"
+    lo, mid, hi = min(xs), statistics.median(xs), max(xs)
+    return f"{fmt.format(mid)} (from {fmt.format(lo)} to {fmt.format(hi)})"
+
+
+def _shares(rows: list[Row], queue: str, scalable: set[str], classic: set[str]) -> list[float]:
+    """The scalable algorithm's share in each row of ``queue`` that pairs one with a
+    classic algorithm, over every rate and RTT."""
+    out = []
+    for r in rows:
+        if r.queue != queue:
+            continue
+        if r.a in scalable and r.b in classic:
+            out.append(r.a_share)
+        elif r.b in scalable and r.a in classic:
+            out.append(1 - r.a_share)
+    return out
+
+
+def findings(rows: list[Row]) -> str:
+    """What a reader should take from the grid, each figure computed from ``rows``: the
+    median (and range over rates and RTTs) of the shares and delays that tell the story."""
+    l4s, classic = {"prague"}, {"cubic", "newreno"}
+    unfair = [abs(r.a_share - 0.5) for r in rows if r.queue == "fq_codel" and r.a != r.b]
+    delays = [
+        (r.a_qdelay_p99_ms, r.b_qdelay_p99_ms)
+        for r in rows
+        if r.queue == "dualpi2" and r.a == "prague" and r.b in classic
+    ]
+    others = {"dctcp", "bbr", "bbr3"} & {r.a for r in rows}
+    lines = [
+        "**What the grid shows** (medians over every rate and RTT run, the range in brackets):",
+        "",
+        "1. **One RFC 3168 queue hands the link to the scalable sender.** In a single "
+        "fq_codel queue Prague's share against CUBIC or Reno is "
+        f"{_spread(_shares(rows, 'fq_codel1', l4s, classic))}, and in PIE "
+        f"{_spread(_shares(rows, 'pie', l4s, classic))}; flow queueing (fq_codel) keeps "
+        f"every pair within {_spread(unfair)} of an even split.",
+        "2. **DualPI2 separates the delays, not always the rates.** Prague's queueing delay "
+        f"p99 beside CUBIC or Reno is {_spread([d[0] for d in delays], '{:.1f}')} ms against "
+        f"the classic flow's {_spread([d[1] for d in delays], '{:.1f}')} ms; Prague's share "
+        f"is {_spread(_shares(rows, 'dualpi2', l4s, classic))}: the coupling balances rates "
+        "at one RTT and drifts with RTT and rate.",
+        "3. **Senders that are neither L4S nor classic break DualPI2's balance.** Against "
+        "Prague in DualPI2, "
+        + "; ".join(
+            f"{o}'s share is {_spread(_shares(rows, 'dualpi2', {o}, l4s))}" for o in sorted(others)
+        )
+        + " (DCTCP's ECT(0) packets meet the squared classic probability; BBR answers "
+        "neither the classic queue's drops below its loss threshold nor, without "
+        "`ecn_low`, marks).",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def _ms(x: float) -> str:
@@ -413,6 +475,6 @@ EXPERIMENT = declare(
     paper="the coexistence matrix L4S researchers assemble from testbeds (no single source)",
     groups=GROUPS,
     options=OPTIONS,
-    tables=(TABLE, "table.csv"),
+    tables=(TABLE, "table.csv", FINDINGS),
     figures=("share_*.png",),
 )
