@@ -36,10 +36,11 @@ pub const RTP_HEADER_BYTES: u32 = 40;
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct UdpConfig {
-    /// Constant bit rate (`cbr`), or a video source's initial target bitrate (bit/s).
+    // The constant bit rate, or a video source's initial target bitrate (bit/s). A plain
+    // comment: a doc comment here would describe every `rate_bps` of the references.
     pub rate_bps: u64,
-    /// Bytes on the wire per packet (headers included): every packet of a CBR flow, the
-    /// largest of a media flow (a frame is cut into packets of at most this size).
+    /// Bytes on the wire per packet (headers included); a media flow's largest (its frames
+    /// are cut into packets of at most this size).
     pub packet_bytes: u32,
     pub ecn: EcnCodepoint,
     /// What the application sends (default: constant bit rate).
