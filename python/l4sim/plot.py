@@ -153,7 +153,8 @@ def _backlog(ax: Axes, result: Result) -> None:
 
 def _frame_delay(ax: Axes, result: Result) -> None:
     """Each media flow's frame delays (first packet sent to last received) against the
-    time the frame left, its deadline dashed; incomplete frames as crosses at the top."""
+    time the frame left, its deadline dashed; frames not complete (a packet lost, or still in
+    flight at the end) as crosses at the top."""
     frames = result.frames if result.frames is not None else pl.DataFrame()
     labels = _flow_labels(result)
     top = 0.0
@@ -172,7 +173,7 @@ def _frame_delay(ax: Axes, result: Result) -> None:
     if not frames.height:
         _no_data(ax)
     ax.set_ylim(bottom=0)
-    _finish(ax, "frame delay (ms)", "Frame delay (x: never complete)", True)
+    _finish(ax, "frame delay (ms)", "Frame delay (x: lost, or in flight at the end)", True)
 
 
 def _save(fig: Figure, path: Path) -> Path:
