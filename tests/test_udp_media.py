@@ -168,8 +168,9 @@ def test_uncontrolled_video_at_one_and_a_half_times_the_link_finishes_with_late_
     )
     path = tmp_path / "sat.toml"
     path.write_text(sc.to_toml())
-    out = run_l4sim("run", str(path), "-o", str(tmp_path / "out"), "-q", timeout=120)
+    out = run_l4sim("run", str(path), "-o", str(tmp_path / "out"), timeout=120)
     assert out.returncode == 0, out.stderr
+    assert "Frames of flow 0:" in out.stdout and "late (> 150 ms)" in out.stdout, out.stdout
     s = json.loads((tmp_path / "out" / "summary.json").read_text())
     fr = s["flows"][0]["frames"]
     assert s["sim_time_s"] == 10.0
@@ -249,6 +250,7 @@ def test_the_same_seed_gives_the_same_frames() -> None:
         ('source = { kind = "trace", file = "empty.txt" }', "is empty"),
         ('source = { kind = "trace", file = "none.txt" }', "does not exist"),
         ('source = { kind = "periodic", interval = "0s" }', "positive time"),
+        ('rate = "1Mbps"\nsource = { kind = "periodic", interval = "1s" }', "drop rate"),
     ],
 )
 def test_bad_media_input_is_one_sentence(

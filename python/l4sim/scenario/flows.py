@@ -276,12 +276,17 @@ class UdpFlow(_FlowBase):
     @field_validator("rate")
     @classmethod
     def _rate_for_cbr_and_video(cls, rate: int | None, info: ValidationInfo) -> int | None:
-        """A CBR or video source needs its ``rate`` (its bitrate)."""
+        """A CBR or video source needs its ``rate`` (its bitrate); a trace or periodic
+        source has none."""
         source = info.data.get("source")
         kind = source.kind if source is not None else "cbr"
         if rate is None and kind in ("cbr", "video"):
             raise ValueError(
                 f'required for a {kind} source (its bitrate); give e.g. rate = "2Mbps"'
+            )
+        if rate is not None and kind not in ("cbr", "video"):
+            raise ValueError(
+                f"a {kind} source sets its own rate (its frames' sizes and times); drop rate"
             )
         return rate
 

@@ -366,6 +366,18 @@ mod tests {
         .unwrap()
     }
 
+    /// An ECT(1) video flow of target `rate` with feedback over a 10 Mbit/s DualPI2 link.
+    fn video_through_dualpi2(rate: u64) -> SimConfig {
+        one_link(
+            10_000_000,
+            r#", "qdisc_ab": {"kind": "dualpi2"}"#,
+            &format!(
+                r#"{{"rate_bps": {rate}, "ecn": "ect1", "source": {{"kind": "video"}},
+                "feedback": {{"kind": "rfc8888"}}}}"#
+            ),
+        )
+    }
+
     fn media(sim: &mut Simulation) -> &mut Media {
         match &mut sim.flows[0].ep {
             Endpoints::Media(m) => m,
@@ -386,13 +398,7 @@ mod tests {
     /// when the receiver saw CE.
     #[test]
     fn reports_cover_each_packet_once_with_the_ce_marks_dualpi2_applied() {
-        let cfg = one_link(
-            10_000_000,
-            r#", "qdisc_ab": {"kind": "dualpi2"}"#,
-            r#"{"rate_bps": 13000000, "ecn": "ect1", "source": {"kind": "video"},
-                "feedback": {"kind": "rfc8888"}}"#,
-        );
-        let (mut sim, rec) = with_recorder(cfg);
+        let (mut sim, rec) = with_recorder(video_through_dualpi2(13_000_000));
         let m = media(&mut sim);
         let fb = m.feedback.as_ref().unwrap();
         let arrived: HashSet<u64> = fb.arrived_log.iter().copied().collect();
@@ -486,6 +492,18 @@ mod tests {
             }
             assert_eq!(log.late(now), 0);
         }
+    }
+
+    /// A fork taken mid-run (frames half sent, reports on the way) ends as the original.
+    #[test]
+    fn a_forked_media_flow_ends_as_the_original() {
+        let mut a = Simulation::new(video_through_dualpi2(12_000_000)).unwrap();
+        a.run_until(2 * SEC + 7 * MS);
+        let mut b = a.fork();
+        a.run();
+        b.run();
+        assert_eq!(a.summary_json(), b.summary_json());
+        assert!(a.summary_json().contains("\"frames\""));
     }
 
     /// No congestion control, video at 1.5 times the link: the run ends, the 100-packet
