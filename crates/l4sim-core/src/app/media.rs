@@ -48,6 +48,9 @@ pub struct Media {
     /// Pacing factor (0: bursts).
     pacing: f64,
     next_send_at: Time,
+    /// The congestion control refused the queue's head packet (`can_send`): nothing is
+    /// sent until a report or the next frame.
+    blocked: bool,
     /// The head of the send queue: frame index and packet within it.
     q_frame: usize,
     q_pkt: u32,
@@ -113,6 +116,7 @@ impl Media {
             stopped: false,
             pacing,
             next_send_at: 0,
+            blocked: false,
             q_frame: 0,
             q_pkt: 0,
             next_seq: 0,
@@ -153,20 +157,21 @@ impl Media {
             _ => {
                 self.make_frames(now);
                 self.send(now, out);
-                self.next_wake()
+                self.next_wake(now)
             }
         };
         self.armed = next;
         next
     }
 
-    /// After a report: a send event earlier than the one held, if the congestion control
-    /// now allows one.
-    pub fn rearm(&mut self) -> Option<Time> {
+    /// After a report at `now`: a send event earlier than the one held, if the congestion
+    /// control may now allow what it held back.
+    pub fn rearm(&mut self, now: Time) -> Option<Time> {
         if matches!(self.source, Source::Cbr(_)) {
             return None;
         }
-        let t = self.next_wake()?;
+        self.blocked = false;
+        let t = self.next_wake(now)?;
         if self.armed.is_some_and(|a| a <= t) {
             return None;
         }
@@ -227,6 +232,7 @@ impl Media {
         let pace = self.pace_bps();
         let pmax = self.payload_max();
         let Some(log) = &mut self.frames else { return };
+        self.blocked = false;
         while self.q_frame < log.frames.len() {
             if pace > 0 && self.next_send_at > now {
                 break;
@@ -235,6 +241,7 @@ impl Media {
             let payload = (f.bytes - self.q_pkt * pmax).min(pmax);
             let wire = payload + RTP_HEADER_BYTES;
             if !self.cc.can_send(now, wire) {
+                self.blocked = true;
                 break;
             }
             let mut p = self.fwd;
@@ -259,14 +266,15 @@ impl Media {
         }
     }
 
-    /// When the sender next has something to do: a frame to produce or a paced packet to
-    /// send.
-    fn next_wake(&self) -> Option<Time> {
+    /// When the sender next has something to do after `now`: a frame to produce, or a
+    /// queued packet the pacer will let go (never while the congestion control holds the
+    /// queue: a report or the next frame tries again).
+    fn next_wake(&self, now: Time) -> Option<Time> {
         let log = self.frames.as_ref()?;
         let more_frames = !self.stopped && self.size.is_none_or(|s| log.bytes_produced < s);
         let frame = more_frames.then_some(self.next_frame_at);
-        let queued = self.q_frame < log.frames.len();
-        let send = (queued && self.pacing > 0.0).then_some(self.next_send_at);
+        let queued = self.q_frame < log.frames.len() && !self.blocked;
+        let send = queued.then_some(self.next_send_at.max(now));
         match (frame, send) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -504,6 +512,88 @@ mod tests {
         b.run();
         assert_eq!(a.summary_json(), b.summary_json());
         assert!(a.summary_json().contains("\"frames\""));
+    }
+
+    /// A window-based congestion control: at most `window` bytes unreported in flight;
+    /// it sets the encoder's target to what its window carries per RTT-ish interval.
+    #[derive(Clone, Debug)]
+    struct Window {
+        window: u64,
+        in_flight: u64,
+        sizes: std::collections::VecDeque<(u64, u32)>,
+        max_seen: Arc<Mutex<u64>>,
+        sent_at: Arc<Mutex<Vec<Time>>>,
+        target: Option<u64>,
+    }
+
+    impl DatagramCc for Window {
+        fn name(&self) -> &'static str {
+            "window"
+        }
+        fn on_sent(&mut self, now: Time, seq: u64, bytes: u32) {
+            self.sent_at.lock().unwrap().push(now);
+            self.in_flight += bytes as u64;
+            self.sizes.push_back((seq, bytes));
+            let mut m = self.max_seen.lock().unwrap();
+            *m = (*m).max(self.in_flight);
+        }
+        fn on_feedback(&mut self, _now: Time, r: &Report) {
+            let last = r.entries.last().unwrap().seq;
+            while self.sizes.front().is_some_and(|&(s, _)| s <= last) {
+                self.in_flight -= self.sizes.pop_front().unwrap().1 as u64;
+            }
+            self.target = Some(2_000_000);
+        }
+        fn target_rate_bps(&self) -> Option<u64> {
+            self.target
+        }
+        fn can_send(&self, _now: Time, bytes: u32) -> bool {
+            self.in_flight + bytes as u64 <= self.window
+        }
+        fn box_clone(&self) -> Box<dyn DatagramCc> {
+            Box::new(self.clone())
+        }
+    }
+
+    /// The seam works: the encoder takes the congestion control's target (6 → 2 Mbit/s
+    /// after the first report); a 10 kB window holds the first 25 kB frame back after six
+    /// 1500-byte packets, and the first report (sent at 20 ms, back at 30 ms) releases the
+    /// next ones at once, not at the next frame (33.3 ms): the sender's send event moves
+    /// earlier. Frames keep flowing to the end.
+    #[test]
+    fn a_congestion_control_sets_the_target_and_holds_packets_back() {
+        let cfg = one_link(
+            100_000_000,
+            "",
+            r#"{"rate_bps": 6000000, "source": {"kind": "video", "noise": 0, "key_ratio": 1},
+                "feedback": {"kind": "rfc8888"}}"#,
+        );
+        let mut sim = Simulation::new(cfg).unwrap();
+        let max_seen = Arc::new(Mutex::new(0));
+        let sent_at = Arc::new(Mutex::new(Vec::new()));
+        media(&mut sim).cc = Box::new(Window {
+            window: 10_000,
+            in_flight: 0,
+            sizes: Default::default(),
+            max_seen: max_seen.clone(),
+            sent_at: sent_at.clone(),
+            target: None,
+        });
+        sim.run();
+        let log = media(&mut sim).frames.as_ref().unwrap();
+        assert_eq!(log.frames[0].target_bps, 6_000_000);
+        assert_eq!(log.frames[0].bytes, 25_000);
+        let last = log.frames[log.frames.len() - 2];
+        assert_eq!((last.target_bps, last.bytes), (2_000_000, 8_333));
+        assert!(*max_seen.lock().unwrap() <= 10_000);
+        let sent = sent_at.lock().unwrap();
+        assert!(
+            sent[5] < 5 * MS && sent[6] > 30 * MS && sent[6] < 31 * MS,
+            "{sent:?}"
+        );
+        // 4 s of frames at 30/s; all but those of the last RTT or so complete.
+        assert_eq!(log.frames.len(), 121);
+        assert!(log.complete >= 118, "{} complete", log.complete);
     }
 
     /// No congestion control, video at 1.5 times the link: the run ends, the 100-packet

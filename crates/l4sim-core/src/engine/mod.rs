@@ -568,7 +568,7 @@ impl Simulation {
             (Endpoints::Media(m), Dir::Forward) => m.on_data(&p, now),
             (Endpoints::Media(m), Dir::Reverse) => {
                 m.on_report(&p, now);
-                if let Some(t) = m.rearm() {
+                if let Some(t) = m.rearm(now) {
                     self.queue.push(t, EvKind::UdpSend(f as u32));
                 }
             }
