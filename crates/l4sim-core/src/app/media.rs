@@ -77,7 +77,7 @@ impl Media {
         let mut fwd = fwd;
         fwd.ecn = cfg.ecn.into();
         fwd.dir = Dir::Forward;
-        let (source, interval, pacing, deadline) = match &cfg.source {
+        let (source, interval, pacing, deadline) = match &*cfg.source {
             SourceConfig::Cbr => (
                 Source::Cbr(UdpSource::new(cfg, fwd, start, size)),
                 0,
@@ -138,6 +138,7 @@ impl Media {
     /// The send event at `now`: produce the frames due, send what the pacer and the
     /// congestion control allow. Returns the time of the next send event, if one is needed
     /// (a stale event, superseded by an earlier one, does nothing).
+    #[inline(never)] // off the engine's hot path (TCP flows never come here)
     pub fn on_wake(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
         if self.armed != Some(now) {
             return None;
@@ -166,6 +167,7 @@ impl Media {
 
     /// After a report at `now`: a send event earlier than the one held, if the congestion
     /// control may now allow what it held back.
+    #[inline(never)] // off the engine's hot path (TCP flows never come here)
     pub fn rearm(&mut self, now: Time) -> Option<Time> {
         if matches!(self.source, Source::Cbr(_)) {
             return None;
@@ -282,7 +284,7 @@ impl Media {
     }
 
     /// A data packet reached the receiver.
-    #[inline]
+    #[inline(never)] // off the engine's hot path (TCP flows never come here)
     pub fn on_data(&mut self, p: &Packet, now: Time) {
         self.sink.on_packet(p);
         if let Some(fb) = &mut self.feedback {
@@ -295,6 +297,7 @@ impl Media {
 
     /// The receiver's report timer: the next report's packets into `out`; returns when it
     /// fires next.
+    #[inline(never)] // off the engine's hot path (TCP flows never come here)
     pub fn on_feedback_timer(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
         let fb = self.feedback.as_mut()?;
         fb.tick(now, &self.rev, out);
@@ -307,6 +310,7 @@ impl Media {
     }
 
     /// A feedback packet reached the sender: its report goes to the congestion control.
+    #[inline(never)] // off the engine's hot path (TCP flows never come here)
     pub fn on_report(&mut self, p: &Packet, now: Time) {
         let Some(fb) = &mut self.feedback else { return };
         let Some(r) = fb.take(p.tcp.seq) else { return };
