@@ -279,6 +279,9 @@ def _summary_table(node: dict[str, Any], defs: dict[str, Any]) -> list[str]:
         elif "$ref" in prop:
             name = prop["$ref"].rsplit("/", 1)[-1]
             kind = f"[{name}](#{name.lower()})"
+        elif any("$ref" in alt for alt in prop.get("anyOf", [])):  # an optional block
+            name = next(a["$ref"] for a in prop["anyOf"] if "$ref" in a).rsplit("/", 1)[-1]
+            kind = f"[{name}](#{name.lower()}) or absent"
         elif isinstance(kind, list):
             kind = " or ".join(k for k in kind if k != "null") + (
                 " or null" if "null" in kind else ""

@@ -53,10 +53,13 @@ def test_tcp_options_match_the_core():
 
 
 def test_udp_and_control_options_match_the_core():
-    core = set(CONTRACT["udp"])
+    # Every UdpConfig key, the media tables (source, feedback, cc) included: the defaults
+    # leave those out when unset, so that a plain UDP flow's configuration reads as before.
+    core = set(CONTRACT["schemas"]["config"]["$defs"]["UdpConfig"]["properties"])
+    assert set(CONTRACT["udp"]) == core - {"source", "feedback", "cc"}
     assert UdpFlow.core_names() == core, _diff("UDP options", UdpFlow.core_names(), core)
-    # A control flow sends what it is given: no rate.
-    assert ControlFlow.core_names() == core - {"rate_bps"}
+    # A control flow sends what it is given: no rate, no media.
+    assert ControlFlow.core_names() == set(CONTRACT["udp"]) - {"rate_bps"}
 
 
 def test_cca_kinds_match_the_core_in_order():

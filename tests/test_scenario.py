@@ -25,7 +25,8 @@ LINK_KEYS = set(_SCHEMA["$defs"]["LinkConfig"]["properties"])
 QDISC_KINDS = set(CONTRACT["qdiscs"])
 FLOW_KEYS = set(_SCHEMA["$defs"]["FlowConfig"]["properties"])
 TCP_KEYS = set(CONTRACT["tcp"])
-UDP_KEYS = set(CONTRACT["udp"])
+# Every UdpConfig key: the defaults (CONTRACT["udp"]) leave the unset media tables out.
+UDP_KEYS = set(CONTRACT["schemas"]["config"]["$defs"]["UdpConfig"]["properties"])
 
 
 def check_core_shape(cfg: dict) -> None:

@@ -151,6 +151,31 @@ def _backlog(ax: Axes, result: Result) -> None:
     _lines(ax, rows, lambda d: d["backlog_pkts"], "backlog (packets)", "Queue backlog", step=True)
 
 
+def _frame_delay(ax: Axes, result: Result) -> None:
+    """Each media flow's frame delays (first packet sent to last received) against the
+    time the frame left, its deadline dashed; frames not complete (a packet lost, or still in
+    flight at the end) as crosses at the top."""
+    frames = result.frames if result.frames is not None else pl.DataFrame()
+    labels = _flow_labels(result)
+    top = 0.0
+    for flow in sorted(set(frames["flow"].to_list())) if frames.height else []:
+        d = frames.filter(pl.col("flow") == flow)
+        done = d.filter(pl.col("delay_s").is_not_nan())
+        name = labels[flow][0] if flow in labels else f"flow {flow}"
+        line = ax.plot(done["sent_s"], done["delay_s"] * 1e3, lw=1, label=name)[0]
+        top = max(top, float(done["delay_s"].max() or 0.0) * 1e3)
+        lost = d.filter(pl.col("delay_s").is_nan() & pl.col("sent_s").is_not_nan())
+        if lost.height:
+            ax.plot(lost["sent_s"], [top] * lost.height, "x", color=line.get_color(), ms=3)
+        deadline = result.summary["flows"][flow].get("frames", {}).get("deadline_s")
+        if deadline is not None:
+            ax.axhline(deadline * 1e3, color=line.get_color(), ls="--", lw=0.8)
+    if not frames.height:
+        _no_data(ax)
+    ax.set_ylim(bottom=0)
+    _finish(ax, "frame delay (ms)", "Frame delay (x: lost, or in flight at the end)", True)
+
+
 def _save(fig: Figure, path: Path) -> Path:
     fig.tight_layout()
     try:
@@ -168,7 +193,8 @@ def _single(draw: Callable[[Axes, Result], None], result: Result, path: Path) ->
 
 def plot(out_dir: str | Path, fig_dir: str | Path | None = None) -> list[Path]:
     """Draw the figures for the results in ``out_dir`` into ``fig_dir`` (default: the same
-    directory); returns the PNG paths (``FIGURES``)."""
+    directory); returns the PNG paths (``FIGURES``, and ``frame_delay.png`` for a run with
+    media flows)."""
     result = read(out_dir)
     dest = make_dir(fig_dir if fig_dir is not None else out_dir, "figure directory")
     paths = [
@@ -195,6 +221,8 @@ def plot(out_dir: str | Path, fig_dir: str | Path | None = None) -> list[Path]:
         title += f" — Jain fairness {s['jain_fairness']:.3f}"
     fig.suptitle(title)
     paths.append(_save(fig, dest / "overview.png"))
+    if result.frames is not None:  # media flows: their frames' delays
+        paths.append(_single(_frame_delay, result, dest / "frame_delay.png"))
     return paths
 
 

@@ -3,10 +3,11 @@
 //! The engine drives the endpoints; everything else (time series, summaries, agent
 //! observations) reads a flow through the accessors here, never through its endpoints.
 
-use crate::app::{UdpSink, UdpSource};
+use crate::app::{Media, UdpSink, UdpSource};
 use crate::config::{FlowConfig, FlowKind};
 use crate::control::{ControlEndpoint, FlowRow};
 use crate::packet::{Dir, Packet, PROTO_TCP, PROTO_UDP};
+use crate::rng::Rng;
 use crate::stats::Histogram;
 use crate::tcp::cc::CongestionOps;
 use crate::tcp::rate::DeliveryRate;
@@ -19,8 +20,16 @@ use crate::time::{secs, Time};
 #[derive(Clone, Debug)]
 #[allow(clippy::large_enum_variant)]
 pub enum Endpoints {
-    Tcp { snd: TcpSender, rcv: TcpReceiver },
-    Udp { src: UdpSource, sink: UdpSink },
+    Tcp {
+        snd: TcpSender,
+        rcv: TcpReceiver,
+    },
+    Udp {
+        src: UdpSource,
+        sink: UdpSink,
+    },
+    /// A UDP flow with frames, feedback or a congestion control (`app::media`).
+    Media(Box<Media>),
     Control(ControlEndpoint),
 }
 
@@ -50,6 +59,7 @@ impl Flow {
         match &self.ep {
             Endpoints::Tcp { snd, .. } => snd.stats.bytes_acked,
             Endpoints::Udp { sink, .. } => sink.bytes_received,
+            Endpoints::Media(m) => m.sink.bytes_received,
             Endpoints::Control(_) => 0,
         }
     }
@@ -59,6 +69,7 @@ impl Flow {
         match &self.ep {
             Endpoints::Tcp { snd, .. } => snd.stats.wire_bytes_sent,
             Endpoints::Udp { src, .. } => src.bytes_sent,
+            Endpoints::Media(m) => m.bytes_sent,
             Endpoints::Control(_) => 0,
         }
     }
@@ -68,6 +79,7 @@ impl Flow {
         match &self.ep {
             Endpoints::Tcp { snd, .. } => snd.stats.bytes_sent,
             Endpoints::Udp { src, .. } => src.bytes_sent,
+            Endpoints::Media(m) => m.bytes_sent,
             Endpoints::Control(_) => 0,
         }
     }
@@ -77,6 +89,7 @@ impl Flow {
         match &self.ep {
             Endpoints::Tcp { rcv, .. } => rcv.stats.ce_segments,
             Endpoints::Udp { sink, .. } => sink.ce_packets,
+            Endpoints::Media(m) => m.sink.ce_packets,
             Endpoints::Control(_) => 0,
         }
     }
@@ -112,10 +125,18 @@ impl Flow {
                 snd: TcpSender::new(&f.tcp, fwd, f.size_bytes, seed),
                 rcv: TcpReceiver::new(&f.tcp, rev),
             },
-            FlowKind::Udp => Endpoints::Udp {
+            FlowKind::Udp if f.udp.is_plain_cbr() => Endpoints::Udp {
                 src: UdpSource::new(&f.udp, fwd, f.start_ns, f.size_bytes),
                 sink: UdpSink::default(),
             },
+            FlowKind::Udp => Endpoints::Media(Box::new(Media::new(
+                &f.udp,
+                fwd,
+                rev,
+                f.start_ns,
+                f.size_bytes,
+                Rng::for_component(seed, KEY_MEDIA),
+            ))),
             FlowKind::Control => Endpoints::Control(ControlEndpoint::default()),
         };
         Flow {
@@ -199,6 +220,9 @@ impl Flow {
         }
     }
 }
+
+/// The key of a media flow's encoder noise under the flow's seed.
+const KEY_MEDIA: u64 = 1;
 
 /// A TCP flow's totals for its summary.
 #[derive(Clone, Copy, Debug)]

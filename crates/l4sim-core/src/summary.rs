@@ -98,6 +98,68 @@ pub struct FlowSummary {
     /// `docsis_dualq` qdiscs on its links; absent when no link runs one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub qprot_sanctioned: Option<u64>,
+    /// A UDP flow with a frame source (video, trace, periodic): its frames. Absent for
+    /// other flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<FrameSummary>,
+    /// A UDP flow with RFC 8888 feedback: what its reports carried. Absent for other flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<FeedbackSummary>,
+}
+
+/// A media flow's frames. A frame's delay runs from its first packet's departure to its
+/// last packet's arrival; a frame with a lost packet never completes (no retransmission).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FrameSummary {
+    /// Frames the source produced.
+    pub produced: u64,
+    /// Frames whose first packet left the sender.
+    pub sent: u64,
+    /// Frames all of whose packets arrived.
+    pub complete: u64,
+    /// Frames that missed the deadline: complete later than it, or incomplete with the
+    /// deadline past at the end of the run.
+    pub late: u64,
+    /// The deadline (s).
+    pub deadline_s: f64,
+    /// Key frames produced.
+    pub key_frames: u64,
+    /// Mean delay of the complete frames (s); null if none.
+    pub delay_mean_s: Option<f64>,
+    /// Median frame delay (s, within 0.4 %).
+    pub delay_p50_s: Option<f64>,
+    /// 95th percentile of the frame delay (s, within 0.4 %).
+    pub delay_p95_s: Option<f64>,
+    /// 99th percentile of the frame delay (s, within 0.4 %).
+    pub delay_p99_s: Option<f64>,
+    /// Largest frame delay (s).
+    pub delay_max_s: Option<f64>,
+    /// Mean of the target bitrate each frame was encoded for (bit/s; a trace: its mean
+    /// rate).
+    pub target_rate_bps: f64,
+    /// Frame payload bytes sent × 8 / active time (bit/s; headers not counted).
+    pub sent_rate_bps: f64,
+    /// Frame payload bytes received × 8 / active time (bit/s).
+    pub delivered_rate_bps: f64,
+}
+
+/// What a flow's RFC 8888 feedback carried.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FeedbackSummary {
+    /// The sender's congestion control (`"none"`).
+    pub cc: &'static str,
+    /// Feedback packets the receiver sent.
+    pub reports_sent: u64,
+    /// Their bytes on the wire (IP and UDP headers included).
+    pub bytes_sent: u64,
+    /// Feedback packets that reached the sender.
+    pub reports_received: u64,
+    /// Packets those reports said arrived.
+    pub packets_acked: u64,
+    /// Packets those reports said are missing.
+    pub packets_lost: u64,
+    /// Arrived packets those reports said were CE-marked.
+    pub packets_ce: u64,
 }
 
 /// One link direction's queue (the qdisc on the egress of `link`), or one class of it.
@@ -168,6 +230,60 @@ fn received_wire_bytes(f: &Flow) -> u64 {
         Endpoints::Control(_) => 0,
         _ => f.rx_wire_bytes,
     }
+}
+
+/// A media flow's frame totals at `now`, rates over `active` seconds.
+fn frame_summary(f: &Flow, now: Time, active: f64) -> Option<FrameSummary> {
+    let Endpoints::Media(m) = &f.ep else {
+        return None;
+    };
+    let log = m.frames.as_ref()?;
+    let rate = |b: u64| {
+        if active > 0.0 {
+            b as f64 * 8.0 / active
+        } else {
+            0.0
+        }
+    };
+    let q = |x: f64| finite(secs(1) * log.delay.quantile(x));
+    Some(FrameSummary {
+        produced: log.frames.len() as u64,
+        sent: log
+            .frames
+            .iter()
+            .filter(|r| r.first_sent != crate::app::frames::NEVER)
+            .count() as u64,
+        complete: log.complete,
+        late: log.late(now),
+        deadline_s: secs(log.deadline),
+        key_frames: log.frames.iter().filter(|r| r.key).count() as u64,
+        delay_mean_s: finite(secs(1) * log.delay.mean()),
+        delay_p50_s: q(0.5),
+        delay_p95_s: q(0.95),
+        delay_p99_s: q(0.99),
+        delay_max_s: log.frames.iter().filter_map(|r| r.delay()).max().map(secs),
+        target_rate_bps: log.target_mean_bps(),
+        sent_rate_bps: rate(log.bytes_sent),
+        delivered_rate_bps: rate(log.bytes_received),
+    })
+}
+
+/// A flow's feedback totals, if it has feedback.
+fn feedback_summary(f: &Flow) -> Option<FeedbackSummary> {
+    let Endpoints::Media(m) = &f.ep else {
+        return None;
+    };
+    let fb = m.feedback.as_ref()?;
+    let s = fb.stats;
+    Some(FeedbackSummary {
+        cc: m.cc.name(),
+        reports_sent: s.reports_sent,
+        bytes_sent: s.bytes_sent,
+        reports_received: s.reports_received,
+        packets_acked: s.acked,
+        packets_lost: s.lost,
+        packets_ce: s.ce,
+    })
 }
 
 /// What a summary reads of a simulation (`Simulation::view`).
@@ -242,6 +358,8 @@ impl Summary {
                         .map(|s| s.get(id).copied().unwrap_or(0))
                         .sum()
                 }),
+                frames: frame_summary(f, now, active),
+                feedback: feedback_summary(f),
             });
         }
         let started: Vec<f64> = flows

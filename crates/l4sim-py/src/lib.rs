@@ -274,6 +274,17 @@ impl Simulation {
         self.inner.summary_json()
     }
 
+    /// Every media flow's frames as columns (`app::frames::FrameRows`); empty lists when
+    /// no flow has frames.
+    fn frame_series<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py(py, &self.inner.frame_rows())
+    }
+
+    /// Whether any flow has frames (video, trace or periodic source).
+    fn has_frames(&self) -> bool {
+        self.inner.has_frames()
+    }
+
     /// The per-flow time series as columns (`engine::series::FlowSeries`).
     fn flow_series<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_py(py, &self.inner.series.flows)

@@ -110,9 +110,26 @@ def _queue_cells(q: dict[str, Any], link: str, qdisc: str) -> list[str]:
     ]
 
 
+def _frame_lines(summary: dict[str, Any]) -> list[str]:
+    """One line per media flow: its frames, how many were late, their delay."""
+    lines = []
+    for f in summary.get("flows", []):
+        fr = f.get("frames")
+        if not fr:
+            continue
+        lines.append(
+            f"Frames of flow {f['id']}: {fr['complete']:,} of {fr['produced']:,} complete, "
+            f"{fr['late']:,} late (> {fr['deadline_s'] * 1e3:g} ms); delay p50 "
+            f"{_num(fr['delay_p50_s'], 1e3)} ms, p99 {_num(fr['delay_p99_s'], 1e3)} ms."
+        )
+    return lines
+
+
 def _report(summary: dict[str, Any], paths: list[Path]) -> None:
     out_console.print(_flow_table(summary))
     out_console.print(_queue_table(summary))
+    for line in _frame_lines(summary):
+        out_console.print(line, soft_wrap=True)
     sim_t, wall = summary.get("sim_time_s") or 0.0, summary.get("wall_time_s") or 0.0
     speed = f" ({sim_t / wall:,.0f}x real time)" if wall > 0 else ""
     jain = summary.get("jain_fairness")

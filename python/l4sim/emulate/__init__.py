@@ -159,6 +159,11 @@ def _hosts_and_flows(scenario: Scenario, pid: int) -> tuple[list[_Host], list[_F
                 f"{where} is a control flow, which only agents in the simulator use; "
                 "l4sim emulate runs tcp and udp flows"
             )
+        if any(getattr(spec, k, None) is not None for k in ("source", "feedback", "cc")):
+            raise EmulationError(
+                f"{where} is a media flow (source, feedback or cc), which only the simulator "
+                "runs; l4sim emulate runs constant-bit-rate udp flows"
+            )
         for end in (rf.src, rf.dst):
             if end not in hosts:
                 node = index[end]

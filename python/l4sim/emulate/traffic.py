@@ -210,7 +210,7 @@ class _Traffic:
 
     def _udp_sender(self, f: _Flow) -> None:
         s, spec = f.sender, f.spec
-        assert s is not None and isinstance(spec, UdpFlow)
+        assert s is not None and isinstance(spec, UdpFlow) and spec.rate is not None
         if not self._wait_until(self.t0 + spec.start / 1e9):
             return
         payload = bytes(max(0, spec.packet_size - 28))  # IPv4 + UDP headers

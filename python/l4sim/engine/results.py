@@ -1,7 +1,8 @@
 """Run results: the summary.json contract plus the time series, and their files on disk.
 
 An output directory holds ``summary.json`` (indent 2), ``flows.parquet``, ``queues.parquet``
-and ``scenario.toml`` (the effective scenario, loadable with :func:`l4sim.load`).
+and ``scenario.toml`` (the effective scenario, loadable with :func:`l4sim.load`); a run with
+media flows also ``frames.parquet`` (:mod:`l4sim.engine.frames`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import polars as pl
 import pyarrow as pa
 
 from l4sim import files
+from l4sim.engine.frames import FRAME_SCHEMA
 from l4sim.engine.simulation import FLOW_SCHEMA, QUEUE_SCHEMA
 from l4sim.errors import L4simError, ScenarioError
 from l4sim.scenario import Scenario, load
@@ -44,6 +46,9 @@ class Result:
     scenario: Scenario | None = None
     captures: list[dict[str, Any]] = field(default_factory=list)
     """What each of the scenario's captures wrote: {"file", "link", "packets"}."""
+    frames: pl.DataFrame | None = None
+    """The media flows' frames (:data:`l4sim.engine.frames.FRAME_SCHEMA`); ``None`` when
+    no flow has frames."""
 
     def to_arrow(self) -> dict[str, pa.Table]:
         """The time series as Arrow tables: ``{"flows": ..., "queues": ...}``."""
@@ -154,6 +159,9 @@ def write(result: Result, out_dir: str | Path, stream: SeriesStream | None = Non
             result.flows.write_parquet(tmp / "flows.parquet")
             result.queues.write_parquet(tmp / "queues.parquet")
         written = ["summary.json", "flows.parquet", "queues.parquet"]
+        if result.frames is not None:
+            result.frames.write_parquet(tmp / "frames.parquet")
+            written.append("frames.parquet")
         if result.scenario is not None:
             (tmp / "scenario.toml").write_text(result.scenario.to_toml(), encoding="utf-8")
             written.append("scenario.toml")
@@ -211,4 +219,7 @@ def read(out_dir: str | Path) -> Result:
         flows=frame("flows.parquet", FLOW_SCHEMA),
         queues=frame("queues.parquet", QUEUE_SCHEMA),
         scenario=scenario,
+        frames=frame("frames.parquet", FRAME_SCHEMA)
+        if (out / "frames.parquet").is_file()
+        else None,
     )

@@ -17,6 +17,7 @@ import polars as pl
 
 from l4sim._version import __version__
 from l4sim.engine.capture import open_captures
+from l4sim.engine.frames import frames_of
 from l4sim.engine.results import Result
 from l4sim.engine.simulation import Simulation
 from l4sim.processes import deferred_interrupt
@@ -168,6 +169,7 @@ def _finish(
         flows, queues = flows.clear(), queues.clear()
     result = Result(summary=summary, flows=flows, queues=queues, scenario=sim.scenario)
     result.captures = captures
+    result.frames = frames_of(sim._sim)
     return result
 
 

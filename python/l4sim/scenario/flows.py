@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
+from l4sim.scenario import media
 from l4sim.scenario.ccas import Cca
 from l4sim.scenario.fields import (
     CoreKey,
@@ -30,6 +31,8 @@ from l4sim.units import CORE_U32, U32_MAX, format_time
 #: Linux's MSS on a 1500-byte MTU: 1448 with the 12-byte timestamp option (the core's
 #: default), 1460 without it.
 MSS_TIMESTAMPS, MSS_NO_TIMESTAMPS = 1448, 1460
+#: IPv4 (20), UDP (8) and RTP (12) header bytes of a media packet (``app::RTP_HEADER_BYTES``).
+RTP_HEADER_BYTES = 40
 
 
 def _delack_shorthand(v: Any) -> Any:
@@ -248,14 +251,58 @@ class TcpFlow(_FlowBase):
 
 
 class UdpFlow(_FlowBase):
-    """A UDP constant-bit-rate flow of ``packet_size``-byte packets (headers included)."""
+    """A UDP flow: constant bit rate of ``packet_size``-byte packets (headers included) at
+    ``rate`` by default; with a ``source`` table a video model following ``rate`` as its
+    target, a frame-size trace or periodic messages, cut into packets of at most
+    ``packet_size`` (40 B of IPv4, UDP and RTP headers each); ``feedback`` adds RFC 8888
+    reports from the receiver, ``cc`` the sender's congestion control (``none``; see
+    docs/media.md)."""
 
     kind: Literal["udp"]
-    rate: Rate
+    # Before `rate`, whose check reads it; unset, it is not written back (a plain UDP
+    # flow's table reads as before).
+    source: media.Source | None = None
+    rate: Rate | None = Field(None, description="CBR rate, or a video source's target.")
     packet_size: PacketSize = "1500B"  # type: ignore[assignment]
     ecn: Literal["not_ect", "ect0", "ect1", "ce"] = "not_ect"
+    feedback: media.Feedback | None = None
+    cc: media.Cc | None = None
 
-    _core_keys: ClassVar[dict[str, CoreKey]] = {"rate": "rate_bps", "packet_size": "packet_bytes"}
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "rate": "rate_bps",
+        "packet_size": "packet_bytes",
+        "source": media.source_core,
+        "feedback": media.feedback_core,
+        "cc": media.cc_core,
+    }
+
+    @field_validator("rate")
+    @classmethod
+    def _rate_for_cbr_and_video(cls, rate: int | None, info: ValidationInfo) -> int | None:
+        """A CBR or video source needs its ``rate`` (its bitrate); a trace or periodic
+        source has none."""
+        source = info.data.get("source")
+        kind = source.kind if source is not None else "cbr"
+        if rate is None and kind in ("cbr", "video"):
+            raise ValueError(
+                f'required for a {kind} source (its bitrate); give e.g. rate = "2Mbps"'
+            )
+        if rate is not None and kind not in ("cbr", "video"):
+            raise ValueError(
+                f"a {kind} source sets its own rate (its frames' sizes and times); drop rate"
+            )
+        return rate
+
+    @model_validator(mode="after")
+    def _media_needs(self) -> UdpFlow:
+        """A frame source's packets need room for a payload after their headers."""
+        kind = self.source.kind if self.source is not None else "cbr"
+        if kind != "cbr" and self.packet_size <= RTP_HEADER_BYTES:
+            raise ValueError(
+                f"packet_size {self.packet_size} B leaves no payload after the "
+                f"{RTP_HEADER_BYTES} B of IPv4, UDP and RTP headers of a {kind} source"
+            )
+        return self
 
     def core_params(self) -> dict[str, Any]:
         return {"udp": self.core_fields()}

@@ -23,6 +23,7 @@ from typing import Any
 from l4sim.scenario import Scenario
 from l4sim.scenario.ccas import CCA_KINDS, CCA_MODELS
 from l4sim.scenario.flows import TcpFlow
+from l4sim.scenario.media import MEDIA_MODELS
 from l4sim.scenario.qdiscs import QDISC_KINDS, Qdisc
 
 __all__ = [
@@ -38,8 +39,9 @@ DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_KINDS = ("scenario", "sweep")
 DOCS = "docs/reference/schema.md"
 _QDISC_MODELS = frozenset(m.__name__ for m in typing.get_args(typing.get_args(Qdisc)[0]))
-#: Models whose keys the core scopes by their ``kind`` (a qdisc's or a CCA's own table).
-_KIND_SCOPED = _QDISC_MODELS | {m.__name__ for m in CCA_MODELS}
+#: Models whose keys the core scopes by their ``kind`` (a qdisc's, a CCA's or a media
+#: source's own table).
+_KIND_SCOPED = _QDISC_MODELS | {m.__name__ for m in CCA_MODELS} | {m.__name__ for m in MEDIA_MODELS}
 
 
 @cache

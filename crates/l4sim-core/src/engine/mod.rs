@@ -15,7 +15,7 @@ use crate::control::{Action, ActionError, ControlMessage, MESSAGE_BIT};
 use crate::flow::{Endpoints, Flow};
 use crate::net::link::Channel;
 use crate::net::routing::Routes;
-use crate::packet::{Dir, Ecn, Packet};
+use crate::packet::{Dir, Packet};
 use crate::qdisc::{Dropped, QueueDisc};
 use crate::rng::{Rng, KEY_FLOW};
 use crate::summary::{Summary, View};
@@ -308,6 +308,7 @@ impl Simulation {
             EvKind::FlowStop(f) => match &mut self.flows[f as usize].ep {
                 Endpoints::Tcp { snd, .. } => snd.stop_app(),
                 Endpoints::Udp { src, .. } => src.stopped = true,
+                Endpoints::Media(m) => m.stopped = true,
                 Endpoints::Control(_) => {}
             },
             EvKind::SenderTimer(f) => {
@@ -326,19 +327,30 @@ impl Simulation {
                 let now = self.now;
                 let flow = &mut self.flows[f as usize];
                 let dst = flow.cfg.dst;
-                if let Endpoints::Tcp { rcv, .. } = &mut flow.ep {
-                    rcv.delack_timer.fired(now);
-                    rcv.on_timer(now, &mut self.out);
+                match &mut flow.ep {
+                    Endpoints::Tcp { rcv, .. } => {
+                        rcv.delack_timer.fired(now);
+                        rcv.on_timer(now, &mut self.out);
+                    }
+                    Endpoints::Media(m) => {
+                        if let Some(next) = m.on_feedback_timer(now, &mut self.out) {
+                            self.queue.push(next, EvKind::ReceiverTimer(f));
+                        }
+                    }
+                    _ => {}
                 }
                 self.after_endpoint(f as usize, dst as u32);
             }
             EvKind::UdpSend(f) => {
                 let flow = &mut self.flows[f as usize];
                 let src_node = flow.cfg.src as u32;
-                if let Endpoints::Udp { src, .. } = &mut flow.ep {
-                    if let Some(next) = src.send(self.now, &mut self.out) {
-                        self.queue.push(next, EvKind::UdpSend(f));
-                    }
+                let next = match &mut flow.ep {
+                    Endpoints::Udp { src, .. } => src.send(self.now, &mut self.out),
+                    Endpoints::Media(m) => m.on_wake(self.now, &mut self.out),
+                    _ => None,
+                };
+                if let Some(next) = next {
+                    self.queue.push(next, EvKind::UdpSend(f));
                 }
                 self.flush(src_node);
             }
@@ -386,6 +398,12 @@ impl Simulation {
         match &mut flow.ep {
             Endpoints::Tcp { snd, .. } => snd.start(now, &mut self.out),
             Endpoints::Udp { .. } => self.queue.push(now, EvKind::UdpSend(f as u32)),
+            Endpoints::Media(m) => {
+                self.queue.push(m.start(now), EvKind::UdpSend(f as u32));
+                if let Some(t) = m.first_feedback(now) {
+                    self.queue.push(t, EvKind::ReceiverTimer(f as u32));
+                }
+            }
             Endpoints::Control(_) => {}
         }
         self.after_endpoint(f, src);
@@ -546,11 +564,12 @@ impl Simulation {
         match (&mut flow.ep, p.dir) {
             (Endpoints::Tcp { rcv, .. }, Dir::Forward) => rcv.on_segment(&p, now, &mut self.out),
             (Endpoints::Tcp { snd, .. }, Dir::Reverse) => snd.on_ack(&p, now, &mut self.out),
-            (Endpoints::Udp { sink, .. }, _) => {
-                sink.packets += 1;
-                sink.bytes_received += p.size as u64;
-                if p.ecn == Ecn::Ce {
-                    sink.ce_packets += 1;
+            (Endpoints::Udp { sink, .. }, _) => sink.on_packet(&p),
+            (Endpoints::Media(m), Dir::Forward) => m.on_data(&p, now),
+            (Endpoints::Media(m), Dir::Reverse) => {
+                m.on_report(&p, now);
+                if let Some(t) = m.rearm(now) {
+                    self.queue.push(t, EvKind::UdpSend(f as u32));
                 }
             }
             (Endpoints::Control(c), _) => {
@@ -631,6 +650,26 @@ impl Simulation {
 
     pub fn summary(&self) -> Summary {
         Summary::of(&self.view())
+    }
+
+    /// Every media flow's frames so far, one row each (`frames.parquet`).
+    pub fn frame_rows(&self) -> crate::app::frames::FrameRows {
+        let mut rows = crate::app::frames::FrameRows::default();
+        for (i, f) in self.flows.iter().enumerate() {
+            if let Endpoints::Media(m) = &f.ep {
+                if let Some(log) = &m.frames {
+                    rows.push_flow(i as u32, log, self.now);
+                }
+            }
+        }
+        rows
+    }
+
+    /// Whether any flow logs frames (a `frames.parquet` table is written).
+    pub fn has_frames(&self) -> bool {
+        self.flows
+            .iter()
+            .any(|f| matches!(&f.ep, Endpoints::Media(m) if m.frames.is_some()))
     }
 
     pub fn summary_json(&self) -> String {

@@ -1,0 +1,88 @@
+//! The seam for a datagram sender's congestion control (SCReAM, UDP Prague, …): it sees
+//! each packet sent and each feedback report, and may set the encoder's target bitrate,
+//! the pacing rate, hold packets back, or ask for a key frame. `NoCc` does none of that:
+//! the source sends what it produces, at its configured rate.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::time::Time;
+
+use super::feedback::Report;
+
+/// Which congestion control a UDP flow's sender runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DatagramCcConfig {
+    /// No congestion control: the configured rate, whatever the feedback says.
+    #[default]
+    None,
+}
+
+impl DatagramCcConfig {
+    pub fn is_none(&self) -> bool {
+        matches!(self, DatagramCcConfig::None)
+    }
+
+    pub fn build(&self) -> Box<dyn DatagramCc> {
+        match self {
+            DatagramCcConfig::None => Box::new(NoCc),
+        }
+    }
+}
+
+/// A datagram sender's congestion control. Every method but `name` and `box_clone` has a
+/// default that leaves the sender as configured.
+pub trait DatagramCc: std::fmt::Debug + Send + Sync {
+    fn name(&self) -> &'static str;
+
+    /// Packet `seq` of `bytes` on the wire left the sender at `now`.
+    fn on_sent(&mut self, _now: Time, _seq: u64, _bytes: u32) {}
+
+    /// A feedback report reached the sender at `now`.
+    fn on_feedback(&mut self, _now: Time, _report: &Report) {}
+
+    /// The encoder's target bitrate (`None`: the configured rate).
+    fn target_rate_bps(&self) -> Option<u64> {
+        None
+    }
+
+    /// The pacing rate (`None`: the source's, pacing factor × target).
+    fn pacing_rate_bps(&self) -> Option<u64> {
+        None
+    }
+
+    /// Whether a packet of `bytes` may leave now (a congestion window); when it may not,
+    /// the sender waits for the next report.
+    fn can_send(&self, _now: Time, _bytes: u32) -> bool {
+        true
+    }
+
+    /// Whether the next frame should be a key frame (asked once: the call clears it).
+    fn take_key_frame_request(&mut self) -> bool {
+        false
+    }
+
+    /// A copy, so that a forked simulation carries on with its own state.
+    fn box_clone(&self) -> Box<dyn DatagramCc>;
+}
+
+impl Clone for Box<dyn DatagramCc> {
+    fn clone(&self) -> Self {
+        self.box_clone()
+    }
+}
+
+/// No congestion control.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoCc;
+
+impl DatagramCc for NoCc {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+
+    fn box_clone(&self) -> Box<dyn DatagramCc> {
+        Box::new(*self)
+    }
+}

@@ -1,0 +1,225 @@
+"""A UDP flow's media parts: its ``source`` (``cbr``, ``video``, ``trace``, ``periodic``),
+its ``feedback`` (RFC 8888) and its congestion control ``cc`` (``none``); config.rs's
+``SourceConfig``, ``FeedbackConfig`` and ``DatagramCcConfig`` (``crates/l4sim-core/src/app/``).
+
+A frame-size trace is a text file with one frame's payload size in bytes per line (blank
+lines and ``#`` comments skipped), read through :mod:`l4sim.files` and handed to the core
+as data; every problem is one sentence naming the file and the line.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from functools import lru_cache
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field
+
+from l4sim import files
+from l4sim.scenario.fields import CoreKey, PositiveTime, Size, Time, _Model, writes
+
+__all__ = [
+    "MAX_FRAMES",
+    "MAX_FRAME_BYTES",
+    "MEDIA_MODELS",
+    "Cbr",
+    "FeedbackSpec",
+    "FrameTraceError",
+    "NoCc",
+    "Periodic",
+    "Source",
+    "TraceSource",
+    "Video",
+    "load_frame_trace",
+]
+
+#: Most frames in a trace (``app::trace::MAX_TRACE_FRAMES``).
+MAX_FRAMES = 10_000_000
+#: Largest frame in a trace: 64 MiB.
+MAX_FRAME_BYTES = 64 * 2**20
+#: Largest frame-size trace file.
+MAX_TRACE_FILE_BYTES = 128 * 2**20
+
+
+class FrameTraceError(ValueError):
+    """A frame-size trace that cannot be used, in one sentence."""
+
+
+def load_frame_trace(path: str) -> array[int]:
+    """The frame sizes (bytes) of the trace file ``path`` (absolute), checked."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    return _load(path, st.st_mtime_ns if st else 0, st.st_size if st else 0)
+
+
+@lru_cache(maxsize=16)
+def _load(path: str, _mtime: int, _size: int) -> array[int]:
+    out = array("I")
+    with files.open_input(path, "frame trace", MAX_TRACE_FILE_BYTES, FrameTraceError) as fh:
+        for i, raw in enumerate(fh, start=1):
+            line = raw.split(b"#", 1)[0].strip()
+            if not line:
+                continue
+            if not line.isdigit() or not 0 < int(line) <= MAX_FRAME_BYTES:
+                shown = raw.rstrip(b"\r\n")[:20].decode("ascii", "replace")
+                raise FrameTraceError(
+                    f"frame trace {path!r} line {i} ({shown!r}) is not a frame size: give "
+                    f"a whole number of bytes from 1 to {MAX_FRAME_BYTES} per line"
+                )
+            if len(out) == MAX_FRAMES:
+                raise FrameTraceError(
+                    f"frame trace {path!r} has more than the {MAX_FRAMES} frames allowed"
+                )
+            out.append(int(line))
+    if not out:
+        raise FrameTraceError(f"frame trace {path!r} is empty; it needs one frame size per line")
+    return out
+
+
+def _check_trace_file(spec: str) -> str:
+    if not spec.strip():
+        raise FrameTraceError("the frame trace path is empty; give a file")
+    path = files.resolve(spec)
+    load_frame_trace(path)  # read and checked now: errors name the key
+    return path
+
+
+Fps = Annotated[float, Field(gt=0.0, le=1000.0, allow_inf_nan=False)]
+Pacing = Annotated[float, Field(ge=0.0, le=1000.0, allow_inf_nan=False)]
+
+
+def _pacing_zero_or_above_one(v: float) -> float:
+    if 0.0 < v < 1.0:
+        raise ValueError(
+            f"pacing {v} would send slower than the source produces; give 0 (each frame at "
+            "once) or a factor of at least 1"
+        )
+    return v
+
+
+PacingFactor = Annotated[Pacing, AfterValidator(_pacing_zero_or_above_one)]
+
+_FRAME_KEYS: dict[str, CoreKey] = {"deadline": "deadline_ns"}
+
+
+class Cbr(_Model):
+    """Constant bit rate: ``packet_size`` packets at the flow's ``rate`` (the default)."""
+
+    kind: Literal["cbr"] = "cbr"
+
+
+class Video(_Model):
+    """A video encoder model: ``fps`` frames a second following the flow's ``rate`` as its
+    target, after a first-order ``lag``; sizes vary by a Laplacian of scale ``noise``
+    (cisco/syncodecs' 0.15); a key frame, ``key_ratio`` times larger, first and every
+    ``key_interval`` frames (0: only first); packets paced at ``pacing`` x the target
+    (libwebrtc's 2.5; 0: each frame in one burst)."""
+
+    kind: Literal["video"] = "video"
+    fps: Fps = 30.0
+    lag: Time = "0s"  # type: ignore[assignment]
+    noise: Annotated[float, Field(ge=0.0, lt=1.0, allow_inf_nan=False)] = 0.15
+    key_interval: Annotated[int, Field(ge=0, le=2**32 - 1)] = 0
+    key_ratio: Annotated[float, Field(ge=1.0, le=100.0, allow_inf_nan=False)] = 4.0
+    pacing: PacingFactor = 2.5
+    deadline: PositiveTime = "150ms"  # type: ignore[assignment]
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {"lag": "lag_ns", **_FRAME_KEYS}
+
+
+class TraceSource(_Model):
+    """Frame sizes from ``file`` (one size in bytes per line, relative to the scenario
+    file), ``fps`` frames a second, looping; paced at ``pacing`` x the trace's mean rate."""
+
+    kind: Literal["trace"] = "trace"
+    file: Annotated[str, AfterValidator(_check_trace_file)] = Field(
+        description="The frame-size file: one frame's payload bytes per line (`#` comments "
+        "and blank lines skipped), relative to the scenario file."
+    )
+    fps: Fps = 30.0
+    pacing: PacingFactor = 2.5
+    deadline: PositiveTime = "150ms"  # type: ignore[assignment]
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = _FRAME_KEYS
+    _core_skip: ClassVar[frozenset[str]] = frozenset({"kind", "file"})
+    _core_derived: ClassVar[frozenset[str]] = frozenset({"frame_bytes"})
+
+    def core_fields(self) -> dict[str, Any]:
+        """The trace's frame sizes are handed to the core as data (read once, cached)."""
+        return {**super().core_fields(), "frame_bytes": load_frame_trace(self.file).tolist()}
+
+
+class Periodic(_Model):
+    """A ``size``-byte message (payload) every ``interval``, each sent at once."""
+
+    kind: Literal["periodic"] = "periodic"
+    interval: PositiveTime
+    size: Size = "100B"  # type: ignore[assignment]
+    deadline: PositiveTime = "150ms"  # type: ignore[assignment]
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "interval": "interval_ns",
+        "size": "message_bytes",
+        **_FRAME_KEYS,
+    }
+
+
+def _kind_shorthand(v: Any) -> Any:
+    """``source = "video"`` is ``source = { kind = "video" }``."""
+    return {"kind": v} if isinstance(v, str) else v
+
+
+Source = Annotated[
+    Cbr | Video | TraceSource | Periodic,
+    Field(discriminator="kind"),
+    BeforeValidator(_kind_shorthand),
+]
+
+
+class FeedbackSpec(_Model):
+    """RFC 8888 congestion-control feedback from the receiver every ``interval`` (SCReAM's
+    receiver's 20 ms by default)."""
+
+    kind: Literal["rfc8888"] = "rfc8888"
+    interval: PositiveTime = "20ms"  # type: ignore[assignment]
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {"interval": "interval_ns"}
+
+
+Feedback = Annotated[FeedbackSpec, BeforeValidator(_kind_shorthand)]
+
+
+class NoCc(_Model):
+    """No congestion control: the source's rate, whatever the feedback says."""
+
+    kind: Literal["none"] = "none"
+
+
+Cc = Annotated[NoCc, BeforeValidator(_kind_shorthand)]
+
+
+#: The tables whose keys the core describes under their kind (``l4sim.schema``).
+MEDIA_MODELS: tuple[type[_Model], ...] = (Video, TraceSource, Periodic, FeedbackSpec)
+
+
+def with_kind(model: _Model) -> dict[str, Any]:
+    """A source, feedback or cc table as config.rs has it: its kind and fields."""
+    return {"kind": model.kind, **model.core_fields()}  # type: ignore[attr-defined]
+
+
+@writes("source")
+def source_core(source: Any) -> dict[str, Any]:
+    return {} if source.kind == "cbr" else {"source": with_kind(source)}
+
+
+@writes("feedback")
+def feedback_core(feedback: Any) -> dict[str, Any]:
+    return {"feedback": with_kind(feedback)}
+
+
+@writes("cc")
+def cc_core(cc: Any) -> dict[str, Any]:
+    return {} if cc.kind == "none" else {"cc": with_kind(cc)}
