@@ -280,6 +280,8 @@ fn dumbbell(rate_bps: u64, delay: Time, limit: u64, seed: u64, duration: Time) -
         qdisc_ba: QdiscConfig::default(),
         schedule_ab: None,
         schedule_ba: None,
+        slot_ab: None,
+        slot_ba: None,
     };
     let fifo = QdiscConfig::Fifo(FifoConfig {
         limit_pkts: Some(limit),
@@ -311,6 +313,7 @@ fn dumbbell(rate_bps: u64, delay: Time, limit: u64, seed: u64, duration: Time) -
                 ..TcpConfig::default()
             },
             udp: UdpConfig::default(),
+            nqb: false,
         }],
     }
 }
