@@ -11,7 +11,6 @@ import functools
 import json
 import math
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,10 @@ import numpy as np
 import polars as pl
 
 from l4sim.engine import budget
+from l4sim.engine.guards import OneCallAtATime, capture_path
+from l4sim.engine.guards import int_arg as _int_arg
+from l4sim.engine.guards import short as _short
+from l4sim.engine.guards import str_arg as _str_arg
 from l4sim.errors import ActionError, CoreError, EnvConfigError, L4simError, ScenarioError
 from l4sim.native import core as _core_module
 from l4sim.scenario import Scenario, core_json, load
@@ -103,36 +106,6 @@ def to_ns(
             f"{name} {_short(t)} is too large; at most {MAX_TIME_NS // 10**9} s (about 146 years)"
         )
     return ns
-
-
-def _short(x: object) -> str:
-    """``repr(x)``, cut to a readable length, with its type when that helps."""
-    r = repr(x)
-    r = r if len(r) <= 60 else r[:57] + "..."
-    return r if isinstance(x, int | float | str | type(None)) else f"{r} ({type(x).__name__})"
-
-
-def _int_arg(
-    value: object, name: str, lo: int, hi: int, unit: str, error: type[L4simError] = ActionError
-) -> int:
-    """``value`` as an int in ``lo..hi``, or ``error`` with one sentence naming ``name`` and
-    the range. Integral floats and numpy integers are accepted, as ``int()`` was."""
-    whole = isinstance(value, int | np.integer) or (
-        isinstance(value, float | np.floating) and math.isfinite(value) and value == int(value)
-    )
-    n = int(value) if whole and not isinstance(value, bool) else None  # type: ignore[arg-type]
-    unit = f" {unit}" if unit else ""
-    if n is None:
-        raise error(f"{name} {_short(value)} is not a whole number; allowed: {lo} to {hi}{unit}")
-    if not lo <= n <= hi:
-        raise error(f"{name} {n} is out of range; allowed: {lo} to {hi}{unit}")
-    return n
-
-
-def _str_arg(value: object, name: str) -> str:
-    if not isinstance(value, str):
-        raise ActionError(f"{name} {_short(value)} is not a link name such as 'r0->r1'")
-    return value
 
 
 @functools.cache
@@ -280,54 +253,6 @@ def buffers_to_frame(
     return pl.DataFrame(series)
 
 
-def _capture_path(file: Any) -> str:
-    """A capture's file name as the core takes it (UTF-8 text, no NUL), else ActionError."""
-    if not isinstance(file, str | bytes | os.PathLike):
-        raise ActionError(f"capture file {_short(file)} must be a path")
-    path = os.fsdecode(os.fspath(file))
-    if "\0" in path:
-        raise ActionError(f"capture file {path!r} contains a NUL byte")
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
-        raise ActionError(f"capture file '{shown}' is not valid UTF-8") from None
-    return path
-
-
-class _OneCallAtATime:
-    """A core simulation that takes one call at a time. The core lets other threads run while
-    it simulates (``run``, ``run_until``, ``run_until_trigger``), and a call on the same
-    simulation from another thread meanwhile would fail with pyo3's ``Already borrowed``;
-    here it waits for the first to finish, as the caller of a shared object expects. Only
-    those three calls take the lock; every other call holds the GIL throughout, so it can
-    meet one of them only while the lock is held, and then waits for it."""
-
-    __slots__ = ("_core", "_lock")
-
-    def __init__(self, core_sim: Any):
-        self._core = core_sim
-        self._lock = threading.Lock()
-
-    def run(self) -> None:
-        with self._lock:
-            self._core.run()
-
-    def run_until(self, t_ns: int) -> None:
-        with self._lock:
-            self._core.run_until(t_ns)
-
-    def run_until_trigger(self, t_ns: int) -> bool:
-        with self._lock:
-            return bool(self._core.run_until_trigger(t_ns))
-
-    def __getattr__(self, name: str) -> Any:
-        if self._lock.locked():  # another thread is inside run*: wait for it
-            with self._lock:
-                pass
-        return getattr(self._core, name)
-
-
 class Simulation:
     """A running simulation of a scenario; advance it with :meth:`run_until` or :meth:`run`.
 
@@ -356,13 +281,13 @@ class Simulation:
         name, limit = self.scenario.name, memory_limit
         budget.check(config, name=name, memory_limit=limit, streaming=streaming, holder=self)
         if _core_sim is not None:
-            self._sim = _OneCallAtATime(_core_sim)
+            self._sim = OneCallAtATime(_core_sim)
             return
         config_json = core_json(config)
         del config  # not held while the core builds (hundreds of MB with 100 000 flows)
         core = _core_module()
         try:
-            self._sim = _OneCallAtATime(core.Simulation(config_json))
+            self._sim = OneCallAtATime(core.Simulation(config_json))
         except CoreError as e:
             msg = f"the simulator core rejected scenario {self.scenario.name!r}: {e}"
             raise CoreError(msg) from None
@@ -374,7 +299,7 @@ class Simulation:
         """Wrap a checked core simulation (a fork, a batch's copy): no second estimate."""
         sim = cls.__new__(cls)
         sim.scenario = scenario
-        sim._sim = _OneCallAtATime(core_sim)
+        sim._sim = OneCallAtATime(core_sim)
         return sim
 
     # -- time ----------------------------------------------------------------------------------
@@ -430,7 +355,7 @@ class Simulation:
         if flows is not None and not all(isinstance(f, int | np.integer) for f in flows):
             raise ActionError(f"capture flows {_short(flows)} must be flow indices (whole numbers)")
         self._sim.add_capture(
-            _str_arg(link, "capture link"), _capture_path(file), snaplen, flows, ip
+            _str_arg(link, "capture link"), capture_path(file), snaplen, flows, ip
         )
 
     def close_captures(self) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@
 //! fractional growth) so that the congestion-control modules read like their Linux
 //! references (`tcp_cong.c`, `tcp_cubic.c`, ...).
 
+mod ack_info;
 pub mod cc;
 pub mod config;
 pub mod ecn;

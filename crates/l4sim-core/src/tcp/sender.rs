@@ -19,15 +19,16 @@
 //! Windows are counted in segments as Linux does: in flight = packets_out − sacked_out −
 //! lost_out + retrans_out (Linux `tcp_packets_in_flight`, RFC 6675 `pipe`).
 
+use super::ack_info::AckInfo;
 use super::cc::{AckSample, CaEvent, CaState, Cc, CongestionOps, FlowParams, Window};
 use super::ecn::SenderEcn;
 use super::pacing::{self, Pacer};
 use super::prr::Prr;
 use super::rack::RackTlp;
-use super::rate::{ce_delivered, RateAcc, RateSampler};
+use super::rate::{ce_delivered, RateSampler};
 use super::rcvbuf::window_shift;
 use super::rtt::RttEstimator;
-use super::scoreboard::{CumAck, Scoreboard, Seg};
+use super::scoreboard::{Scoreboard, Seg};
 use super::stats::SenderStats;
 use super::Timer;
 use crate::packet::{flags, Dir, Ecn, Packet, TcpHeader};
@@ -43,31 +44,6 @@ pub enum Phase {
     /// All application data acknowledged (sized flows) or the application stopped and
     /// everything it wrote was acknowledged.
     Finished,
-}
-
-/// What one ACK brought, gathered step by step as `on_ack` processes it (Linux's `flag`
-/// bits and the `prior_*` values of `tcp_ack`).
-#[derive(Clone, Copy, Debug, Default)]
-struct AckInfo {
-    ack: u64,
-    /// The ACK moved snd_una.
-    advanced: bool,
-    /// A duplicate ACK (RFC 5681 §2): no advance, no window update, no data, data out.
-    is_dupack: bool,
-    /// Payload bytes newly acknowledged cumulatively.
-    acked_bytes: u64,
-    prior_in_flight: u32,
-    prior_sacked: u32,
-    prior_lost: u32,
-    cum: CumAck,
-    newly_sacked: u32,
-    /// The rate sample in the making.
-    rate: RateAcc,
-    /// RACK: (send time, end) of the most recently sent segment this ACK delivered whose
-    /// RTT is unambiguous (Linux `tcp_rack_advance`).
-    rack_newest: Option<(Time, u64)>,
-    /// Recovery began on this ACK with a fast retransmission.
-    fast_rexmit: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -114,8 +90,7 @@ pub struct TcpSender {
     /// Delivery-rate estimation (Linux `tcp_rate.c`); `rate.delivered` is Linux
     /// `tp->delivered`.
     pub rate: RateSampler,
-    /// The algorithm reads `RateSample::tx_in_flight` and `lost`
-    /// ([`CongestionOps::wants_tx_signals`]).
+    /// The algorithm reads `RateSample::tx_in_flight`, `lost` (`wants_tx_signals`).
     tx_signals: bool,
 
     pub rtt: RttEstimator,
@@ -150,8 +125,8 @@ impl TcpSender {
             seed,
         };
         let cc = Cc::new(&cfg.cca, flow);
-        let ecn = SenderEcn::new(cfg, cc.ecn_needs());
         let tx_signals = cc.wants_tx_signals();
+        let ecn = SenderEcn::new(cfg, cc.ecn_needs());
         TcpSender {
             tmpl,
             mss: cfg.mss,
@@ -863,12 +838,10 @@ impl TcpSender {
         let mut p = self.packet(seq, len, flags::ACK, now);
         self.ecn.mark(&mut p, rtx);
         // For an algorithm that reads them (BBRv3): in flight once this segment has left
-        // (a new one is already counted, a retransmission re-enters the flight), and the
-        // losses so far.
-        let (in_flight, lost) = if self.tx_signals {
-            (self.in_flight() + rtx as u32, self.stats.losses)
-        } else {
-            (0, 0)
+        // (a new one is already counted, a retransmission re-enters it), and losses so far.
+        let (in_flight, lost) = match self.tx_signals {
+            true => (self.in_flight() + rtx as u32, self.stats.losses),
+            false => (0, 0),
         };
         let tx = self.rate.on_sent(in_flight, lost);
         self.sb.on_sent(i, rtx, tx, now);
