@@ -20,9 +20,10 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str, str],
         cli.main(["reproduce", "coexistence", "--quick", "-q", "--jobs", "1", "--out", str(out)])
     assert stop.value.code == 0
     assert (out / "share_dualpi2.png").stat().st_size > 10_000
-    assert "single fq_codel queue Prague's share against CUBIC or Reno is 0." in (
-        out / "findings.md"
-    ).read_text()
+    assert (
+        "single fq_codel queue Prague's share against CUBIC or Reno is 0."
+        in (out / "findings.md").read_text()
+    )
     with open(out / "table.csv") as fh:
         return {(r["a"], r["b"], r["queue"]): r for r in csv.DictReader(fh)}
 
