@@ -27,6 +27,7 @@ import gymnasium as gym
 import l4sim.envs  # noqa: F401  (registers the env ids)
 from l4sim.envs import ENV_IDS
 
+PARTS = ("engine_us", "binding_us", "python_us")
 ENGINE_CALLS = frozenset({"run", "run_until", "run_until_trigger"})
 
 
@@ -154,6 +155,19 @@ def main() -> None:
     if args.out:
         with open(args.out, "w") as fh:
             json.dump({"steps": args.steps, "rows": rows}, fh, indent=2)
+        # the same rows as a Markdown table, for the performance page to include
+        lines = [
+            "| env | µs a step | engine | binding | Python | core calls a step |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in rows:
+            t = r["us_per_step"]
+            share = [f"{r[k]:.1f} µs ({100 * r[k] / t:.0f} %)" for k in PARTS]
+            lines.append(
+                f"| `{r['env']}` | {t:.1f} | {' | '.join(share)} | {r['core_calls_per_step']:.1f} |"
+            )
+        with open(args.out.removesuffix(".json") + ".md", "w") as fh:
+            fh.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
