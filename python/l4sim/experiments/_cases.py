@@ -54,3 +54,21 @@ class Seeded:
     @property
     def name(self) -> str:
         return f"{self.case.name}-s{self.seed}"
+
+
+def run_seeded(
+    fn: Callable[[Any], R],
+    todo: Sequence[C],
+    seeds: Sequence[int],
+    executor: Executor | None = None,
+    on_case: Callable[[C, int, int], None] | None = None,
+) -> tuple[list[R], list[list[R]]]:
+    """``fn((case, seed))`` for every case of ``todo`` and every seed (seed-major, as
+    :func:`run_cases` runs them): every run in that order, and each case's runs over the
+    seeds, in ``todo``'s order."""
+    if not seeds:
+        raise ValueError("seeds names no seed; give at least one")
+    tasks = [(c, s) for s in seeds for c in todo]
+    runs = run_cases(fn, tasks, [t[0] for t in tasks], executor, on_case)
+    n = len(todo)
+    return runs, [runs[i::n] for i in range(n)]

@@ -36,7 +36,7 @@ from typing import Any
 
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
-from l4sim.experiments._cases import Seeded, run_cases
+from l4sim.experiments._cases import Seeded, run_seeded
 from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option
 from l4sim.scenario import Scenario
@@ -82,16 +82,14 @@ def cases(groups: Iterable[str] = GROUPS, *, quick: bool = False) -> list[Case]:
     table order, restricted to the algorithms, queues, rates and RTTs ``groups`` names (a
     kind not named: all of it; a pair runs when both its algorithms are named)."""
     wanted = set(groups)
-    ccas = [c for c in (QUICK["ccas"] if quick else CCAS) if c in wanted] or list(
-        QUICK["ccas"] if quick else CCAS
-    )
-    queues = [q for q in (QUICK["queues"] if quick else QUEUES) if q in wanted] or list(
-        QUICK["queues"] if quick else QUEUES
-    )
-    rates = QUICK_GRID["rates"] if quick else RATES_MBPS
-    rtts = QUICK_GRID["rtts"] if quick else RTTS_MS
-    rates = [r for r in rates if f"{r}M" in wanted] or list(rates)
-    rtts = [t for t in rtts if f"{t}ms" in wanted] or list(rtts)
+
+    def pick(kinds: Iterable[Any], name: Callable[[Any], str] = str) -> list[Any]:
+        return [k for k in kinds if name(k) in wanted] or list(kinds)
+
+    ccas = pick(QUICK["ccas"] if quick else CCAS)
+    queues = pick(QUICK["queues"] if quick else QUEUES)
+    rates = pick(QUICK_GRID["rates"] if quick else RATES_MBPS, lambda r: f"{r}M")
+    rtts = pick(QUICK_GRID["rtts"] if quick else RTTS_MS, lambda t: f"{t}ms")
     if quick:  # the contrasts the suite checks: scalable and BBR against CUBIC
         pairs = [(c, "cubic") for c in ccas if c != "cubic"]
     else:
@@ -264,12 +262,8 @@ def reproduce(
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS, quick=quick)
     seed_list = list(seeds if seeds is not None else ((1,) if quick else DEFAULT_SEEDS))
-    if not seed_list:
-        raise ValueError("seeds names no seed; give at least one")
-    tasks = [(c, s) for s in seed_list for c in todo]
-    runs = run_cases(_run, tasks, [t[0] for t in tasks], executor, on_case)
-    n = len(todo)
-    rows = [_row(c, runs[i::n]) for i, c in enumerate(todo)]
+    runs, per_case = run_seeded(_run, todo, seed_list, executor, on_case)
+    rows = [_row(c, r) for c, r in zip(todo, per_case, strict=True)]
     write_per_seed(out, runs)
     write_table(rows, out, TABLE, markdown_table(rows))
     (out / FINDINGS).write_text(findings(rows))

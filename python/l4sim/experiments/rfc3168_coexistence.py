@@ -31,7 +31,7 @@ from typing import Any
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments import reference
-from l4sim.experiments._cases import Seeded, run_cases
+from l4sim.experiments._cases import Seeded, run_seeded
 from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import declare, seeds_option
 from l4sim.scenario import Scenario
@@ -243,12 +243,8 @@ def reproduce(
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS)
     seed_list = list(seeds if seeds is not None else DEFAULT_SEEDS)
-    if not seed_list:
-        raise ValueError("seeds names no seed; give at least one")
-    tasks = [(c, s) for s in seed_list for c in todo]
-    runs = run_cases(_run, tasks, [t[0] for t in tasks], executor, on_case)
-    n = len(todo)
-    rows = [_row(c, runs[i::n]) for i, c in enumerate(todo)]
+    runs, per_case = run_seeded(_run, todo, seed_list, executor, on_case)
+    rows = [_row(c, r) for c, r in zip(todo, per_case, strict=True)]
     write_per_seed(out, runs)
     write_table(rows, out, TABLE, markdown_table(rows))
     if figures:
