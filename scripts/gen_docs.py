@@ -6,7 +6,11 @@
 - ``docs/reference/cli.md``: every command and option (from the typer app);
 - ``docs/reference/summary.md``: every field of summary.json (the core's summary schema);
 - ``python/l4sim/data/schema/{scenario,sweep}.schema.json``: the JSON Schemas shipped for
-  editors (``l4sim schema``).
+  editors (``l4sim schema``);
+- ``results/NAME/stamp.md``: the line under a reproduction's tables that says which command
+  and commit made them, from the committed ``results/NAME/manifest.json``;
+- ``results/README.md`` and the README's block of reproduction results: each committed
+  result's headline, computed by its experiment from its tables (``headline``).
 
 ``python scripts/gen_docs.py`` rewrites them; ``--check`` exits 1 naming each stale file
 (``tests/test_docs.py`` runs it, so a model or option changed without regenerating fails).
@@ -15,6 +19,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 import typing
@@ -374,6 +379,137 @@ def cli_reference() -> str:
     return HEADER + head + "\n\n" + intro + rest.rstrip() + "\n"
 
 
+def _shown_command(argv: list[str]) -> str:
+    """A manifest's command as a reader would type it: without ``--out`` and its path."""
+    shown: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--out":
+            skip = True
+        elif not arg.startswith("--out="):
+            shown.append(arg)
+    return " ".join(shown)
+
+
+def result_stamp(name: str, manifest: dict[str, Any], guarded: bool) -> str:
+    """The stamp of one committed result: its command, commit, date and wall time, and
+    (``guarded``: its folder holds the quick form's fingerprint) the CI guard over it."""
+    commit = str(manifest["git_commit"])[:7]
+    day = str(manifest["finished_utc"])[:10]
+    cpus = manifest.get("machine", {}).get("cpus")
+    took = f"{manifest['wall_time_s']:,.0f} s".replace(",", " ")
+    on = f" on {cpus} CPUs" if cpus else ""
+    guard = (
+        f" CI re-runs its quick form on every change and fails if those bytes move "
+        f"(`results/{name}/quick.sha256`)."
+        if guarded
+        else ""
+    )
+    return (
+        f"{HEADER}*Made by `{_shown_command(manifest['command'])}` at commit `{commit}` on "
+        f"{day} ({took}{on}); `results/{name}/` holds its CSVs and manifest.{guard}*\n"
+    )
+
+
+def _experiment_page(names: tuple[str, ...]) -> str | None:
+    """The docs page (under docs/reproductions/) of an experiment with these names."""
+    pages = ROOT / "docs" / "reproductions"
+    for name in (*names, names[0].split("-")[0]):
+        if (pages / f"{name}.md").is_file():
+            return f"{name}.md"
+    return None
+
+
+def committed_results() -> list[dict[str, Any]]:
+    """Every committed full result (``results/NAME/manifest.json``) with its experiment's
+    headline computed from its files, in the registry's order."""
+    from l4sim.experiments import all_experiments
+
+    order = {e.name: i for i, e in enumerate(all_experiments())}
+    by_name = {e.name: e for e in all_experiments()}
+    found = []
+    for path in sorted((ROOT / "results").glob("*/manifest.json")):
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        experiment = by_name[manifest["experiment"]]
+        if experiment.headline is None:
+            continue
+        found.append(
+            {
+                "dir": path.parent.name,
+                "manifest": manifest,
+                "headline": experiment.headline(path.parent),
+                "page": _experiment_page(experiment.names),
+                "order": order[experiment.name],
+            }
+        )
+    return sorted(found, key=lambda r: (r["order"], r["dir"]))
+
+
+def results_index() -> str:
+    """``results/README.md``: one row per committed result, what it shows and how it was made."""
+    lines = [
+        HEADER.rstrip("\n"),
+        "",
+        "# Committed results",
+        "",
+        "The full output tables of each reproduction, as `l4sim reproduce` wrote them at the "
+        "commit named (the per-case run directories, figures and weights are left out). "
+        "`scripts/gen_docs.py` computes each row's text from the folder's tables; the docs "
+        "pages include those tables.",
+        "",
+        "| folder | command | what it shows | commit | date | wall time |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in committed_results():
+        m = r["manifest"]
+        took = f"{m['wall_time_s']:,.0f} s".replace(",", " ")
+        lines.append(
+            f"| [`{r['dir']}`]({r['dir']}/) | `{_shown_command(m['command'])}` "
+            f"| {r['headline']} | `{str(m['git_commit'])[:7]}` | {str(m['finished_utc'])[:10]} "
+            f"| {took} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+#: The README's generated block of reproduction results lies between these lines.
+README_BEGIN = "<!-- results: generated by scripts/gen_docs.py from results/; do not edit -->"
+README_END = "<!-- end of results -->"
+
+
+def readme() -> str:
+    """README.md with its block of reproduction results regenerated from ``results/``."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    head, begin, rest = text.partition(README_BEGIN)
+    _, end, tail = rest.partition(README_END)
+    if not begin or not end:
+        raise SystemExit(f"README.md lacks the lines {README_BEGIN!r} and {README_END!r}")
+    rows = [
+        "| reproduction | result (from its committed tables) | made at |",
+        "|---|---|---|",
+    ]
+    for r in committed_results():
+        m = r["manifest"]
+        name = f"[`{r['dir']}`](docs/reproductions/{r['page']})" if r["page"] else f"`{r['dir']}`"
+        rows.append(
+            f"| {name} | {r['headline']} | `{str(m['git_commit'])[:7]}`, "
+            f"{str(m['finished_utc'])[:10]} |"
+        )
+    block = "\n".join(rows)
+    return f"{head}{README_BEGIN}\n{block}\n{README_END}{tail}"
+
+
+def result_stamps() -> dict[Path, str]:
+    """``results/NAME/stamp.md`` for every committed full result."""
+    out = {}
+    for path in sorted((ROOT / "results").glob("*/manifest.json")):
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        guarded = (path.parent / "quick.sha256").is_file()
+        out[path.parent / "stamp.md"] = result_stamp(path.parent.name, manifest, guarded)
+    return out
+
+
 def outputs() -> dict[Path, str]:
     out = {
         ROOT / "docs" / "reference" / "scenario.md": scenario_reference(),
@@ -384,6 +520,9 @@ def outputs() -> dict[Path, str]:
         out[ROOT / "python" / "l4sim" / "data" / "schema" / f"{kind}.schema.json"] = schema_json(
             kind
         )
+    out.update(result_stamps())
+    out[ROOT / "results" / "README.md"] = results_index()
+    out[ROOT / "README.md"] = readme()
     return out
 
 

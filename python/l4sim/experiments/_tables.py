@@ -158,3 +158,16 @@ def write_ci(
     if summary:
         write_table(summary, out, name, ci_markdown(summary, keys))
     return summary
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    """A table this package wrote (:func:`write_csv`), as text cells: what a headline reads
+    back from a committed result."""
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def bullet_lines(path: Path) -> list[str]:
+    """The ``- `` lines of a markdown file, without the dash."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line[2:] for line in lines if line.startswith("- ")]

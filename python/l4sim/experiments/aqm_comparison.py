@@ -31,7 +31,7 @@ from l4sim.engine.run import run
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_per_seed, write_table
+from l4sim.experiments._tables import read_csv, write_per_seed, write_table
 from l4sim.experiments.base import declare
 from l4sim.scenario import Scenario
 from l4sim.units import format_number as _fmt
@@ -74,6 +74,8 @@ AQMS: dict[str, dict[str, Any]] = {
 #: Subsets ``l4sim reproduce aqm-004 --only`` accepts, and the table it writes.
 GROUPS = tuple(AQMS)
 TABLE = "table2.md"
+#: Data transferred with ECN against without, per AQM and rate: the paper's and ours.
+ECN_EFFECT = "ecn_effect.md"
 
 #: The L4S AQMs, where the Prague variant is also run with ECN on.
 L4S_AQMS = ("fq_l4s", "dualpi2")
@@ -239,7 +241,8 @@ def reproduce(
     classifier: str = CLASSIFIERS[0],
 ) -> list[Row]:
     """Run every case on ``executor`` (default: serial), write each one's results (and
-    figures) under ``out_dir/<case>``, and write ``table2.csv`` and ``table2.md``. Returns
+    figures) under ``out_dir/<case>``, and write ``table2.csv``, ``table2.md`` and
+    ``ecn_effect.md`` (data with ECN against without, per AQM and rate). Returns
     the table rows. ``on_case(case, done, total)`` is called as each case finishes.
     ``classifier``: FQ-L4S's L-queue codepoints (:data:`CLASSIFIERS`)."""
     out = Path(out_dir)
@@ -248,8 +251,39 @@ def reproduce(
     tasks = [(case, str(out / case.name), figures) for case in todo]
     rows = run_cases(_run_case, tasks, todo, executor, on_case)
     write_table(rows, out, TABLE, markdown_table(rows))
+    (out / ECN_EFFECT).write_text(ecn_effect_table(rows))
     write_per_seed(out, rows)  # one run per case, seed 1
     return rows
+
+
+def ecn_effect_table(rows: list[Row]) -> str:
+    """Per AQM and rate with a NewReno row each way: the data transferred without ECN and
+    with it, in the paper and in l4sim, and the relative change (Table 2's ECN effect)."""
+
+    def change(off: float, on: float) -> str:
+        return f"{100 * (on / off - 1):+.1f} %"
+
+    by = {(r.aqm, r.rate, r.ecn): r for r in rows if r.cca == "newreno"}
+    lines = [
+        "| AQM | rate | paper MB, off → on | paper | l4sim MB, off → on | l4sim |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (aqm, rate, ecn), off in by.items():
+        on = by.get((aqm, rate, True))
+        if ecn or on is None:
+            continue
+        paper = "-", "-"
+        if off.paper_mbytes is not None and on.paper_mbytes is not None:
+            paper = (
+                f"{off.paper_mbytes:.2f} → {on.paper_mbytes:.2f}",
+                change(off.paper_mbytes, on.paper_mbytes),
+            )
+        ours = f"{off.data_mbytes:.2f} → {on.data_mbytes:.2f}"
+        lines.append(
+            f"| {aqm} | {rate} | {paper[0]} | {paper[1]} | {ours} "
+            f"| {change(off.data_mbytes, on.data_mbytes)} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def markdown_table(rows: list[Row]) -> str:
@@ -270,6 +304,23 @@ def markdown_table(rows: list[Row]) -> str:
     return head + "\n".join(lines) + "\n"
 
 
+def headline(out_dir: Path) -> str:
+    """What a full run shows, from its ``table2.csv``: our volumes against the paper's, and
+    Prague's sojourn in DualPI2's L queue at 10 Mbit/s."""
+    rows = read_csv(out_dir / "table2.csv")
+    ratios = [float(r["data_mbytes"]) / float(r["paper_mbytes"]) for r in rows if r["paper_mbytes"]]
+    prague = next(
+        r for r in rows if (r["aqm"], r["rate"], r["cca"]) == ("dualpi2", "10Mbps", "prague")
+    )
+    return (
+        f"Data volumes {min(ratios):.1f}-{max(ratios):.1f} times the paper's (its testbed's pipe "
+        "carried the ACKs too); its ECN effects come from FreeBSD's senders and do not appear. "
+        f"Prague in DualPI2's L queue at 10 Mbit/s: {float(prague['sojourn_mean_ms']):.2f} ms "
+        f"mean, {float(prague['sojourn_p99_ms']):.2f} ms p99 sojourn, "
+        f"{prague['retransmits']} retransmissions."
+    )
+
+
 EXPERIMENT = declare(
     __name__,
     name="aqm-comparison",
@@ -277,7 +328,7 @@ EXPERIMENT = declare(
     title="AQM comparison: CoDel, PIE, FQ-CoDel, FQ-PIE, FQ-L4S and DualPI2, four NewReno flows",
     paper='Paper 004, "L4S in FreeBSD with A3C", §5, Table 2 (data transferred)',
     groups=GROUPS,
-    tables=(TABLE, "table2.csv"),
+    tables=(TABLE, "table2.csv", ECN_EFFECT),
     figures=("<case>/*.png",),
     reference=(REFERENCE,),
     scenarios=lambda out_dir, groups, **_: {c.name: scenario(c) for c in cases(groups)},

@@ -167,6 +167,10 @@ class Declared:
     tensorboard: Callable[..., Path | None] = field(default=_no_tensorboard)
     #: ``scenarios(out_dir, groups, **options)``: case name -> the resolved scenario it ran.
     scenarios: Callable[..., dict[str, Any]] = field(default=_no_scenarios)
+    #: ``headline(out_dir)``: one or two sentences of what a full run's output in
+    #: ``out_dir`` shows, computed from its tables (the docs' index and the README quote
+    #: it); None where the experiment has none yet.
+    headline: Callable[[Path], str] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -206,6 +210,7 @@ _MODULE_FUNCTIONS = {
     "case_list": "_cases",
     "tensorboard": "tensorboard_dir",
     "scenarios": "scenarios",
+    "headline": "headline",
 }
 
 
@@ -214,8 +219,8 @@ def declare(module: str, **fields: Any) -> Declared:
     the ``fields`` given, and the functions the module defines for the rest — ``run`` its
     ``reproduce``, ``table`` its ``markdown_table``, ``case_list`` its ``_cases`` (without
     one: its ``cases(groups)``, the options, which change no case, dropped), ``tensorboard``
-    its ``tensorboard_dir`` and ``scenarios`` its ``scenarios`` (the last two only where it
-    has them)."""
+    its ``tensorboard_dir``, ``scenarios`` its ``scenarios`` and ``headline`` its
+    ``headline`` (the last three only where it has them)."""
     namespace = vars(sys.modules[module])
     for name, function in _MODULE_FUNCTIONS.items():
         if name not in fields and function in namespace:

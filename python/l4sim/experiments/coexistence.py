@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -333,6 +334,12 @@ def findings(rows: list[Row]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def headline(out_dir: Path) -> str:
+    """What the grid shows: the bold title of each finding in its ``findings.md``."""
+    text = (out_dir / FINDINGS).read_text(encoding="utf-8")
+    return " ".join(re.findall(r"^\d+\. \*\*(.+?)\*\*", text, flags=re.MULTILINE))
 
 
 def _ms(x: float) -> str:

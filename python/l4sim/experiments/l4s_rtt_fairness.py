@@ -44,7 +44,7 @@ from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_per_seed, write_table
+from l4sim.experiments._tables import bullet_lines, write_per_seed, write_table
 from l4sim.experiments.base import declare, seeds_option
 from l4sim.metrics import jain
 from l4sim.scenario import Scenario
@@ -122,6 +122,8 @@ RATES = ("50Mbps", "10Mbps")
 #: qdiscs named (or none is): ``--only 10Mbps,pfifo`` is pfifo at 10 Mbit/s.
 GROUPS = (*RATES, *QDISCS)
 TABLE = "table.md"
+#: The agreement lines under the table, alone: what the docs page's verdict quotes.
+AGREEMENT = "agreement.md"
 
 
 @dataclass(frozen=True)
@@ -362,9 +364,10 @@ def reproduce(
     variant: TcpVariant = TcpVariant(),
 ) -> list[Row]:
     """Run every row of the testbed's table (or the rates and qdiscs in ``only``) on ``executor``
-    (default: serial), write ``table.csv``, ``table.md`` and (with ``figures``)
-    ``throughput.png``. Returns the rows. ``on_case(case, done, total)`` is called as each
-    run finishes. ``variant`` changes l4sim's TCP (Linux options, a later second flow).
+    (default: serial), write ``table.csv``, ``table.md``, ``agreement.md`` (the counts under
+    the table, alone) and (with ``figures``) ``throughput.png``. Returns the rows.
+    ``on_case(case, done, total)`` is called as each run finishes. ``variant`` changes
+    l4sim's TCP (Linux options, a later second flow).
 
     Without ``seeds``: one jitter-free run per case (``seed``). With ``seeds``: one run per
     case and seed with the hosts' timing noise (:data:`HOST_JITTER_US` of order-preserving
@@ -391,6 +394,7 @@ def reproduce(
         rows = [averaged(runs[i::n]) for i in range(n)]
         write_per_seed(out, [{"seed": t[1], **asdict(r)} for t, r in zip(tasks, runs, strict=True)])
     write_table(rows, out, TABLE, markdown_table(rows))
+    (out / AGREEMENT).write_text("".join(f"- {line}\n" for line in agreement(rows).splitlines()))
     if figures:
         plot(rows, out / "throughput.png")
     return rows
@@ -429,6 +433,13 @@ def agreement(rows: list[Row]) -> str:
         return _agreement(rows)
     lines = [f"{q}: {_agreement([r for r in rows if r.qdisc == q])}" for q in present]
     return "\n".join([*lines, f"all: {_agreement(rows)}"])
+
+
+def headline(out_dir: Path) -> str:
+    """What a run shows, from its ``agreement.md``: the flows within 20 % of the testbed,
+    per qdisc and over all."""
+    lines = bullet_lines(out_dir / AGREEMENT)
+    return "; ".join(lines[:-1]) + f". Over all: {lines[-1].removeprefix('all: ')}"
 
 
 def markdown_table(rows: list[Row]) -> str:
@@ -528,7 +539,7 @@ EXPERIMENT = declare(
             "mean and how often each flow agrees with the testbed.",
         ),
     ),
-    tables=(TABLE, "table.csv"),
+    tables=(TABLE, "table.csv", AGREEMENT),
     figures=("throughput.png",),
     reference=(REFERENCE,),
 )

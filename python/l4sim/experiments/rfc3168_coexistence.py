@@ -275,6 +275,12 @@ def agreement(rows: list[Row]) -> str:
     )
 
 
+def headline(out_dir: Path) -> str:
+    """What a full run shows: the agreement line of its ``table.md``."""
+    lines = (out_dir / TABLE).read_text(encoding="utf-8").splitlines()
+    return next(line for line in lines if "flows within 20 % of the testbed" in line)
+
+
 def markdown_table(rows: list[Row]) -> str:
     seeds = rows[0].seeds
     head = (

@@ -34,7 +34,7 @@ from l4sim.engine.run import run
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import Seeded, run_seeded
-from l4sim.experiments._tables import write_per_seed, write_table
+from l4sim.experiments._tables import bullet_lines, write_per_seed, write_table
 from l4sim.experiments.base import declare, seeds_option
 from l4sim.scenario import Scenario
 
@@ -229,6 +229,16 @@ def _published_cell(row: Row) -> str:
     if row.published_max_rtt_ms is not None:
         parts.append(f"peak {row.published_max_rtt_ms:g} ms")
     return ", ".join(parts) or "-"
+
+
+def headline(out_dir: Path) -> str:
+    """What a full run shows: how many of the study's figures its ``table.md`` meets, and
+    which."""
+    found = bullet_lines(out_dir / TABLE)
+    met = [line.removesuffix(": yes") for line in found if line.endswith(": yes")]
+    missed = [line.removesuffix(": no") for line in found if line.endswith(": no")]
+    text = f"{len(met)} of {len(found)} of the study's figures met ({'; '.join(met)})"
+    return text + (f"; missed: {'; '.join(missed)}." if missed else ".")
 
 
 def checks(rows: list[Row]) -> list[str]:

@@ -50,7 +50,7 @@ import polars as pl
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import write_csv, write_per_seed
+from l4sim.experiments._tables import bullet_lines, write_csv, write_per_seed
 from l4sim.experiments.base import declare, seeds_option
 from l4sim.scenario import Scenario
 
@@ -85,6 +85,8 @@ GROUPS = (
     ISSUE,
 )
 TABLE = "table.md"
+#: The counts under the table, alone: what the docs page's verdict quotes.
+AGREEMENT = "agreement.md"
 
 
 @dataclass(frozen=True)
@@ -394,7 +396,8 @@ def reproduce(
     """Simulate every case on each of ``seeds`` (on ``executor``), compare each flow's mean
     with the stored kernel measurement, write ``table.md``, ``table.csv`` (one row per
     flow), ``per_seed.csv`` (one row per flow and seed) and (``figures``)
-    ``sim_vs_kernel.png``. Returns the rows."""
+    ``sim_vs_kernel.png``; ``agreement.md`` repeats the table's counts for the docs page's
+    verdict. Returns the rows."""
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds names no seed; give at least one")
@@ -406,6 +409,7 @@ def reproduce(
     rows = [r for c, s in zip(todo, sims, strict=True) for r in compare(c, s, kern.get(c.name, []))]
     write_csv(out / "table.csv", rows)
     (out / TABLE).write_text(markdown_table(rows))
+    (out / AGREEMENT).write_text("".join(f"- {line}\n" for line in summary_lines(rows)))
     write_per_seed(
         out,
         [
@@ -420,6 +424,13 @@ def reproduce(
 
         scatter(rows, out / "sim_vs_kernel.png")
     return rows
+
+
+def headline(out_dir: Path) -> str:
+    """What a full run shows: the first counts of its ``agreement.md`` and the kernel's
+    agreement with itself."""
+    lines = bullet_lines(out_dir / AGREEMENT)
+    return " ".join([*lines[:2], next(x for x in lines if x.startswith("The kernel against"))])
 
 
 def _f(x: float | None, fmt: str = ".2f") -> str:
@@ -549,7 +560,7 @@ EXPERIMENT = declare(
             f"Average l4sim's side of each case over seeds 1..N (default {len(SEEDS)}).",
         ),
     ),
-    tables=(TABLE, "table.csv"),
+    tables=(TABLE, "table.csv", AGREEMENT),
     figures=("sim_vs_kernel.png",),
     reference=(REFERENCE,),
     scenarios=lambda out_dir, groups, **_: {c.name: scenario(c) for c in cases(groups)},
