@@ -58,6 +58,7 @@ class Row:
     goodput_mbps: float
     sojourn_p50_ms: float
     sojourn_p99_ms: float
+    sojourn_mean_ms: float
     srtt_mean_ms: float
     srtt_p99_ms: float
     marks: float
@@ -162,7 +163,7 @@ def _f(x: float, fmt: str = "{:.2f}") -> str:
 
 
 def _pct(x: float) -> str:
-    return "-" if math.isnan(x) else f"{100 * x:.0f} %"
+    return "-" if math.isnan(x) else f"{round(100 * x) or 0:.0f} %"  # no "-0 %"
 
 
 def markdown_table(rows: list[Row]) -> str:
@@ -178,7 +179,7 @@ def markdown_table(rows: list[Row]) -> str:
             "| sender / queue | Mbit/s | RTT ms | bursts | utilisation (range) "
             + ("| before / after the cut " if two else "")
             + "| drop vs unslotted | ÷ CUBIC/fq_codel | goodput Mbit/s (published) "
-            "| sojourn p50 / p99 ms | sRTT mean / p99 ms | marks / drops |\n"
+            "| sojourn mean (window) / p50 / p99 (run) ms | sRTT mean / p99 ms | marks / drops |\n"
             + "|---" * (12 if two else 11)
             + "|\n"
         )
@@ -196,7 +197,7 @@ def markdown_table(rows: list[Row]) -> str:
                 + (f"| {r.utilisation_first:.3f} / {r.utilisation_last:.3f} " if two else "")
                 + f"| {_pct(r.util_drop)} | {_f(r.util_vs_cubic_fq_codel)} "
                 f"| {r.goodput_mbps:.1f}{pub} "
-                f"| {r.sojourn_p50_ms:.2f} / {r.sojourn_p99_ms:.2f} "
+                f"| {r.sojourn_mean_ms:.2f} / {r.sojourn_p50_ms:.2f} / {r.sojourn_p99_ms:.2f} "
                 f"| {r.srtt_mean_ms:.1f} / {r.srtt_p99_ms:.1f} | {r.marks:.0f} / {r.drops:.0f} |"
             )
         parts.append(head + "\n".join(lines) + "\n")
@@ -205,7 +206,9 @@ def markdown_table(rows: list[Row]) -> str:
         f"\nMeans of {_seeds(seeds)} (utilisation's range over them). Utilisation: the "
         "bottleneck's busy fraction over the steady windows (Scenario 2: 10-30 s and 40-60 s; "
         "Scenario 3: 5-60 s; sweep: 10-30 s; Czech 5-60 s; Portland 60-300 s); goodput over "
-        "the same; sojourn: every packet through the bottleneck over the whole run; sRTT: the "
+        "the same; sojourn: the bottleneck's, its mean over the windows (the 100 ms samples' "
+        "means weighted by the bytes sent), its p50 and p99 over every packet of the whole "
+        "run (slow start and rate steps included); sRTT: the "
         "flow's, sampled every 100 ms in the windows. Published: the study's goodput "
         "(`l4s_tests_bursts.csv`).\n"
     )
@@ -276,9 +279,14 @@ def findings(rows: list[Row]) -> str:
             f"{_sweep(rows, 'cubic', 'fq_codel')}. Where it is below 0.9, Prague / DualPI2's "
             f"utilisation times the burst is {_law(rows, 'dualpi2')}, and with the step at "
             f"5 ms {_law(rows, 'dualpi2_step5ms')}: Prague backs off until a burst's queue "
-            "fits under the step, so utilisation ≈ step / burst. The bottleneck's sojourn p99: "
-            f"Prague / DualPI2 {_sweep(rows, 'prague', 'dualpi2', 'sojourn_p99_ms')} ms; "
-            f"CUBIC / fq_codel {_sweep(rows, 'cubic', 'fq_codel', 'sojourn_p99_ms')} ms."
+            "fits under the step, so utilisation ≈ step / burst. The bottleneck's mean sojourn "
+            "in the window: Prague / DualPI2 "
+            f"{_sweep(rows, 'prague', 'dualpi2', 'sojourn_mean_ms')} ms, CUBIC / fq_codel "
+            f"{_sweep(rows, 'cubic', 'fq_codel', 'sojourn_mean_ms')} ms; "
+            f"the flow's mean sRTT: Prague / DualPI2 "
+            f"{_sweep(rows, 'prague', 'dualpi2', 'srtt_mean_ms')} ms, CUBIC / fq_codel "
+            f"{_sweep(rows, 'cubic', 'fq_codel', 'srtt_mean_ms')} ms (a packet waits at each "
+            "slotted gate, data and ACKs, half a gap on average)."
         )
         n += 1
         cross = [
@@ -331,11 +339,12 @@ def findings(rows: list[Row]) -> str:
 
 
 def plot(rows: list[Row], path: Path) -> None:
-    """Utilisation and the bottleneck's sojourn p99 against the burst length, per pair."""
+    """Utilisation, the bottleneck's mean sojourn and the flow's mean sRTT against the burst
+    length, per pair (the sweep)."""
     from l4sim.plot import pyplot
 
     plt = pyplot()
-    fig, (ax_u, ax_d) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (ax_u, ax_q, ax_r) = plt.subplots(1, 3, figsize=(15, 4))
     for cca, queue in PAIRS:
         rs = sorted(
             (r for r in rows if r.group == "sweep" and (r.cca, r.queue) == (cca, queue)),
@@ -349,17 +358,22 @@ def plot(rows: list[Row], path: Path) -> None:
             [a - r.utilisation_min for a, r in zip(u, rs, strict=True)],
             [r.utilisation_max - a for a, r in zip(u, rs, strict=True)],
         ]
-        ax_u.errorbar(x, u, yerr=err, marker="o", capsize=3, label=f"{cca} / {queue}")
-        ax_d.plot(x, [r.sojourn_p99_ms for r in rs], marker="o", label=f"{cca} / {queue}")
+        label = f"{cca} / {queue}"
+        ax_u.errorbar(x, u, yerr=err, marker="o", capsize=3, label=label)
+        ax_q.plot(x, [r.sojourn_mean_ms for r in rs], marker="o", label=label)
+        ax_r.plot(x, [r.srtt_mean_ms for r in rs], marker="o", label=label)
     xs = [g for g in SWEEP_GAPS_MS if g > 0]
     ax_u.plot(xs, [min(1.0, 1.0 / g) for g in xs], "k:", label="1 ms step / burst")
-    ax_u.set(
-        xlabel="burst (gap between slots), ms", ylabel="bottleneck utilisation", ylim=(0, 1.05)
-    )
-    ax_u.set_title("Utilisation, 50 Mbit/s, 20 ms (range over seeds)", fontsize=10)
-    ax_d.set(xlabel="burst (gap between slots), ms", ylabel="sojourn p99, ms")
-    ax_d.set_title("Bottleneck sojourn p99", fontsize=10)
+    ax_u.set(ylabel="bottleneck utilisation", ylim=(0, 1.05))
+    ax_u.set_title("Utilisation (range over seeds)", fontsize=10)
+    ax_q.set(ylabel="ms")
+    ax_q.set_title("Bottleneck's mean sojourn", fontsize=10)
+    ax_r.set(ylabel="ms")
+    ax_r.set_title("Flow's mean sRTT (base 20 ms)", fontsize=10)
+    for ax in (ax_u, ax_q, ax_r):
+        ax.set_xlabel("burst (gap between slots), ms")
     ax_u.legend(fontsize=8)
+    fig.suptitle("Bursts at a 50 Mbit/s, 20 ms bottleneck", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+import polars as pl
 
 from l4sim.engine.simulation import Simulation
 from l4sim.scenario import Scenario
@@ -100,6 +103,11 @@ class Case:
     @property
     def setting(self) -> Setting:
         return SETTINGS[self.group]
+
+    def rate_at(self, t: float) -> int:
+        """The bottleneck's rate (Mbit/s) at time ``t`` s."""
+        now = [mbps for at, mbps in self.setting.schedule if at <= t]
+        return now[-1] if now else self.rate_mbps
 
 
 def _gap(ms: int) -> str:
@@ -222,6 +230,8 @@ class Run:
     #: The bottleneck's per-packet sojourn over the whole run (ms).
     sojourn_p50_ms: float
     sojourn_p99_ms: float
+    #: Its mean over the windows (ms): the 100 ms samples' means, weighted by the bytes sent.
+    sojourn_mean_ms: float
     #: The flow's smoothed RTT sampled every 100 ms in the windows (ms).
     srtt_mean_ms: float
     srtt_p99_ms: float
@@ -258,12 +268,23 @@ def measure(case: Case, seed: int) -> Run:
     acked = sum(grew(a, b, lambda s: s["flows"][0]["bytes_acked"]) for a, b in windows)
     end = points[windows[-1][1]]
     queue = _bottleneck(end)
-    series = sim.flows()
+
+    def inside(t: float) -> bool:
+        return any(a <= t <= b for a, b in windows)
+
+    flows = sim.flows()
     srtt = [
         s * 1e3
-        for t, s in zip(series["time_s"], series["srtt_s"], strict=True)
-        if s is not None and any(a <= t <= b for a, b in windows)
+        for t, s in zip(flows["time_s"], flows["srtt_s"], strict=True)
+        if s is not None and inside(t)
     ]
+    samples = sim.queues().filter((pl.col("link") == BOTTLENECK) & (pl.col("class") == ""))
+    weighted = [
+        (soj, util * case.rate_at(t))
+        for t, soj, util in samples.select("time_s", "sojourn_s", "utilization").iter_rows()
+        if inside(t) and soj is not None and not math.isnan(soj) and util > 0
+    ]
+    weight = sum(w for _, w in weighted)
     return Run(
         case.name,
         seed,
@@ -273,6 +294,7 @@ def measure(case: Case, seed: int) -> Run:
         acked * 8 / sum(spans) / 1e6,
         queue["sojourn_p50_s"] * 1e3,
         queue["sojourn_p99_s"] * 1e3,
+        sum(s * w for s, w in weighted) / weight * 1e3 if weight > 0 else math.nan,
         statistics.fmean(srtt),
         _p99(srtt),
         int(sum(grew(a, b, lambda s: _bottleneck(s)["ecn_marks"]) for a, b in windows)),
