@@ -34,6 +34,8 @@ the declarations.
   against CUBIC's, see :mod:`l4sim.experiments.rfc3168_rate_step`.
 - ``coexistence``: every pair of scalable and classic senders through every queue at three
   rates and three RTTs, see :mod:`l4sim.experiments.coexistence`.
+- ``l4s-bursts``: Prague through DualPI2 against CUBIC through fq_codel behind a bursty
+  (netem-slotted) link, against the L4S Tests testbed, see :mod:`l4sim.experiments.l4s_bursts`.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ EXPERIMENTS: dict[str, str] = {
     "rfc3168-coexistence": "l4sim.experiments.rfc3168_coexistence",
     "rfc3168-rate-step": "l4sim.experiments.rfc3168_rate_step",
     "coexistence": "l4sim.experiments.coexistence",
+    "l4s-bursts": "l4sim.experiments.l4s_bursts",
 }
 
 
