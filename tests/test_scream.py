@@ -123,3 +123,8 @@ def test_the_table_form_reaches_the_core_and_l4s_mode_sends_ect1() -> None:
     assert fr["target_rate_bps"] <= 30e6
     short = l4sim.Scenario.parse({**d, "flows": [{**d["flows"][0], "cc": "scream"}]})
     assert short.flows[0].cc.kind == "scream" and short.flows[0].cc.mode == "l4s"
+
+
+def test_docs_show_the_benchmarks_own_numbers() -> None:
+    md = (ROOT / "benchmarks" / "data" / "scream_step.md").read_text()
+    assert md in (ROOT / "docs" / "media.md").read_text()

@@ -10,8 +10,9 @@
 //! grows by about one MSS per RTT plus a multiplicative part (at most 5 % per RTT) that
 //! returns slowly after congestion. The encoder's target bitrate is the window over the
 //! smoothed RTT, less small margins, within the stream's min and max; packets are paced at
-//! 1.5 times the target; a window check (with a large headroom) holds packets back; the RTP
-//! queue is cleared, and a key frame asked for, when its oldest packet waited too long.
+//! 1.5 times the target; a window check (a headroom of 1.5 to 5 windows) holds packets
+//! back; the RTP queue is cleared, and a key frame asked for, when its oldest packet waited
+//! too long.
 //!
 //! Left out: shared-bottleneck detection (off by default, `Tx.h` `kEnableSbd`), clock-drift
 //! compensation (the simulator's clocks agree), several streams and their priorities (one
@@ -112,8 +113,12 @@ const MULT_INCREASE: f64 = 0.05;
 /// The window may exceed the largest bytes in flight by this factor (`Tx.h`
 /// `kBytesInFlightHeadRoom`).
 const BYTES_IN_FLIGHT_HEADROOM: f64 = 2.0;
-/// Bytes in flight may reach this many windows (`scream_sender.cpp` `maxWindowHeadroom`).
-const WINDOW_HEADROOM: f64 = 5.0;
+/// Bytes in flight may reach this many windows: from `MIN_WINDOW_HEADROOM` when the queue
+/// delay varies by 10 ms or more to `MAX_WINDOW_HEADROOM` when it is steady (adaptive window
+/// headroom, on by default: `Tx.cpp` `enableAdaptiveWindowHeadroom(true)`, `updateCwnd`,
+/// `kMinWindowHeadroom`; `scream_sender.cpp` `maxWindowHeadroom = 5.0`).
+const MIN_WINDOW_HEADROOM: f64 = 1.5;
+const MAX_WINDOW_HEADROOM: f64 = 5.0;
 /// Packets are paced at this multiple of the target (`Tx.h` `kPacketPacingHeadRoom`).
 const PACING_HEADROOM: f64 = 1.5;
 /// The pacing rate's floor (`Tx.cpp` `updateCwnd`, `50e3f`).
@@ -605,10 +610,12 @@ impl DatagramCc for Scream {
         Some((PACING_HEADROOM * self.target).max(MIN_PACING_BPS) as u64)
     }
 
-    /// `Tx.cpp` `isOkToTransmit`: bytes in flight may reach the window times its headroom,
-    /// plus one MSS.
+    /// `Tx.cpp` `isOkToTransmit`: bytes in flight may reach the window times its (adaptive)
+    /// headroom, plus one MSS.
     fn can_send(&self, _now: Time, bytes: u32) -> bool {
-        self.bytes_in_flight + bytes as f64 <= self.ref_wnd * WINDOW_HEADROOM + self.mss()
+        let headroom = MIN_WINDOW_HEADROOM
+            + (MAX_WINDOW_HEADROOM - MIN_WINDOW_HEADROOM) * self.latency_diff_scale;
+        self.bytes_in_flight + bytes as f64 <= self.ref_wnd * headroom + self.mss()
     }
 
     fn take_key_frame_request(&mut self) -> bool {
