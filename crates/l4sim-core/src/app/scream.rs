@@ -777,6 +777,35 @@ mod tests {
         assert!(s.ref_wnd() < before, "{} !< {before}", s.ref_wnd());
     }
 
+    /// The window's headroom: 5 windows in flight while the queue delay is steady, down to
+    /// 1.5 once it swings by 10 ms or more (reports alternating 0 and 20 ms of queue).
+    #[test]
+    fn a_varying_queue_delay_shrinks_the_window_headroom() {
+        let (mut s, mut t) = steady(&ScreamConfig::default());
+        let two = (2.0 * s.ref_wnd()) as u32;
+        assert!(s.can_send(t, two));
+        let mut r = Report::default();
+        for k in 0..200u64 {
+            r.entries.clear();
+            let queue = if k % 2 == 0 { 0 } else { 20 * MS };
+            for i in 0..5u64 {
+                let seq = 5000 + k * 5 + i;
+                s.on_sent(t + i * MS, seq, PKT);
+                r.entries.push(ReportEntry {
+                    seq,
+                    arrived: true,
+                    arrival: t + i * MS + 10 * MS + queue,
+                    ecn: Ecn::Ect1,
+                });
+            }
+            t += 40 * MS;
+            s.on_feedback(t, &r);
+        }
+        assert!(s.latency_diff_scale < 0.1, "{}", s.latency_diff_scale);
+        let two = (2.0 * s.ref_wnd()) as u32;
+        assert!(!s.can_send(t, two) && s.can_send(t, two / 2));
+    }
+
     /// The RTP queue: its delay beyond half a frame period lowers the target at the next
     /// frame; older than 200 ms after a report it is cleared (at most every 250 ms) and a
     /// key frame asked for.
