@@ -660,9 +660,20 @@ mod tests {
 
     const PKT: u32 = 1400;
 
-    /// A sender with `n` packets sent 1 ms apart from `t0`, all reported at `at` as having
-    /// arrived 10 ms after they left, the first `ce` of them CE-marked, `lost` missing.
-    fn feed(s: &mut Scream, t0: Time, n: u64, ce: u64, lost: u64, at: Time, first: u64) {
+    /// `n` packets from `first` sent 1 ms apart from `t0`, all reported at `at` as having
+    /// arrived 10 ms (and `queue`) after they left, the first `ce` of them CE-marked, the
+    /// last `lost` missing.
+    #[allow(clippy::too_many_arguments)]
+    fn feed_queued(
+        s: &mut Scream,
+        t0: Time,
+        n: u64,
+        ce: u64,
+        lost: u64,
+        at: Time,
+        first: u64,
+        queue: Time,
+    ) {
         let mut r = Report {
             id: 0,
             sent_at: at,
@@ -674,7 +685,7 @@ mod tests {
             r.entries.push(ReportEntry {
                 seq: first + i,
                 arrived: i >= n - lost,
-                arrival: sent + 10 * MS,
+                arrival: sent + 10 * MS + queue,
                 ecn: if i < ce { Ecn::Ce } else { Ecn::Ect1 },
             });
         }
@@ -682,6 +693,10 @@ mod tests {
             e.arrived = !e.arrived;
         }
         s.on_feedback(at, &r);
+    }
+
+    fn feed(s: &mut Scream, t0: Time, n: u64, ce: u64, lost: u64, at: Time, first: u64) {
+        feed_queued(s, t0, n, ce, lost, at, first, 0);
     }
 
     fn steady(cfg: &ScreamConfig) -> (Scream, Time) {
@@ -756,22 +771,10 @@ mod tests {
     fn queue_delay_over_half_the_target_backs_off() {
         let (mut s, mut t) = steady(&ScreamConfig::default());
         let before = s.ref_wnd();
-        let mut r = Report::default();
         for k in 0..10u64 {
-            r.entries.clear();
-            for i in 0..20u64 {
-                let seq = 3000 + k * 20 + i;
-                s.on_sent(t + i * MS, seq, PKT);
-                r.entries.push(ReportEntry {
-                    seq,
-                    arrived: true,
-                    // 10 ms of propagation and 50 ms of queue.
-                    arrival: t + i * MS + 60 * MS,
-                    ecn: Ecn::Ect1,
-                });
-            }
+            // 10 ms of propagation and 50 ms of queue.
+            feed_queued(&mut s, t, 20, 0, 0, t + 70 * MS, 3000 + k * 20, 50 * MS);
             t += 30 * MS;
-            s.on_feedback(t + 40 * MS, &r);
         }
         assert!(s.qdelay > 0.045, "qdelay {}", s.qdelay);
         assert!(s.ref_wnd() < before, "{} !< {before}", s.ref_wnd());
@@ -784,22 +787,10 @@ mod tests {
         let (mut s, mut t) = steady(&ScreamConfig::default());
         let two = (2.0 * s.ref_wnd()) as u32;
         assert!(s.can_send(t, two));
-        let mut r = Report::default();
         for k in 0..200u64 {
-            r.entries.clear();
             let queue = if k % 2 == 0 { 0 } else { 20 * MS };
-            for i in 0..5u64 {
-                let seq = 5000 + k * 5 + i;
-                s.on_sent(t + i * MS, seq, PKT);
-                r.entries.push(ReportEntry {
-                    seq,
-                    arrived: true,
-                    arrival: t + i * MS + 10 * MS + queue,
-                    ecn: Ecn::Ect1,
-                });
-            }
+            feed_queued(&mut s, t, 5, 0, 0, t + 40 * MS, 5000 + k * 5, queue);
             t += 40 * MS;
-            s.on_feedback(t, &r);
         }
         assert!(s.latency_diff_scale < 0.1, "{}", s.latency_diff_scale);
         let two = (2.0 * s.ref_wnd()) as u32;
