@@ -251,6 +251,21 @@ def test_the_same_seed_gives_the_same_frames() -> None:
         ('source = { kind = "trace", file = "none.txt" }', "does not exist"),
         ('source = { kind = "periodic", interval = "0s" }', "positive time"),
         ('rate = "1Mbps"\nsource = { kind = "periodic", interval = "1s" }', "drop rate"),
+        ('rate = "1Mbps"\ncc = "scream"', "give the flow a frame source"),
+        ('rate = "1Mbps"\nsource = "video"\ncc = "scream"', 'feedback = "rfc8888"'),
+        (
+            'rate = "1Mbps"\nsource = "video"\nfeedback = "rfc8888"\n'
+            'cc = { kind = "scream", min_rate = "5Mbps", max_rate = "1Mbps" }',
+            "is above max_rate",
+        ),
+        (
+            'rate = "1Mbps"\nsource = "video"\ncc = { kind = "scream", max_rate = "0Mbps" }',
+            "positive rate",
+        ),
+        (
+            'rate = "1Mbps"\nsource = "video"\ncc = { kind = "scream", mode = "fast" }',
+            "'l4s' or 'classic'",
+        ),
     ],
 )
 def test_bad_media_input_is_one_sentence(

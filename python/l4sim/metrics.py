@@ -39,3 +39,22 @@ def running_mean(xs: list[float], k: int = 10) -> list[float]:
             acc -= xs[i - k]
         out.append(acc / min(i + 1, k))
     return out
+
+
+def settling_time(
+    samples: Iterable[tuple[float, float]], start: float, end: float, level: float
+) -> float:
+    """How long after ``start`` a sampled signal ``(time, value)`` is at or above ``level``
+    for good, up to ``end``: the time after the last sample in ``[start, end)`` below
+    ``level`` (0 if none is; ``end - start`` if the last one is)."""
+    last_low = None
+    times = []
+    for t, v in samples:
+        if start <= t < end:
+            times.append(t)
+            if v < level:
+                last_low = t
+    if last_low is None:
+        return 0.0
+    later = [t for t in times if t > last_low]
+    return (later[0] if later else end) - start

@@ -295,17 +295,39 @@ class UdpFlow(_FlowBase):
 
     @model_validator(mode="after")
     def _media_needs(self) -> UdpFlow:
-        """A frame source's packets need room for a payload after their headers."""
+        """A frame source's packets need room for a payload after their headers; a
+        congestion control needs frames to pace and the receiver's feedback to read."""
         kind = self.source.kind if self.source is not None else "cbr"
         if kind != "cbr" and self.packet_size <= RTP_HEADER_BYTES:
             raise ValueError(
                 f"packet_size {self.packet_size} B leaves no payload after the "
                 f"{RTP_HEADER_BYTES} B of IPv4, UDP and RTP headers of a {kind} source"
             )
+        cc = self.cc.kind if self.cc is not None else "none"
+        if cc != "none" and (kind == "cbr" or self.feedback is None):
+            raise ValueError(
+                f"cc = \"{cc}\" reads the receiver's reports and sets a source's rate: give "
+                'the flow a frame source (e.g. source = "video") and feedback = "rfc8888"'
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _ecn_scream_l4s_uses(self) -> UdpFlow:
+        """SCReAM in L4S mode sends ECT(1) (its reference's L4S setting); an explicit
+        ``ecn`` stays."""
+        l4s = self.cc is not None and getattr(self.cc, "mode", None) == "l4s"
+        if l4s and "ecn" not in self.model_fields_set:
+            object.__setattr__(self, "ecn", "ect1")
         return self
 
     def core_params(self) -> dict[str, Any]:
-        return {"udp": self.core_fields()}
+        udp = self.core_fields()
+        cc = udp.get("cc")
+        if cc is not None and cc["kind"] == "scream" and "start_rate_bps" not in cc:
+            # SCReAM starts at the flow's rate, within its limits.
+            lo, hi = cc["min_rate_bps"], cc["max_rate_bps"]
+            cc["start_rate_bps"] = min(max(self.rate or lo, lo), hi)
+        return {"udp": udp}
 
 
 def _flow_default_kind(v: Any) -> Any:

@@ -1,5 +1,5 @@
 """A UDP flow's media parts: its ``source`` (``cbr``, ``video``, ``trace``, ``periodic``),
-its ``feedback`` (RFC 8888) and its congestion control ``cc`` (``none``); config.rs's
+its ``feedback`` (RFC 8888) and its congestion control ``cc`` (``none``, ``scream``); config.rs's
 ``SourceConfig``, ``FeedbackConfig`` and ``DatagramCcConfig`` (``crates/l4sim-core/src/app/``).
 
 A frame-size trace is a text file with one frame's payload size in bytes per line (blank
@@ -14,10 +14,10 @@ from array import array
 from functools import lru_cache
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from l4sim import files
-from l4sim.scenario.fields import CoreKey, PositiveTime, Size, Time, _Model, writes
+from l4sim.scenario.fields import CoreKey, PositiveTime, Rate, Size, Time, _Model, writes
 
 __all__ = [
     "MAX_FRAMES",
@@ -28,6 +28,7 @@ __all__ = [
     "FrameTraceError",
     "NoCc",
     "Periodic",
+    "Scream",
     "Source",
     "TraceSource",
     "Video",
@@ -198,11 +199,43 @@ class NoCc(_Model):
     kind: Literal["none"] = "none"
 
 
-Cc = Annotated[NoCc, BeforeValidator(_kind_shorthand)]
+class Scream(_Model):
+    """SCReAM v2 (draft-ietf-ccwg-rfc8298bis-screamv2, Ericsson's reference code): a
+    window of bytes in flight cut on CE marks (``mode = "l4s"``: by the marked fraction;
+    ``"classic"``: by a fixed factor), loss and queue delay above half ``qdelay_target``;
+    the encoder's target is the window over the RTT, within ``min_rate`` .. ``max_rate``,
+    starting at ``start_rate`` (default: the flow's ``rate``). Defaults: the reference's
+    BW test tool (``scream_sender.cpp``). Needs a frame source and ``feedback``."""
+
+    kind: Literal["scream"] = "scream"
+    mode: Literal["l4s", "classic"] = "l4s"
+    min_rate: Rate = "1Mbps"  # type: ignore[assignment]
+    max_rate: Rate = "500Mbps"  # type: ignore[assignment]
+    start_rate: Rate | None = None
+    qdelay_target: PositiveTime = "60ms"  # type: ignore[assignment]
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "min_rate": "min_rate_bps",
+        "max_rate": "max_rate_bps",
+        "start_rate": "start_rate_bps",
+        "qdelay_target": "qdelay_target_ns",
+    }
+
+    @model_validator(mode="after")
+    def _min_below_max(self) -> Scream:
+        if self.min_rate > self.max_rate:
+            raise ValueError(
+                f"min_rate ({self.min_rate} bit/s) is above max_rate ({self.max_rate} bit/s); "
+                "give a min_rate at most max_rate"
+            )
+        return self
+
+
+Cc = Annotated[NoCc | Scream, Field(discriminator="kind"), BeforeValidator(_kind_shorthand)]
 
 
 #: The tables whose keys the core describes under their kind (``l4sim.schema``).
-MEDIA_MODELS: tuple[type[_Model], ...] = (Video, TraceSource, Periodic, FeedbackSpec)
+MEDIA_MODELS: tuple[type[_Model], ...] = (Video, TraceSource, Periodic, FeedbackSpec, Scream)
 
 
 def with_kind(model: _Model) -> dict[str, Any]:

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::time::Time;
 
 use super::feedback::Report;
+use super::scream::{Scream, ScreamConfig};
 
 /// Which congestion control a UDP flow's sender runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -17,6 +18,8 @@ pub enum DatagramCcConfig {
     /// No congestion control: the configured rate, whatever the feedback says.
     #[default]
     None,
+    /// SCReAM v2 (draft-ietf-ccwg-rfc8298bis-screamv2), L4S or classic mode.
+    Scream(ScreamConfig),
 }
 
 impl DatagramCcConfig {
@@ -27,6 +30,19 @@ impl DatagramCcConfig {
     pub fn build(&self) -> Box<dyn DatagramCc> {
         match self {
             DatagramCcConfig::None => Box::new(NoCc),
+            DatagramCcConfig::Scream(c) => Box::new(Scream::new(c)),
+        }
+    }
+
+    /// Whether the sender needs the receiver's feedback (every CC but none reads it).
+    pub fn needs_feedback(&self) -> bool {
+        !self.is_none()
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            DatagramCcConfig::None => Ok(()),
+            DatagramCcConfig::Scream(c) => c.validate(),
         }
     }
 }
@@ -60,6 +76,13 @@ pub trait DatagramCc: std::fmt::Debug + Send + Sync {
 
     /// Whether the next frame should be a key frame (asked once: the call clears it).
     fn take_key_frame_request(&mut self) -> bool {
+        false
+    }
+
+    /// The sender's RTP queue at `now`: its oldest packet has waited `delay` (0: empty);
+    /// `new_frame`: a frame just joined it, else a report was just read. Returns whether
+    /// to clear the queue (its frames never complete); a key-frame request may follow.
+    fn on_rtp_queue(&mut self, _now: Time, _delay: Time, _new_frame: bool) -> bool {
         false
     }
 

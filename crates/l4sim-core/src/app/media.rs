@@ -63,6 +63,8 @@ pub struct Media {
     pub feedback: Option<Rfc8888Receiver>,
     /// The time of the one send event the engine holds for this flow.
     armed: Option<Time>,
+    /// Frames the congestion control cleared from the send queue before they all left.
+    pub discarded_frames: u64,
 }
 
 impl Media {
@@ -126,6 +128,7 @@ impl Media {
             sink: UdpSink::default(),
             feedback: cfg.feedback.as_ref().map(Rfc8888Receiver::new),
             armed: None,
+            discarded_frames: 0,
         }
     }
 
@@ -226,7 +229,17 @@ impl Media {
             log.push(at, bytes, packets, key, target);
             self.frames_made += 1;
             self.next_frame_at = self.start + self.frames_made * self.interval;
+            let delay = self.rtp_queue_delay(now);
+            self.cc.on_rtp_queue(now, delay, true);
         }
+    }
+
+    /// How long the send queue's oldest packet has waited (its frame's age; 0: empty).
+    fn rtp_queue_delay(&self, now: Time) -> Time {
+        let Some(log) = &self.frames else { return 0 };
+        log.frames
+            .get(self.q_frame)
+            .map_or(0, |f| now.saturating_sub(f.created))
     }
 
     /// Send the queue's head packets the pacer and the congestion control allow now.
@@ -326,6 +339,14 @@ impl Media {
         }
         self.cc.on_feedback(now, &r);
         fb.recycle(r);
+        let delay = self.rtp_queue_delay(now);
+        if self.cc.on_rtp_queue(now, delay, false) {
+            // The congestion control clears the queue: what was not sent never will be.
+            let n = self.frames.as_ref().map_or(0, |l| l.frames.len());
+            self.discarded_frames += (n - self.q_frame) as u64;
+            self.q_frame = n;
+            self.q_pkt = 0;
+        }
     }
 }
 
@@ -598,6 +619,33 @@ mod tests {
         // 4 s of frames at 30/s; all but those of the last RTT or so complete.
         assert_eq!(log.frames.len(), 121);
         assert!(log.complete >= 118, "{} complete", log.complete);
+    }
+
+    /// SCReAM v2 over a link whose capacity falls from 20 to 0.3 Mbit/s at 2 s (below
+    /// SCReAM's 1 Mbit/s min rate; a deep FIFO): the RTP queue grows past 200 ms, the sender
+    /// clears it (the frames in it never leave) and asks for key frames.
+    #[test]
+    fn scream_clears_a_stale_rtp_queue_and_asks_for_a_key_frame() {
+        let cfg = one_link(
+            20_000_000,
+            r#", "qdisc_ab": {"kind": "fifo", "limit_pkts": 10000},
+            "schedule_ab": {"kind": "steps", "steps": [{"at_ns": 0, "rate_bps": 20000000},
+                {"at_ns": 2000000000, "rate_bps": 300000}]}"#,
+            r#"{"rate_bps": 2000000, "ecn": "ect1", "source": {"kind": "video", "noise": 0},
+                "feedback": {"kind": "rfc8888"}, "cc": {"kind": "scream"}}"#,
+        );
+        let mut sim = Simulation::new(cfg).unwrap();
+        sim.run();
+        let m = media(&mut sim);
+        let log = m.frames.as_ref().unwrap();
+        let keys = log.frames.iter().filter(|f| f.key).count();
+        let unsent = log
+            .frames
+            .iter()
+            .filter(|f| f.first_sent == super::super::frames::NEVER);
+        assert!(m.discarded_frames > 0, "no frame discarded");
+        assert!(unsent.count() as u64 >= m.discarded_frames / 2);
+        assert!(keys > 1, "only {keys} key frames");
     }
 
     /// No congestion control, video at 1.5 times the link: the run ends, the 100-packet

@@ -12,6 +12,7 @@ pub mod feedback;
 pub mod frames;
 pub mod media;
 pub mod periodic;
+pub mod scream;
 pub mod trace;
 pub mod video;
 
@@ -25,6 +26,7 @@ pub use cc::{DatagramCc, DatagramCcConfig};
 pub use feedback::FeedbackConfig;
 pub use media::Media;
 pub use periodic::PeriodicConfig;
+pub use scream::{ScreamConfig, ScreamMode};
 pub use trace::TraceConfig;
 pub use video::VideoConfig;
 
@@ -120,6 +122,14 @@ impl UdpConfig {
         }
         if let Some(fb) = &self.feedback {
             fb.validate()?;
+        }
+        self.cc.validate()?;
+        if self.cc.needs_feedback() && (self.feedback.is_none() || self.source.is_cbr()) {
+            return Err(
+                "a UDP flow's congestion control needs a frame source and the receiver's \
+                 feedback (give source and feedback)"
+                    .into(),
+            );
         }
         Ok(())
     }
