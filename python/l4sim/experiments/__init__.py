@@ -36,6 +36,8 @@ the declarations.
   rates and three RTTs, see :mod:`l4sim.experiments.coexistence`.
 - ``l4s-bursts``: Prague through DualPI2 against CUBIC through fq_codel behind a bursty
   (netem-slotted) link, against the L4S Tests testbed, see :mod:`l4sim.experiments.l4s_bursts`.
+- ``bbr3-coexistence``: BBRv3 (and BBR v1) beside CUBIC across buffer sizes, against the
+  published measurements, see :mod:`l4sim.experiments.bbr3_coexistence`.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ EXPERIMENTS: dict[str, str] = {
     "rfc3168-rate-step": "l4sim.experiments.rfc3168_rate_step",
     "coexistence": "l4sim.experiments.coexistence",
     "l4s-bursts": "l4sim.experiments.l4s_bursts",
+    "bbr3-coexistence": "l4sim.experiments.bbr3_coexistence",
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -54,6 +54,38 @@ class Seeded:
     @property
     def name(self) -> str:
         return f"{self.case.name}-s{self.seed}"
+
+
+def seeds_for(seeds: Iterable[int] | None, quick: bool, default: Sequence[int]) -> list[int]:
+    """The seeds a run uses: those given, else one seed for ``--quick``, else ``default``."""
+    return list(seeds) if seeds is not None else list((1,) if quick else default)
+
+
+def seeded(todo: Iterable[Any], seeds: Iterable[int]) -> list[Seeded]:
+    """Every case of ``todo`` with every seed, seed-major (as :func:`run_seeded` runs them)."""
+    cases = list(todo)
+    return [Seeded(c, s) for s in seeds for c in cases]
+
+
+def seeded_hooks(
+    cases: Callable[..., Sequence[Any]],
+    scenario: Callable[[Any, int], Any],
+    default_seeds: Sequence[int],
+) -> tuple[Callable[..., dict[str, Any]], Callable[..., list[Seeded]]]:
+    """The ``scenarios`` and ``_cases`` (:func:`~l4sim.experiments.base.declare`) of an
+    experiment whose cases carry no seed: ``cases(groups, quick=...)`` run with each seed
+    (``--seeds``, else one for ``--quick``, else ``default_seeds``), ``scenario(case, seed)``
+    what each ran."""
+
+    def case_list(
+        groups: Iterable[str], *, quick: bool = False, seeds: Iterable[int] | None = None, **_: Any
+    ) -> list[Seeded]:
+        return seeded(cases(groups, quick=quick), seeds_for(seeds, quick, default_seeds))
+
+    def scenarios(out_dir: Any, groups: Iterable[str], **options: Any) -> dict[str, Any]:
+        return {t.name: scenario(t.case, t.seed) for t in case_list(groups, **options)}
+
+    return scenarios, case_list
 
 
 def run_seeded(

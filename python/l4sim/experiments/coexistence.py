@@ -37,7 +37,7 @@ from typing import Any
 
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
-from l4sim.experiments._cases import Seeded, run_seeded
+from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
 from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option
 from l4sim.scenario import Scenario
@@ -262,7 +262,7 @@ def reproduce(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS, quick=quick)
-    seed_list = list(seeds if seeds is not None else ((1,) if quick else DEFAULT_SEEDS))
+    seed_list = seeds_for(seeds, quick, DEFAULT_SEEDS)
     runs, per_case = run_seeded(_run, todo, seed_list, executor, on_case)
     rows = [_row(c, r) for c, r in zip(todo, per_case, strict=True)]
     write_per_seed(out, runs)
@@ -444,25 +444,7 @@ def plot_point(rows: list[Row], rate: int, rtt: int, path: Path) -> None:
     _panels(math.ceil(len(queues) / cols), cols, draw, title, path)
 
 
-def scenarios(
-    out_dir: str | Path,
-    groups: Iterable[str],
-    *,
-    quick: bool = False,
-    seeds: Iterable[int] | None = None,
-    **_: Any,
-) -> dict[str, Any]:
-    """Case name and seed -> the scenario it ran."""
-    chosen = list(seeds or ((1,) if quick else DEFAULT_SEEDS))
-    return {f"{c.name}-s{s}": scenario(c, s) for s in chosen for c in cases(groups, quick=quick)}
-
-
-def _cases(
-    groups: Iterable[str], *, quick: bool = False, seeds: Iterable[int] | None = None, **_: Any
-) -> list[Seeded]:
-    chosen = list(seeds or ((1,) if quick else DEFAULT_SEEDS))
-    return [Seeded(c, s) for s in chosen for c in cases(groups, quick=quick)]
-
+scenarios, _cases = seeded_hooks(cases, scenario, DEFAULT_SEEDS)
 
 OPTIONS: tuple[Option, ...] = (
     quick_option("Prague and BBR v1 against CUBIC, DualPI2 and one fq_codel queue, one seed"),
