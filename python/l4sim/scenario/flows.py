@@ -255,8 +255,8 @@ class UdpFlow(_FlowBase):
     ``rate`` by default; with a ``source`` table a video model following ``rate`` as its
     target, a frame-size trace or periodic messages, cut into packets of at most
     ``packet_size`` (40 B of IPv4, UDP and RTP headers each); ``feedback`` adds RFC 8888
-    reports from the receiver, ``cc`` the sender's congestion control (``none``; see
-    docs/media.md)."""
+    reports (or UDP Prague's ACKs) from the receiver, ``cc`` the sender's congestion
+    control (``none``, ``udp_prague``; see docs/media.md)."""
 
     kind: Literal["udp"]
     # Before `rate`, whose check reads it; unset, it is not written back (a plain UDP
@@ -302,6 +302,34 @@ class UdpFlow(_FlowBase):
                 f"packet_size {self.packet_size} B leaves no payload after the "
                 f"{RTP_HEADER_BYTES} B of IPv4, UDP and RTP headers of a {kind} source"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _udp_prague_needs(self) -> UdpFlow:
+        """UDP Prague sets ECT(1) on its packets and reads its own ACKs unless told
+        otherwise (written into the flow, so the resolved scenario says what it does)."""
+        prague_cc = self.cc is not None and self.cc.kind == "udp_prague"
+        if not prague_cc:
+            if self.feedback is not None and self.feedback.kind == "prague":
+                raise ValueError(
+                    'feedback "prague" is UDP Prague\'s own ACKs; it needs cc = "udp_prague"'
+                )
+            return self
+        kind = self.source.kind if self.source is not None else "cbr"
+        if kind not in ("cbr", "video"):
+            raise ValueError(
+                f"udp_prague drives a cbr source (bulk) or a video source (frame mode), not a "
+                f"{kind} one"
+            )
+        if "ecn" not in self.model_fields_set:
+            object.__setattr__(self, "ecn", "ect1")
+        elif self.ecn in ("ect0", "ce"):
+            raise ValueError(
+                f"udp_prague sends ECT(1) (or not_ect, as after its fallback when the path "
+                f"bleaches ECN), not {self.ecn}"
+            )
+        if self.feedback is None:
+            object.__setattr__(self, "feedback", media.PragueAcks())
         return self
 
     def core_params(self) -> dict[str, Any]:

@@ -12,7 +12,9 @@ pub mod feedback;
 pub mod frames;
 pub mod media;
 pub mod periodic;
+pub mod prague_ack;
 pub mod trace;
+pub mod udp_prague;
 pub mod video;
 
 use schemars::JsonSchema;
@@ -26,6 +28,7 @@ pub use feedback::FeedbackConfig;
 pub use media::Media;
 pub use periodic::PeriodicConfig;
 pub use trace::TraceConfig;
+pub use udp_prague::UdpPragueConfig;
 pub use video::VideoConfig;
 
 /// Bytes of headers in front of a media packet's payload: IPv4 (20, RFC 791), UDP (8,
@@ -120,6 +123,40 @@ impl UdpConfig {
         }
         if let Some(fb) = &self.feedback {
             fb.validate()?;
+        }
+        self.cc.validate()?;
+        if self.cc.drives_cbr() {
+            self.validate_udp_prague()?;
+        } else if self.feedback.as_ref().is_some_and(|f| f.is_prague()) {
+            return Err(
+                "feedback kind prague is UDP Prague's own ACKs; it needs cc udp_prague".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// UDP Prague's needs: feedback to read, a codepoint the reference sends (ECT(1), or
+    /// Not-ECT as after its L4S-error fallback), and a source it drives.
+    fn validate_udp_prague(&self) -> Result<(), String> {
+        if self.feedback.is_none() {
+            return Err(
+                "udp_prague needs feedback: its own per-packet ACKs (prague) or RFC 8888 reports"
+                    .into(),
+            );
+        }
+        if matches!(self.ecn, EcnCodepoint::Ect0 | EcnCodepoint::Ce) {
+            return Err(
+                "udp_prague sends ECT(1) (or Not-ECT, as after its L4S-error fallback), not \
+                 ECT(0) or CE"
+                    .into(),
+            );
+        }
+        if !matches!(&*self.source, SourceConfig::Cbr | SourceConfig::Video(_)) {
+            return Err(
+                "udp_prague drives a cbr source (bulk) or a video source (frame mode), not a \
+                 trace or periodic one"
+                    .into(),
+            );
         }
         Ok(())
     }
