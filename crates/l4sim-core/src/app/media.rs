@@ -296,7 +296,7 @@ impl Media {
         let send = if !queued {
             None
         } else if self.blocked {
-            self.cc.timeout()
+            self.cc.timeout().map(|t| t.max(now))
         } else {
             Some(self.next_send_at.max(now))
         };
@@ -365,7 +365,7 @@ impl Media {
             return None;
         }
         if self.blocked {
-            return self.cc.timeout();
+            return self.cc.timeout().map(|t| t.max(now));
         }
         Some(self.next_send_at.max(now))
     }

@@ -306,7 +306,8 @@ impl UdpPrague {
         self.vrtt = self.srtt.max(self.ref_rtt());
     }
 
-    /// `PragueCC::ACKReceived`, in its order. Returns false for an older ACK.
+    /// `PragueCC::ACKReceived`, in its order; an older ACK (a counter went down) is
+    /// ignored.
     fn ack_received(&mut self, now: Time, received: i64, ce: i64, lost: i64, error: bool) {
         if self.packets_received > received || self.packets_ce > ce {
             return;
