@@ -262,7 +262,11 @@ class UdpFlow(_FlowBase):
     # Before `rate`, whose check reads it; unset, it is not written back (a plain UDP
     # flow's table reads as before).
     source: media.Source | None = None
-    rate: Rate | None = Field(None, description="CBR rate, or a video source's target.")
+    rate: Rate | None = Field(
+        None,
+        description="CBR rate (under cc udp_prague: its cap), or a video source's target "
+        "(under a cc: its first).",
+    )
     packet_size: PacketSize = "1500B"  # type: ignore[assignment]
     ecn: Literal["not_ect", "ect0", "ect1", "ce"] = "not_ect"
     feedback: media.Feedback | None = None
