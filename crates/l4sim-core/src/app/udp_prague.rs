@@ -489,9 +489,9 @@ impl UdpPrague {
             // (`frame_inflight <= frame_window`): that many frames' bytes, plus the one
             // being sent, as packets.
             let allowed = (self.frame_window() + 1) * self.frame_size();
-            self.inflight as u64 * self.packet_size >= allowed
+            self.inflight.max(0) as u64 * self.packet_size >= allowed
         } else {
-            self.inflight as u64 >= self.packet_window
+            self.inflight.max(0) as u64 >= self.packet_window
         }
     }
 }
