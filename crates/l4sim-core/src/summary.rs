@@ -102,7 +102,8 @@ pub struct FlowSummary {
     /// other flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frames: Option<FrameSummary>,
-    /// A UDP flow with RFC 8888 feedback: what its reports carried. Absent for other flows.
+    /// A UDP flow with feedback (RFC 8888 reports or UDP Prague's ACKs): what it carried.
+    /// Absent for other flows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feedback: Option<FeedbackSummary>,
 }
@@ -143,10 +144,11 @@ pub struct FrameSummary {
     pub delivered_rate_bps: f64,
 }
 
-/// What a flow's RFC 8888 feedback carried.
+/// What a flow's feedback carried (RFC 8888 reports, or UDP Prague's per-packet ACKs with
+/// cumulative counters).
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct FeedbackSummary {
-    /// The sender's congestion control (`"none"`).
+    /// The sender's congestion control (`"none"`, `"udp_prague"`).
     pub cc: &'static str,
     /// Feedback packets the receiver sent.
     pub reports_sent: u64,
@@ -273,8 +275,7 @@ fn feedback_summary(f: &Flow) -> Option<FeedbackSummary> {
     let Endpoints::Media(m) = &f.ep else {
         return None;
     };
-    let fb = m.feedback.as_ref()?;
-    let s = fb.stats;
+    let s = m.feedback_stats()?;
     Some(FeedbackSummary {
         cc: m.cc.name(),
         reports_sent: s.reports_sent,

@@ -255,14 +255,18 @@ class UdpFlow(_FlowBase):
     ``rate`` by default; with a ``source`` table a video model following ``rate`` as its
     target, a frame-size trace or periodic messages, cut into packets of at most
     ``packet_size`` (40 B of IPv4, UDP and RTP headers each); ``feedback`` adds RFC 8888
-    reports from the receiver, ``cc`` the sender's congestion control (``none``; see
-    docs/media.md)."""
+    reports (or UDP Prague's ACKs) from the receiver, ``cc`` the sender's congestion
+    control (``none``, ``udp_prague``; see docs/media.md)."""
 
     kind: Literal["udp"]
     # Before `rate`, whose check reads it; unset, it is not written back (a plain UDP
     # flow's table reads as before).
     source: media.Source | None = None
-    rate: Rate | None = Field(None, description="CBR rate, or a video source's target.")
+    rate: Rate | None = Field(
+        None,
+        description="CBR rate (under cc udp_prague: its cap), or a video source's target "
+        "(under a cc: its first).",
+    )
     packet_size: PacketSize = "1500B"  # type: ignore[assignment]
     ecn: Literal["not_ect", "ect0", "ect1", "ce"] = "not_ect"
     feedback: media.Feedback | None = None
@@ -304,7 +308,8 @@ class UdpFlow(_FlowBase):
                 f"{RTP_HEADER_BYTES} B of IPv4, UDP and RTP headers of a {kind} source"
             )
         cc = self.cc.kind if self.cc is not None else "none"
-        if cc != "none" and (kind == "cbr" or self.feedback is None):
+        # UDP Prague drives a cbr source too and defaults its feedback (below).
+        if cc not in ("none", "udp_prague") and (kind == "cbr" or self.feedback is None):
             raise ValueError(
                 f"cc = \"{cc}\" reads the receiver's reports and sets a source's rate: give "
                 'the flow a frame source (e.g. source = "video") and feedback = "rfc8888"'
@@ -318,6 +323,34 @@ class UdpFlow(_FlowBase):
         l4s = self.cc is not None and getattr(self.cc, "mode", None) == "l4s"
         if l4s and "ecn" not in self.model_fields_set:
             object.__setattr__(self, "ecn", "ect1")
+        return self
+
+    @model_validator(mode="after")
+    def _udp_prague_needs(self) -> UdpFlow:
+        """UDP Prague sets ECT(1) on its packets and reads its own ACKs unless told
+        otherwise (written into the flow, so the resolved scenario says what it does)."""
+        prague_cc = self.cc is not None and self.cc.kind == "udp_prague"
+        if not prague_cc:
+            if self.feedback is not None and self.feedback.kind == "prague":
+                raise ValueError(
+                    'feedback "prague" is UDP Prague\'s own ACKs; it needs cc = "udp_prague"'
+                )
+            return self
+        kind = self.source.kind if self.source is not None else "cbr"
+        if kind not in ("cbr", "video"):
+            raise ValueError(
+                f"udp_prague drives a cbr source (bulk) or a video source (frame mode), not a "
+                f"{kind} one"
+            )
+        if "ecn" not in self.model_fields_set:
+            object.__setattr__(self, "ecn", "ect1")
+        elif self.ecn in ("ect0", "ce"):
+            raise ValueError(
+                f"udp_prague sends ECT(1) (or not_ect, as after its fallback when the path "
+                f"bleaches ECN), not {self.ecn}"
+            )
+        if self.feedback is None:
+            object.__setattr__(self, "feedback", media.PragueAcks())
         return self
 
     def core_params(self) -> dict[str, Any]:

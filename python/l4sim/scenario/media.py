@@ -1,5 +1,6 @@
 """A UDP flow's media parts: its ``source`` (``cbr``, ``video``, ``trace``, ``periodic``),
-its ``feedback`` (RFC 8888) and its congestion control ``cc`` (``none``, ``scream``); config.rs's
+its ``feedback`` (RFC 8888, or UDP Prague's own ACKs) and its congestion control ``cc``
+(``none``, ``scream``, ``udp_prague``); config.rs's
 ``SourceConfig``, ``FeedbackConfig`` and ``DatagramCcConfig`` (``crates/l4sim-core/src/app/``).
 
 A frame-size trace is a text file with one frame's payload size in bytes per line (blank
@@ -10,6 +11,7 @@ as data; every problem is one sentence naming the file and the line.
 from __future__ import annotations
 
 import os
+import typing
 from array import array
 from functools import lru_cache
 from typing import Annotated, Any, ClassVar, Literal
@@ -17,20 +19,32 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from l4sim import files
-from l4sim.scenario.fields import CoreKey, PositiveTime, Rate, Size, Time, _Model, writes
+from l4sim.scenario.fields import (
+    CoreKey,
+    Count,
+    PositiveTime,
+    Rate,
+    Size,
+    Time,
+    _Model,
+    writes,
+)
 
 __all__ = [
     "MAX_FRAMES",
     "MAX_FRAME_BYTES",
     "MEDIA_MODELS",
+    "SHORTHAND_KINDS",
     "Cbr",
     "FeedbackSpec",
     "FrameTraceError",
     "NoCc",
     "Periodic",
+    "PragueAcks",
     "Scream",
     "Source",
     "TraceSource",
+    "UdpPrague",
     "Video",
     "load_frame_trace",
 ]
@@ -190,7 +204,16 @@ class FeedbackSpec(_Model):
     _core_keys: ClassVar[dict[str, CoreKey]] = {"interval": "interval_ns"}
 
 
-Feedback = Annotated[FeedbackSpec, BeforeValidator(_kind_shorthand)]
+class PragueAcks(_Model):
+    """UDP Prague's own ACKs (L4STeam/udp_prague's receiver): one per data packet, at once,
+    with cumulative received / CE / lost counters and the packet's timestamp echoed."""
+
+    kind: Literal["prague"] = "prague"
+
+
+Feedback = Annotated[
+    FeedbackSpec | PragueAcks, Field(discriminator="kind"), BeforeValidator(_kind_shorthand)
+]
 
 
 class NoCc(_Model):
@@ -231,11 +254,68 @@ class Scream(_Model):
         return self
 
 
-Cc = Annotated[NoCc | Scream, Field(discriminator="kind"), BeforeValidator(_kind_shorthand)]
+class UdpPrague(_Model):
+    """UDP Prague (L4STeam/udp_prague ``prague_cc.cpp``): bulk over a ``cbr`` source (the
+    flow's ``rate`` caps it), frame mode over a ``video`` source (each frame paced over
+    ``frame_budget``). Unset options take the reference's defaults."""
+
+    kind: Literal["udp_prague"] = "udp_prague"
+    init_rate: Rate | None = None
+    init_window: Count | None = None
+    min_rate: Rate | None = None
+    max_rate: Rate | None = None
+    frame_budget: PositiveTime | None = None
+
+    #: The reference's rates (``prague_cc.h``: 12 500 B/s, 12.5 GB/s), for the check below.
+    _DEFAULT_MIN: ClassVar[int] = 100_000
+    _DEFAULT_MAX: ClassVar[int] = 100_000_000_000
+
+    @model_validator(mode="after")
+    def _rates_in_order(self) -> UdpPrague:
+        lo = self.min_rate if self.min_rate is not None else self._DEFAULT_MIN
+        hi = self.max_rate if self.max_rate is not None else self._DEFAULT_MAX
+        init = self.init_rate if self.init_rate is not None else self._DEFAULT_MIN
+        if not lo <= init <= hi:
+            raise ValueError(
+                f"udp_prague needs min_rate <= init_rate <= max_rate, not {lo} <= {init} <= "
+                f"{hi} bit/s (unset: 100 kbit/s, 100 kbit/s, 100 Gbit/s)"
+            )
+        return self
+
+    _core_keys: ClassVar[dict[str, CoreKey]] = {
+        "init_rate": "init_rate_bps",
+        "init_window": "init_window_pkts",
+        "min_rate": "min_rate_bps",
+        "max_rate": "max_rate_bps",
+        "frame_budget": "frame_budget_ns",
+    }
+
+
+Cc = Annotated[
+    NoCc | Scream | UdpPrague, Field(discriminator="kind"), BeforeValidator(_kind_shorthand)
+]
+
+
+def _kinds(union: Any) -> tuple[str, ...]:
+    models = typing.get_args(typing.get_args(union)[0])
+    return tuple(m.model_fields["kind"].default for m in models)
+
+
+#: The kinds each media key (``source``, ``feedback``, ``cc``) also accepts as a plain
+#: string (``source = "video"``; ``l4sim.schema`` says so in JSON Schema terms).
+SHORTHAND_KINDS: tuple[tuple[str, ...], ...] = (_kinds(Source), _kinds(Feedback), _kinds(Cc))
 
 
 #: The tables whose keys the core describes under their kind (``l4sim.schema``).
-MEDIA_MODELS: tuple[type[_Model], ...] = (Video, TraceSource, Periodic, FeedbackSpec, Scream)
+MEDIA_MODELS: tuple[type[_Model], ...] = (
+    Video,
+    TraceSource,
+    Periodic,
+    FeedbackSpec,
+    PragueAcks,
+    Scream,
+    UdpPrague,
+)
 
 
 def with_kind(model: _Model) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any
 from l4sim.scenario import Scenario
 from l4sim.scenario.ccas import CCA_KINDS, CCA_MODELS
 from l4sim.scenario.flows import TcpFlow
-from l4sim.scenario.media import MEDIA_MODELS
+from l4sim.scenario.media import MEDIA_MODELS, SHORTHAND_KINDS
 from l4sim.scenario.qdiscs import QDISC_KINDS, Qdisc
 
 __all__ = [
@@ -154,6 +154,9 @@ def _rewrite(node: Any) -> Any:
         return _kind_shorthand(node, CCA_KINDS)
     if set(mapping) == set(QDISC_KINDS):
         return _kind_shorthand(node, QDISC_KINDS)
+    for kinds in SHORTHAND_KINDS:
+        if mapping and set(mapping) == set(kinds):
+            return _kind_shorthand(node, kinds)
     if set(mapping) == {"tcp", "udp", "control"}:
         # A flow without ``kind`` is TCP: TcpFlow matches it, the others require the key.
         node.pop("discriminator")

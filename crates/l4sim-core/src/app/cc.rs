@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::time::Time;
 
 use super::feedback::Report;
+use super::prague_ack::PragueAck;
 use super::scream::{Scream, ScreamConfig};
+use super::udp_prague::{UdpPrague, UdpPragueConfig};
 
 /// Which congestion control a UDP flow's sender runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -20,6 +22,9 @@ pub enum DatagramCcConfig {
     None,
     /// SCReAM v2 (draft-ietf-ccwg-rfc8298bis-screamv2), L4S or classic mode.
     Scream(ScreamConfig),
+    /// UDP Prague (L4STeam/udp_prague `prague_cc.cpp`): bulk with a `cbr` source, frame
+    /// mode with a `video` source.
+    UdpPrague(UdpPragueConfig),
 }
 
 impl DatagramCcConfig {
@@ -31,6 +36,7 @@ impl DatagramCcConfig {
         match self {
             DatagramCcConfig::None => Box::new(NoCc),
             DatagramCcConfig::Scream(c) => Box::new(Scream::new(c)),
+            DatagramCcConfig::UdpPrague(c) => Box::new(UdpPrague::new(c)),
         }
     }
 
@@ -39,10 +45,18 @@ impl DatagramCcConfig {
         !self.is_none()
     }
 
+    /// Whether a `cbr` source under this congestion control is greedy (always has data;
+    /// the congestion control's pacing rate, window and packet size set what leaves, the
+    /// flow's rate caps it) rather than a fixed rate.
+    pub fn drives_cbr(&self) -> bool {
+        matches!(self, DatagramCcConfig::UdpPrague(_))
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         match self {
             DatagramCcConfig::None => Ok(()),
             DatagramCcConfig::Scream(c) => c.validate(),
+            DatagramCcConfig::UdpPrague(c) => c.validate(),
         }
     }
 }
@@ -73,6 +87,33 @@ pub trait DatagramCc: std::fmt::Debug + Send + Sync {
     fn can_send(&self, _now: Time, _bytes: u32) -> bool {
         true
     }
+
+    /// The flow is set up at `now`: its largest packet on the wire and, for a frame source,
+    /// the frame interval.
+    fn configure(&mut self, _now: Time, _max_packet_bytes: u32, _frame_interval: Option<Time>) {}
+
+    /// An ACK of udp_prague's own scheme (`feedback = { kind = "prague" }`) reached the
+    /// sender at `now`.
+    fn on_ack(&mut self, _now: Time, _ack: &PragueAck) {}
+
+    /// A greedy (`drives_cbr`) sender's next packet size on the wire (`None`: the flow's).
+    fn packet_bytes(&self) -> Option<u32> {
+        None
+    }
+
+    /// A greedy sender's packets sent back to back per pacing step.
+    fn burst_packets(&self) -> u32 {
+        1
+    }
+
+    /// While `can_send` refuses, when the sender stops waiting for feedback and calls
+    /// `on_timeout` (`None`: it waits for the next report or frame).
+    fn timeout(&self) -> Option<Time> {
+        None
+    }
+
+    /// No feedback came before `timeout`.
+    fn on_timeout(&mut self, _now: Time) {}
 
     /// Whether the next frame should be a key frame (asked once: the call clears it).
     fn take_key_frame_request(&mut self) -> bool {

@@ -32,6 +32,9 @@ pub enum FeedbackConfig {
         #[serde(default = "default_interval")]
         interval_ns: u64,
     },
+    /// UDP Prague's own ACKs (`prague_ack.rs`): one per data packet, at once, with
+    /// cumulative received / CE / lost counters.
+    Prague {},
 }
 
 /// SCReAM's receiver starts at a 20 ms feedback interval (EricssonResearch/scream,
@@ -44,16 +47,22 @@ fn default_interval() -> u64 {
 
 impl FeedbackConfig {
     pub fn validate(&self) -> Result<(), String> {
-        let FeedbackConfig::Rfc8888 { interval_ns } = self;
-        if *interval_ns == 0 {
+        if self.interval() == 0 && !self.is_prague() {
             return Err("the feedback interval must be positive".into());
         }
         Ok(())
     }
 
+    /// The report interval (0 for per-packet ACKs).
     pub fn interval(&self) -> Time {
-        let FeedbackConfig::Rfc8888 { interval_ns } = self;
-        *interval_ns
+        match self {
+            FeedbackConfig::Rfc8888 { interval_ns } => *interval_ns,
+            FeedbackConfig::Prague {} => 0,
+        }
+    }
+
+    pub fn is_prague(&self) -> bool {
+        matches!(self, FeedbackConfig::Prague {})
     }
 }
 

@@ -12,8 +12,9 @@ use crate::time::{tx_time, Time};
 
 use super::cbr::{UdpSink, UdpSource};
 use super::cc::DatagramCc;
-use super::feedback::Rfc8888Receiver;
+use super::feedback::{FeedbackStats, Rfc8888Receiver};
 use super::frames::FrameLog;
+use super::prague_ack::PragueAcks;
 use super::trace::TraceConfig;
 use super::video::VideoEncoder;
 use super::{PeriodicConfig, SourceConfig, UdpConfig, RTP_HEADER_BYTES};
@@ -61,6 +62,11 @@ pub struct Media {
     pub cc: Box<dyn DatagramCc>,
     pub sink: UdpSink,
     pub feedback: Option<Rfc8888Receiver>,
+    /// UDP Prague's per-packet ACKs (`feedback = { kind = "prague" }`).
+    pub acks: Option<PragueAcks>,
+    /// A `cbr` source under a congestion control that drives it: always data to send, at
+    /// what the congestion control allows (capped at `rate_bps`).
+    greedy: bool,
     /// The time of the one send event the engine holds for this flow.
     armed: Option<Time>,
     /// Frames the congestion control cleared from the send queue before they all left.
@@ -104,6 +110,9 @@ impl Media {
                 Some(p.deadline_ns),
             ),
         };
+        let mut cc = cfg.cc.build();
+        cc.configure(start, cfg.packet_bytes, (interval > 0).then_some(interval));
+        let fb = cfg.feedback.as_ref();
         Media {
             fwd,
             rev,
@@ -124,9 +133,11 @@ impl Media {
             next_seq: 0,
             bytes_sent: 0,
             frames: deadline.map(FrameLog::new),
-            cc: cfg.cc.build(),
+            cc,
             sink: UdpSink::default(),
-            feedback: cfg.feedback.as_ref().map(Rfc8888Receiver::new),
+            feedback: fb.filter(|f| !f.is_prague()).map(Rfc8888Receiver::new),
+            acks: fb.filter(|f| f.is_prague()).map(|_| PragueAcks::default()),
+            greedy: cfg.source.is_cbr() && cfg.cc.drives_cbr(),
             armed: None,
             discarded_frames: 0,
         }
@@ -148,6 +159,7 @@ impl Media {
         }
         self.armed = None;
         let next = match &mut self.source {
+            Source::Cbr(_) if self.greedy => self.send_greedy(now, out),
             Source::Cbr(src) => {
                 let next = src.send(now, out);
                 if let Some(p) = out.last_mut() {
@@ -159,6 +171,7 @@ impl Media {
                 next
             }
             _ => {
+                self.check_timeout(now);
                 self.make_frames(now);
                 self.send(now, out);
                 self.next_wake(now)
@@ -172,11 +185,15 @@ impl Media {
     /// control may now allow what it held back.
     #[inline(never)] // off the engine's hot path (TCP flows never come here)
     pub fn rearm(&mut self, now: Time) -> Option<Time> {
-        if matches!(self.source, Source::Cbr(_)) {
+        if matches!(self.source, Source::Cbr(_)) && !self.greedy {
             return None;
         }
         self.blocked = false;
-        let t = self.next_wake(now)?;
+        let t = if self.greedy {
+            self.greedy_wake(now)?
+        } else {
+            self.next_wake(now)?
+        };
         if self.armed.is_some_and(|a| a <= t) {
             return None;
         }
@@ -288,20 +305,102 @@ impl Media {
         let log = self.frames.as_ref()?;
         let more_frames = !self.stopped && self.size.is_none_or(|s| log.bytes_produced < s);
         let frame = more_frames.then_some(self.next_frame_at);
-        let queued = self.q_frame < log.frames.len() && !self.blocked;
-        let send = queued.then_some(self.next_send_at.max(now));
+        let queued = self.q_frame < log.frames.len();
+        let send = if !queued {
+            None
+        } else if self.blocked {
+            self.cc.timeout().map(|t| t.max(now))
+        } else {
+            Some(self.next_send_at.max(now))
+        };
         match (frame, send) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
 
-    /// A data packet reached the receiver.
+    /// While the congestion control holds the queue: past its timeout, tell it.
+    fn check_timeout(&mut self, now: Time) {
+        if self.cc.timeout().is_some_and(|t| t <= now) {
+            self.cc.on_timeout(now);
+        }
+    }
+
+    /// The send event of a greedy sender: a burst of packets of the congestion control's
+    /// size, as its window allows, then the next burst one pacing step later
+    /// (udp_prague_sender.cpp's loop: `nextSend = startSend + packet_size · inburst /
+    /// pacing_rate`). Returns the next send event.
+    fn send_greedy(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        if self.stopped || self.size.is_some_and(|s| self.bytes_sent >= s) {
+            return None;
+        }
+        self.check_timeout(now);
+        self.blocked = false;
+        let burst = self.cc.burst_packets().max(1);
+        let mut bytes = 0u32;
+        for _ in 0..burst {
+            let size = self.cc.packet_bytes().unwrap_or(self.packet_bytes);
+            if !self.cc.can_send(now, size) {
+                self.blocked = true;
+                break;
+            }
+            let mut p = self.fwd;
+            p.size = size;
+            p.created = now;
+            p.tcp.seq = self.next_seq;
+            p.tcp.len = size;
+            out.push(p);
+            self.cc.on_sent(now, self.next_seq, size);
+            self.next_seq += 1;
+            self.bytes_sent += size as u64;
+            bytes += size;
+        }
+        if bytes > 0 {
+            let pace = self.pace_cap();
+            self.next_send_at = now + tx_time(bytes, pace);
+        }
+        self.greedy_wake(now)
+    }
+
+    /// The pacing rate of a greedy sender: the congestion control's, at most the flow's.
+    fn pace_cap(&self) -> u64 {
+        self.cc
+            .pacing_rate_bps()
+            .unwrap_or(self.rate_bps)
+            .min(self.rate_bps)
+            .max(1)
+    }
+
+    /// A greedy sender's next send event: the pacer's time, or while the window holds it,
+    /// the congestion control's timeout (a report rearms it earlier).
+    fn greedy_wake(&self, now: Time) -> Option<Time> {
+        if self.stopped || self.size.is_some_and(|s| self.bytes_sent >= s) {
+            return None;
+        }
+        if self.blocked {
+            return self.cc.timeout().map(|t| t.max(now));
+        }
+        Some(self.next_send_at.max(now))
+    }
+
+    /// The flow's feedback totals (RFC 8888 reports or Prague ACKs), if it has feedback.
+    pub fn feedback_stats(&self) -> Option<FeedbackStats> {
+        match (&self.feedback, &self.acks) {
+            (Some(fb), _) => Some(fb.stats),
+            (_, Some(a)) => Some(a.stats),
+            _ => None,
+        }
+    }
+
+    /// A data packet reached the receiver; a per-packet ACK goes into `out`.
     #[inline(never)] // off the engine's hot path (TCP flows never come here)
-    pub fn on_data(&mut self, p: &Packet, now: Time) {
+    pub fn on_data(&mut self, p: &Packet, now: Time, out: &mut Vec<Packet>) {
         self.sink.on_packet(p);
         if let Some(fb) = &mut self.feedback {
             fb.on_packet(p.tcp.seq, now, p.ecn);
+        }
+        if let Some(acks) = &mut self.acks {
+            acks.on_packet(p, now, &self.rev, out);
         }
         if let Some(log) = &mut self.frames {
             log.on_received(p.tcp.ack as usize, now, p.tcp.len);
@@ -325,6 +424,12 @@ impl Media {
     /// A feedback packet reached the sender: its report goes to the congestion control.
     #[inline(never)] // off the engine's hot path (TCP flows never come here)
     pub fn on_report(&mut self, p: &Packet, now: Time) {
+        if let Some(acks) = &mut self.acks {
+            if let Some(a) = acks.on_ack(p) {
+                self.cc.on_ack(now, &a);
+            }
+            return;
+        }
         let Some(fb) = &mut self.feedback else { return };
         let Some(r) = fb.take(p.tcp.seq) else { return };
         let s = &mut fb.stats;

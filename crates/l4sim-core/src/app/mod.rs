@@ -12,8 +12,10 @@ pub mod feedback;
 pub mod frames;
 pub mod media;
 pub mod periodic;
+pub mod prague_ack;
 pub mod scream;
 pub mod trace;
+pub mod udp_prague;
 pub mod video;
 
 use schemars::JsonSchema;
@@ -28,6 +30,7 @@ pub use media::Media;
 pub use periodic::PeriodicConfig;
 pub use scream::{ScreamConfig, ScreamMode};
 pub use trace::TraceConfig;
+pub use udp_prague::UdpPragueConfig;
 pub use video::VideoConfig;
 
 /// Bytes of headers in front of a media packet's payload: IPv4 (20, RFC 791), UDP (8,
@@ -124,10 +127,42 @@ impl UdpConfig {
             fb.validate()?;
         }
         self.cc.validate()?;
-        if self.cc.needs_feedback() && (self.feedback.is_none() || self.source.is_cbr()) {
+        if self.cc.drives_cbr() {
+            self.validate_udp_prague()?;
+        } else if self.feedback.as_ref().is_some_and(|f| f.is_prague()) {
+            return Err(
+                "feedback kind prague is UDP Prague's own ACKs; it needs cc udp_prague".into(),
+            );
+        } else if self.cc.needs_feedback() && (self.feedback.is_none() || self.source.is_cbr()) {
             return Err(
                 "a UDP flow's congestion control needs a frame source and the receiver's \
                  feedback (give source and feedback)"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// UDP Prague's needs: feedback to read, a codepoint the reference sends (ECT(1), or
+    /// Not-ECT as after its L4S-error fallback), and a source it drives.
+    fn validate_udp_prague(&self) -> Result<(), String> {
+        if self.feedback.is_none() {
+            return Err(
+                "udp_prague needs feedback: its own per-packet ACKs (prague) or RFC 8888 reports"
+                    .into(),
+            );
+        }
+        if matches!(self.ecn, EcnCodepoint::Ect0 | EcnCodepoint::Ce) {
+            return Err(
+                "udp_prague sends ECT(1) (or Not-ECT, as after its L4S-error fallback), not \
+                 ECT(0) or CE"
+                    .into(),
+            );
+        }
+        if !matches!(&*self.source, SourceConfig::Cbr | SourceConfig::Video(_)) {
+            return Err(
+                "udp_prague drives a cbr source (bulk) or a video source (frame mode), not a \
+                 trace or periodic one"
                     .into(),
             );
         }

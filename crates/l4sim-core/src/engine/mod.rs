@@ -565,7 +565,7 @@ impl Simulation {
             (Endpoints::Tcp { rcv, .. }, Dir::Forward) => rcv.on_segment(&p, now, &mut self.out),
             (Endpoints::Tcp { snd, .. }, Dir::Reverse) => snd.on_ack(&p, now, &mut self.out),
             (Endpoints::Udp { sink, .. }, _) => sink.on_packet(&p),
-            (Endpoints::Media(m), Dir::Forward) => m.on_data(&p, now),
+            (Endpoints::Media(m), Dir::Forward) => m.on_data(&p, now, &mut self.out),
             (Endpoints::Media(m), Dir::Reverse) => {
                 m.on_report(&p, now);
                 if let Some(t) = m.rearm(now) {
