@@ -34,6 +34,8 @@ the declarations.
   against CUBIC's, see :mod:`l4sim.experiments.rfc3168_rate_step`.
 - ``coexistence``: every pair of scalable and classic senders through every queue at three
   rates and three RTTs, see :mod:`l4sim.experiments.coexistence`.
+- ``docsis-qprot``: Queue Protection (RFC 9957) on a DOCSIS upstream beside an unresponsive
+  or mis-marked flow in the L queue, see :mod:`l4sim.experiments.docsis_qprot`.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ EXPERIMENTS: dict[str, str] = {
     "rfc3168-coexistence": "l4sim.experiments.rfc3168_coexistence",
     "rfc3168-rate-step": "l4sim.experiments.rfc3168_rate_step",
     "coexistence": "l4sim.experiments.coexistence",
+    "docsis-qprot": "l4sim.experiments.docsis_qprot",
 }
 
 
