@@ -127,10 +127,10 @@ def test_queue_protection_on_a_docsis_upstream() -> None:
 def test_best_effort_grants_and_the_harm_without_queue_protection() -> None:
     # Without proactive grants every byte waits for the request-grant loop (D = 2 ms,
     # M = 2 ms here): the L queue's p99 stays within 1 ms + one packet + D + M with or
-    # without Queue Protection (measured 3.61 and 3.94 ms), but the bytes that loop holds
+    # without Queue Protection (measured 3.60 and 3.94 ms), but the bytes that loop holds
     # read as L-queue delay to the immediate AQM, which holds the Prague flows low; the
-    # unresponsive flow then takes their rate unless sanctioned (measured 5.4 Mbit/s
-    # together with Queue Protection, 1.6 without).
+    # unresponsive flow then takes their rate unless sanctioned (measured 5.2 Mbit/s
+    # together with Queue Protection, 1.7 without).
     bound = 1 * MS + 1500 * 8 / 50e6 + 4 * MS
     on, off = qprot(True, False), qprot(False, False)
     assert l_queue(on)["sojourn_p99_s"] <= bound

@@ -474,11 +474,11 @@ impl Simulation {
                 let start = ch.tail_free - ch.tx_time(p.size + ch.overhead);
                 capture_pend(&mut self.captures, c, now, start, p, &self.flows);
             }
+        } else if ch.docsis.is_some() {
+            self.docsis_offer(c, p);
         } else if ch.txdone_pending {
             // The link is busy and will pull from the qdisc when it frees.
             ch.offer(p, now, &mut self.drops);
-        } else if ch.docsis.is_some() {
-            self.docsis_offer(c, p);
         } else if now >= ch.busy_until {
             let next = ch.offer_and_take(p, now, &mut self.drops);
             self.transmit(c, next);
@@ -548,8 +548,9 @@ impl Simulation {
         self.start_tx(c);
     }
 
-    /// `p` reaches an idle DOCSIS upstream (`net::docsis`): the request-grant gate first
-    /// catches up with the cable modem's queue as it was until now, then the link looks.
+    /// `p` reaches a DOCSIS upstream (`net::docsis`): the request-grant gate first catches
+    /// up with the cable modem's queue as it was until now (its backlog changes only here
+    /// and when the link takes), then the link looks unless a look is already due.
     #[inline(never)]
     fn docsis_offer(&mut self, c: usize, p: Packet) {
         let now = self.now;
@@ -559,7 +560,9 @@ impl Simulation {
             d.advance(now, backlog);
         }
         ch.offer(p, now, &mut self.drops);
-        self.docsis_look(c);
+        if !ch.txdone_pending {
+            self.docsis_look(c);
+        }
     }
 
     /// A DOCSIS link with nothing pending looks at its queue (its gate caught up to now):
