@@ -185,3 +185,9 @@ def test_the_emulator_refuses_a_docsis_link_in_one_sentence() -> None:
 
     with pytest.raises(emu.EmulationError, match="r0-r1 is a DOCSIS upstream"):
         emu._hosts_and_flows(scenario(LIGHT, docsis={}), 1)
+
+
+def test_a_docsis_link_keeps_its_channel_rate() -> None:
+    sim = l4sim.Simulation(scenario(LIGHT, docsis={}))
+    with pytest.raises(l4sim.ActionError, match="r0->r1 is a DOCSIS upstream"):
+        sim.apply({"kind": "set_link_rate", "link": "r0->r1", "rate_bps": 10**7})

@@ -1,7 +1,7 @@
 //! A DOCSIS 3.1 upstream: the cable modem (CM) sends only in the minislots the CMTS grants
-//! it, and asks for them first (request-grant; CableLabs MULPI v3.1 §7.2 "Upstream Data
-//! Transmission", as the CableLabs ns-3 `docsis` module models it: `CmNetDevice`,
-//! `CmtsUpstreamScheduler`, doc/source/model-overview.rst).
+//! it, and asks for them first (request-grant, as CableLabs' DOCSIS 3.1 MULPI specifies it
+//! and the CableLabs ns-3 `docsis` module models it: `CmNetDevice`, `CmtsUpstreamScheduler`,
+//! doc/source/model-overview.rst).
 //!
 //! The link direction's qdisc is the CM's queue (a `docsis_dualq` there is the low-latency
 //! aggregate service flow's dual queue); this gate decides when the link may take from it.
@@ -22,10 +22,11 @@
 //!   Time less the CM's MAP processing time, about 757 us, and the CMTS's, 200 us, and the
 //!   downstream encoding: about 1 ms, the default). Its grant is the bytes requested, at
 //!   most what the service flow's token bucket holds (Maximum Sustained Traffic Rate
-//!   refilled each interval, at most Maximum Traffic Burst, MULPI C.2.2.7.2–3), its Peak
-//!   Traffic Rate over an interval and the channel's bytes per interval; with a Proactive
-//!   Grant Service (LLD's PGS, MULPI's Guaranteed Grant Rate with Guaranteed Grant Interval
-//!   = one MAP interval) at least `pgs_bytes`, requested or not.
+//!   refilled each interval, at most Maximum Traffic Burst deep: MULPI's rate-shaping QoS
+//!   parameters), its Peak Traffic Rate over an interval and the channel's bytes per
+//!   interval; with a Proactive Grant Service (LLD's PGS: MULPI's Guaranteed Grant Rate,
+//!   C.2.2.8.13, with a Guaranteed Grant Interval, C.2.2.8.14, of one MAP interval, one of
+//!   the two that ns-3 supports) at least `pgs_bytes`, requested or not.
 //! - **Grants** open at the start of their interval and last their bytes' time at the
 //!   channel rate (the link's `rate_bps`). The link takes a packet while its grant has
 //!   bytes left. A packet longer than what is left still starts, and its excess is taken
