@@ -191,3 +191,20 @@ def test_a_docsis_link_keeps_its_channel_rate() -> None:
     sim = l4sim.Simulation(scenario(LIGHT, docsis={}))
     with pytest.raises(l4sim.ActionError, match="r0->r1 is a DOCSIS upstream"):
         sim.apply({"kind": "set_link_rate", "link": "r0->r1", "rate_bps": 10**7})
+
+
+@pytest.mark.parametrize(
+    ("docsis", "share"),
+    [
+        ({"max_sustained_rate": "20Mbps"}, 0.2),
+        ({"max_sustained_rate": "20Mbps", "peak_rate": "10Mbps"}, 0.1),
+    ],
+)
+def test_grants_hold_a_bulk_flow_to_the_service_flows_rate(
+    docsis: dict[str, Any], share: float
+) -> None:
+    # A CUBIC flow through a 100 Mbit/s channel: the CMTS grants at most the token
+    # bucket's (and the peak rate's) bytes each interval, and piggy-backed requests keep the
+    # grants coming. Measured: the channel busy 19.90 % and 9.96 % of the time.
+    s = run(scenario([{"kind": "tcp", "cca": "cubic"}], docsis=docsis))
+    assert share * 0.975 < upstream(s)["utilization"] <= share * 1.001

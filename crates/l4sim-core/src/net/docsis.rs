@@ -383,10 +383,6 @@ impl Docsis {
     pub fn request_grant_delay(&self) -> Time {
         (self.req_delay + self.lead).div_ceil(self.map) * self.map
     }
-
-    pub fn map_interval(&self) -> Time {
-        self.map
-    }
 }
 
 #[cfg(test)]
