@@ -29,6 +29,8 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
         schedule_ba: None,
         slot_ab: None,
         slot_ba: None,
+        docsis_ab: None,
+        docsis_ba: None,
     });
     let mut fl = Vec::new();
     for i in 0..flows {
@@ -54,6 +56,8 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
                 schedule_ba: None,
                 slot_ab: None,
                 slot_ba: None,
+                docsis_ab: None,
+                docsis_ba: None,
             });
         }
         fl.push(FlowConfig {

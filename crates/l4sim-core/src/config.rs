@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::app::UdpConfig;
+pub use crate::net::docsis::DocsisConfig;
 pub use crate::net::rate::{RateScheduleConfig, RateStep};
 pub use crate::net::slot::{SlotConfig, SlotDist};
 pub use crate::packet::EcnCodepoint;
@@ -95,6 +96,14 @@ pub struct LinkConfig {
     /// The b → a direction's slotting (on an ACK path: ACK aggregation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot_ba: Option<SlotConfig>,
+    /// The a → b direction is a DOCSIS upstream: a sends only in the minislots b grants
+    /// it (`net::docsis`), and `qdisc_ab` is the cable modem's queue. `None`: a sends
+    /// whenever the link is free.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docsis_ab: Option<DocsisConfig>,
+    /// The b → a direction's DOCSIS upstream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docsis_ba: Option<DocsisConfig>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -192,6 +201,20 @@ impl SimConfig {
             for s in [&l.slot_ab, &l.slot_ba].into_iter().flatten() {
                 s.validate()
                     .map_err(|m| ConfigError(format!("link {i}: {m}")))?;
+            }
+            for (d, sched) in [
+                (&l.docsis_ab, &l.schedule_ab),
+                (&l.docsis_ba, &l.schedule_ba),
+            ] {
+                if let Some(d) = d {
+                    d.validate()
+                        .map_err(|m| ConfigError(format!("link {i}: {m}")))?;
+                    if sched.is_some() {
+                        return err(format!(
+                            "link {i}: a DOCSIS direction has a constant channel rate (no rate schedule)"
+                        ));
+                    }
+                }
             }
         }
         for (i, f) in self.flows.iter().enumerate() {

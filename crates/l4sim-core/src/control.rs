@@ -191,6 +191,8 @@ pub(crate) mod tests {
             schedule_ba: None,
             slot_ab: None,
             slot_ba: None,
+            docsis_ab: None,
+            docsis_ba: None,
         };
         let flow = |kind, src, dst, tcp| FlowConfig {
             kind,

@@ -38,6 +38,8 @@ the declarations.
   (netem-slotted) link, against the L4S Tests testbed, see :mod:`l4sim.experiments.l4s_bursts`.
 - ``bbr3-coexistence``: BBRv3 (and BBR v1) beside CUBIC across buffer sizes, against the
   published measurements, see :mod:`l4sim.experiments.bbr3_coexistence`.
+- ``docsis-qprot``: Queue Protection (RFC 9957) on a DOCSIS upstream beside an unresponsive
+  or mis-marked flow in the L queue, see :mod:`l4sim.experiments.docsis_qprot`.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ EXPERIMENTS: dict[str, str] = {
     "coexistence": "l4sim.experiments.coexistence",
     "l4s-bursts": "l4sim.experiments.l4s_bursts",
     "bbr3-coexistence": "l4sim.experiments.bbr3_coexistence",
+    "docsis-qprot": "l4sim.experiments.docsis_qprot",
 }
 
 

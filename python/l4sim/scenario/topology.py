@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from l4sim.scenario.docsis import Docsis
 from l4sim.scenario.fields import (
     MAX_FLOWS,
     CoreKey,
@@ -79,6 +80,14 @@ class LinkSpec(_Model):
     slot_reverse: Slot | None = Field(
         None, description="Slotting of the reverse direction (ACK aggregation on an ACK path)."
     )
+    docsis: Docsis | None = Field(
+        None,
+        description="The forward direction is a DOCSIS upstream: its near end sends only in "
+        "granted minislots, its qdisc is the cable modem's queue (docs/links.md).",
+    )
+    docsis_reverse: Docsis | None = Field(
+        None, description="The reverse direction is a DOCSIS upstream."
+    )
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "rate": "rate_bps",
@@ -89,6 +98,8 @@ class LinkSpec(_Model):
         "qdisc_reverse": lambda q: {"qdisc_ba": q.to_core()},
         "slot": lambda s: {"slot_ab": s.to_core()},
         "slot_reverse": lambda s: {"slot_ba": s.to_core()},
+        "docsis": lambda d: {"docsis_ab": d.to_core()},
+        "docsis_reverse": lambda d: {"docsis_ba": d.to_core()},
     }
     _core_skip: ClassVar[frozenset[str]] = frozenset(
         {"a", "b", "preset", *(f"{k}{d}" for k in _SCHEDULE_KEYS for d in ("", "_reverse"))}
@@ -107,6 +118,8 @@ class LinkSpec(_Model):
                 raise ValueError(f"schedule{d}_period needs schedule{d}")
             if steps is not None:
                 check_steps(steps, period, f"schedule{d}")
+            if given and getattr(self, f"docsis{d}") is not None:
+                raise ValueError(f"docsis{d} needs a constant rate (the channel's), not {given[0]}")
             if self.rate is None and not given:
                 raise ValueError(
                     "rate is required for a direction without a trace, schedule or onoff"

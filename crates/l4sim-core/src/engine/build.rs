@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::config::{ConfigError, SimConfig};
+use crate::net::docsis::Docsis;
 use crate::net::link::Channel;
 use crate::net::rate::RateSchedule;
 use crate::net::routing::{Edge, Routes};
@@ -34,16 +35,32 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
     let mut channels = Vec::with_capacity(2 * cfg.links.len());
     for l in &cfg.links {
         // In `channel_edges` order: a → b, then b → a.
-        for (from, to, q, sched, slot) in [
-            (l.a, l.b, &l.qdisc_ab, &l.schedule_ab, &l.slot_ab),
-            (l.b, l.a, &l.qdisc_ba, &l.schedule_ba, &l.slot_ba),
+        for (from, to, q, sched, slot, docsis) in [
+            (
+                l.a,
+                l.b,
+                &l.qdisc_ab,
+                &l.schedule_ab,
+                &l.slot_ab,
+                &l.docsis_ab,
+            ),
+            (
+                l.b,
+                l.a,
+                &l.qdisc_ba,
+                &l.schedule_ba,
+                &l.slot_ba,
+                &l.docsis_ba,
+            ),
         ] {
             let idx = channels.len() as u64;
             let mut qdisc = Qdisc::from_config(q, Rng::for_component(cfg.seed, KEY_QDISC | idx));
-            // The DOCSIS dual queue estimates its delays at the service flow's rate, by
-            // default the link's; it classifies the NQB flows into its L queue.
+            // The DOCSIS dual queue estimates its delays at the service flow's rate: on a
+            // DOCSIS upstream its Maximum Sustained Traffic Rate, else the link's; it
+            // classifies the NQB flows into its L queue.
             if let Qdisc::DocsisDualq(d) = &mut qdisc {
-                d.set_link_rate(l.rate_bps);
+                let msr = docsis.and_then(|c| c.max_sustained_rate_bps);
+                d.set_link_rate(msr.unwrap_or(l.rate_bps));
                 d.set_nqb_flows(cfg.flows.iter().map(|f| f.nqb));
             }
             let rng = Rng::for_component(cfg.seed, KEY_LINK | idx);
@@ -52,6 +69,9 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
                 schedule: sched.as_ref().map(RateSchedule::new),
                 // Its own stream: slotting a link leaves its loss and jitter draws as they were.
                 slot: slot.map(|s| Slot::new(s, Rng::for_component(cfg.seed, KEY_SLOT | idx))),
+                docsis: docsis
+                    .as_ref()
+                    .map(|d| Box::new(Docsis::new(d, l.rate_bps, l.delay_ns))),
                 loss: l.loss,
                 jitter: l.jitter_ns,
                 overhead: l.overhead_bytes,

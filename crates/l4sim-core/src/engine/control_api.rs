@@ -90,6 +90,12 @@ impl Simulation {
                         "set_link_rate: link {link} follows a rate schedule"
                     ));
                 }
+                if self.channels[c].docsis.is_some() {
+                    // Its grants are sized at the channel rate it was built with.
+                    return bad(format!(
+                        "set_link_rate: link {link} is a DOCSIS upstream, whose channel rate is fixed"
+                    ));
+                }
             }
             Action::SetQueueLimit {
                 link,

@@ -474,6 +474,8 @@ impl Simulation {
                 let start = ch.tail_free - ch.tx_time(p.size + ch.overhead);
                 capture_pend(&mut self.captures, c, now, start, p, &self.flows);
             }
+        } else if ch.docsis.is_some() {
+            self.docsis_offer(c, p);
         } else if ch.txdone_pending {
             // The link is busy and will pull from the qdisc when it frees.
             ch.offer(p, now, &mut self.drops);
@@ -535,7 +537,59 @@ impl Simulation {
 
     fn on_tx_done(&mut self, c: usize) {
         self.channels[c].txdone_pending = false;
+        if self.channels[c].docsis.is_some() {
+            let ch = &mut self.channels[c];
+            let backlog = ch.qdisc.backlog_bytes();
+            if let Some(d) = ch.docsis.as_mut() {
+                d.advance(self.now, backlog);
+            }
+            return self.docsis_look(c);
+        }
         self.start_tx(c);
+    }
+
+    /// `p` reaches a DOCSIS upstream (`net::docsis`): the request-grant gate first catches
+    /// up with the cable modem's queue as it was until now (its backlog changes only here
+    /// and when the link takes), then the link looks unless a look is already due.
+    #[inline(never)]
+    fn docsis_offer(&mut self, c: usize, p: Packet) {
+        let now = self.now;
+        let ch = &mut self.channels[c];
+        let backlog = ch.qdisc.backlog_bytes();
+        if let Some(d) = ch.docsis.as_mut() {
+            d.advance(now, backlog);
+        }
+        ch.offer(p, now, &mut self.drops);
+        if !ch.txdone_pending {
+            self.docsis_look(c);
+        }
+    }
+
+    /// A DOCSIS link with nothing pending looks at its queue (its gate caught up to now):
+    /// it sends in an open grant, or wakes when the packet on the wire is out or when a
+    /// grant may open.
+    #[inline(never)]
+    fn docsis_look(&mut self, c: usize) {
+        let now = self.now;
+        let ch = &mut self.channels[c];
+        if ch.qdisc.backlog_pkts() == 0 {
+            return;
+        }
+        let at = match ch.docsis.as_mut() {
+            Some(_) if now < ch.busy_until => ch.busy_until,
+            Some(d) if d.can_send(now) => {
+                let backlog = ch.qdisc.backlog_bytes();
+                let next = ch.take(now, &mut self.drops);
+                if let (Some((p, _, _)), Some(d)) = (&next, ch.docsis.as_mut()) {
+                    d.sent(now, p.size + ch.overhead, backlog);
+                }
+                return self.transmit(c, next);
+            }
+            Some(d) => d.next_wake(now),
+            None => return,
+        };
+        ch.txdone_pending = true;
+        self.queue.push(at, EvKind::TxDone(c as u32));
     }
 
     #[inline]
@@ -797,6 +851,8 @@ mod tests {
             schedule_ba: None,
             slot_ab: None,
             slot_ba: None,
+            docsis_ab: None,
+            docsis_ba: None,
         };
         let mut nodes = vec!["r0".to_string(), "r1".to_string()];
         let mut links = vec![link(0, 1, 10_000_000, 14, bottleneck)];

@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 
 use crate::control::QueueRow;
+use crate::net::docsis::Docsis;
 use crate::net::rate::RateSchedule;
 use crate::net::slot::Slot;
 use crate::packet::Packet;
@@ -69,6 +70,8 @@ pub struct Channel {
     pub overhead: u32,
     /// netem's slotting at the far end (`net::slot`): packets leave the wire in bursts.
     pub slot: Option<Slot>,
+    /// A DOCSIS upstream (`net::docsis`): the link takes from its qdisc only in grants.
+    pub docsis: Option<Box<Docsis>>,
     pub qdisc: Qdisc,
     /// When the last bit of the packet being serialised leaves (the link is free then).
     pub busy_until: Time,
@@ -148,6 +151,7 @@ impl Channel {
             jitter: 0,
             overhead: 0,
             slot: None,
+            docsis: None,
             qdisc,
             busy_until: 0,
             txdone_pending: false,
@@ -212,6 +216,7 @@ impl Channel {
             && self.jitter == 0
             && self.schedule.is_none()
             && self.slot.is_none()
+            && self.docsis.is_none()
     }
 
     /// Virtual mode: `p` reaches the link at `now`, after the starts up to `settled_to`

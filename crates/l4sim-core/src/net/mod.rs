@@ -1,5 +1,6 @@
 //! Network elements: links (channels), rate schedules, slotting, routing.
 
+pub mod docsis;
 pub mod link;
 pub mod rate;
 pub mod routing;

@@ -45,10 +45,11 @@
 //! and dequeue for every grid point k·tupdate that has passed; its inputs change only at
 //! packet events, so this equals a timer.
 //!
-//! Not modelled: the request-grant upstream MAC (this qdisc runs on any l4sim link, which
-//! serves it at its own rate), the virtual-queue L delay estimate `qdelayCoupledV` used
-//! upstream with PGS grants, MAC header bytes, the per-service-flow rate shaping (token
-//! buckets).
+//! The request-grant upstream MAC and the service flow's rate shaping are the link's
+//! (`docsis` on a link, `net::docsis`: the link then takes from this qdisc only in grants,
+//! and MAX_RATE defaults to the service flow's Maximum Sustained Traffic Rate); on any other
+//! link this qdisc is served at the link's rate. Not modelled: the virtual-queue L delay
+//! estimate `qdelayCoupledV` used upstream with PGS grants, MAC header bytes.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

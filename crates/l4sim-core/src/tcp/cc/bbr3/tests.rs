@@ -282,6 +282,8 @@ fn dumbbell(rate_bps: u64, delay: Time, limit: u64, seed: u64, duration: Time) -
         schedule_ba: None,
         slot_ab: None,
         slot_ba: None,
+        docsis_ab: None,
+        docsis_ba: None,
     };
     let fifo = QdiscConfig::Fifo(FifoConfig {
         limit_pkts: Some(limit),

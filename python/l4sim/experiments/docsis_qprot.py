@@ -1,0 +1,351 @@
+"""Queue Protection on a DOCSIS upstream: an unresponsive or mis-marked flow in the
+low-latency queue, with and without it (RFC 9957).
+
+RFC 9957 (Briscoe & White, "The DOCSIS Queue Protection Algorithm to Preserve Low
+Latency") explains why a shared low-latency (L) queue needs protecting: it relies on every
+flow in it keeping the queue short, and a flow that does not (an unresponsive one, or a
+classic one marked NQB or ECT(1) by mistake or malice) builds the queue every other L flow
+then waits in. Queue Protection scores each flow's share of the L queue's congestion and,
+once the queue's delay passes a critical level, redirects the packets of the flows with the
+highest scores to the Classic queue ("sanctions" them).
+
+We run it where DOCSIS runs it: on a cable modem's upstream (``docsis`` on the link: request
+and grant per 2 ms MAP interval, a 50 Mbit/s service flow on a 100 Mbit/s channel, 0.5 ms
+to the CMTS; ``docsis_dualq`` with Queue Protection as the modem's queue), two TCP Prague
+flows with 21 ms of base RTT, and from 2 s one bad flow:
+
+- ``nqb-cbr-1.5x`` / ``nqb-cbr-3x``: Not-ECT UDP marked NQB (DSCP 45, classified into the L
+  queue) at 1.5 / 3 times its fair share of the service flow (25 / 50 Mbit/s);
+- ``ect1-cbr-1.5x``: ECT(1) UDP at 1.5 times its share, which ignores every mark;
+- ``nqb-reno``: a classic TCP Reno flow marked NQB: the L queue's AQM cannot signal a
+  Not-ECT flow (it marks, never drops), so only the L buffer's overflow does;
+- ``none``: the two Prague flows alone.
+
+Each with Queue Protection on and off, and with two grant services: best effort (every byte
+waits for the request-grant loop) and proactive grants (PGS: the service flow's rate
+granted every interval unasked). We report the Prague flows' rate and the L queue's delay
+p99 (its sojourn: the wait for a grant included), the bad flow's rate, the fraction of its
+packets sanctioned and the time from its start to its first sanction. Each case is the mean
+of ``--seeds`` seeds (3) of the hosts' jitter.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from l4sim.engine.simulation import Simulation
+from l4sim.executors import Executor
+from l4sim.experiments._cases import Seeded, run_seeded
+from l4sim.experiments._tables import write_per_seed, write_table
+from l4sim.experiments.base import declare, quick_option, seeds_option
+from l4sim.scenario import Scenario
+
+TABLE = "table.md"
+DEFAULT_SEEDS = (1, 2, 3)
+DURATION_S = 12.0
+BAD_START_S = 2.0
+#: The service flow's Maximum Sustained Traffic Rate, and the channel's rate.
+SF_MBPS = 50
+CHANNEL_MBPS = 100
+#: The fair share of each of three flows.
+SHARE_MBPS = SF_MBPS / 3
+#: One 2 ms interval of the service flow's rate, granted unasked with PGS.
+PGS_BYTES = SF_MBPS * 10**6 // 8 * 2 // 1000
+HOST_JITTER_US = 100
+#: How finely the time to the first sanction is looked for (1 ms), and for how long (2 s).
+SANCTION_STEP_NS = 10**6
+SANCTION_LOOK_NS = 2 * 10**9
+#: The bad flows' packet payloads: UDP packets of 1500 B, Reno segments of one MSS (the
+#: default 1448 B), so their bytes sent over it count their packets.
+UDP_BYTES = 1500
+RENO_MSS = 1448
+
+BAD = ("none", "nqb-cbr-1.5x", "nqb-cbr-3x", "ect1-cbr-1.5x", "nqb-reno")
+GRANTS = ("pgs", "best-effort")
+QPROT = ("qprot", "no-qprot")
+GROUPS = (*BAD, *GRANTS, *QPROT)
+QUICK = {"bad": ("none", "nqb-cbr-1.5x", "ect1-cbr-1.5x"), "grants": ("pgs",)}
+
+
+@dataclass(frozen=True)
+class Case:
+    bad: str
+    grants: str
+    qprot: bool
+
+    @property
+    def name(self) -> str:
+        return f"{self.bad}-{self.grants}-{'qprot' if self.qprot else 'no-qprot'}"
+
+
+def cases(groups: Iterable[str] = GROUPS, *, quick: bool = False) -> list[Case]:
+    wanted = set(groups)
+    bad = [b for b in (QUICK["bad"] if quick else BAD) if b in wanted] or list(
+        QUICK["bad"] if quick else BAD
+    )
+    grants = [g for g in (QUICK["grants"] if quick else GRANTS) if g in wanted] or list(
+        QUICK["grants"] if quick else GRANTS
+    )
+    qprot = [q == "qprot" for q in QPROT if q in wanted] or [True, False]
+    return [Case(b, g, q) for g in grants for b in bad for q in qprot]
+
+
+def bad_flow(bad: str) -> dict[str, Any] | None:
+    """The bad flow's scenario entry (None: no bad flow)."""
+    if bad == "none":
+        return None
+    start = f"{BAD_START_S:g}s"
+    if bad == "nqb-reno":
+        return {"kind": "tcp", "cca": "newreno", "nqb": True, "start": start}
+    kind, _, factor = bad.split("-")
+    rate = SHARE_MBPS * float(factor.rstrip("x"))
+    ecn = "ect1" if kind == "ect1" else "not_ect"
+    flow = {"kind": "udp", "rate": f"{rate:g}Mbps", "ecn": ecn, "packet_size": "1500B"}
+    return {**flow, **({"nqb": True} if kind == "nqb" else {}), "start": start}
+
+
+def scenario(case: Case, seed: int = 1) -> Scenario:
+    docsis: dict[str, Any] = {"max_sustained_rate": f"{SF_MBPS}Mbps"}
+    if case.grants == "pgs":
+        docsis["pgs"] = f"{PGS_BYTES}B"
+    flows: list[dict[str, Any]] = [{"kind": "tcp", "cca": "prague", "count": 2}]
+    bad = bad_flow(case.bad)
+    if bad is not None:
+        flows.append(bad)
+    return Scenario.parse(
+        {
+            "name": case.name,
+            "seed": seed,
+            "duration": f"{DURATION_S:g}s",
+            "topology": {
+                "preset": "dumbbell",
+                "access": {"rate": "1Gbps", "delay": "5ms", "jitter": f"{HOST_JITTER_US}us"},
+                "bottleneck": {
+                    "rate": f"{CHANNEL_MBPS}Mbps",
+                    "delay": "0.5ms",
+                    "docsis": docsis,
+                    "qdisc": {"kind": "docsis_dualq", "qprot": case.qprot},
+                },
+            },
+            "flows": flows,
+        }
+    )
+
+
+#: What each run measures (``per_seed.csv``'s columns after the case and seed).
+METRICS = (
+    "prague_mbps",
+    "prague_min_mbps",
+    "l_p99_ms",
+    "bad_mbps",
+    "sanctioned_frac",
+    "first_sanction_ms",
+)
+
+
+def _first_sanction(sim: Simulation) -> float | None:
+    """Run to the bad flow's first sanction (None: none within SANCTION_LOOK_NS)."""
+    start = int(BAD_START_S * 1e9)
+    for t in range(start + SANCTION_STEP_NS, start + SANCTION_LOOK_NS, SANCTION_STEP_NS):
+        sim.run_until_ns(t)
+        if sim.summary()["flows"][2].get("qprot_sanctioned", 0) > 0:
+            return (t - start) / 1e6
+    return None
+
+
+def measure(case: Case, seed: int) -> dict[str, Any]:
+    """One run's ``METRICS``, after its case name and seed."""
+    sim = Simulation(scenario(case, seed))
+    first = None
+    if case.bad != "none" and case.qprot:
+        sim.run_until_ns(int(BAD_START_S * 1e9))
+        first = _first_sanction(sim)
+    sim.run()
+    s = sim.summary()
+    up = next(q for q in s["queues"] if q["link"] == "r0->r1")
+    l_queue = next(c for c in up["classes"] if c["qdisc"] == "L4S")
+    prague = [f["goodput_bps"] / 1e6 for f in s["flows"][:2]]
+    bad = s["flows"][2] if len(s["flows"]) > 2 else None
+    frac = None
+    if bad is not None and bad["bytes_sent"] > 0:
+        size = RENO_MSS if case.bad == "nqb-reno" else UDP_BYTES
+        frac = bad.get("qprot_sanctioned", 0) * size / bad["bytes_sent"]
+    p99 = l_queue["sojourn_p99_s"]
+    values = (
+        sum(prague),
+        min(prague),
+        None if p99 is None else p99 * 1e3,
+        None if bad is None else bad["goodput_bps"] / 1e6,
+        frac,
+        first,
+    )
+    return {"case": case.name, "seed": seed, **dict(zip(METRICS, values, strict=True))}
+
+
+def _run(task: tuple[Case, int]) -> dict[str, Any]:
+    return measure(*task)
+
+
+@dataclass
+class Row:
+    case: str
+    bad: str
+    grants: str
+    qprot: bool
+    prague_mbps: float
+    prague_min_mbps: float
+    l_p99_ms: float | None
+    bad_mbps: float | None
+    sanctioned_frac: float | None
+    first_sanction_ms: float | None
+    seeds: int
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    xs = [v for v in values if v is not None]
+    return statistics.fmean(xs) if xs else None
+
+
+def _row(case: Case, runs: list[dict[str, Any]]) -> Row:
+    """The mean of each metric over the seeds (the slower Prague flow: their minimum)."""
+    values = {m: _mean(r[m] for r in runs) for m in METRICS}
+    values["prague_min_mbps"] = min(r["prague_min_mbps"] for r in runs)
+    return Row(case.name, case.bad, case.grants, case.qprot, seeds=len(runs), **values)
+
+
+def reproduce(
+    out_dir: str | Path,
+    *,
+    only: Iterable[str] | None = None,
+    figures: bool = True,
+    quick: bool = False,
+    seeds: Iterable[int] | None = None,
+    on_case: Callable[[Case, int, int], None] | None = None,
+    executor: Executor | None = None,
+) -> list[Row]:
+    """Every bad flow, grant service and Queue Protection setting (``quick``: PGS, three
+    bad flows, one seed) over ``seeds``: ``table.md``, ``table.csv``, ``per_seed.csv`` and
+    (``figures``) ``qprot.png``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    todo = cases(only if only is not None else GROUPS, quick=quick)
+    runs, per_case = run_seeded(_run, todo, _seeds(seeds, quick), executor, on_case)
+    rows = [_row(c, r) for c, r in zip(todo, per_case, strict=True)]
+    write_per_seed(out, runs)
+    write_table(rows, out, TABLE, markdown_table(rows))
+    if figures:
+        plot(rows, out / "qprot.png")
+    return rows
+
+
+def _num(x: float | None, fmt: str) -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def findings(rows: list[Row]) -> list[str]:
+    """What RFC 9957 leads one to expect, checked on the rows: with Queue Protection the
+    bad flow is sanctioned and the L queue's delay p99 stays near its 1 ms critical level
+    (plus the wait for a grant: one interval with PGS, the request-grant loop without);
+    without it the bad flow's queue is every L flow's (its p99 higher)."""
+    by = {(r.bad, r.grants, r.qprot): r for r in rows}
+    out = []
+    for (bad, grants, on), r in by.items():
+        off = by.get((bad, grants, False))
+        if bad == "none" or not on or off is None:
+            continue
+        sanctioned = (r.sanctioned_frac or 0) > 0
+        lower = (r.l_p99_ms or 0) < (off.l_p99_ms or 0)
+        out.append(
+            f"{bad}, {grants}: sanctioned ({_num(r.sanctioned_frac, '.1%')} of its packets, "
+            f"the first {_num(r.first_sanction_ms, '.0f')} ms after it started): "
+            f"{'yes' if sanctioned else 'no'}; L-queue p99 lower with Queue Protection "
+            f"({_num(r.l_p99_ms, '.2f')} ms against {_num(off.l_p99_ms, '.2f')} ms): "
+            f"{'yes' if lower else 'no'}; Prague {r.prague_mbps:.1f} Mbit/s with, "
+            f"{off.prague_mbps:.1f} without"
+        )
+    return out
+
+
+def markdown_table(rows: list[Row]) -> str:
+    seeds = rows[0].seeds
+    head = (
+        "| bad flow | grants | Queue Protection | Prague, both (Mbit/s) | Prague, slower "
+        "(Mbit/s) | L-queue delay p99 (ms) | bad flow (Mbit/s) | sanctioned | first "
+        "sanction (ms) |\n|---|---|---|---|---|---|---|---|---|\n"
+    )
+    lines = [
+        f"| {r.bad} | {r.grants} | {'on' if r.qprot else 'off'} | {r.prague_mbps:.1f} "
+        f"| {r.prague_min_mbps:.1f} | {_num(r.l_p99_ms, '.2f')} | {_num(r.bad_mbps, '.1f')} "
+        f"| {_num(r.sanctioned_frac, '.1%')} | {_num(r.first_sanction_ms, '.0f')} |"
+        for r in rows
+    ]
+    found = findings(rows)
+    tail = "\n".join(f"- {f}" for f in found) if found else "No case with Queue Protection."
+    note = f"Means of {seeds} seed(s); the slower Prague flow is the minimum over the seeds."
+    return head + "\n".join(lines) + "\n\n" + note + "\n\n" + tail + "\n"
+
+
+def plot(rows: list[Row], path: Path) -> None:
+    """Per grant service: the Prague flows' rate and the L queue's p99 for each bad flow,
+    with and without Queue Protection."""
+    from l4sim.plot import pyplot
+
+    plt = pyplot()
+    grants = list(dict.fromkeys(r.grants for r in rows))
+    fig, axes = plt.subplots(2, len(grants), figsize=(5.5 * len(grants), 6), squeeze=False)
+    for col, g in enumerate(grants):
+        bads = list(dict.fromkeys(r.bad for r in rows if r.grants == g))
+        for k, on in enumerate((True, False)):
+            sel = {r.bad: r for r in rows if r.grants == g and r.qprot == on}
+            xs = [i + (k - 0.5) * 0.38 for i in range(len(bads))]
+            label = "Queue Protection on" if on else "off"
+            rate = [sel[b].prague_mbps if b in sel else 0.0 for b in bads]
+            p99 = [(sel[b].l_p99_ms or 0.0) if b in sel else 0.0 for b in bads]
+            axes[0, col].bar(xs, rate, width=0.38, label=label)
+            axes[1, col].bar(xs, p99, width=0.38, label=label)
+        for ax in axes[:, col]:
+            ax.set_xticks(range(len(bads)), bads, fontsize=8, rotation=15)
+        axes[0, col].set_title(f"{g} grants", fontsize=10)
+        axes[0, col].set_ylabel("Prague flows (Mbit/s)")
+        axes[1, col].set_ylabel("L-queue delay p99 (ms)")
+        axes[0, col].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _seeds(seeds: Iterable[int] | None, quick: bool) -> list[int]:
+    """The seeds given, else one for ``quick``, else ``DEFAULT_SEEDS``."""
+    return list(seeds if seeds is not None else ((1,) if quick else DEFAULT_SEEDS))
+
+
+def _cases(
+    groups: Iterable[str], *, quick: bool = False, seeds: Iterable[int] | None = None, **_: object
+) -> list[Seeded]:
+    return [Seeded(c, s) for s in _seeds(seeds, quick) for c in cases(groups, quick=quick)]
+
+
+def scenarios(out_dir: str | Path, groups: Iterable[str], **options: Any) -> dict[str, Any]:
+    """Case name and seed -> the scenario it ran."""
+    return {x.name: scenario(x.case, x.seed) for x in _cases(groups, **options)}
+
+
+EXPERIMENT = declare(
+    __name__,
+    name="docsis-qprot",
+    title="Queue Protection on a DOCSIS upstream: an unresponsive or mis-marked flow in the "
+    "L queue, with and without it",
+    paper='Briscoe & White, RFC 9957 "The DOCSIS Queue Protection Algorithm to Preserve Low '
+    'Latency"',
+    groups=GROUPS,
+    options=(
+        quick_option("PGS grants, no bad flow or a 1.5x NQB / ECT(1) flow, one seed"),
+        seeds_option("Run each case with seeds 1..N of the hosts' jitter (default 3)."),
+    ),
+    tables=(TABLE, "table.csv"),
+    figures=("qprot.png",),
+)
