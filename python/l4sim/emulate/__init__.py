@@ -151,6 +151,11 @@ def _hosts_and_flows(scenario: Scenario, pid: int) -> tuple[list[_Host], list[_F
     flows: list[_Flow] = []
     available = kernel_ccas()
     ecn_modes: dict[str, int] = {}
+    if scenario.topology.core_wifi():
+        raise EmulationError(
+            "topology.wifi (a Wi-Fi BSS) runs only in the simulator; the emulator's router "
+            "does not run the 802.11 MAC"
+        )
     for rf in scenario.resolved_flows():
         where = f"flows[{rf.source_index}]"
         spec = rf.spec

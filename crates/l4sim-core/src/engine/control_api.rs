@@ -90,6 +90,11 @@ impl Simulation {
                         "set_link_rate: link {link} follows a rate schedule"
                     ));
                 }
+                if self.channels[c].wifi.is_some() {
+                    return bad(format!(
+                        "set_link_rate: link {link} is a Wi-Fi station's; its rate is its MCS"
+                    ));
+                }
             }
             Action::SetQueueLimit {
                 link,
