@@ -149,8 +149,9 @@ count = 2
 
 def test_dumbbell_with_a_bss_shares_airtime() -> None:
     """Downloads to an MCS 1 and an MCS 9 station through the AP's FQ-CoDel queues: both
-    progress, the fast station gets several times the slow one's goodput, and the AP's
-    two queues are busy for about the same time (airtime at each station's rate)."""
+    progress, the fast station gets several times the slow one's goodput, and each gets
+    about the same airtime (TCP leaves a queue empty now and then, so the shares are not
+    exactly the scheduler's target, as in the saturated case)."""
     from l4sim import Simulation
     from l4sim.scenario import loads
 
@@ -162,16 +163,24 @@ def test_dumbbell_with_a_bss_shares_airtime() -> None:
     summary = sim.summary()
     slow, fast = (f["goodput_bps"] for f in summary["flows"])
     assert slow > 10e6 and fast > 4 * slow
-    busy = {q["link"]: q["utilization"] for q in summary["queues"]}
-    assert busy["r1->d0"] == pytest.approx(busy["r1->d1"], rel=0.25)
-    assert busy["d0->r1"] > 0  # the ACKs take airtime on the uplink
+    bss = summary["wifi"][0]
+    assert bss["access_point"] == "r1"
+    down = [s["down_airtime_share"] for s in bss["stations"]]
+    assert down[0] == pytest.approx(down[1], rel=0.1)
+    assert sum(down) > 0.6
+    assert all(s["up_airtime_share"] > 0 for s in bss["stations"])  # the TCP ACKs
+    assert bss["collisions"] > 0
 
 
 def test_a_topology_without_wifi_has_no_wifi_key() -> None:
+    from l4sim import Simulation
     from l4sim.scenario import loads
 
-    plain = _scenario("").replace("[topology.wifi]\n", "")
-    assert "wifi" not in loads(plain).to_core_config()
+    plain = loads(_scenario("").replace("[topology.wifi]\n", ""))
+    assert "wifi" not in plain.to_core_config()
+    sim = Simulation(plain)
+    sim.run()
+    assert "wifi" not in sim.summary()
 
 
 @pytest.mark.parametrize(

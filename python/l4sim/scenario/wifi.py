@@ -46,9 +46,10 @@ class WifiStation(_Model):
 
 
 class Wifi(_Model):
-    """The BSS: 802.11n/ac/ax at ``width`` MHz in the 5 GHz band, best-effort EDCA
-    (AIFSN 3, CW 15..1023: 802.11-2020 Table 9-155), A-MPDU with Block Acks, the AP's
-    per-station ``qdisc`` served by airtime fairness (mac80211)."""
+    """The BSS: 802.11n/ac/ax at ``width`` MHz in the 5 GHz band, EDCA with the access
+    category's parameters (best effort: AIFSN 3, CW 15..1023, 802.11-2020 Table 9-155),
+    A-MPDU with Block Acks, the AP's per-station ``qdisc`` served by airtime fairness
+    (mac80211)."""
 
     standard: Literal["n", "ac", "ax"] = "ac"
     width: Literal[20, 40, 80, 160] | None = Field(
@@ -59,6 +60,11 @@ class Wifi(_Model):
     )
     stations: list[WifiStation] | None = Field(
         None, description="One entry per receiver d_i (default: all at mcs, one stream)."
+    )
+    ac: Literal["bk", "be", "vi", "vo"] = Field(
+        "be",
+        description="The access category of every frame, with its default EDCA parameters "
+        "(802.11-2020 Table 9-155).",
     )
     aggregation: bool = Field(True, description="A-MPDU with Block Acks; off: one MPDU each.")
     max_mpdus: Annotated[int, Field(ge=1, le=1024)] = Field(
@@ -118,6 +124,7 @@ class Wifi(_Model):
         bss = {
             "standard": self.standard,
             "width_mhz": self.width_mhz,
+            "ac": self.ac,
             "aggregation": self.aggregation,
             "ampdu": {"max_mpdus": self.max_mpdus},
             "retry_limit": self.retry_limit,

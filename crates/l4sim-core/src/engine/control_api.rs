@@ -244,6 +244,11 @@ impl Simulation {
         every: Option<u64>,
     ) -> Result<(), ActionError> {
         let channel = self.channel_named(link)?;
+        if every.is_some() && self.channels[channel].wifi.is_some() {
+            return Err(ActionError(format!(
+                "link {link} is a Wi-Fi station's; a packet trigger needs a point-to-point link"
+            )));
+        }
         self.trigger = match every {
             Some(0) => return Err(ActionError("a packet trigger needs every >= 1".into())),
             Some(every) => Some({

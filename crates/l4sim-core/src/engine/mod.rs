@@ -233,6 +233,11 @@ impl Simulation {
                 "capture {name}: there is no link {link:?}; links are named \"a->b\" by node"
             )));
         };
+        if self.channels[c].wifi.is_some() {
+            return Err(CaptureError(format!(
+                "capture {name}: link {link} is a Wi-Fi station's, which cannot be captured"
+            )));
+        }
         let keep = match flows {
             Some(fs) => {
                 let mut keep = vec![false; self.flows.len()];
@@ -657,6 +662,7 @@ impl Simulation {
             node_names: &self.node_names,
             flows: &self.flows,
             channels: &self.channels,
+            wifi: &self.wifi,
         }
     }
 

@@ -301,6 +301,13 @@ mod tests {
         let (g0, g1) = (s.flows[0].goodput_bps, s.flows[1].goodput_bps);
         assert!(g0 > 5e6 && g1 > 5.0 * g0, "{g0} {g1}");
         assert!(w.accesses > 1000 && w.collisions > 0, "{w:?}");
+        let ws = &s.wifi.as_ref().unwrap()[0];
+        assert_eq!(ws.access_point, "r0");
+        assert_eq!(
+            (ws.stations[0].station.as_str(), ws.stations[0].mcs),
+            ("d0", 0)
+        );
+        assert_eq!(ws.accesses, w.accesses);
         assert_eq!(sim.summary_json(), run(bss(0, false, 5)).summary_json());
     }
 
@@ -314,5 +321,30 @@ mod tests {
             assert!(f.goodput_bps > 50e6, "{:?}", f.goodput_bps);
         }
         assert!(sim.wifi[0].stats.collisions > 0);
+    }
+
+    /// The MAC decides when a station's packets leave: its links refuse a capture, a
+    /// packet trigger and a rate change, each with one sentence; other links still take
+    /// them.
+    #[test]
+    fn station_links_refuse_link_controls() {
+        use crate::capture::IpVersion;
+        use crate::control::Action;
+        let mut sim = Simulation::new(bss(0, false, 1)).unwrap();
+        let sink = || Box::new(std::io::sink());
+        let e = sim
+            .add_capture("r0->d0", "x", sink(), 96, IpVersion::V4, None)
+            .unwrap_err();
+        assert!(e.0.contains("Wi-Fi station"), "{}", e.0);
+        let e = sim.set_packet_trigger("d1->r0", Some(10)).unwrap_err();
+        assert!(e.0.contains("Wi-Fi station"), "{}", e.0);
+        let rate = |link: &str| Action::SetLinkRate {
+            link: link.into(),
+            rate_bps: 1_000_000,
+        };
+        let e = sim.apply_action(&rate("r0->d1")).unwrap_err();
+        assert!(e.0.contains("its MCS"), "{}", e.0);
+        sim.apply_action(&rate("r0->h0")).unwrap();
+        sim.set_packet_trigger("r0->h0", Some(10)).unwrap();
     }
 }
