@@ -197,3 +197,14 @@ def test_bad_wifi_keys_are_one_sentence(wifi: str, message: str) -> None:
 
     with pytest.raises(ScenarioError, match=message):
         loads(_scenario(wifi))
+
+
+def test_emulate_refuses_a_bss(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The emulator's router has no 802.11 MAC: a scenario with one is refused up front."""
+    from l4sim import emulate as emu
+    from l4sim.errors import EmulationError
+    from l4sim.scenario import loads
+
+    monkeypatch.setattr(emu, "kernel_ccas", lambda: ["reno", "cubic"])
+    with pytest.raises(EmulationError, match="runs only in the simulator"):
+        emu._hosts_and_flows(loads(_scenario("mcs = 7")), 1)
