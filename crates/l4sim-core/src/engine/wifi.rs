@@ -347,4 +347,27 @@ mod tests {
         sim.apply_action(&rate("r0->h0")).unwrap();
         sim.set_packet_trigger("r0->h0", Some(10)).unwrap();
     }
+
+    /// Frame errors on the slow station's link with a retry limit of 2: A-MPDUs lose
+    /// MPDUs (sent again) and whole PPDUs (unanswered, EIFS, CW doubled), frames are
+    /// dropped at the limit and counted as the link's losses and the flow's drops, and
+    /// every packet is still accounted for; TCP recovers and both downloads go on.
+    #[test]
+    fn frame_errors_retry_and_drop() {
+        let mut cfg = bss(4, false, 4);
+        cfg.wifi[0].bss.stations[0].fer = 0.3;
+        cfg.wifi[0].bss.retry_limit = 2;
+        cfg.wifi[0].bss.ampdu.max_mpdus = 2;
+        let sim = run(cfg);
+        let w = &sim.wifi[0].stats;
+        assert!(w.errored > 0 && w.dropped > 0, "{w:?}");
+        let s = sim.summary();
+        let lost: u64 = s.queues.iter().map(|q| q.lost).sum();
+        assert_eq!(lost, w.dropped);
+        assert_eq!(sim.counters.dropped_loss, w.dropped);
+        assert!(s.flows[0].retransmits > 0);
+        for f in &s.flows {
+            assert!(f.goodput_bps > 1e6, "{}", f.goodput_bps);
+        }
+    }
 }
