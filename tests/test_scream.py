@@ -1,4 +1,4 @@
-"""SCReAM v2 as a UDP flow's congestion control (``crates/l4sim-core/src/app/scream.rs``,
+"""SCReAM v2 as a UDP flow's congestion control (``crates/l4sim-core/src/app/cc/scream.rs``,
 ``cc = "scream"``, docs/media.md), held to the reference's own records: the capacity step of
 ``scenarios/media_scream_dualpi2.toml``, a TCP Prague flow beside it, classic mode through
 classic queues. ``benchmarks/scream_step.py`` writes the numbers docs/media.md shows."""

@@ -85,6 +85,7 @@ pub fn dumbbell(flows: usize, rate_bps: u64, secs: u64) -> SimConfig {
         nodes,
         links,
         flows: fl,
+        wifi: Vec::new(),
     }
 }
 

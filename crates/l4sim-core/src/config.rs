@@ -15,6 +15,7 @@ pub use crate::app::UdpConfig;
 pub use crate::net::docsis::DocsisConfig;
 pub use crate::net::rate::{RateScheduleConfig, RateStep};
 pub use crate::net::slot::{SlotConfig, SlotDist};
+pub use crate::net::wifi::link::WifiLinkConfig;
 pub use crate::packet::EcnCodepoint;
 pub use crate::qdisc::QdiscConfig;
 pub use crate::tcp::config::{CcaConfig, CcaKind, TcpConfig};
@@ -35,6 +36,10 @@ pub struct SimConfig {
     pub links: Vec<LinkConfig>,
     #[serde(default)]
     pub flows: Vec<FlowConfig>,
+    /// Wi-Fi BSSs (`net::wifi::link`): each turns the links from its AP to its stations
+    /// into one shared channel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wifi: Vec<WifiLinkConfig>,
 }
 
 fn default_seed() -> u64 {
@@ -217,6 +222,7 @@ impl SimConfig {
                 }
             }
         }
+        self.validate_wifi()?;
         for (i, f) in self.flows.iter().enumerate() {
             if f.src >= n || f.dst >= n {
                 return err(format!("flow {i} names a node outside 0..{n}"));
@@ -239,6 +245,54 @@ impl SimConfig {
                 FlowKind::Udp => f.udp.validate(),
             };
             part.map_err(|m| ConfigError(format!("flow {i}: {m}")))?;
+        }
+        Ok(())
+    }
+}
+
+impl SimConfig {
+    /// Each BSS's parameters, and its links: distinct, in range, all from one AP, one per
+    /// station, in no other BSS, and plain (the MAC decides when their packets leave: no
+    /// rate schedule, slotting, jitter or loss of their own).
+    fn validate_wifi(&self) -> Result<(), ConfigError> {
+        let mut used = vec![false; self.links.len()];
+        for (b, w) in self.wifi.iter().enumerate() {
+            let err = |m: String| Err(ConfigError(format!("wifi BSS {b}: {m}")));
+            w.bss
+                .validate()
+                .map_err(|m| ConfigError(format!("wifi BSS {b}: {m}")))?;
+            if w.links.len() != w.bss.stations.len() {
+                return err(format!(
+                    "{} links for {} stations; give one link per station",
+                    w.links.len(),
+                    w.bss.stations.len()
+                ));
+            }
+            for &i in &w.links {
+                let Some(l) = self.links.get(i) else {
+                    return err(format!("link {i} does not exist"));
+                };
+                if std::mem::replace(&mut used[i], true) {
+                    return err(format!("link {i} belongs to a BSS twice"));
+                }
+                if l.a != self.links[w.links[0]].a {
+                    return err(format!(
+                        "link {i} does not start at the AP (every link's a)"
+                    ));
+                }
+                let plain = l.schedule_ab.is_none()
+                    && l.schedule_ba.is_none()
+                    && l.slot_ab.is_none()
+                    && l.slot_ba.is_none()
+                    && l.jitter_ns == 0
+                    && l.loss == 0.0;
+                if !plain {
+                    return err(format!(
+                        "link {i} has a schedule, slotting, jitter or loss; a station's \
+                         errors are its fer"
+                    ));
+                }
+            }
         }
         Ok(())
     }

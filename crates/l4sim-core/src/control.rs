@@ -229,6 +229,7 @@ pub(crate) mod tests {
                 ),
                 flow(FlowKind::Control, 2, 0, TcpConfig::default()),
             ],
+            wifi: Vec::new(),
         }
     }
 

@@ -45,6 +45,7 @@ pub const KEY_LINK: u64 = 1 << 40;
 pub const KEY_QDISC: u64 = 2 << 40;
 pub const KEY_FLOW: u64 = 3 << 40;
 pub const KEY_SLOT: u64 = 4 << 40;
+pub const KEY_WIFI: u64 = 5 << 40;
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::flow::{Endpoints, Flow};
 use crate::net::link::Channel;
+use crate::net::wifi::link::WifiBss;
 use crate::qdisc::{Qdisc, QueueDisc};
 use crate::stats::{jain_index, Histogram};
 use crate::time::{secs, Time};
@@ -28,6 +29,39 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     /// One entry per link direction that carried or holds anything.
     pub queues: Vec<QueueSummary>,
+    /// One entry per Wi-Fi BSS (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wifi: Option<Vec<WifiSummary>>,
+}
+
+/// A Wi-Fi BSS's channel use (`net::wifi`).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct WifiSummary {
+    /// The access point's node.
+    pub access_point: String,
+    /// Channel accesses (one or more PPDUs starting in the same slot).
+    pub accesses: u64,
+    /// Accesses in which two or more transmitters collided.
+    pub collisions: u64,
+    /// PPDUs nobody answered because of frame errors.
+    pub errored: u64,
+    /// Packets dropped at the retry limit.
+    pub dropped: u64,
+    /// Per station, in order.
+    pub stations: Vec<WifiStationSummary>,
+}
+
+/// One station's share of the channel.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct WifiStationSummary {
+    pub station: String,
+    pub mcs: u32,
+    /// The PHY data rate (bit/s).
+    pub phy_rate_bps: f64,
+    /// Airtime of the PPDUs the AP sent to it, as a share of the run.
+    pub down_airtime_share: f64,
+    /// Airtime of the PPDUs it sent, as a share of the run.
+    pub up_airtime_share: f64,
 }
 
 /// One flow's results. Rates are over its active time: from its start to its completion
@@ -295,6 +329,7 @@ pub struct View<'a> {
     pub node_names: &'a [String],
     pub flows: &'a [Flow],
     pub channels: &'a [Channel],
+    pub wifi: &'a [WifiBss],
 }
 
 impl Summary {
@@ -377,7 +412,37 @@ impl Summary {
             jain_fairness: jain_index(&started),
             flows,
             queues,
+            wifi: (!v.wifi.is_empty()).then(|| v.wifi.iter().map(|w| wifi_summary(v, w)).collect()),
         }
+    }
+}
+
+/// A BSS's counters at `v.now`, airtime as shares of the run so far.
+fn wifi_summary(v: &View, w: &WifiBss) -> WifiSummary {
+    let share = |ns: u64| {
+        if v.now > 0 {
+            ns as f64 / v.now as f64
+        } else {
+            0.0
+        }
+    };
+    let name = |c: u32| v.node_names[v.channels[c as usize].to as usize].clone();
+    let stations = (0..w.down.len())
+        .map(|s| WifiStationSummary {
+            station: name(w.down[s]),
+            mcs: w.cfg.stations[s].mcs,
+            phy_rate_bps: w.modes[s].rate_bps(),
+            down_airtime_share: share(w.stats.down_airtime_ns[s]),
+            up_airtime_share: share(w.stats.up_airtime_ns[s]),
+        })
+        .collect();
+    WifiSummary {
+        access_point: name(w.up[0]),
+        accesses: w.stats.accesses,
+        collisions: w.stats.collisions,
+        errored: w.stats.errored,
+        dropped: w.stats.dropped,
+        stations,
     }
 }
 

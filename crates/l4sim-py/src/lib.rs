@@ -470,6 +470,20 @@ fn policy_infer(
     Ok(out)
 }
 
+/// A saturated Wi-Fi BSS (`l4sim_core::net::wifi::bss::saturation`): every transmitter
+/// always has frames; returns what the MAC delivered. `config_json` is a
+/// `SaturationConfig`; a bad one raises `ValueError` with one sentence.
+#[pyfunction]
+fn wifi_saturation<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    use l4sim_core::net::wifi::bss::{saturation, SaturationConfig};
+    let cfg: SaturationConfig = serde_json::from_str(config_json)
+        .map_err(|e| PyValueError::new_err(format!("invalid Wi-Fi saturation config: {e}")))?;
+    let res = py
+        .allow_threads(|| saturation(&cfg))
+        .map_err(PyValueError::new_err)?;
+    to_py(py, &res)
+}
+
 /// Run the emulator's router in this process until its run ends (`python -m l4sim.emulate.router
 /// CONFIG.json`): no logic here, `l4sim_emu::run::main` is the whole router. The GIL is
 /// released for the run.
@@ -484,6 +498,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flow_paths, m)?)?;
     m.add_function(wrap_pyfunction!(policy_infer, m)?)?;
     m.add_function(wrap_pyfunction!(router_main, m)?)?;
+    m.add_function(wrap_pyfunction!(wifi_saturation, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<SimBatch>()?;
     m.add_class::<columns::Buffer>()?;

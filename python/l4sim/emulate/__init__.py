@@ -157,6 +157,11 @@ def _hosts_and_flows(scenario: Scenario, pid: int) -> tuple[list[_Host], list[_F
                 f"link {a}-{b} is a DOCSIS upstream (docsis), which only the simulator "
                 "models; l4sim emulate's router serves its links at their rate"
             )
+    if scenario.topology.core_wifi():
+        raise EmulationError(
+            "topology.wifi (a Wi-Fi BSS) runs only in the simulator; the emulator's router "
+            "does not run the 802.11 MAC"
+        )
     for rf in scenario.resolved_flows():
         where = f"flows[{rf.source_index}]"
         spec = rf.spec

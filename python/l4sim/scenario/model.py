@@ -181,7 +181,7 @@ class Scenario(_Model):
         index = {n: i for i, n in enumerate(names)}
         links = [spec.to_core(index[a], index[b]) for a, b, spec in self.topology.links()]
         flows = [rf.spec.to_core(index[rf.src], index[rf.dst]) for rf in self.resolved_flows()]
-        return {
+        out = {
             "seed": self.seed,
             "duration_ns": self.duration,
             "sample_interval_ns": self.sample_interval,
@@ -189,6 +189,10 @@ class Scenario(_Model):
             "links": links,
             "flows": flows,
         }
+        wifi = self.topology.core_wifi()
+        if wifi:
+            out["wifi"] = wifi
+        return out
 
     def to_core_json(self) -> str:
         return core_json(self.to_core_config())

@@ -34,6 +34,7 @@ from l4sim.scenario.schedules import (
     nominal_rate,
 )
 from l4sim.scenario.slots import Slot
+from l4sim.scenario.wifi import Wifi
 
 #: The keys that give a direction a time-varying rate (and their ``_reverse`` forms).
 _SCHEDULE_KEYS = ("trace", "schedule", "onoff")
@@ -196,6 +197,10 @@ class _Topology(_Model):
         """Source and destination of the i-th flow when the flow names none."""
         return None
 
+    def core_wifi(self) -> list[dict[str, Any]]:
+        """config.rs ``SimConfig.wifi``: the Wi-Fi BSSs over this topology's links."""
+        return []
+
 
 class Dumbbell(_Topology):
     """``s_i — r0 — r1 — d_i``; the bottleneck r0—r1 has its qdisc on r0's egress."""
@@ -213,6 +218,11 @@ class Dumbbell(_Topology):
         description="Per-pair one-way delay of the sender's access link s_i—r0 (one per "
         "pair), for RTT mixes; the receiver's side keeps access.delay.",
     )
+    wifi: Wifi | None = Field(
+        None,
+        description="Make the receivers' side a Wi-Fi BSS: r1 the access point, each d_i a "
+        "station; the links r1—d_i share one channel (docs/links.md, Wi-Fi).",
+    )
 
     @model_validator(mode="after")
     def _pairs(self) -> Dumbbell:
@@ -228,6 +238,13 @@ class Dumbbell(_Topology):
                 raise ValueError(
                     f"access_delays has {len(self.access_delays)} entries but there are "
                     f"{self.pairs} sender/receiver pairs; give one delay per pair"
+                )
+        if self.wifi is not None:
+            self.wifi.check_stations(self._n())
+            if self.access.slot_reverse is not None or self.access.jitter:
+                raise ValueError(
+                    "access.slot_reverse and access.jitter do not apply to Wi-Fi stations' "
+                    "links; the MAC decides when their packets leave"
                 )
         return self
 
@@ -257,9 +274,28 @@ class Dumbbell(_Topology):
         for i in range(self._n()):
             delay = self.access_delays[i] if self.access_delays else self.access.delay
             out.append((f"s{i}", "r0", self._access_link(delay, sender=True)))
+        stations = self.wifi.station_list(self._n()) if self.wifi else []
         for i in range(self._n()):
-            out.append(("r1", f"d{i}", self._access_link(self.access.delay, sender=False)))
+            link = self._access_link(self.access.delay, sender=False)
+            if self.wifi is not None:
+                # A station's link: its PHY rate (nominal: the MAC decides the airtime),
+                # its queue at the AP and its own, no propagation delay to speak of.
+                link = LinkSpec.model_construct(
+                    rate=self.wifi.rate_bps(stations[i]),
+                    delay=0,
+                    loss=0.0,
+                    jitter=0,
+                    qdisc=self.wifi.qdisc,
+                    qdisc_reverse=self.wifi.qdisc,
+                )
+            out.append(("r1", f"d{i}", link))
         return out
+
+    def core_wifi(self) -> list[dict[str, Any]]:
+        if self.wifi is None:
+            return []
+        n = self._n()
+        return [self.wifi.to_core(list(range(1 + n, 1 + 2 * n)))]
 
     def default_endpoints(self, i: int) -> tuple[str, str]:
         k = i % self._n()

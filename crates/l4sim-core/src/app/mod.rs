@@ -13,9 +13,7 @@ pub mod frames;
 pub mod media;
 pub mod periodic;
 pub mod prague_ack;
-pub mod scream;
 pub mod trace;
-pub mod udp_prague;
 pub mod video;
 
 use schemars::JsonSchema;
@@ -24,13 +22,13 @@ use serde::{Deserialize, Serialize};
 use crate::packet::EcnCodepoint;
 
 pub use cbr::{UdpSink, UdpSource};
+pub use cc::scream::{ScreamConfig, ScreamMode};
+pub use cc::udp_prague::UdpPragueConfig;
 pub use cc::{DatagramCc, DatagramCcConfig};
 pub use feedback::FeedbackConfig;
 pub use media::Media;
 pub use periodic::PeriodicConfig;
-pub use scream::{ScreamConfig, ScreamMode};
 pub use trace::TraceConfig;
-pub use udp_prague::UdpPragueConfig;
 pub use video::VideoConfig;
 
 /// Bytes of headers in front of a media packet's payload: IPv4 (20, RFC 791), UDP (8,

@@ -11,8 +11,9 @@ use crate::net::link::Channel;
 use crate::net::rate::RateSchedule;
 use crate::net::routing::{Edge, Routes};
 use crate::net::slot::Slot;
+use crate::net::wifi::link::WifiBss;
 use crate::qdisc::Qdisc;
-use crate::rng::{Rng, KEY_LINK, KEY_QDISC, KEY_SLOT};
+use crate::rng::{Rng, KEY_LINK, KEY_QDISC, KEY_SLOT, KEY_WIFI};
 use crate::time::secs;
 
 /// The channels (link directions) of a configuration, in the engine's order: link `i` is
@@ -87,6 +88,27 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
         }
     }
     channels
+}
+
+/// The configuration's Wi-Fi BSSs over `channels`: each station's link gives the BSS its
+/// downlink (a -> b, the AP's queue for it) and uplink channel, which the MAC serves from
+/// then on (`Channel::wifi`).
+pub fn build_wifi(cfg: &SimConfig, channels: &mut [Channel]) -> Vec<WifiBss> {
+    let mut out = Vec::with_capacity(cfg.wifi.len());
+    for (b, w) in cfg.wifi.iter().enumerate() {
+        let down: Vec<u32> = w.links.iter().map(|&l| 2 * l as u32).collect();
+        let up: Vec<u32> = down.iter().map(|c| c + 1).collect();
+        for (s, (&d, &u)) in down.iter().zip(&up).enumerate() {
+            for (c, k) in [(d, 0), (u, 1 + s as u32)] {
+                let ch = &mut channels[c as usize];
+                ch.wifi = Some((b as u32, k));
+                ch.txdone_pending = true;
+            }
+        }
+        let rng = Rng::for_component(cfg.seed, KEY_WIFI | b as u64);
+        out.push(WifiBss::new(&w.bss, down, up, rng));
+    }
+    out
 }
 
 /// A channel's name: `"a->b"` with node names.

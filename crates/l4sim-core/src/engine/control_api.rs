@@ -96,6 +96,11 @@ impl Simulation {
                         "set_link_rate: link {link} is a DOCSIS upstream, whose channel rate is fixed"
                     ));
                 }
+                if self.channels[c].wifi.is_some() {
+                    return bad(format!(
+                        "set_link_rate: link {link} is a Wi-Fi station's; its rate is its MCS"
+                    ));
+                }
             }
             Action::SetQueueLimit {
                 link,
@@ -245,6 +250,11 @@ impl Simulation {
         every: Option<u64>,
     ) -> Result<(), ActionError> {
         let channel = self.channel_named(link)?;
+        if every.is_some() && self.channels[channel].wifi.is_some() {
+            return Err(ActionError(format!(
+                "link {link} is a Wi-Fi station's; a packet trigger needs a point-to-point link"
+            )));
+        }
         self.trigger = match every {
             Some(0) => return Err(ActionError("a packet trigger needs every >= 1".into())),
             Some(every) => Some({

@@ -8,6 +8,7 @@ pub mod build;
 mod control_api;
 mod queue;
 pub mod series;
+mod wifi;
 
 use crate::capture::{CaptureError, CaptureStats, Captures, IpVersion};
 use crate::config::{ConfigError, SimConfig};
@@ -15,12 +16,13 @@ use crate::control::{Action, ActionError, ControlMessage, MESSAGE_BIT};
 use crate::flow::{Endpoints, Flow};
 use crate::net::link::Channel;
 use crate::net::routing::Routes;
+use crate::net::wifi::link::WifiBss;
 use crate::packet::{Dir, Packet};
 use crate::qdisc::{Dropped, QueueDisc};
 use crate::rng::{Rng, KEY_FLOW};
 use crate::summary::{Summary, View};
 use crate::time::{secs, Time};
-use build::{build_channels, channel_edges, flow_path, FlowPath};
+use build::{build_channels, build_wifi, channel_edges, flow_path, FlowPath};
 use queue::{EvKind, EventQueue};
 use series::Series;
 
@@ -57,6 +59,8 @@ pub struct Simulation {
     stop: bool,
     /// Packet captures (`add_capture`); a fork has none.
     captures: Captures,
+    /// Wi-Fi BSSs (`engine::wifi`).
+    wifi: Vec<WifiBss>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -73,6 +77,7 @@ impl Simulation {
         let node_names: Vec<String> = cfg.nodes.iter().map(|x| x.name.clone()).collect();
         let edges = channel_edges(&cfg);
         let mut channels = build_channels(&cfg);
+        let wifi = build_wifi(&cfg, &mut channels);
         for ch in &mut channels {
             ch.virt = ch.can_be_virtual();
         }
@@ -118,6 +123,7 @@ impl Simulation {
             trigger: None,
             stop: false,
             captures: Captures::default(),
+            wifi,
         })
     }
 
@@ -227,6 +233,11 @@ impl Simulation {
                 "capture {name}: there is no link {link:?}; links are named \"a->b\" by node"
             )));
         };
+        if self.channels[c].wifi.is_some() {
+            return Err(CaptureError(format!(
+                "capture {name}: link {link} is a Wi-Fi station's, which cannot be captured"
+            )));
+        }
         let keep = match flows {
             Some(fs) => {
                 let mut keep = vec![false; self.flows.len()];
@@ -354,6 +365,7 @@ impl Simulation {
                 }
                 self.flush(src_node);
             }
+            EvKind::Wifi(b) => self.on_wifi(b),
             EvKind::Action(id) => {
                 if let Some(a) = self.pending[id as usize].take() {
                     self.do_action(&a);
@@ -477,8 +489,12 @@ impl Simulation {
         } else if ch.docsis.is_some() {
             self.docsis_offer(c, p);
         } else if ch.txdone_pending {
-            // The link is busy and will pull from the qdisc when it frees.
+            // The link is busy and will pull from the qdisc when it frees (a Wi-Fi link:
+            // its MAC pulls at its next access).
             ch.offer(p, now, &mut self.drops);
+            if let Some((b, k)) = ch.wifi {
+                self.wifi_wake(b, k);
+            }
         } else if now >= ch.busy_until {
             let next = ch.offer_and_take(p, now, &mut self.drops);
             self.transmit(c, next);
@@ -653,7 +669,8 @@ impl Simulation {
         self.channels
             .iter()
             .map(|c| c.qdisc.backlog_pkts() as u64 + (c.wire.len() - c.waiting.len()) as u64)
-            .sum()
+            .sum::<u64>()
+            + self.wifi.iter().map(WifiBss::buffered).sum::<u64>()
     }
 
     fn sample(&mut self) {
@@ -699,6 +716,7 @@ impl Simulation {
             node_names: &self.node_names,
             flows: &self.flows,
             channels: &self.channels,
+            wifi: &self.wifi,
         }
     }
 
@@ -887,6 +905,7 @@ mod tests {
             nodes: nodes.into_iter().map(|name| NodeConfig { name }).collect(),
             links,
             flows,
+            wifi: Vec::new(),
         }
     }
 

@@ -25,6 +25,8 @@ pub(super) enum EvKind {
     Sample,
     /// A scheduled control action (index into `pending`) takes effect.
     Action(u32),
+    /// A Wi-Fi BSS's next channel access (`engine::wifi`).
+    Wifi(u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

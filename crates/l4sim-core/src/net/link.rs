@@ -86,6 +86,10 @@ pub struct Channel {
     /// A packet capture records this link direction (`Simulation::add_capture`): the
     /// engine's capture hooks look here, in the channel it already holds.
     pub captured: bool,
+    /// This direction is a station's link in a Wi-Fi BSS: (BSS, contender) (`engine::wifi`).
+    /// Its MAC takes the packets from the qdisc; `txdone_pending` stays set, so that the
+    /// engine only offers them.
+    pub wifi: Option<(u32, u32)>,
     /// Virtual mode: the packets admitted that had not started as of the last `settle`
     /// (the FIFO's backlog), with what their start's statistics need, so that `settle`
     /// never reads the wire. Once settled to the instant before now (as every reader of
@@ -157,6 +161,7 @@ impl Channel {
             txdone_pending: false,
             virt: false,
             captured: false,
+            wifi: None,
             waiting: VecDeque::new(),
             tail_free: 0,
             wire: VecDeque::new(),
@@ -217,6 +222,7 @@ impl Channel {
             && self.schedule.is_none()
             && self.slot.is_none()
             && self.docsis.is_none()
+            && self.wifi.is_none()
     }
 
     /// Virtual mode: `p` reaches the link at `now`, after the starts up to `settled_to`

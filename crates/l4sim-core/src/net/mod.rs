@@ -5,3 +5,4 @@ pub mod link;
 pub mod rate;
 pub mod routing;
 pub mod slot;
+pub mod wifi;

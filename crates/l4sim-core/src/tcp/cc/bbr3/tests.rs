@@ -317,6 +317,7 @@ fn dumbbell(rate_bps: u64, delay: Time, limit: u64, seed: u64, duration: Time) -
             udp: UdpConfig::default(),
             nqb: false,
         }],
+        wifi: Vec::new(),
     }
 }
 

@@ -32,9 +32,9 @@ use serde::{Deserialize, Serialize};
 use crate::packet::Ecn;
 use crate::time::{Time, SEC, US};
 
-use super::cc::DatagramCc;
-use super::feedback::Report;
-use super::prague_ack::PragueAck;
+use super::DatagramCc;
+use crate::app::feedback::Report;
+use crate::app::prague_ack::PragueAck;
 
 /// `cc = { kind = "udp_prague" }`: the reference's constructor parameters
 /// (`PragueCC::PragueCC`, `prague_cc.h` constants; the maximum packet size is the flow's
@@ -653,7 +653,7 @@ mod tests {
         Simulation::new(cfg).unwrap()
     }
 
-    fn media(s: &mut Simulation, i: usize) -> &mut super::super::Media {
+    fn media(s: &mut Simulation, i: usize) -> &mut crate::app::Media {
         match &mut s.flows[i].ep {
             crate::flow::Endpoints::Media(m) => m,
             other => panic!("not a media flow: {other:?}"),

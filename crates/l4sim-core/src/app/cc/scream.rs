@@ -30,8 +30,8 @@ use serde::{Deserialize, Serialize};
 use crate::packet::Ecn;
 use crate::time::{Time, MS, SEC};
 
-use super::cc::DatagramCc;
-use super::feedback::Report;
+use super::DatagramCc;
+use crate::app::feedback::Report;
 
 /// How SCReAM reads ECN.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -3,6 +3,9 @@
 //! the pacing rate, hold packets back, or ask for a key frame. `NoCc` does none of that:
 //! the source sends what it produces, at its configured rate.
 
+pub mod scream;
+pub mod udp_prague;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -10,8 +13,8 @@ use crate::time::Time;
 
 use super::feedback::Report;
 use super::prague_ack::PragueAck;
-use super::scream::{Scream, ScreamConfig};
-use super::udp_prague::{UdpPrague, UdpPragueConfig};
+use scream::{Scream, ScreamConfig};
+use udp_prague::{UdpPrague, UdpPragueConfig};
 
 /// Which congestion control a UDP flow's sender runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
