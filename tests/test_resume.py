@@ -186,3 +186,20 @@ def test_state_round_trips_every_random_stream() -> None:
     ck.set_global_rng_state(back["global"])
     assert (gen.random(), np.random.random(), torch.rand(1).item()) == draws
     assert back["a"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_a3c_one_worker_checkpointed_runs_as_hogwild(tmp_path: Path) -> None:
+    """One Hogwild worker given a checkpoint runs as one round of one worker: the same
+    weights and curve as without."""
+    from l4sim.agents import a3c
+
+    cfg = a3c.A3cConfig(workers=1, episodes=3, steps=10, seed=3)
+    plain = a3c.train(cfg)
+    ck = a3c.train(cfg, checkpoint=Checkpointing(tmp_path, {}, every=1))
+    for k, v in plain.actor.state_dict().items():
+        assert v.numpy().tobytes() == ck.actor.state_dict()[k].numpy().tobytes(), k
+    assert [c[:3] for c in plain.curve] == [c[:3] for c in ck.curve]
+    with pytest.raises(L4simError, match="A3C checkpoints need sync='rounds'"):
+        a3c.train(
+            a3c.A3cConfig(workers=2, episodes=1, steps=2), checkpoint=Checkpointing(tmp_path, {})
+        )
