@@ -272,7 +272,8 @@ def _python_defaults_in_child() -> None:
     Python's defaults back, so its parent's Process.terminate() ends it as before."""
     with contextlib.suppress(ValueError):
         for sig in STOP_SIGNALS:
-            if signal.getsignal(sig) is _interrupt:
+            handler = signal.getsignal(sig)
+            if handler is _interrupt or getattr(handler, "l4sim_stop", False):
                 default = signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL
                 signal.signal(sig, default)
 
@@ -381,6 +382,7 @@ def stop_at_boundary() -> Iterator[Callable[[], int | None]]:
         asked.append(signum)
         _received.append(signum)
 
+    ask.l4sim_stop = True  # type: ignore[attr-defined]  # a forked child gets the default
     previous = {sig: signal.signal(sig, ask) for sig in STOP_SIGNALS}
     try:
         yield lambda: asked[0] if asked else None
