@@ -105,6 +105,9 @@ def _checkpointing(
     with stop_at_boundary() as stop:
         try:
             yield Checkpointing(out, config, every, resume is not None, stop)
+            signum = stop()
+            if signum is not None:  # came after the last boundary: it stops all the same
+                raise Interrupted(signum)
         except Interrupted as e:
             if (out / "checkpoint").is_dir():
                 e.hint = f"the training state is in {out}/checkpoint: add --resume {out} to go on"
