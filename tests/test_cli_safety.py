@@ -423,6 +423,12 @@ def test_a_signal_during_reproduce_is_one_line_and_128_plus_n(
     code, _, err = run_main(["reproduce", "fake", "-j", "1", "--quiet"], capsys)
     assert code == 128 + sig
     name = signal.Signals(sig).name
-    assert one_line(err) == ("error: interrupted" + ("" if sig == 2 else f" by {name}"))
+    said = "error: interrupted" + ("" if sig == 2 else f" by {name}")
+    assert one_line(err) == (
+        f"{said}; 0 of 1 cases had finished; out/fake/manifest.json says partial: run the "
+        "same command again"
+    )
     assert (tmp_path / "out" / "fake" / "case-a" / "summary.json").is_file()
+    manifest = json.loads((tmp_path / "out" / "fake" / "manifest.json").read_text())
+    assert manifest["partial"] == {"cases_done": 0, "cases": 1}
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # main put the handlers back

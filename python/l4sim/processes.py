@@ -43,6 +43,7 @@ __all__ = [
     "restore_signals",
     "start_reaper",
     "start_time",
+    "stop_at_boundary",
     "stop_on_signals",
     "stop_signal",
 ]
@@ -249,9 +250,11 @@ class Interrupted(KeyboardInterrupt):
     """A stop signal (SIGINT, SIGTERM or SIGHUP), raised where Ctrl-C raises
     ``KeyboardInterrupt`` so that one path handles them all; ``signum`` says which."""
 
-    def __init__(self, signum: int) -> None:
+    def __init__(self, signum: int, hint: str = "") -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+        #: What the one-line message adds (e.g. how to resume what was stopped).
+        self.hint = hint
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -269,7 +272,8 @@ def _python_defaults_in_child() -> None:
     Python's defaults back, so its parent's Process.terminate() ends it as before."""
     with contextlib.suppress(ValueError):
         for sig in STOP_SIGNALS:
-            if signal.getsignal(sig) is _interrupt:
+            handler = signal.getsignal(sig)
+            if handler is _interrupt or getattr(handler, "l4sim_stop", False):
                 default = signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL
                 signal.signal(sig, default)
 
@@ -355,3 +359,33 @@ def deferred_interrupt(deliver: bool = True) -> Iterator[None]:
             signal.signal(sig, handler)
         if held and deliver:
             signal.raise_signal(held[0])
+
+
+@contextlib.contextmanager
+def stop_at_boundary() -> Iterator[Callable[[], int | None]]:
+    """While the block runs, the first stop signal only asks to stop: the block polls the
+    function it is given (the signal's number, or None) at each safe boundary of its work (a
+    trainer's episode), saves what it must and raises :class:`Interrupted` itself. A second
+    stop signal raises at once, as outside the block. Outside the main thread, or where the
+    process keeps Python's default handlers (a library caller that did not ask for
+    :func:`stop_on_signals`), nothing changes and the function always says None."""
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGTERM) is not _interrupt
+    ):
+        yield lambda: None
+        return
+    asked: list[int] = []
+
+    def ask(signum: int, frame: Any) -> None:
+        if asked:
+            _interrupt(signum, frame)
+        asked.append(signum)
+        _received.append(signum)
+
+    ask.l4sim_stop = True  # type: ignore[attr-defined]  # a forked child gets the default
+    previous = {sig: signal.signal(sig, ask) for sig in STOP_SIGNALS}
+    try:
+        yield lambda: asked[0] if asked else None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

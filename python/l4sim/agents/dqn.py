@@ -35,8 +35,16 @@ import numpy as np
 import torch
 from torch import nn
 
+from l4sim.agents.checkpoint import (
+    Checkpointing,
+    generator_state,
+    global_rng_state,
+    set_generator_state,
+    set_global_rng_state,
+)
 from l4sim.agents.device import resolve, to_cpu
 from l4sim.errors import EnvConfigError
+from l4sim.processes import Interrupted
 
 __all__ = [
     "DQNConfig",
@@ -172,6 +180,21 @@ class ReplayBuffer:
         self.pos = (i + 1) % self.capacity
         self.full = self.full or self.pos == 0
 
+    def state(self) -> dict[str, Any]:
+        """The stored transitions and the ring's position (for a checkpoint)."""
+        n = len(self)
+        arrays = {
+            k: getattr(self, k)[:n] for k in ("obs", "next_obs", "actions", "rewards", "dones")
+        }
+        return arrays | {"pos": self.pos, "full": self.full}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Put back what :meth:`state` took."""
+        for k in ("obs", "next_obs", "actions", "rewards", "dones"):
+            a = state[k]
+            getattr(self, k)[: len(a)] = a
+        self.pos, self.full = state["pos"], state["full"]
+
     def sample(self, rng: np.random.Generator, n: int) -> tuple[torch.Tensor, ...]:
         idx = rng.integers(0, len(self), size=n)
         return (
@@ -215,18 +238,23 @@ def train(
     *,
     progress: Callable[[int, int, dict[str, float]], None] | None = None,
     log_dir: str | Path | None = None,
+    checkpoint: Checkpointing | None = None,
 ) -> tuple[QNetwork, TrainStats]:
     """Train a DQN on the env ``env_fn()`` for ``cfg.total_steps`` steps.
 
     ``progress(step, total, info)`` is called every ``cfg.log_every`` steps and at the end
     (``info``: epsilon, last episodic return, loss). ``log_dir`` receives TensorBoard event
     files. Returns the online Q-network (in eval mode) and the run's :class:`TrainStats`.
+    ``checkpoint``: write the whole state at episode boundaries (every ``checkpoint.every``
+    episodes, and when ``checkpoint.stop`` reports a signal: then raise
+    :class:`~l4sim.processes.Interrupted`), or resume from it; the weights are those of
+    the run that never stopped.
     """
     cfg = cfg or DQNConfig()
     threads = torch.get_num_threads()
     torch.set_num_threads(max(1, cfg.torch_threads))
     try:
-        return _train(env_fn, cfg, progress, log_dir)
+        return _train(env_fn, cfg, progress, log_dir, checkpoint)
     finally:
         torch.set_num_threads(threads)
 
@@ -236,6 +264,7 @@ def _train(
     cfg: DQNConfig,
     progress: Callable[[int, int, dict[str, float]], None] | None,
     log_dir: str | Path | None,
+    ckpt: Checkpointing | None = None,
 ) -> tuple[QNetwork, TrainStats]:
     # -- seeding --------------------------------------------------------------------------
     dev = resolve(cfg.device)
@@ -265,12 +294,45 @@ def _train(
 
     stats = TrainStats()
     explore_steps = int(cfg.exploration_fraction * cfg.total_steps)
-    obs, _ = env.reset(seed=cfg.seed)
     ep_return, ep_len = 0.0, 0
     loss_value, q_value = float("nan"), float("nan")
     start = time.perf_counter()
+    nets = {"q": q_network, "target": target_network, "optimizer": optimizer}
+    first, last_ckpt, need_reset = 0, 0, True
+    saved = ckpt.load() if ckpt is not None else None
+    if saved is not None:
+        first, last_ckpt = saved["step"], len(saved["stats"]["episode_returns"])
+        loss_value, q_value = saved["loss"], saved["q_mean"]
+        for k, m in nets.items():
+            m.load_state_dict(saved[k])
+        rb.restore(saved["buffer"])
+        stats = TrainStats(**saved["stats"])
+        set_generator_state(rng, saved["rng"])
+        set_global_rng_state(saved["global_rng"])
+        if saved["env_rng"] is not None:
+            set_generator_state(env.unwrapped.np_random, saved["env_rng"])
+        start -= saved["elapsed_s"]
 
-    for step in range(cfg.total_steps):
+    for step in range(first, cfg.total_steps):
+        if need_reset:
+            # -- an episode boundary: the whole state is plain data here ------------------
+            if ckpt is not None:
+                signum = ckpt.stop()
+                episodes = len(stats.episode_returns)
+                if signum is not None or ckpt.due(episodes, last_ckpt) or saved is None:
+                    ckpt.save(
+                        {k: m.state_dict() for k, m in nets.items()}
+                        | {"step": step, "loss": loss_value, "q_mean": q_value}
+                        | {"buffer": rb.state(), "stats": stats.to_dict()}
+                        | {"rng": generator_state(rng), "global_rng": global_rng_state()}
+                        | {"env_rng": generator_state(env.unwrapped.np_random) if step else None}
+                        | {"elapsed_s": time.perf_counter() - start}
+                    )
+                    saved, last_ckpt = saved or {}, episodes
+                if signum is not None:
+                    raise Interrupted(signum)
+            obs, _ = env.reset(seed=cfg.seed) if step == 0 else env.reset()
+            need_reset = False
         # -- act: epsilon-greedy ----------------------------------------------------------
         epsilon = linear_schedule(cfg.start_epsilon, cfg.end_epsilon, explore_steps, step)
         if rng.random() < epsilon:
@@ -294,7 +356,7 @@ def _train(
                 writer.add_scalar("charts/episodic_return", ep_return, step + 1)
                 writer.add_scalar("charts/episodic_length", ep_len, step + 1)
             ep_return, ep_len = 0.0, 0
-            obs, _ = env.reset()
+            need_reset = True
 
         # -- learn ------------------------------------------------------------------------
         if step >= cfg.learning_starts and step % cfg.train_frequency == 0:

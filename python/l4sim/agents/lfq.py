@@ -46,12 +46,14 @@ from safetensors.torch import load_file
 from torch import nn
 
 import l4sim
+from l4sim.agents.checkpoint import Checkpointing, global_rng_state, set_global_rng_state
 from l4sim.agents.device import resolve, to_cpu
 from l4sim.agents.lfq_recipes import INIT_FROM, MODELS, RECIPES
 from l4sim.agents.tblog import ScalarLog
 from l4sim.engine.simulation import Simulation
 from l4sim.errors import L4simError
 from l4sim.executors import Executor, make_executor
+from l4sim.processes import Interrupted
 
 __all__ = [
     "LfqConfig",
@@ -321,11 +323,13 @@ def train(
     out: str | Path | None = None,
     progress: Callable[[dict[str, float]], None] | None = None,
     log_dir: str | Path | None = None,
+    checkpoint: Checkpointing | None = None,
 ) -> tuple[LfqNet, dict[str, Any]]:
-    """Train from scratch; write the weights to ``out`` (safetensors) if given; ``progress``
-    gets flows, wall time, loss and mean output after every batch, and ``log_dir`` the same
-    as TensorBoard scalars (``train/loss``, ``train/mean_output``, ``train/critic_loss``,
-    ``charts/flows_per_s``) against flows done.
+    """Train from scratch (``checkpoint``: checkpoint between batches, or resume); write
+    the weights to ``out`` (safetensors) if given; ``progress`` gets flows, wall time, loss
+    and mean output after every batch, and ``log_dir`` the same as TensorBoard scalars
+    (``train/loss``, ``train/mean_output``, ``train/critic_loss``, ``charts/flows_per_s``)
+    against flows done.
 
     Offline (``rl.cc`` ``ACTOR_CRITIC = false``): L1 between the network's output at the
     fork and the A/B winner. Online (``ACTOR_CRITIC = true``): the actor's L1 towards the
@@ -339,7 +343,7 @@ def train(
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return _train(cfg, out, progress, log_dir)
+        return _train(cfg, out, progress, log_dir, checkpoint)
     finally:
         torch.set_num_threads(threads)
 
@@ -356,6 +360,7 @@ def _train(
     out: str | Path | None,
     progress: Callable[[dict[str, float]], None] | None,
     log_dir: str | Path | None,
+    ckpt: Checkpointing | None = None,
 ) -> tuple[LfqNet, dict[str, Any]]:
     dev = resolve(cfg.device)
     torch.manual_seed(cfg.seed)
@@ -372,15 +377,40 @@ def _train(
     start = time.perf_counter()
     done = 0
     sim_s = 0.0
-    if out is not None and cfg.snapshot_every:
+    modules: dict[str, Any] = {"net": net, "optimizer": opt}
+    if critic is not None and opt_critic is not None:
+        modules |= {"critic": critic, "critic_optimizer": opt_critic}
+    saved = ckpt.load() if ckpt is not None else None
+    if saved is not None:
+        for k, m in modules.items():
+            m.load_state_dict(saved[k])
+        losses, critic_losses, outputs = saved["losses"], saved["critic_losses"], saved["outputs"]
+        done, sim_s = saved["flows"], saved["rollout_s"]
+        set_global_rng_state(saved["global_rng"])
+        start -= saved["elapsed_s"]
+    elif out is not None and cfg.snapshot_every:
         _snapshot(out, net, 0)
+    last_ckpt = done
     with (
         tempfile.TemporaryDirectory() as tmp,
         make_executor(jobs=cfg.jobs) as ex,
         ScalarLog(log_dir) as log,
     ):
         weights = str(Path(tmp) / "policy.safetensors")
-        for i in range(0, cfg.flows, cfg.batch):
+        for i in range(done, cfg.flows, cfg.batch):
+            if ckpt is not None:
+                # A batch boundary: the whole state is plain data here.
+                signum = ckpt.stop()
+                if signum is not None or ckpt.due(done, last_ckpt) or saved is None:
+                    ckpt.save(
+                        {k: m.state_dict() for k, m in modules.items()}
+                        | {"losses": losses, "critic_losses": critic_losses, "outputs": outputs}
+                        | {"flows": done, "rollout_s": sim_s, "global_rng": global_rng_state()}
+                        | {"elapsed_s": time.perf_counter() - start}
+                    )
+                    saved, last_ckpt = saved or {}, done
+                if signum is not None:
+                    raise Interrupted(signum)
             save_weights(weights, net)
             tasks = [(cfg, weights, int(s)) for s in seeds[i : i + cfg.batch]]
             t0 = time.perf_counter()
@@ -424,6 +454,8 @@ def _train(
     to_cpu(net, critic)
     if out is not None:
         _save(out, net, critic)
+    if ckpt is not None and ckpt.part:  # one model of a recipe: its statistics say it is done
+        ckpt.remove()
     return net, {
         "losses": losses,
         "critic_losses": critic_losses,
@@ -472,19 +504,25 @@ def train_recipe(
     models: Sequence[str] | None = None,
     progress: Callable[[str, dict[str, float]], None] | None = None,
     device: str = "cpu",
+    checkpoint: Checkpointing | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Train recipe ``name`` (:data:`l4sim.agents.lfq_recipes.RECIPES`) into ``out_dir``:
     ``<model>.safetensors`` (the online critic beside it), ``snapshots/`` and TensorBoard
     logs under ``tb/<model>``; ``models`` picks some (a model another starts from is
-    trained too); ``device``: where the networks train. Returns per model the flows, wall
-    and CPU seconds and flows/s."""
+    trained too); ``device``: where the networks train; ``checkpoint``: checkpoint each
+    model's training (a state file per model, and the finished models' statistics), or
+    resume: finished models are kept, the one that was stopped goes on. Returns per model
+    the flows, wall and CPU seconds and flows/s."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     want = list(MODELS) if models is None else list(models)
     want += [INIT_FROM[m] for m in want if m in INIT_FROM and INIT_FROM[m] not in want]
-    stats = {}
+    stats: dict[str, dict[str, Any]] = {}
+    if checkpoint is not None:
+        stats = (checkpoint.load() or {}).get("finished", {})
+        checkpoint.save({"finished": stats})
     for model, cfg in recipe_configs(name, seed, jobs, device).items():
-        if model not in want:
+        if model not in want or model in stats:
             continue
         if cfg.init_weights is not None:
             cfg.init_weights = str(out_dir / cfg.init_weights)
@@ -494,6 +532,7 @@ def train_recipe(
             out_dir / f"{model}.safetensors",
             progress=None if progress is None else (lambda d, m=model: progress(m, d)),
             log_dir=out_dir / "tb" / model,
+            checkpoint=None if checkpoint is None else checkpoint.for_part(model),
         )
         stats[model] = {
             "flows": info["flows"],
@@ -501,4 +540,6 @@ def train_recipe(
             "main_cpu_s": time.process_time() - cpu0,
             "flows_per_s": info["flows_per_s"],
         }
-    return stats
+        if checkpoint is not None:
+            checkpoint.save({"finished": stats})
+    return {m: stats[m] for m in MODELS if m in stats}

@@ -33,9 +33,17 @@ import numpy as np
 import torch
 from torch import nn
 
+from l4sim.agents.checkpoint import (
+    Checkpointing,
+    generator_state,
+    global_rng_state,
+    set_generator_state,
+    set_global_rng_state,
+)
 from l4sim.agents.device import resolve, to_cpu
 from l4sim.agents.tblog import ScalarLog
 from l4sim.errors import EnvConfigError
+from l4sim.processes import Interrupted
 
 __all__ = [
     "QmixMixer",
@@ -225,6 +233,22 @@ class Replay:
         self.pos = (i + 1) % self.size
         self.n = min(self.n + 1, self.size)
 
+    def state(self) -> dict[str, Any]:
+        """The stored transitions and the ring's position (for a checkpoint)."""
+        cols = {k: getattr(self, k) for k in ("obs", "next", "act", "rew")}
+        return {k: {a: v[a][: self.n] for a in self.agents} for k, v in cols.items()} | {
+            "done": self.done[: self.n],
+            "n": self.n,
+            "pos": self.pos,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        for k in ("obs", "next", "act", "rew"):
+            for a in self.agents:
+                getattr(self, k)[a][: state["n"]] = state[k][a]
+        self.done[: state["n"]] = state["done"]
+        self.n, self.pos = state["n"], state["pos"]
+
     def sample(self, k: int, rng: np.random.Generator) -> np.ndarray:
         return rng.integers(0, self.n, size=k)
 
@@ -298,13 +322,17 @@ def train(
     on_episode: Callable[[int, float], None] | None = None,
     episode_stats: Callable[[Any], Any] | None = None,
     log_dir: str | Path | None = None,
+    checkpoint: Checkpointing | None = None,
 ) -> TrainResult:
     """Train on fresh episodes of ``make_env()`` (a MultiCCEnv; with ``mixer="vdn"`` or
     ``"qmix"`` give it ``shared_reward=True``); episode e resets with seed ``cfg.seed + e``.
     ``episode_stats(env)``, if given, is called at the end of every episode and its results
     kept in ``TrainResult.stats`` (e.g. the training curves' throughput and RTT).
     ``log_dir``: TensorBoard scalars per episode (``charts/episodic_return``,
-    ``charts/epsilon``, ``charts/env_steps_per_s``)."""
+    ``charts/epsilon``, ``charts/env_steps_per_s``). ``checkpoint``: write the whole state
+    between episodes (every ``checkpoint.every`` episodes, and when ``checkpoint.stop``
+    reports a signal: then raise :class:`~l4sim.processes.Interrupted`), or resume from it;
+    the result is that of the run that never stopped."""
     import time
 
     cfg = cfg or VdnConfig()
@@ -346,8 +374,42 @@ def train(
     validation: list[tuple[int, float, Any]] = []
     best: tuple[float, int, list[dict[str, torch.Tensor]]] | None = None
     start = time.perf_counter()
+    modules = {f"net.{t}": n for t, n in nets.items()} | {
+        f"target.{t}": n for t, n in targets.items()
+    }
+    modules |= {f"mixer.{i}": m for i, m in enumerate(mixers or ())} | {"optimizer": opt}
+    first, last_ckpt = 0, 0
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None:
+        for k, m in modules.items():
+            m.load_state_dict(saved[k])
+        buf.restore(saved["buffer"])
+        set_generator_state(rng, saved["rng"])
+        set_global_rng_state(saved["global_rng"])
+        first = last_ckpt = saved["episode"]
+        stored, steps, returns = saved["stored"], saved["steps"], saved["returns"]
+        stats = [_tuples(x) for x in saved["stats"]]
+        validation = [(e, v, _tuples(x)) for e, v, x in saved["validation"]]
+        if saved["best"] is not None:
+            val, at, states = saved["best"]
+            best = (val, at, states)
+        start -= saved["elapsed_s"]
     log = ScalarLog(log_dir)
-    for ep in range(episodes):
+    for ep in range(first, episodes):
+        if checkpoint is not None:
+            signum = checkpoint.stop()
+            if signum is not None or checkpoint.due(ep, last_ckpt) or saved is None:
+                checkpoint.save(
+                    {k: m.state_dict() for k, m in modules.items()}
+                    | {"buffer": buf.state(), "episode": ep, "stored": stored, "steps": steps}
+                    | {"returns": returns, "stats": stats, "validation": validation}
+                    | {"best": best, "elapsed_s": time.perf_counter() - start}
+                    | {"rng": generator_state(rng), "global_rng": global_rng_state()}
+                )
+                saved, last_ckpt = saved or {}, ep
+            if signum is not None:
+                log.close()
+                raise Interrupted(signum)
         obs = _observe(cfg, env.reset(seed=cfg.seed + ep)[0])
         total = 0.0
         while env.agents:
@@ -402,6 +464,11 @@ def train(
         validation,
         None if best is None else best[1],
     )
+
+
+def _tuples(x: Any) -> Any:
+    """A checkpoint's lists back as the tuples an ``episode_stats`` returned."""
+    return tuple(x) if isinstance(x, list) else x
 
 
 def _snapshot(nets: dict[str, QNet], mixers: Any) -> list[dict[str, torch.Tensor]]:

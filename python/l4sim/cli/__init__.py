@@ -237,7 +237,7 @@ def demo_cmd(
 
 # The other command modules register their commands on `app` when imported, here, after this
 # module's, in the order `l4sim --help` shows.
-from l4sim.cli import reproduce, sweep, train  # noqa: E402, F401
+from l4sim.cli import reproduce, sweep, train, train_agents  # noqa: E402, F401
 
 
 @app.command("schema")
@@ -372,7 +372,9 @@ def main(argv: list[str] | None = None) -> None:
         code = _fail(e.format_message(), 2)  # type: ignore[attr-defined]
     except (*_ABORT, KeyboardInterrupt) as e:
         code = exit_code(e)
-        _fail("interrupted" if code == 130 else f"interrupted by {signal_name(code)}", code)
+        hint = getattr(e, "hint", "")
+        said = "interrupted" if code == 130 else f"interrupted by {signal_name(code)}"
+        _fail(f"{said}; {hint}" if hint else said, code)
     except CoreError as e:
         if debug:
             raise

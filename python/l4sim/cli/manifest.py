@@ -76,8 +76,12 @@ def write_manifest(
     argv: list[str] | None = None,
     seeds: list[int] | None = None,
     scenario_hashes: dict[str, str] | None = None,
+    partial: dict[str, Any] | None = None,
 ) -> Path:
-    """Write ``out_dir/manifest.json`` for the run of ``experiment`` that wrote ``out_dir``."""
+    """Write ``out_dir/manifest.json`` for the run of ``experiment`` that wrote ``out_dir``;
+    ``partial`` (e.g. cases done, of how many) marks a run that was stopped before its end:
+    the files listed are what was there, not its whole result. Written to a temporary name
+    and renamed, so a reader finds the previous manifest or this one, whole."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)  # an experiment that wrote nothing yet
     files = {
@@ -104,6 +108,10 @@ def write_manifest(
         "versions": _versions(),
         "files": files,
     }
+    if partial is not None:
+        manifest["partial"] = partial
     path = out / MANIFEST
-    path.write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
+    tmp = path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
     return path

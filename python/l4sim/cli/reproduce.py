@@ -28,10 +28,12 @@ from l4sim.cli._app import (
     err_console,
     out_console,
 )
+from l4sim.cli.manifest import MANIFEST
 from l4sim.errors import L4simError
 from l4sim.executors import make_executor
 from l4sim.experiments import all_experiments, experiment
 from l4sim.experiments.base import Experiment, Option
+from l4sim.processes import Interrupted, deferred_interrupt
 
 #: The options every experiment has (an experiment may not declare one of these names).
 GENERIC = ("name", "out", "only", "figures", "jobs", "ray", "fingerprints", "quiet")
@@ -194,6 +196,22 @@ def _seeds_run(exp: Experiment, groups: list[str] | None, kwargs: dict[str, Any]
     return sorted({s for c in cases if isinstance(s := getattr(c, "seed", None), int) and s > 0})
 
 
+def _mark_partial(
+    e: KeyboardInterrupt, out_dir: Path, progress: dict[str, Any], manifest: Any
+) -> None:
+    """A stop signal before the manifest was written: write one marked ``partial`` (the
+    cases finished, of how many; whatever tables are in ``out_dir`` are not this run's
+    whole result), and say so in the error line."""
+    done, total = progress["done"], progress["total"]
+    with deferred_interrupt(deliver=False):  # a second signal leaves it readable
+        manifest({"cases_done": done, "cases": total})
+    if isinstance(e, Interrupted):
+        e.hint = (
+            f"{done} of {total} cases had finished; {out_dir}/{MANIFEST} says partial: run "
+            "the same command again"
+        )
+
+
 def reproduce(
     *,
     name: str,
@@ -254,37 +272,51 @@ def reproduce(
             f"tensorboard --logdir {escape(str(tb_dir))}"
         )
     started = time.perf_counter()
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=err_console,
-        disable=quiet,
-    ) as bar:
-        task = bar.add_task(name, total=len(exp.cases(subset or exp.groups, **kwargs)))
-
-        def step(case: Any, done: int, n: int) -> None:
-            bar.update(task, completed=done, total=n, description=f"{name}: {case.name}")
-
-        with make_executor(jobs, ray) as executor:
-            rows = exp.reproduce(
-                out_dir, only=subset, figures=figures, on_case=step, executor=executor, **kwargs
-            )
-        bar.update(task, completed=bar.tasks[0].total, description=name)
     recorded: dict[str, Any] = {k: options.get(k, False) for k in _ALWAYS_RECORDED}
     recorded.update(only=subset, seeds=list(kwargs.get("seeds", [])) or None)
     recorded.update(figures=figures, jobs=jobs, ray=ray)
     recorded.update({k: options.get(k) for k in declared if k not in recorded})
-    wall = time.perf_counter() - started
-    write_manifest(
-        out_dir,
-        experiment=name,
-        options=recorded,
-        wall_time_s=wall,
-        argv=_INVOCATION if argv is None else argv,
-        seeds=recorded["seeds"] or _seeds_run(exp, subset, kwargs),
-        scenario_hashes=exp.scenario_hashes(out_dir, subset or exp.groups, **kwargs),
-    )
+    total = len(exp.cases(subset or exp.groups, **kwargs))
+    progress = {"done": 0, "total": total, "finished": False}
+
+    def manifest(partial: dict[str, Any] | None = None) -> None:
+        write_manifest(
+            out_dir,
+            experiment=name,
+            options=recorded,
+            wall_time_s=time.perf_counter() - started,
+            argv=_INVOCATION if argv is None else argv,
+            seeds=recorded["seeds"] or _seeds_run(exp, subset, kwargs),
+            scenario_hashes=exp.scenario_hashes(out_dir, subset or exp.groups, **kwargs),
+            partial=partial,
+        )
+
+    try:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=err_console,
+            disable=quiet,
+        ) as bar:
+            task = bar.add_task(name, total=total)
+
+            def step(case: Any, done: int, n: int) -> None:
+                progress.update(done=done, total=n)
+                bar.update(task, completed=done, total=n, description=f"{name}: {case.name}")
+
+            with make_executor(jobs, ray) as executor:
+                rows = exp.reproduce(
+                    out_dir, only=subset, figures=figures, on_case=step, executor=executor, **kwargs
+                )
+            bar.update(task, completed=bar.tasks[0].total, description=name)
+        with deferred_interrupt():  # the manifest is written whole
+            manifest()
+            progress["finished"] = True
+    except KeyboardInterrupt as e:
+        if not progress["finished"]:
+            _mark_partial(e, out_dir, progress, manifest)
+        raise
     if not quiet and table:
         print(exp.markdown_table(rows))
     out_console.print(

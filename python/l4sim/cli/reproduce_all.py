@@ -64,6 +64,8 @@ def complete(out_dir: Path, commit: str | None, wanted: Form) -> bool:
         manifest = json.loads(path.read_text(encoding="utf-8"))
         options = manifest["options"]
         files = manifest["files"]
+        if manifest.get("partial"):  # a run that was stopped: run it again
+            return False
         same = manifest["git_commit"] == commit and all(
             options.get(k) == v for k, v in wanted.recorded().items()
         )

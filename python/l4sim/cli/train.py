@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -16,20 +18,100 @@ from l4sim.errors import L4simError
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+    from l4sim.agents.checkpoint import Checkpointing
+
 
 def _progress(quiet: bool) -> Progress:
-    """The training commands' progress bar: description, bar, done/total, time, info."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    """The training commands' progress bar: description, bar, done/total, rate, elapsed
+    time, time left, info."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        TextColumn("[progress.data.speed]{task.fields[rate]}"),
         TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
         TextColumn("{task.fields[info]}"),
         console=err_console,
         disable=quiet,
     )
+
+
+def _rate(bar: Progress, task: Any, unit: str) -> str:
+    """The task's measured rate (rich's recent window), e.g. ``12.3 episodes/s``."""
+    speed = bar.tasks[task].speed if task < len(bar.tasks) else None
+    return "" if not speed else f"{speed:.3g} {unit}/s"
+
+
+#: ``--checkpoint-every`` of the training commands.
+def _every_option(unit: str, default: int) -> Any:
+    return typer.Option(
+        "--checkpoint-every",
+        help=f"Write the whole training state to OUT/checkpoint every this many {unit} "
+        f"(0: only when stopped by Ctrl-C, SIGTERM or SIGHUP, which wait for the end of the "
+        f"current {unit.rstrip('s')}).",
+        min=0,
+        show_default=str(default),
+    )
+
+
+#: ``--resume`` of the training commands.
+ResumeOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--resume",
+        help="Continue the stopped training whose output directory is DIR (give the same "
+        "options; the output goes to DIR). The result is byte for byte that of a run that "
+        "never stopped.",
+        metavar="DIR",
+    ),
+]
+
+
+def _output(out: Path | None, resume: Path | None, default: str) -> Path:
+    """The output directory: ``--resume DIR`` is it (a different ``--out`` is refused)."""
+    if resume is not None:
+        if out is not None and Path(out).resolve() != Path(resume).resolve():
+            raise L4simError(
+                f"--out {str(out)!r} and --resume {str(resume)!r} differ: a resumed training "
+                "writes into the directory it resumes"
+            )
+        if not Path(resume).is_dir():
+            raise L4simError(f"--resume {str(resume)!r} is not a directory")
+        return Path(resume)
+    return check_out_dir(out if out is not None else Path(default))
+
+
+@contextlib.contextmanager
+def _checkpointing(
+    out: Path, resume: Path | None, every: int, config: dict[str, Any]
+) -> Iterator[Checkpointing]:
+    """Checkpoints in ``out`` (resuming with ``--resume``); a stop signal (Ctrl-C, SIGTERM,
+    SIGHUP) waits for the trainer's next boundary, which writes one and stops; the error
+    line then says how to go on."""
+    from l4sim.agents.checkpoint import Checkpointing
+    from l4sim.processes import Interrupted, stop_at_boundary
+
+    with stop_at_boundary() as stop:
+        try:
+            yield Checkpointing(out, config, every, resume is not None, stop)
+            signum = stop()
+            if signum is not None:  # came after the last boundary: it stops all the same
+                raise Interrupted(signum)
+        except Interrupted as e:
+            if (out / "checkpoint").is_dir():
+                e.hint = f"the training state is in {out}/checkpoint: add --resume {out} to go on"
+            raise
 
 
 #: ``--device`` of the training commands (l4sim.agents.device).
@@ -57,9 +139,9 @@ def train_rl_tcp_cmd(
     reward: Annotated[
         str, typer.Option(help="default (l4sim's normalised tcp reward) or ns3ai.")
     ] = "default",
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
-        "out/rl-tcp"
-    ),
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Output directory (default out/rl-tcp).")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the whole run.", min=0, max=2**63 - 1)] = 1,
     load_path: Annotated[
         Path | None,
@@ -68,17 +150,20 @@ def train_rl_tcp_cmd(
         ),
     ] = None,
     device: DeviceOption = "cpu",
+    checkpoint_every: Annotated[int, _every_option("episodes", 10)] = 10,
+    resume: ResumeOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or table.")] = False,
 ) -> None:
     """RL-TCP (ns3-ai's example): a DQN sets a TCP window over 2 Mbps / 80 ms.
 
     Writes DIR/dqn.pt, DIR/tb (TensorBoard), DIR/eval.json and the figures
-    eval_episode.png and training_return.png.
+    eval_episode.png and training_return.png. Stopped (Ctrl-C, SIGTERM, SIGHUP), it keeps
+    its state in DIR/checkpoint; --resume DIR goes on.
     """
     import importlib.util
     import json
 
-    check_out_dir(out)
+    out = _output(out, resume if load_path is None else None, "out/rl-tcp")
     if importlib.util.find_spec("torch") is None:
         raise L4simError("l4sim train needs PyTorch: pip install 'l4sim[rl]' (torch, tensorboard)")
     from l4sim.agents.device import resolve
@@ -112,16 +197,18 @@ def train_rl_tcp_cmd(
         f"TensorBoard logs in [bold]{escape(str(out / 'tb'))}[/]: "
         f"tensorboard --logdir {escape(str(out / 'tb'))}"
     )
-    with _progress(quiet) as bar:
-        task = bar.add_task(f"rl-tcp ({reward})", total=steps, info="")
+    config = {"command": "rl-tcp", "steps": steps, "reward": reward, "seed": seed}
+    config["device"] = device
+    with _progress(quiet) as bar, _checkpointing(out, resume, checkpoint_every, config) as ck:
+        task = bar.add_task(f"rl-tcp ({reward})", total=steps, info="", rate="")
 
         def step(done: int, total: int, info: dict[str, float]) -> None:
             ret = info.get("return", math.nan)
             text = f"ε {info['epsilon']:.2f}" + ("" if ret != ret else f", return {ret:.4g}")
-            bar.update(task, completed=done, info=text)
+            bar.update(task, completed=done, info=text, rate=_rate(bar, task, "steps"))
 
         result = rl_tcp.train(
-            out, steps=steps, reward=reward, seed=seed, progress=step, device=device
+            out, steps=steps, reward=reward, seed=seed, progress=step, device=device, checkpoint=ck
         )
     tr = result["train"]
     if not quiet:
@@ -136,6 +223,7 @@ def train_rl_tcp_cmd(
         f"TensorBoard: tensorboard --logdir {escape(str(out / 'tb'))}",
         soft_wrap=True,
     )
+    ck.remove()  # every output written: the checkpoint is of no more use
 
 
 @train_app.command("lfq")
@@ -147,9 +235,10 @@ def train_lfq_cmd(
             "fast weights) or tiny (seconds, for tests)."
         ),
     ] = "paper",
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory.")] = Path(
-        "out/lfq-train"
-    ),
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Output directory (default out/lfq-train)."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the whole run.", min=0, max=2**31)] = 1,
     jobs: Annotated[
         int,
@@ -167,6 +256,8 @@ def train_lfq_cmd(
         ),
     ] = None,
     device: DeviceOption = "cpu",
+    checkpoint_every: Annotated[int, _every_option("flows", 200)] = 200,
+    resume: ResumeOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """LFQ (Grigorescu et al.): train the per-flow buffer networks with a named recipe.
@@ -177,6 +268,8 @@ def train_lfq_cmd(
     critic,
     DIR/snapshots (weights every few thousand flows), DIR/tb (TensorBoard) and
     DIR/train.json (flows, wall time, flows/s). Same recipe and seed: the same bytes.
+    Stopped (Ctrl-C, SIGTERM, SIGHUP), it keeps its state in DIR/checkpoint (the finished
+    models and the current one's last batch); --resume DIR goes on.
     """
     import importlib.util
     import json
@@ -184,7 +277,7 @@ def train_lfq_cmd(
 
     from l4sim.agents.lfq_recipes import MODELS, RECIPES
 
-    check_out_dir(out)
+    out = _output(out, resume, "out/lfq-train")
     if recipe not in RECIPES:
         raise typer.BadParameter(f"--recipe {recipe!r} is not known; allowed: {', '.join(RECIPES)}")
     if jobs < 1:
@@ -206,17 +299,26 @@ def train_lfq_cmd(
         soft_wrap=True,
     )
     start = time.perf_counter()
-    with _progress(quiet) as bar:
+    config = {"command": "lfq", "recipe": recipe, "seed": seed, "only": models, "device": device}
+    with _progress(quiet) as bar, _checkpointing(out, resume, checkpoint_every, config) as ck:
         tasks: dict[str, int] = {}
 
         def step(model: str, info: dict[str, float]) -> None:
             if model not in tasks:
-                tasks[model] = bar.add_task(model, total=r.flows(model), info="")
+                tasks[model] = bar.add_task(model, total=r.flows(model), info="", rate="")
             text = f"loss {info['loss']:.3g}, mean output {info['output']:.1f}"
-            bar.update(tasks[model], completed=int(info["flows"]), info=text)
+            rate = _rate(bar, tasks[model], "flows")
+            bar.update(tasks[model], completed=int(info["flows"]), info=text, rate=rate)
 
         stats = lfq.train_recipe(
-            recipe, out, seed=seed, jobs=jobs, models=models, progress=step, device=device
+            recipe,
+            out,
+            seed=seed,
+            jobs=jobs,
+            models=models,
+            progress=step,
+            device=device,
+            checkpoint=ck,
         )
     wall = time.perf_counter() - start
     record = {
@@ -228,6 +330,7 @@ def train_lfq_cmd(
         "models": stats,
     }
     (out / "train.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    ck.remove()  # every output written: the checkpoint is of no more use
     for m, s in stats.items():
         out_console.print(
             f"{m}: {s['flows']:,} flows in {s['wall_s']:.1f} s ({s['flows_per_s']:.0f} flows/s)",

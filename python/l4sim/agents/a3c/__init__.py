@@ -48,7 +48,7 @@ Reading order (each file imports only those before it):
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,15 +74,18 @@ from l4sim.agents.a3c.model import (
 from l4sim.agents.a3c.ray_runner import train_ray
 from l4sim.agents.a3c.worker import (
     OnlineEnv,
+    WorkerStart,
     act,
     check_action,
     hogwild_sync,
     run_rounds,
     run_worker,
 )
+from l4sim.agents.checkpoint import Checkpointing
 from l4sim.agents.device import resolve
 from l4sim.agents.tblog import ScalarLog
 from l4sim.errors import EnvConfigError
+from l4sim.processes import Interrupted
 
 __all__ = [
     "FEATURES",
@@ -160,6 +163,8 @@ def train(
     out: str | Path | None = None,
     log_dir: str | Path | None = None,
     device: str = "cpu",
+    checkpoint: Checkpointing | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> TrainResult:
     """Train from scratch (Hogwild with ``cfg.workers`` processes, 1: in this process;
     ``cfg.sync="rounds"``: deterministic rounds in this process);
@@ -170,7 +175,14 @@ def train(
     ``device``: ``cpu`` or ``auto`` (which is the CPU here). A3C (Mnih et al. 2016) is a
     CPU algorithm: its workers apply their gradients to networks shared in CPU memory, one
     transition batch of ``update_interval`` steps at a time, so a GPU has nothing to batch;
-    ``cuda`` is refused in one sentence."""
+    ``cuda`` is refused in one sentence. ``progress(done, total)`` follows the episodes
+    finished (of all workers).
+
+    ``checkpoint``: write the whole state whenever every worker has finished the same
+    number of episodes (every ``checkpoint.every`` episodes, and when ``checkpoint.stop``
+    reports a signal: then raise :class:`~l4sim.processes.Interrupted`), or resume from it.
+    Only the deterministic trainings have such points: ``sync="rounds"``, or one worker
+    (which then runs as one round of one worker, the same arithmetic)."""
     if device != "auto" and resolve(device).type != "cpu":
         raise EnvConfigError(
             f"A3C trains on the CPU: its asynchronous workers share the networks in CPU "
@@ -185,6 +197,11 @@ def train(
     if cfg.sync == "rounds" and cfg.ray is not None:
         raise EnvConfigError("Ray workers update asynchronously; give sync='hogwild' with ray")
     check_action(cfg)
+    if checkpoint is not None and cfg.sync != "rounds" and (cfg.workers > 1 or cfg.ray):
+        raise EnvConfigError(
+            "A3C checkpoints need sync='rounds' or one local worker: Hogwild processes and "
+            "Ray tasks update the networks in no fixed order, so there is no point to resume from"
+        )
     torch.set_num_threads(1)
     torch.manual_seed(cfg.seed)
     actor, critic = Actor(), Critic()
@@ -200,12 +217,19 @@ def train(
         curve.append((w, e, r, t))
         log.add(len(curve), {"charts/reward_per_step": r})
         log.add(e, {f"worker_{w}/reward_per_step": r})
+        if progress is not None:
+            progress(len(curve), cfg.workers * cfg.episodes)
 
     with log:
         if cfg.ray is not None:
             for row in train_ray(cfg, actor, critic, opt_a, opt_c):
                 record(*row)
-        elif cfg.sync == "rounds":
+        elif cfg.sync == "rounds" or checkpoint is not None:
+            boundary, starts = None, None
+            if checkpoint is not None:
+                boundary, starts, t0 = _checkpoints(
+                    checkpoint, cfg, (actor, critic, opt_a, opt_c), curve, t0
+                )
             run_rounds(
                 cfg,
                 actor,
@@ -213,6 +237,8 @@ def train(
                 opt_a,
                 opt_c,
                 lambda w, e, r, n: record(w, e, r, time.perf_counter() - t0),
+                boundary,
+                starts,
             )
         elif cfg.workers == 1:
             run_worker(
@@ -254,6 +280,43 @@ def train(
         save_policy(d / "policy.safetensors", actor, cfg)
         save_checkpoint(d / "checkpoint.safetensors", actor, critic, cfg)
     return res
+
+
+def _checkpoints(
+    checkpoint: Checkpointing,
+    cfg: A3cConfig,
+    modules: tuple[Any, ...],
+    curve: list[tuple[int, int, float, float]],
+    t0: float,
+) -> tuple[Any, list[WorkerStart], float]:
+    """Resume from ``checkpoint`` if it says so (the networks, optimisers and ``curve`` in
+    place; the workers' starts and the shifted start time returned) and the callback that
+    :func:`run_rounds` calls at each episode boundary to write it."""
+    names = ("actor", "critic", "actor_optimizer", "critic_optimizer")
+    starts = [WorkerStart.fresh(w, cfg) for w in range(cfg.workers)]
+    saved = checkpoint.load()
+    if saved is not None:
+        for name, m in zip(names, modules, strict=True):
+            m.load_state_dict(saved[name])
+        for st, ws in zip(starts, saved["workers"], strict=True):
+            st.restore(ws)
+        curve.extend(tuple(row) for row in saved["curve"])  # type: ignore[misc]
+        t0 -= saved["elapsed_s"]
+    last = [starts[0].episode, saved is not None]
+
+    def boundary(episode: int, live: list[WorkerStart]) -> None:
+        signum = checkpoint.stop()
+        if signum is not None or checkpoint.due(episode, last[0]) or not last[1]:
+            checkpoint.save(
+                {n: m.state_dict() for n, m in zip(names, modules, strict=True)}
+                | {"workers": [w.state() for w in live], "curve": curve}
+                | {"elapsed_s": time.perf_counter() - t0}
+            )
+            last[:] = [episode, True]
+        if signum is not None:
+            raise Interrupted(signum)
+
+    return boundary, starts, t0
 
 
 def curve_by_worker(curve: Sequence[tuple[int, int, float, float]]) -> dict[int, list[float]]:

@@ -8,6 +8,7 @@ runner and the trainer; it imports none of them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -321,11 +322,13 @@ def save_policy(path: str | Path, actor: Actor, cfg: A3cConfig) -> None:
 
 
 def save_checkpoint(path: str | Path, actor: Actor, critic: Critic, cfg: A3cConfig) -> None:
-    """Actor and critic (``actor.*``, ``critic.*``) with the config as metadata."""
+    """Actor and critic (``actor.*``, ``critic.*``) with the config as metadata (one
+    ``config`` entry, a JSON object with sorted keys: the library writes a metadata map in
+    no fixed order, so one entry keeps equal weights equal bytes)."""
     tensors = {f"actor.{k}": v.contiguous() for k, v in actor.state_dict().items()}
     tensors |= {f"critic.{k}": v.contiguous() for k, v in critic.state_dict().items()}
     meta = {k: repr(v) for k, v in asdict(cfg).items()}
-    save_file(tensors, str(path), metadata=meta)
+    save_file(tensors, str(path), metadata={"config": json.dumps(meta, sort_keys=True)})
 
 
 def load_checkpoint(path: str | Path) -> tuple[Actor, Critic]:

@@ -248,27 +248,63 @@ def hogwild_sync(
     return sync
 
 
+@dataclass
+class WorkerStart:
+    """What a worker carries from one episode to the next: its action noise's generator,
+    its environment (whose own generator draws each episode's traffic) and the episode it
+    runs next. Between episodes that is all of a worker's state, so a trainer can checkpoint
+    it (:meth:`state`) and start the worker again from it."""
+
+    gen: np.random.Generator
+    env: Any
+    episode: int = 0
+
+    @classmethod
+    def fresh(cls, wid: int, cfg: A3cConfig) -> WorkerStart:
+        seed = worker_seed(cfg, wid)
+        return cls(np.random.default_rng(seed), make_env(cfg, seed))
+
+    def state(self) -> dict[str, Any]:
+        return {
+            "episode": self.episode,
+            "gen": dict(self.gen.bit_generator.state),
+            "env": dict(self.env.rng.bit_generator.state),
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.episode = state["episode"]
+        self.gen.bit_generator.state = state["gen"]
+        self.env.rng.bit_generator.state = state["env"]
+
+
+def worker_seed(cfg: A3cConfig, wid: int) -> int:
+    """Worker ``wid``'s seed (its action noise, its traffic and its torch generator)."""
+    return cfg.seed * 1000 + wid
+
+
 def worker_steps(
     wid: int,
     cfg: A3cConfig,
     init: tuple[dict[str, Any], dict[str, Any]],
     report: Callable[[int, int, float, int], None],
+    start: WorkerStart | None = None,
 ) -> Iterator[tuple[Actor, Critic]]:
     """One A3C worker (Algorithm 3) as a generator: starts from the global weights ``init``
     (actor, critic state dicts) and, every ``update_interval`` steps, yields its local
     networks holding the segment's gradients; the caller hands them to the global networks
     and loads the new weights into them before resuming it. Every worker of a
     configuration yields the same number of times (``episodes`` x ceil(``steps`` /
-    ``update_interval``)), which lets :func:`l4sim.agents.a3c.train` run them in rounds."""
+    ``update_interval``)), which lets :func:`l4sim.agents.a3c.train` run them in rounds.
+    ``start``: the worker's generators and next episode (default: a fresh worker); at an
+    episode's last yield it already holds what the next episode starts from."""
     torch.set_num_threads(1)
-    seed = cfg.seed * 1000 + wid
-    torch.manual_seed(seed)
-    gen = np.random.default_rng(seed)
-    env = make_env(cfg, seed)
+    torch.manual_seed(worker_seed(cfg, wid))
+    start = start or WorkerStart.fresh(wid, cfg)
+    gen, env = start.gen, start.env
     la, lc = Actor(), Critic()
     la.load_state_dict(init[0])
     lc.load_state_dict(init[1])
-    for ep in range(cfg.episodes):
+    for ep in range(start.episode, cfg.episodes):
         state = env.reset()
         total, seg = 0.0, Segment()
         for t in range(cfg.steps):
@@ -307,9 +343,11 @@ def worker_steps(
                 lc.zero_grad()
                 la_loss, lc_loss = _losses(la, lc, seg, last_v, cfg)
                 (la_loss + lc_loss).backward()
+                if done:  # reported before the episode's last hand-over
+                    report(wid, ep, total / cfg.steps, cfg.steps)
+                    start.episode = ep + 1
                 yield la, lc
                 seg = Segment()
-        report(wid, ep, total / cfg.steps, cfg.steps)
 
 
 def run_worker(
@@ -332,16 +370,32 @@ def run_rounds(
     opt_a: torch.optim.Optimizer,
     opt_c: torch.optim.Optimizer,
     report: Callable[[int, int, float, int], None],
+    at_boundary: Callable[[int, list[WorkerStart]], None] | None = None,
+    starts: list[WorkerStart] | None = None,
 ) -> None:
     """Deterministic A3C: the ``cfg.workers`` workers in lock-step rounds, in this process.
     Each round every worker, in worker order, runs its next segment from the weights of the
     round's start and computes its gradients; then the gradients are applied to the global
     networks in worker order (one optimiser step each, as Hogwild's pushes) and every worker
     loads the new weights. Nothing depends on process scheduling, so a seed gives the same
-    weights bit for bit; the price is running the workers one after another."""
+    weights bit for bit; the price is running the workers one after another.
+
+    ``at_boundary(episodes_done, starts)`` is called whenever every worker has finished
+    the same number of episodes (the global networks and the workers' ``starts`` are then
+    the whole state: a checkpoint); ``starts`` resumes the workers from such a point."""
     init = (actor.state_dict(), critic.state_dict())
-    workers = [worker_steps(w, cfg, init, report) for w in range(cfg.workers)]
+    starts = starts or [WorkerStart.fresh(w, cfg) for w in range(cfg.workers)]
+    workers = [worker_steps(w, cfg, init, report, starts[w]) for w in range(cfg.workers)]
+    per_episode = -(-cfg.steps // cfg.update_interval)  # hand-overs per episode
+    rounds = 0
     while True:
+        if (
+            at_boundary is not None
+            and rounds % per_episode == 0
+            and starts[0].episode < cfg.episodes
+        ):
+            at_boundary(starts[0].episode, starts)
+        rounds += 1
         pending = [next(w, None) for w in workers]
         if all(p is None for p in pending):
             return

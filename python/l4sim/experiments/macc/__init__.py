@@ -282,7 +282,7 @@ def metrics(
     )
 
 
-def _episode_stats(env: Any) -> tuple[float, float]:
+def episode_stats(env: Any) -> tuple[float, float]:
     """A training episode's (throughput kbit/s, mean RTT ms): Fig. 3's curves."""
     s = env.sim.summary()["flows"][:3]
     rtts = [f["srtt_mean_s"] for f in s if f["srtt_mean_s"] is not None]
@@ -334,7 +334,7 @@ def _run_case(task: tuple[Case, str, int]) -> tuple[Row, float]:
         lambda: make_env(case.scheme, duration, virtual_queues=case.virtual_queues),
         episodes,
         cfg,
-        episode_stats=_episode_stats,
+        episode_stats=episode_stats,
         log_dir=out.parent / "tb" / out.name,
     )
     out.mkdir(parents=True, exist_ok=True)

@@ -50,6 +50,7 @@ from l4sim.scenario import Scenario
 from l4sim.units import format_number as _fmt
 
 if TYPE_CHECKING:
+    from l4sim.agents.checkpoint import Checkpointing
     from l4sim.agents.dqn import DQNConfig
 
 #: The scenario of ``scenarios/rl_tcp.toml`` (a test keeps the two equal).
@@ -266,17 +267,21 @@ def train(
     progress: Callable[[int, int, dict[str, float]], None] | None = None,
     figures: bool = True,
     device: str = "cpu",
+    checkpoint: Checkpointing | None = None,
 ) -> dict[str, Any]:
     """Train a DQN on RL-TCP, evaluate it, and write ``out_dir``: ``dqn.pt``, ``tb/``
     (TensorBoard), ``eval.json``, ``train.json`` and (``figures``) ``eval_episode.png``,
     ``training_return.png``. Returns the contents of ``eval.json``. ``device``: where the
-    networks train (:mod:`l4sim.agents.device`)."""
+    networks train (:mod:`l4sim.agents.device`); ``checkpoint``: checkpoint or resume the
+    training (:mod:`l4sim.agents.checkpoint`)."""
     from l4sim.agents import dqn
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     cfg = config(steps, seed, reward, device)
-    q, stats = dqn.train(lambda: make_env(reward), cfg, progress=progress, log_dir=out / "tb")
+    q, stats = dqn.train(
+        lambda: make_env(reward), cfg, progress=progress, log_dir=out / "tb", checkpoint=checkpoint
+    )
     extra = {"experiment": "rl-tcp", "reward": reward, "action_set": ACTION_SET}
     dqn.save(out / "dqn.pt", q, cfg, extra)
     ev = evaluate(dqn.greedy_policy(q), reward)
