@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, is_dataclass
@@ -171,3 +172,9 @@ def bullet_lines(path: Path) -> list[str]:
     """The ``- `` lines of a markdown file, without the dash."""
     lines = path.read_text(encoding="utf-8").splitlines()
     return [line[2:] for line in lines if line.startswith("- ")]
+
+
+def finding_titles(path: Path) -> list[str]:
+    """The bold title of each numbered finding (``1. **...**``) of a findings file."""
+    text = path.read_text(encoding="utf-8")
+    return re.findall(r"^\d+\. \*\*(.+?)\*\*", text, flags=re.MULTILINE)

@@ -44,7 +44,7 @@ from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
-from l4sim.experiments._tables import write_csv, write_per_seed, write_table
+from l4sim.experiments._tables import finding_titles, write_csv, write_per_seed, write_table
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option
 from l4sim.scenario import Scenario
 
@@ -348,6 +348,12 @@ def trends(rows: list[Row]) -> list[Trend]:
         steps = f"{down} of {len(shares) - 1} steps down"
         out.append(Trend(cca, ours, steps, published, ref["source"] if ref else "-", verdict))
     return out
+
+
+def headline(out_dir: Path) -> str:
+    """What a full run shows: the titles of its first two findings (the comparison with
+    the published shares and trends)."""
+    return " ".join(finding_titles(out_dir / FINDINGS)[:2])
 
 
 def reproduce(

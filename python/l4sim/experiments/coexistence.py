@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from typing import Any
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
-from l4sim.experiments._tables import write_per_seed, write_table
+from l4sim.experiments._tables import finding_titles, write_per_seed, write_table
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option
 from l4sim.scenario import Scenario
 from l4sim.scenario.ccas import CCA_KINDS
@@ -338,8 +337,7 @@ def findings(rows: list[Row]) -> str:
 
 def headline(out_dir: Path) -> str:
     """What the grid shows: the bold title of each finding in its ``findings.md``."""
-    text = (out_dir / FINDINGS).read_text(encoding="utf-8")
-    return " ".join(re.findall(r"^\d+\. \*\*(.+?)\*\*", text, flags=re.MULTILINE))
+    return " ".join(finding_titles(out_dir / FINDINGS))
 
 
 def _ms(x: float) -> str:

@@ -438,8 +438,10 @@ def agreement(rows: list[Row]) -> str:
 def headline(out_dir: Path) -> str:
     """What a run shows, from its ``agreement.md``: the flows within 20 % of the testbed,
     per qdisc and over all."""
-    lines = bullet_lines(out_dir / AGREEMENT)
-    return "; ".join(lines[:-1]) + f". Over all: {lines[-1].removeprefix('all: ')}"
+    lines = [line.removesuffix(".") for line in bullet_lines(out_dir / AGREEMENT)]
+    if len(lines) == 1:
+        return lines[0] + "."
+    return "; ".join(lines[:-1]) + f". Over all: {lines[-1].removeprefix('all: ')}."
 
 
 def markdown_table(rows: list[Row]) -> str:
