@@ -25,6 +25,8 @@ ruff format --check .
 # The docs site: every warning (a broken link or anchor, a page left out) is an error; the
 # Rust API pages come from cargo doc. tests/test_docs.py opens the result in Chromium.
 NO_MKDOCS_2_WARNING=1 mkdocs build --strict -q
-python -m pytest -q
+# One worker per core, each taking whole test files (a file's fixtures, such as the quick
+# reproductions the results guard runs, are built once); the slowest tests are listed.
+python -m pytest -q -n auto --dist loadfile --durations=15
 # The wheel, installed into a fresh venv with no Rust on PATH (demo, emulate, its router).
 bash scripts/test_wheel.sh
