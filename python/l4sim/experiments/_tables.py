@@ -178,3 +178,14 @@ def finding_titles(path: Path) -> list[str]:
     """The bold title of each numbered finding (``1. **...**``) of a findings file."""
     text = path.read_text(encoding="utf-8")
     return re.findall(r"^\d+\. \*\*(.+?)\*\*", text, flags=re.MULTILINE)
+
+
+def md_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of the first markdown table in a file this package wrote, by header."""
+    lines = [x for x in path.read_text(encoding="utf-8").splitlines() if x.startswith("|")]
+
+    def cells(line: str) -> list[str]:
+        return [c.strip() for c in line.strip().strip("|").split("|")]
+
+    head = cells(lines[0])
+    return [dict(zip(head, cells(x), strict=False)) for x in lines[2:]]

@@ -36,7 +36,7 @@ from l4sim.engine.run import run
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import mean_ci, write_ci, write_per_seed, write_table
+from l4sim.experiments._tables import md_rows, mean_ci, write_ci, write_per_seed, write_table
 from l4sim.experiments._timeseries import plot_timeseries
 from l4sim.experiments.base import declare, quick_option, tb_subdir
 from l4sim.experiments.remote_brain import stage2 as brain
@@ -289,6 +289,28 @@ def scenarios(
         out[job.name] = env.scenario.model_copy(update={"seed": brain.EVAL_SEED})
         env.close()
     return out
+
+
+def headline(out_dir: Path) -> str:
+    """What a full run shows, from its tables: Table 2's FIFO row with the RL agent as
+    RS_1 against the paper's, stage 2's two delays, and the fair-share rewards' seeds at
+    their goals."""
+    t2 = {(r["control-path queue"], r["RS_1"]): r for r in md_rows(out_dir / TABLE)}
+    rl, nr = t2[("fifo", "RL agent (DQN)")], t2[("fifo", "NewReno (stand-in)")]
+    s2 = {r["control path"]: r for r in md_rows(out_dir / "stage2_unified.md")}
+    fair = {(r["agent"], r["control path"]): r for r in md_rows(out_dir / "fairshare.md")}
+    fifo, dualpi2 = (
+        fair[("share", q)]["seeds at the goal"].split()[0] for q in ("fifo", "dualpi2")
+    )
+    rtt = "RS_1 mean RTT (ms), l4sim"
+    return (
+        f"Table 2's FIFO control path with the RL agent as RS_1: {rl[rtt]} ms (paper "
+        f"{rl['paper']}; the NewReno stand-in {nr[rtt]}). Stage 2: RL-TCP gets "
+        f"{s2['fixed 65 ms']['IoT Mbit/s']} Mbit/s at 65 ms and "
+        f"{s2['fixed 105 ms']['IoT Mbit/s']} at 105 ms beside CUBIC. A share-valuing reward "
+        f"reaches its fair-share goal on {fifo} seeds with the FIFO control path, {dualpi2} "
+        "with DualPI2."
+    )
 
 
 def reproduce(

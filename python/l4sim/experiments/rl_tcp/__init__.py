@@ -43,7 +43,14 @@ from l4sim.envs import rewards as _rewards
 from l4sim.errors import EnvConfigError, L4simError
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import mean_ci, write_ci, write_per_seed, write_table, write_timing
+from l4sim.experiments._tables import (
+    mean_ci,
+    read_csv,
+    write_ci,
+    write_per_seed,
+    write_table,
+    write_timing,
+)
 from l4sim.experiments.base import declare, quick_option, seeds_option
 from l4sim.experiments.rl_tcp.figures import Curve, plot_curves, plot_episode, plot_training
 from l4sim.scenario import Scenario
@@ -455,6 +462,29 @@ def scenarios(out_dir: str | Path, groups: Iterable[str], **options: Any) -> dic
             out[c.name] = env.unwrapped.scenario.model_copy(update={"seed": EVAL_SEED})
             env.close()
     return out
+
+
+def headline(out_dir: Path) -> str:
+    """What a full run shows, from its ``ci.csv`` and ``results.csv``: each reward's
+    utilisation and queue over the seeds (mean ± 95 % CI half-width), beside NewReno."""
+    ci = {(r["agent"], r["metric"]): r for r in read_csv(out_dir / "ci.csv")}
+
+    def pm(agent: str, metric: str, scale: float) -> str:
+        row = ci[(agent, metric)]
+        half = (float(row["ci95_high"]) - float(row["ci95_low"])) / 2
+        return f"{scale * float(row['mean']):.1f} ± {scale * half:.1f}"
+
+    default, ns3ai = agent_label("default"), agent_label("ns3ai")
+    newreno = next(r for r in read_csv(out_dir / "results.csv") if not r["seed"])
+    n = ci[(default, "utilization")]["n_seeds"]
+    return (
+        f"Over {n} seeds a DQN with l4sim's reward holds one BDP: "
+        f"{pm(default, 'utilization', 100)} % utilisation with "
+        f"{pm(default, 'queue_mean_pkts', 1)} packets of queue (NewReno "
+        f"{100 * float(newreno['utilization']):.1f} % behind "
+        f"a {float(newreno['queue_mean_pkts']):.1f}-packet queue); with ns3-ai's own reward "
+        f"it starves the flow ({pm(ns3ai, 'utilization', 100)} %)."
+    )
 
 
 def tensorboard_dir(out_dir: str | Path, **_: Any) -> Path | None:
