@@ -430,32 +430,28 @@ def findings(rows: list[Row]) -> list[str]:
 
 
 def headline(out_dir: Path) -> str:
-    """What a full run shows, from its ``table.csv``: through the RFC's FIFO the fixed-rate
-    source's frame delay p99 against SCReAM's (L4S mode), over the RMCAT cases, and
-    SCReAM's rate beside four Prague flows at 25 ms."""
+    """What a full run shows, from its ``table.csv``: in the variable-capacity cases (5.1-5.3)
+    through the RFC's FIFO, the fixed-rate source's loss and frame delay p99 against SCReAM's
+    (L4S mode); SCReAM's rate beside a long TCP flow (5.6, FIFO) and beside four TCP Prague
+    flows at 25 ms."""
     rows = read_csv(out_dir / "table.csv")
+    fifo = {(r["test"], r["sender"]): r for r in rows if r["queue"] == "fifo"}
 
-    def p99(sender: str) -> list[float]:
-        return [
-            float(r["p99_ms"])
-            for r in rows
-            if r["sender"] == sender and r["queue"] == "fifo" and r["test"] != "l4s"
-        ]
+    def span(sender: str, metric: str, scale: float, fmt: str) -> str:
+        xs = [scale * float(fifo[(t, sender)][metric]) for t in ("5.1", "5.2", "5.3")]
+        return f"{min(xs):{fmt}}-{max(xs):{fmt}}"
 
-    l4s = {(r["prague"], r["rtt_ms"]): r for r in rows if r["test"] == "l4s"}
-    four = l4s.get(("4", "25"))
-    tail = (
-        f"; beside four TCP Prague flows through DualPI2 (100 Mbit/s, 25 ms) SCReAM gets "
-        f"{float(four['media_mbps']):.1f} Mbit/s against the flows' "
-        f"{float(four['tcp_mbps']) / 4:.1f} each"
-        if four
-        else ""
-    )
-    none, scream = p99("none"), p99("scream-l4s")
+    tcp = fifo[("5.6", "scream-l4s")]
+    four = next(r for r in rows if (r["test"], r["prague"], r["rtt_ms"]) == ("l4s", "4", "25"))
     return (
-        f"Through the RFC 8867 cases' 300 ms FIFO, media with no congestion control sees frame "
-        f"delay p99 of {min(none):.0f}-{max(none):.0f} ms; SCReAM v2 keeps it to "
-        f"{min(scream):.0f}-{max(scream):.0f} ms{tail}."
+        f"Through RFC 8867's 300 ms FIFO as the capacity varies (5.1-5.3), media with no "
+        f"congestion control loses {span('none', 'loss_frac', 100, '.0f')} % of its packets, "
+        f"frame delay p99 {span('none', 'p99_ms', 1, '.0f')} ms; SCReAM v2 loses "
+        f"{span('scream-l4s', 'loss_frac', 100, '.1f')} %, p99 "
+        f"{span('scream-l4s', 'p99_ms', 1, '.0f')} ms. It falls short beside TCP: "
+        f"{float(tcp['media_mbps']):.2f} Mbit/s of 2 beside a NewReno flow (5.6), "
+        f"{float(four['media_mbps']):.1f} Mbit/s beside four TCP Prague flows' "
+        f"{float(four['tcp_mbps']) / 4:.1f} each (DualPI2, 100 Mbit/s, 25 ms)."
     )
 
 
