@@ -40,6 +40,8 @@ the declarations.
   published measurements, see :mod:`l4sim.experiments.bbr3_coexistence`.
 - ``docsis-qprot``: Queue Protection (RFC 9957) on a DOCSIS upstream beside an unresponsive
   or mis-marked flow in the L queue, see :mod:`l4sim.experiments.docsis_qprot`.
+- ``rmcat``: the RMCAT wired test cases (RFC 8867) with SCReAM v2, UDP Prague and no
+  congestion control, and SCReAM v2 beside TCP Prague, see :mod:`l4sim.experiments.rmcat`.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ EXPERIMENTS: dict[str, str] = {
     "l4s-bursts": "l4sim.experiments.l4s_bursts",
     "bbr3-coexistence": "l4sim.experiments.bbr3_coexistence",
     "docsis-qprot": "l4sim.experiments.docsis_qprot",
+    "rmcat": "l4sim.experiments.rmcat",
 }
 
 
