@@ -393,3 +393,15 @@ def test_reproduce_with_a_pool_matches_serial(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         tables.append((tmp_path / jobs / "table2.csv").read_text())
     assert tables[0] == tables[1] and tables[0].count("\nfq_codel-") == 4
+
+
+def test_a_table_with_no_finished_point_reads_back(tmp_path: Path) -> None:
+    """A stop before the first point finished writes a sweep.parquet with no row: it still
+    has the head and status columns, so ``read_sweep`` (report, plot) reads it."""
+    from l4sim.sweep.table import read_sweep, write_parquet
+
+    spec = parse_spec({"base": str(BASE), "grid": {"topology.bottleneck.rate": ["5Mbps"]}})
+    write_parquet(tmp_path, spec, [], {})
+    table, _ = read_sweep(tmp_path)
+    assert table.height == 0
+    assert {"point", "point_index", "seed", "status", "record"} <= set(table.columns)

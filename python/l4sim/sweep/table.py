@@ -240,9 +240,9 @@ class _Table:
         path = out / PARQUET
         lf = self.lazy()
         if lf is None:
-            lf = pl.LazyFrame(
-                {"point": [], "record": []}, schema={"point": pl.String, "record": pl.String}
-            )
+            # No point finished (a stop before the first): the head and status columns
+            # still say what the table is.
+            lf = pl.LazyFrame(schema=_empty_schema())
         elif final:
             lf = lf.sort("point_index", "record", maintain_order=True)
         _write_atomic(path, lambda p: lf.sink_parquet(p), sync=True)
@@ -289,6 +289,15 @@ def _meta(spec: SweepSpec, pts: list[Point], status: dict[str, str]) -> dict[str
         "ok": ok,
         "failed": sum(1 for p in pts if p.error or status.get(p.key) == "failed"),
     }
+
+
+def _empty_schema() -> dict[str, Any]:
+    """The columns of a sweep table with no row."""
+    import polars as pl
+
+    types = {"point_index": pl.Int64, "seed": pl.Int64, "attempts": pl.Int64, "events": pl.Int64}
+    types |= dict.fromkeys(["sim_time_s", "wall_time_s", "jain_fairness"], pl.Float64)
+    return {c: types.get(c, pl.String) for c in [*_HEAD, *_STATUS]}
 
 
 def read_sweep(out_dir: str | Path) -> tuple[Any, dict[str, Any]]:
