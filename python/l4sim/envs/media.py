@@ -122,10 +122,11 @@ def _media_flow(scenario: Scenario, flow: int) -> tuple[UdpFlow, float, float]:
     return spec, float(src.fps), float(src.deadline) / 1e9
 
 
-def _positive(name: str, value: float) -> float:
+def _positive(name: str, value: float, zero: bool = False) -> float:
+    """``value`` as a float if it is a finite number above 0 (or 0, if ``zero``)."""
     ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value <= 0:
-        raise EnvConfigError(f"{name} {value!r} must be a positive number")
+    if not ok or value < 0 or (value == 0 and not zero):
+        raise EnvConfigError(f"{name} {value!r} must be {'0 or ' if zero else ''}a positive number")
     return float(value)
 
 
@@ -183,7 +184,7 @@ class MediaRateEnv(L4simEnv):
                 f"min_rate {self.min_rate:g} must be below max_rate {self.max_rate:g} (bit/s)"
             )
         self.weights = tuple(
-            _positive(n, w) if w != 0 else 0.0
+            _positive(n, w, zero=True)
             for n, w in (
                 ("rate_weight", rate_weight),
                 ("delay_weight", delay_weight),
