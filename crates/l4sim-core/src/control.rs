@@ -41,6 +41,10 @@ pub enum Action {
     /// A link direction's rate in bit/s from now on (a packet being serialised keeps its
     /// rate): rate steps such as A3C-L4S's dynamic scenario.
     SetLinkRate { link: String, rate_bps: u64 },
+    /// The target bitrate of a media flow's video encoder (bit/s), set as a congestion
+    /// control sets it: the encoder follows with its configured `lag`. Only for a `video`
+    /// source with `cc = "none"` (a learned rate controller in the congestion control's place).
+    SetMediaRate { flow: usize, rate_bps: u64 },
     /// A qdisc's overall limits.
     SetQueueLimit {
         link: String,
@@ -128,6 +132,34 @@ pub struct Observation {
     pub time_s: f64,
     pub flows: FlowObs,
     pub queues: QueueObs,
+}
+
+/// What a real-time sender knows of its own flow (`Simulation::observe_media`): its
+/// target, its feedback's totals (cumulative), its RTT from feedback, and its frames over
+/// a window `(since, now]`.
+#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+pub struct MediaObservation {
+    pub time_s: f64,
+    /// The encoder's target bitrate now (bit/s).
+    pub target_bps: u64,
+    /// Bytes put on the wire, headers included.
+    pub bytes_sent: u64,
+    /// Payload bytes received.
+    pub bytes_received: u64,
+    /// Packets the feedback reports said arrived, are missing, arrived CE-marked.
+    pub fb_acked: u64,
+    pub fb_lost: u64,
+    pub fb_ce: u64,
+    /// Smoothed and latest RTT from feedback (s; NaN: no sample, or no external rate set).
+    pub srtt_s: f64,
+    pub latest_rtt_s: f64,
+    /// Delays (first packet sent to last received, s) of the frames settled in the window:
+    /// completed by their deadline, or late (deadline passed first; censored at it).
+    pub frame_delays_s: Vec<f64>,
+    /// Of those, the late frames.
+    pub late_frames: u64,
+    /// Frames produced in the window.
+    pub frames_made: u64,
 }
 
 /// An action, trigger or observation request the simulation refuses, as one sentence.

@@ -257,6 +257,21 @@ impl Simulation {
         Ok(d)
     }
 
+    /// What the sender of media flow `flow` (a video source) knows now, its frames over
+    /// `(since_ns, now]` (`control::MediaObservation`).
+    fn observe_media<'py>(
+        &self,
+        py: Python<'py>,
+        flow: usize,
+        since_ns: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let o = self
+            .inner
+            .observe_media(flow, since_ns)
+            .map_err(action_error)?;
+        to_py(py, &o)
+    }
+
     /// Per flow: packets in its flow queue at `link` and that queue's limit (NaN: none).
     fn observe_flow_queues<'py>(
         &self,

@@ -455,6 +455,16 @@ class Simulation:
         (columns in crates/l4sim-py/API.md; counters are cumulative)."""
         return self._sim.observe()
 
+    def observe_media(self, flow: int, since_ns: int = 0) -> dict[str, Any]:
+        """What the sender of video flow ``flow`` knows now: its target (``target_bps``),
+        bytes sent and received, its RFC 8888 feedback's totals (``fb_acked``, ``fb_lost``,
+        ``fb_ce``), its RTT from feedback (``srtt_s``, ``latest_rtt_s``; NaN until a
+        ``set_media_rate`` action starts the sampling), and over ``(since_ns, now]`` its
+        completed frames' delays (``frame_delays_s``), ``late_frames`` and ``frames_made``."""
+        flow = _int_arg(flow, "observe_media flow", 0, U64_MAX, "")
+        since_ns = _int_arg(since_ns, "observe_media since_ns", 0, U64_MAX, "ns")
+        return self._sim.observe_media(flow, since_ns)
+
     def observe_flow_queues(self, link: str) -> dict[str, list[Any]]:
         """Per flow: packets in its flow queue at ``link`` (fq, fq_codel, fq_pie) and that
         queue's own limit (fq; NaN otherwise)."""

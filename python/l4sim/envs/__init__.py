@@ -5,6 +5,7 @@ Importing this package registers the Gymnasium ids:
 * ``l4sim/TcpCwnd-v0`` — :class:`TcpCwndEnv`: an agent sets a TCP sender's cwnd.
 * ``l4sim/AqmDrop-v0`` — :class:`AqmDropEnv`: an agent sets a queue's drop/mark probability.
 * ``l4sim/DualPi2-v0`` — :class:`DualPi2Env`: an agent sets DualPI2's p' (and k).
+* ``l4sim/MediaRate-v0`` — :class:`MediaRateEnv`: an agent sets a video sender's target bitrate.
 * ``l4sim/RemoteTcp-v0`` — :class:`RemoteTcpEnv`: the remote RL-TCP paper's remote brain, states and
   actions as packets between an IoT device and its server in one simulation.
 
@@ -30,6 +31,7 @@ from l4sim.envs.features import (
     queue_vector,
     sender_vector,
 )
+from l4sim.envs.media import MediaRateEnv, MediaStep
 from l4sim.envs.multi import MultiCCEnv
 from l4sim.envs.remote import RemoteTcpEnv
 from l4sim.envs.tcp import TcpCwndEnv
@@ -42,6 +44,8 @@ __all__ = [
     "AqmDropEnv",
     "DualPi2Env",
     "L4simEnv",
+    "MediaRateEnv",
+    "MediaStep",
     "MultiCCEnv",
     "QueueStep",
     "RemoteTcpEnv",
@@ -58,6 +62,7 @@ ENV_IDS = {
     "l4sim/AqmDrop-v0": "l4sim.envs.aqm:AqmDropEnv",
     "l4sim/DualPi2-v0": "l4sim.envs.aqm:DualPi2Env",
     "l4sim/RemoteTcp-v0": "l4sim.envs.remote:RemoteTcpEnv",
+    "l4sim/MediaRate-v0": "l4sim.envs.media:MediaRateEnv",
 }
 
 for _id, _entry in ENV_IDS.items():

@@ -7,6 +7,7 @@ from typing import Any
 __all__ = [
     "AQM_SCENARIO",
     "DUALPI2_SCENARIO",
+    "MEDIA_SCENARIO",
     "MULTI_SCENARIO",
     "TCP_HEAVY_SCENARIO",
     "TCP_SCENARIO",
@@ -73,3 +74,26 @@ MULTI_SCENARIO: dict[str, Any] = _dumbbell(
 )
 """MA-CC style: two agent-controlled TCP flows and an agent-controlled AQM (an ``external``
 qdisc of 385p, as MA-CC's)."""
+
+MEDIA_SCENARIO: dict[str, Any] = _dumbbell(
+    "env_media_rate",
+    "10Mbps",
+    "20ms",
+    {"kind": "dualpi2"},
+    [
+        {
+            "kind": "udp",
+            "rate": "2Mbps",
+            "packet_size": "1200B",
+            "ecn": "ect1",
+            "source": {"kind": "video", "fps": 30, "lag": "100ms", "deadline": "100ms"},
+            "feedback": {"kind": "rfc8888", "interval": "20ms"},
+        },
+        {"kind": "tcp", "cca": "cubic", "start": "2s"},
+    ],
+)
+"""The agent's ECT(1) video (30 frames/s, starting at 2 Mbps, encoder lag 100 ms, deadline
+100 ms, RFC 8888 feedback every 20 ms, no congestion control) through DualPI2's L queue at
+10 Mbps / 20 ms (RTT 44 ms), beside a bulk CUBIC flow from 2 s in the Classic queue: the
+coupled AQM marks the video's packets as the Classic load rises, and an agent that sends
+more than its share sees its frames queue."""

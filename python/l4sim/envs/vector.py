@@ -55,6 +55,10 @@ class SimBatchVectorEnv(VectorEnv):
         head = self.envs[0]
         if not isinstance(head, L4simEnv):
             raise EnvConfigError(f"{env!r} is not an l4sim environment")
+        if not getattr(head, "batchable", True):
+            raise EnvConfigError(
+                f"{type(head).__name__} reads more than the batched observation; use the single env"
+            )
         if head.action_delay_ns or head.control_flow is not None or head.trigger is not None:
             raise EnvConfigError(
                 "the vectorised env applies actions immediately; action_delay, control_flow "

@@ -137,6 +137,34 @@ impl FrameLog {
             .count() as u64
     }
 
+    /// Over the window `(since, now]`: the delays of the frames settled in it, the late
+    /// ones among them, and the frames produced in it. A frame settles once: when it
+    /// completes by its deadline (its delay), or when its deadline passes first (late, its
+    /// delay censored at the deadline: it may never complete).
+    pub fn window(&self, since: Time, now: Time) -> (Vec<f64>, u64, u64) {
+        use crate::time::secs;
+        let inside = |t: Time| since < t && t <= now;
+        let (mut delays, mut late, mut made) = (Vec::new(), 0, 0);
+        for f in &self.frames {
+            let from = if f.first_sent == NEVER || f.first_sent > now {
+                f.created
+            } else {
+                f.first_sent
+            };
+            let due = from.saturating_add(self.deadline);
+            if f.done <= due {
+                if inside(f.done) {
+                    delays.push(secs(f.done - f.first_sent));
+                }
+            } else if inside(due) {
+                delays.push(secs(self.deadline));
+                late += 1;
+            }
+            made += inside(f.created) as u64;
+        }
+        (delays, late, made)
+    }
+
     /// Mean of the frames' target bitrates (bit/s); 0 before the first frame.
     pub fn target_mean_bps(&self) -> f64 {
         if self.frames.is_empty() {

@@ -12,6 +12,7 @@ use crate::time::{tx_time, Time};
 
 use super::cbr::{UdpSink, UdpSource};
 use super::cc::DatagramCc;
+use super::external_rate::ExternalRate;
 use super::feedback::{FeedbackStats, Rfc8888Receiver};
 use super::frames::FrameLog;
 use super::prague_ack::PragueAcks;
@@ -71,6 +72,8 @@ pub struct Media {
     armed: Option<Time>,
     /// Frames the congestion control cleared from the send queue before they all left.
     pub discarded_frames: u64,
+    /// The target set from outside (`Action::SetMediaRate`); `None` until the first.
+    pub external: Option<Box<ExternalRate>>,
 }
 
 impl Media {
@@ -140,6 +143,7 @@ impl Media {
             greedy: cfg.source.is_cbr() && cfg.cc.drives_cbr(),
             armed: None,
             discarded_frames: 0,
+            external: None,
         }
     }
 
@@ -201,10 +205,30 @@ impl Media {
         Some(t)
     }
 
-    fn target_bps(&self) -> u64 {
+    /// The encoder's target now (bit/s): the congestion control's, one set from outside,
+    /// or the configured rate.
+    pub fn target_bps(&self) -> u64 {
         match &self.source {
             Source::Trace(t) => t.mean_rate_bps(),
-            _ => self.cc.target_rate_bps().unwrap_or(self.rate_bps),
+            _ => self
+                .cc
+                .target_rate_bps()
+                .or(self.external.as_ref().map(|x| x.target_bps))
+                .unwrap_or(self.rate_bps),
+        }
+    }
+
+    /// Whether the source is the video encoder (the one source whose frames follow a target).
+    pub fn is_video(&self) -> bool {
+        matches!(self.source, Source::Video(_))
+    }
+
+    /// Set the target from outside: the encoder follows it with its lag, as it follows a
+    /// congestion control's; the sender starts taking RTT samples from its feedback.
+    pub fn set_external_rate(&mut self, rate_bps: u64) {
+        match &mut self.external {
+            Some(x) => x.target_bps = rate_bps,
+            None => self.external = Some(Box::new(ExternalRate::new(rate_bps))),
         }
     }
 
@@ -285,6 +309,9 @@ impl Media {
             out.push(p);
             log.on_sent(self.q_frame, now, payload);
             self.cc.on_sent(now, self.next_seq, wire);
+            if let Some(x) = &mut self.external {
+                x.on_sent(self.next_seq, now);
+            }
             self.next_seq += 1;
             self.bytes_sent += wire as u64;
             self.q_pkt += 1;
@@ -443,6 +470,9 @@ impl Media {
             }
         }
         self.cc.on_feedback(now, &r);
+        if let Some(x) = &mut self.external {
+            x.on_report(now, &r);
+        }
         fb.recycle(r);
         let delay = self.rtp_queue_delay(now);
         if self.cc.on_rtp_queue(now, delay, false) {
@@ -529,6 +559,52 @@ mod tests {
         media(&mut sim).cc = Box::new(rec.clone());
         sim.run();
         (sim, rec)
+    }
+
+    /// A target set from outside: the encoder's frames follow it, the sender measures the
+    /// path's RTT from its feedback (2 x 10 ms here, plus queueing), the action is refused
+    /// for a congestion-controlled flow and rate 0, and a flow never given it is unchanged.
+    #[test]
+    fn an_external_target_drives_the_encoder() {
+        use crate::control::Action;
+        let run = |set: Option<u64>| {
+            let mut sim = Simulation::new(video_through_dualpi2(2_000_000)).unwrap();
+            sim.run_until(SEC);
+            if let Some(r) = set {
+                let a = Action::SetMediaRate {
+                    flow: 0,
+                    rate_bps: r,
+                };
+                sim.apply_action(&a).unwrap();
+            }
+            sim.run_until(3 * SEC);
+            let o = sim.observe_media(0, 2 * SEC).unwrap();
+            let m = media(&mut sim);
+            let last = m.frames.as_ref().unwrap().frames.last().unwrap().target_bps;
+            (o, last, m.bytes_sent)
+        };
+        let (before, last, sent) = run(None);
+        assert_eq!(last, 2_000_000);
+        assert!(before.srtt_s.is_nan(), "no RTT samples without the action");
+        let (o, last, more) = run(Some(6_000_000));
+        assert_eq!((last, o.target_bps), (6_000_000, 6_000_000));
+        assert!(more > sent * 2, "{more} {sent}");
+        assert!((0.020..0.040).contains(&o.srtt_s), "srtt {}", o.srtt_s);
+        assert!(o.frames_made == 30 && o.frame_delays_s.len() >= 28, "{o:?}");
+        // Refusals: rate 0, a flow with a congestion control.
+        let mut sim = Simulation::new(video_through_dualpi2(2_000_000)).unwrap();
+        let set = |r| Action::SetMediaRate {
+            flow: 0,
+            rate_bps: r,
+        };
+        assert!(sim
+            .apply_action(&set(0))
+            .unwrap_err()
+            .0
+            .contains("positive"));
+        media(&mut sim).cc = Box::new(Recorder::default());
+        let e = sim.apply_action(&set(1_000_000)).unwrap_err();
+        assert!(e.0.contains("congestion control"), "{e}");
     }
 
     /// Video at 1.3 times a 10 Mbit/s DualPI2 bottleneck, ECT(1): the L queue marks. Every

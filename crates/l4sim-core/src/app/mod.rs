@@ -8,6 +8,7 @@
 
 pub mod cbr;
 pub mod cc;
+pub mod external_rate;
 pub mod feedback;
 pub mod frames;
 pub mod media;

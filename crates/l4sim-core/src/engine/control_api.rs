@@ -4,7 +4,9 @@
 //! messages); observations. The types are in `crate::control`; the event loop is in `mod.rs`.
 
 use super::{EvKind, Simulation, Trigger};
-use crate::control::{Action, ActionError, ControlMessage, Observation, MESSAGE_BIT};
+use crate::control::{
+    Action, ActionError, ControlMessage, MediaObservation, Observation, MESSAGE_BIT,
+};
 use crate::flow::{Endpoints, Flow};
 use crate::policy::PolicyObservation;
 use crate::qdisc::{ParamChange, Qdisc, QueueDisc};
@@ -102,6 +104,19 @@ impl Simulation {
                     ));
                 }
             }
+            Action::SetMediaRate { flow, rate_bps } => {
+                let m = self.media_flow(*flow, "set_media_rate")?;
+                if m.cc.name() != "none" {
+                    return bad(format!(
+                        "set_media_rate: flow {flow} runs congestion control {:?}, which sets \
+                         its own target; give it cc = \"none\"",
+                        m.cc.name()
+                    ));
+                }
+                if *rate_bps == 0 {
+                    return bad("set_media_rate: rate_bps must be positive".into());
+                }
+            }
             Action::SetQueueLimit {
                 link,
                 packets,
@@ -114,6 +129,44 @@ impl Simulation {
             }
         }
         Ok(())
+    }
+
+    /// Flow `flow`'s media endpoints, if it is a flow with a video source (`what`: the
+    /// caller, for the sentence otherwise).
+    fn media_flow(&self, flow: usize, what: &str) -> Result<&crate::app::Media, ActionError> {
+        match self.flows.get(flow).map(|f| &f.ep) {
+            Some(Endpoints::Media(m)) if m.is_video() => Ok(m),
+            _ => Err(ActionError(format!(
+                "{what}: flow {flow} is not a UDP flow with a video source"
+            ))),
+        }
+    }
+
+    /// What the sender of media flow `flow` (a video source) knows now, its frames over
+    /// `(since, now]`.
+    pub fn observe_media(&self, flow: usize, since: Time) -> Result<MediaObservation, ActionError> {
+        let m = self.media_flow(flow, "observe_media")?;
+        let fb = m.feedback_stats().unwrap_or_default();
+        let x = m.external.as_deref();
+        let rtt = |t: Option<Time>| t.map_or(f64::NAN, secs);
+        let (frame_delays_s, late_frames, frames_made) = m
+            .frames
+            .as_ref()
+            .map_or((Vec::new(), 0, 0), |l| l.window(since, self.now));
+        Ok(MediaObservation {
+            time_s: secs(self.now),
+            target_bps: m.target_bps(),
+            bytes_sent: m.bytes_sent,
+            bytes_received: m.sink.bytes_received,
+            fb_acked: fb.acked,
+            fb_lost: fb.lost,
+            fb_ce: fb.ce,
+            srtt_s: rtt(x.and_then(|x| x.srtt)),
+            latest_rtt_s: rtt(x.and_then(|x| x.latest_rtt)),
+            frame_delays_s,
+            late_frames,
+            frames_made,
+        })
     }
 
     /// Apply an action now.
@@ -227,6 +280,11 @@ impl Simulation {
                     // Waiting packets were scheduled at the old rate: back into the FIFO.
                     self.devirtualise(c);
                     self.channels[c].set_rate(*rate_bps);
+                }
+            }
+            Action::SetMediaRate { flow, rate_bps } => {
+                if let Endpoints::Media(m) = &mut self.flows[*flow].ep {
+                    m.set_external_rate(*rate_bps);
                 }
             }
             Action::SetQueueLimit {
