@@ -266,3 +266,43 @@ def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "L4SIM_DEBUG"}
     env["PYTHONPATH"] = str(ROOT / "python")
     return env
+
+
+def test_a_call_that_finds_the_core_borrowed_waits_for_the_run_and_is_made_again() -> None:
+    """The window between another thread's lock and its borrow: the core refuses a call
+    with pyo3's borrow error before doing anything; the guard waits for the run holding the
+    lock and makes the call again. Any other error goes through unchanged."""
+    from l4sim.engine.guards import OneCallAtATime
+
+    class Core:
+        calls = 0
+
+        def observe(self) -> str:
+            Core.calls += 1
+            if Core.calls == 1:
+                raise RuntimeError("Already borrowed")
+            return "ok"
+
+        def broken(self) -> None:
+            raise RuntimeError("something else")
+
+    guard = OneCallAtATime(Core())
+    released = threading.Event()
+
+    def run_elsewhere() -> None:
+        with guard._lock:  # another thread inside run()
+            released.wait(5)
+
+    holder = threading.Thread(target=run_elsewhere)
+    holder.start()
+    timer = threading.Timer(0.1, released.set)
+    timer.start()
+    try:
+        assert guard.observe() == "ok"
+        assert released.is_set()  # it waited for the run to end before calling again
+    finally:
+        released.set()
+        holder.join()
+    assert Core.calls == 2
+    with pytest.raises(RuntimeError, match="something else"):
+        guard.broken()

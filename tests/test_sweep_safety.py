@@ -443,3 +443,23 @@ def test_a_point_too_big_for_the_budget_fails_and_the_others_run(
     assert [i for i, _ in outcome.errors] == [1]
     assert "MemoryBudgetError" in outcome.errors[0][1]
     assert "more than the budget of 200 MiB" in outcome.errors[0][1]
+
+
+def test_the_forkserver_ignores_the_terminals_signals() -> None:
+    """The pool's forkserver shares the terminal's process group and imports l4sim for a
+    second or more before multiprocessing makes it ignore Ctrl-C: it is started with Ctrl-C
+    and SIGHUP ignored, so an early Ctrl-C stops the sweep with one line, not a traceback
+    of the server's imports."""
+    from multiprocessing import forkserver
+
+    from l4sim.executors import PoolExecutor
+
+    status = Path("/proc/self/status")
+    if not status.is_file():
+        pytest.skip("needs /proc")
+    with PoolExecutor(1):
+        pid = forkserver._forkserver._forkserver_pid
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    ignored = int(next(x for x in lines if x.startswith("SigIgn:")).split()[1], 16)
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        assert ignored & (1 << (sig - 1)), sig

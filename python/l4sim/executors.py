@@ -49,6 +49,7 @@ from typing import Any, Generic, TypeVar
 
 from l4sim.errors import L4simError
 from l4sim.processes import (
+    deferred_interrupt,
     descendants,
     die_with_parent,
     pdeathsig_preexec,
@@ -180,7 +181,35 @@ def _mp_context() -> multiprocessing.context.BaseContext:
     # once, so a new worker (the first ones, or one replacing a dead one) starts at once.
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(list(WARM_MODULES))
+    _start_forkserver_deaf_to_the_terminal()
     return ctx
+
+
+def _start_forkserver_deaf_to_the_terminal() -> None:
+    """Start the forkserver with Ctrl-C and SIGHUP ignored. It shares the terminal's process
+    group, and multiprocessing's server only ignores Ctrl-C after importing its preload
+    modules: a Ctrl-C in those first seconds killed it with a traceback. An ignored signal
+    stays ignored across exec (and Python then installs no KeyboardInterrupt handler), so
+    the server and the workers it forks never see the group's signals; the parent decides
+    for them (:func:`l4sim.processes.pool_worker_init`). The cost: a Ctrl-C in the
+    milliseconds the spawn takes is ignored here too (another thread may take it while it
+    is ignored, so holding it back would not keep it)."""
+    import signal
+    import threading
+    from multiprocessing import forkserver, resource_tracker
+
+    if threading.current_thread() is not threading.main_thread():
+        forkserver.ensure_running()  # dispositions can be set only in the main thread
+        return
+    # The server starts the resource tracker first: start it before, outside the window.
+    resource_tracker.ensure_running()
+    group = (signal.SIGINT, signal.SIGHUP)
+    handlers = {sig: signal.signal(sig, signal.SIG_IGN) for sig in group}
+    try:
+        forkserver.ensure_running()
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
 
 
 def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
@@ -210,7 +239,16 @@ class PoolExecutor(Executor):
         # Start the workers now: they come up while the caller prepares its tasks.
         self._pool: cf.ProcessPoolExecutor | None = self._new_pool(self.jobs)
         for _ in range(self.jobs):
-            self._pool.submit(_noop)
+            self._submit(self._pool, _noop)
+
+    @staticmethod
+    def _submit(pool: cf.ProcessPoolExecutor, fn: Callable[..., Any], *args: Any) -> Any:
+        """``pool.submit``, whole: a submit may start a worker (forkserver: fork it, then
+        send it its state), and a stop signal halfway left a worker the pool did not know
+        of, to fail with a traceback once the owner was gone. The signal is delivered when
+        the submit is done, and the pool then stops the worker with the others."""
+        with deferred_interrupt():
+            return pool.submit(fn, *args)
 
     def _new_pool(self, workers: int) -> cf.ProcessPoolExecutor:
         owner = os.getpid()
@@ -243,7 +281,7 @@ class PoolExecutor(Executor):
                 while todo and in_main < self.jobs + 1:
                     batch = [todo.pop() for _ in range(min(chunk, len(todo)))]
                     try:
-                        fut = main.submit(_call_many, fn, [items[i] for i in batch])
+                        fut = self._submit(main, _call_many, fn, [items[i] for i in batch])
                     except BrokenProcessPool:
                         todo.extend(reversed(batch))
                         break
@@ -287,7 +325,7 @@ class PoolExecutor(Executor):
                     attempts[i] += 1
                     alone = self._new_pool(1)
                     isolated.add(alone)
-                    running[alone.submit(_call_many, fn, [items[i]])] = ([i], alone)
+                    running[self._submit(alone, _call_many, fn, [items[i]])] = ([i], alone)
         finally:
             for pool in isolated:
                 _kill_workers(pool)
@@ -313,8 +351,12 @@ class PoolExecutor(Executor):
             )
 
     def close(self) -> None:
+        # Every task's result is in (or the caller stopped): the workers are idle or still
+        # starting. Terminating them, rather than a graceful shutdown, also ends one that is
+        # still reading its start-up state, which an exiting owner would otherwise leave to
+        # fail with a traceback once the pool's semaphores are gone.
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            _kill_workers(self._pool)
             self._pool = None
 
 

@@ -59,19 +59,26 @@ def capture_path(file: Any) -> str:
     return path
 
 
+def _borrowed(e: RuntimeError) -> bool:
+    """pyo3's error for a call on an object another thread is inside."""
+    return "borrow" in str(e)
+
+
 class OneCallAtATime:
     """A core simulation that takes one call at a time. The core lets other threads run while
     it simulates (``run``, ``run_until``, ``run_until_trigger``), and a call on the same
     simulation from another thread meanwhile would fail with pyo3's ``Already borrowed``;
-    here it waits for the first to finish, as the caller of a shared object expects. Only
-    those three calls take the lock; every other call holds the GIL throughout, so it can
-    meet one of them only while the lock is held, and then waits for it."""
+    here it waits for the first to finish, as the caller of a shared object expects. Those
+    three calls take the lock; any other call or read that finds the core borrowed (the
+    core refuses it before doing anything) waits for the lock and is made again, so the
+    usual, uncontended call costs no lock."""
 
-    __slots__ = ("_core", "_lock")
+    __slots__ = ("_calls", "_core", "_lock")
 
     def __init__(self, core_sim: Any):
         self._core = core_sim
         self._lock = threading.Lock()
+        self._calls: dict[str, Any] = {}
 
     def run(self) -> None:
         with self._lock:
@@ -86,7 +93,28 @@ class OneCallAtATime:
             return bool(self._core.run_until_trigger(t_ns))
 
     def __getattr__(self, name: str) -> Any:
-        if self._lock.locked():  # another thread is inside run*: wait for it
+        call = self._calls.get(name)
+        if call is not None:
+            return call
+        try:
+            value = getattr(self._core, name)
+        except RuntimeError as e:
+            if not _borrowed(e):
+                raise
             with self._lock:
-                pass
-        return getattr(self._core, name)
+                value = getattr(self._core, name)
+        if not callable(value):
+            return value
+        lock = self._lock
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return value(*args, **kwargs)
+            except RuntimeError as e:
+                if not _borrowed(e):
+                    raise
+            with lock:
+                return value(*args, **kwargs)
+
+        self._calls[name] = call
+        return call
