@@ -1,7 +1,8 @@
 //! The link model of `l4sim-core` driven by real packets and a real clock: every link
 //! direction of the scenario is a core [`Channel`] (its qdisc, serialisation at the link
-//! rate, propagation delay, i.i.d. loss), packets hop through them as in the engine
-//! (`engine/mod.rs`: `enqueue`, `start_tx`, `Arrive`), and a packet that reaches its
+//! rate, propagation delay, i.i.d. loss, rate schedules, slotting, a DOCSIS upstream's
+//! request-grant gate), packets hop through them as in the engine (`engine/mod.rs`:
+//! `enqueue`, `start_tx`, `docsis_look`, `Arrive`), and a packet that reaches its
 //! destination host is handed back to be written to that host's TUN device.
 //!
 //! Time is the router's clock in nanoseconds. Events (a link finishing a packet, a packet
@@ -16,7 +17,7 @@ use l4sim_core::capture::PcapWriter;
 use l4sim_core::config::SimConfig;
 use l4sim_core::engine::build::{build_channels, channel_edges};
 use l4sim_core::engine::series::Series;
-use l4sim_core::net::link::Channel;
+use l4sim_core::net::link::{Channel, DocsisLook};
 use l4sim_core::net::routing::{Routes, NO_ROUTE};
 use l4sim_core::packet::{Dir, Ecn, Packet};
 use l4sim_core::qdisc::{Dropped, QueueDisc};
@@ -88,6 +89,9 @@ pub struct Delivery {
 
 pub struct Router {
     pub channels: Vec<Channel>,
+    /// Per channel: when a DOCSIS upstream's pending look is due (a grant may open, or
+    /// its packet on the wire is out); other links are due at their `busy_until`.
+    wake: Vec<Time>,
     routes: Routes,
     /// Host addresses (host byte order) and their node indices.
     hosts: Vec<(u32, u32)>,
@@ -112,8 +116,10 @@ impl Router {
     /// traffic); `hosts` maps IPv4 addresses to node indices.
     pub fn new(cfg: &SimConfig, hosts: Vec<(u32, u32)>, pool_slots: usize) -> Router {
         let edges = channel_edges(cfg);
+        let channels = build_channels(cfg);
         Router {
-            channels: build_channels(cfg),
+            wake: vec![0; channels.len()],
+            channels,
             routes: Routes::new(cfg.nodes.len(), &edges),
             hosts,
             pool: Pool::new(pool_slots),
@@ -216,9 +222,17 @@ impl Router {
         self.enqueue(c as usize, pkt, t);
     }
 
-    /// Engine `enqueue`: offer to the qdisc; transmit at once if the link is idle.
+    /// Engine `enqueue`: offer to the qdisc; transmit at once if the link is idle (a
+    /// DOCSIS upstream: if its gate lets it).
     fn enqueue(&mut self, c: usize, pkt: Packet, t: Time) {
         let ch = &mut self.channels[c];
+        if ch.docsis.is_some() {
+            ch.docsis_offer(pkt, t, &mut self.drops);
+            if !ch.txdone_pending {
+                self.docsis_look(c, t);
+            }
+            return self.free_drops();
+        }
         ch.offer(pkt, t, &mut self.drops);
         if !ch.txdone_pending {
             if t >= ch.busy_until {
@@ -233,6 +247,25 @@ impl Router {
     /// Engine `start_tx`: the link is free at `t`; put the next packet on the wire.
     fn start_tx(&mut self, c: usize, t: Time) {
         let taken = self.channels[c].take(t, &mut self.drops);
+        self.transmit(c, t, taken);
+    }
+
+    /// Engine `docsis_look`: a DOCSIS upstream with nothing pending sends in an open grant
+    /// or wakes when its packet on the wire is out or a grant may open.
+    fn docsis_look(&mut self, c: usize, t: Time) {
+        match self.channels[c].docsis_look(t, &mut self.drops) {
+            DocsisLook::Idle => {}
+            DocsisLook::Send(taken) => self.transmit(c, t, taken),
+            DocsisLook::Wake(at) => {
+                self.channels[c].txdone_pending = true;
+                self.wake[c] = at;
+            }
+        }
+    }
+
+    /// Engine `transmit`: put the packet link `c` took at `t` on the wire; the link is due
+    /// again when it is out if packets wait behind it.
+    fn transmit(&mut self, c: usize, t: Time, taken: Option<(Packet, Time, u32)>) {
         if let (Some((p, _, _)), false) = (&taken, self.captures.is_empty()) {
             self.capture(c, t, p);
         }
@@ -250,6 +283,7 @@ impl Router {
                 ch.wire.push_back((at, 0, p));
             }
             ch.txdone_pending = backlog > 0;
+            self.wake[c] = t + tt;
         } else {
             ch.txdone_pending = false;
         }
@@ -296,8 +330,13 @@ impl Router {
     fn next_event(&self) -> Option<(Time, usize, bool)> {
         let mut best: Option<(Time, usize, bool)> = None;
         for (c, ch) in self.channels.iter().enumerate() {
-            if ch.txdone_pending && best.is_none_or(|b| ch.busy_until < b.0) {
-                best = Some((ch.busy_until, c, true));
+            let due = if ch.docsis.is_some() {
+                self.wake[c]
+            } else {
+                ch.busy_until
+            };
+            if ch.txdone_pending && best.is_none_or(|b| due < b.0) {
+                best = Some((due, c, true));
             }
             if let Some(&(at, _, _)) = ch.wire.front() {
                 if best.is_none_or(|b| at < b.0) {
@@ -321,7 +360,12 @@ impl Router {
             while self.next_sample <= t {
                 self.sample();
             }
-            if txdone {
+            if txdone && self.channels[c].docsis.is_some() {
+                let ch = &mut self.channels[c];
+                ch.txdone_pending = false;
+                ch.docsis_advance(t);
+                self.docsis_look(c, t);
+            } else if txdone {
                 self.start_tx(c, t);
             } else {
                 let (_, _, p) = self.channels[c].wire.pop_front().expect("wire head");
@@ -479,6 +523,49 @@ mod tests {
         assert!(bursts.len() >= 200);
         let gaps = bursts.windows(2).map(|w| w[1].0 - w[0].0);
         assert!(gaps.into_iter().all(|g| (MS..4 * MS).contains(&g)));
+    }
+
+    /// The router runs the core's DOCSIS request-grant gate: a light stream (one 1000-byte
+    /// packet every 10.137 ms, at every phase of the 2 ms MAP interval) across an upstream
+    /// leaves only at grant starts: its request goes out at the next MAP interval's start
+    /// and its grant opens the core's request-grant delay later, so each packet waits
+    /// (D, D + M] in the CM's queue.
+    #[test]
+    fn a_docsis_upstream_sends_only_in_grants() {
+        use l4sim_core::net::docsis::{Docsis, DocsisConfig};
+        let (rate, delay) = (50_000_000, MS);
+        let cfg = SimConfig::from_json(&format!(
+            r#"{{"duration_ns": 1000000000, "nodes": [{{"name": "h0"}}, {{"name": "h1"}}],
+                "links": [{{"a": 0, "b": 1, "rate_bps": {rate}, "delay_ns": {delay},
+                            "docsis_ab": {{}}}}]}}"#
+        ))
+        .unwrap();
+        cfg.validate().unwrap();
+        let dc = DocsisConfig::default();
+        let (m, d) = (
+            dc.map_interval_ns,
+            Docsis::new(&dc, rate, delay).request_grant_delay(),
+        );
+        assert_eq!((m, d), (2 * MS, 2 * MS));
+        let mut r = Router::new(&cfg, vec![(0x0a4d_0001, 0), (0x0a4d_0002, 1)], 4096);
+        let tt = tx_time(1000, rate);
+        let sent: Vec<Time> = (1..=100).map(|i| i * 10_137 * US).collect();
+        let mut got = Vec::new();
+        for &t in &sent {
+            send(&mut r, 0, 1000, t);
+            got.extend(drain(&mut r));
+        }
+        r.advance(10 * SEC);
+        got.extend(drain(&mut r));
+        assert_eq!(got.len(), sent.len());
+        for (x, &t) in got.iter().zip(&sent) {
+            let start = x.due - tt - delay;
+            assert_eq!(start, t.div_ceil(m) * m + d, "sent at {t}");
+        }
+        let soj = &r.channels[0].stats.sojourn;
+        assert_eq!(soj.count(), 100);
+        let mean = soj.mean();
+        assert!(mean > d as f64 && mean <= (d + m) as f64, "{mean}");
     }
 
     #[test]

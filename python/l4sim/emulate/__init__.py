@@ -151,12 +151,6 @@ def _hosts_and_flows(scenario: Scenario, pid: int) -> tuple[list[_Host], list[_F
     flows: list[_Flow] = []
     available = kernel_ccas()
     ecn_modes: dict[str, int] = {}
-    for a, b, link in scenario.topology.links():
-        if link.docsis is not None or link.docsis_reverse is not None:
-            raise EmulationError(
-                f"link {a}-{b} is a DOCSIS upstream (docsis), which only the simulator "
-                "models; l4sim emulate's router serves its links at their rate"
-            )
     if scenario.topology.core_wifi():
         raise EmulationError(
             "topology.wifi (a Wi-Fi BSS) runs only in the simulator; the emulator's router "

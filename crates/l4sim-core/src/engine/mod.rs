@@ -14,7 +14,7 @@ use crate::capture::{CaptureError, CaptureStats, Captures, IpVersion};
 use crate::config::{ConfigError, SimConfig};
 use crate::control::{Action, ActionError, ControlMessage, MESSAGE_BIT};
 use crate::flow::{Endpoints, Flow};
-use crate::net::link::Channel;
+use crate::net::link::{Channel, DocsisLook};
 use crate::net::routing::Routes;
 use crate::net::wifi::link::WifiBss;
 use crate::packet::{Dir, Packet};
@@ -554,58 +554,36 @@ impl Simulation {
     fn on_tx_done(&mut self, c: usize) {
         self.channels[c].txdone_pending = false;
         if self.channels[c].docsis.is_some() {
-            let ch = &mut self.channels[c];
-            let backlog = ch.qdisc.backlog_bytes();
-            if let Some(d) = ch.docsis.as_mut() {
-                d.advance(self.now, backlog);
-            }
+            self.channels[c].docsis_advance(self.now);
             return self.docsis_look(c);
         }
         self.start_tx(c);
     }
 
-    /// `p` reaches a DOCSIS upstream (`net::docsis`): the request-grant gate first catches
-    /// up with the cable modem's queue as it was until now (its backlog changes only here
-    /// and when the link takes), then the link looks unless a look is already due.
+    /// `p` reaches a DOCSIS upstream (`Channel::docsis_offer`); the link looks unless a
+    /// look is already due.
     #[inline(never)]
     fn docsis_offer(&mut self, c: usize, p: Packet) {
-        let now = self.now;
         let ch = &mut self.channels[c];
-        let backlog = ch.qdisc.backlog_bytes();
-        if let Some(d) = ch.docsis.as_mut() {
-            d.advance(now, backlog);
-        }
-        ch.offer(p, now, &mut self.drops);
+        ch.docsis_offer(p, self.now, &mut self.drops);
         if !ch.txdone_pending {
             self.docsis_look(c);
         }
     }
 
-    /// A DOCSIS link with nothing pending looks at its queue (its gate caught up to now):
+    /// A DOCSIS link with nothing pending looks at its queue (`Channel::docsis_look`):
     /// it sends in an open grant, or wakes when the packet on the wire is out or when a
     /// grant may open.
     #[inline(never)]
     fn docsis_look(&mut self, c: usize) {
-        let now = self.now;
-        let ch = &mut self.channels[c];
-        if ch.qdisc.backlog_pkts() == 0 {
-            return;
-        }
-        let at = match ch.docsis.as_mut() {
-            Some(_) if now < ch.busy_until => ch.busy_until,
-            Some(d) if d.can_send(now) => {
-                let backlog = ch.qdisc.backlog_bytes();
-                let next = ch.take(now, &mut self.drops);
-                if let (Some((p, _, _)), Some(d)) = (&next, ch.docsis.as_mut()) {
-                    d.sent(now, p.size + ch.overhead, backlog);
-                }
-                return self.transmit(c, next);
+        match self.channels[c].docsis_look(self.now, &mut self.drops) {
+            DocsisLook::Idle => {}
+            DocsisLook::Send(next) => self.transmit(c, next),
+            DocsisLook::Wake(at) => {
+                self.channels[c].txdone_pending = true;
+                self.queue.push(at, EvKind::TxDone(c as u32));
             }
-            Some(d) => d.next_wake(now),
-            None => return,
-        };
-        ch.txdone_pending = true;
-        self.queue.push(at, EvKind::TxDone(c as u32));
+        }
     }
 
     #[inline]

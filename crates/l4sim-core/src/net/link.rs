@@ -16,6 +16,18 @@ use crate::rng::Rng;
 use crate::stats::{Histogram, TimeAverage};
 use crate::time::{secs, tx_time, Time, SEC};
 
+/// What a DOCSIS upstream does after [`Channel::docsis_look`].
+#[derive(Debug)]
+pub enum DocsisLook {
+    /// Its queue is empty: nothing until a packet arrives.
+    Idle,
+    /// It took this packet (`take`'s result: none if the qdisc dropped what it held) in an
+    /// open grant: put it on the wire.
+    Send(Option<(Packet, Time, u32)>),
+    /// Look again at this time (after `docsis_advance` to it).
+    Wake(Time),
+}
+
 /// Statistics of one traffic class of a multi-class qdisc (e.g. DualPI2's L4S queue).
 #[derive(Clone, Debug, Default)]
 pub struct ClassStats {
@@ -373,6 +385,48 @@ impl Channel {
         self.stats.backlog.set(now, backlog as f64);
         self.update_class_backlogs(now);
         Some(self.sent(next?, now, backlog))
+    }
+
+    /// `p` reaches a DOCSIS upstream (`net::docsis`) at `now`: the request-grant gate first
+    /// catches up with the cable modem's queue as it was until now (its backlog changes only
+    /// here and when the link takes), then the qdisc gets it. The caller then looks
+    /// ([`Channel::docsis_look`]) unless a look is already due.
+    #[inline]
+    pub fn docsis_offer(&mut self, p: Packet, now: Time, drops: &mut Vec<Dropped>) {
+        self.docsis_advance(now);
+        self.offer(p, now, drops);
+    }
+
+    /// A look a DOCSIS upstream scheduled is due at `now`: its gate catches up to now.
+    #[inline]
+    pub fn docsis_advance(&mut self, now: Time) {
+        let backlog = self.qdisc.backlog_bytes();
+        if let Some(d) = self.docsis.as_mut() {
+            d.advance(now, backlog);
+        }
+    }
+
+    /// A DOCSIS upstream with nothing pending looks at its queue at `now` (its gate caught
+    /// up to now): it takes a packet in an open grant, or asks to look again when the
+    /// packet on the wire is out or when a grant may open.
+    #[inline]
+    pub fn docsis_look(&mut self, now: Time, drops: &mut Vec<Dropped>) -> DocsisLook {
+        if self.qdisc.backlog_pkts() == 0 {
+            return DocsisLook::Idle;
+        }
+        match self.docsis.as_mut() {
+            Some(_) if now < self.busy_until => DocsisLook::Wake(self.busy_until),
+            Some(d) if d.can_send(now) => {
+                let backlog = self.qdisc.backlog_bytes();
+                let next = self.take(now, drops);
+                if let (Some((p, _, _)), Some(d)) = (&next, self.docsis.as_mut()) {
+                    d.sent(now, p.size + self.overhead, backlog);
+                }
+                DocsisLook::Send(next)
+            }
+            Some(d) => DocsisLook::Wake(d.next_wake(now)),
+            None => DocsisLook::Idle,
+        }
     }
 
     /// `offer` then `take` at the same instant: a packet reaching an idle link. An empty
