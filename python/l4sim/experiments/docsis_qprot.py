@@ -39,7 +39,7 @@ from typing import Any
 
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
-from l4sim.experiments._cases import Seeded, run_seeded
+from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
 from l4sim.experiments._tables import read_csv, write_per_seed, write_table
 from l4sim.experiments.base import declare, quick_option, seeds_option
 from l4sim.scenario import Scenario
@@ -234,7 +234,9 @@ def reproduce(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS, quick=quick)
-    runs, per_case = run_seeded(_run, todo, _seeds(seeds, quick), executor, on_case)
+    runs, per_case = run_seeded(
+        _run, todo, seeds_for(seeds, quick, DEFAULT_SEEDS), executor, on_case
+    )
     rows = [_row(c, r) for c, r in zip(todo, per_case, strict=True)]
     write_per_seed(out, runs)
     write_table(rows, out, TABLE, markdown_table(rows))
@@ -343,20 +345,7 @@ def plot(rows: list[Row], path: Path) -> None:
     plt.close(fig)
 
 
-def _seeds(seeds: Iterable[int] | None, quick: bool) -> list[int]:
-    """The seeds given, else one for ``quick``, else ``DEFAULT_SEEDS``."""
-    return list(seeds if seeds is not None else ((1,) if quick else DEFAULT_SEEDS))
-
-
-def _cases(
-    groups: Iterable[str], *, quick: bool = False, seeds: Iterable[int] | None = None, **_: object
-) -> list[Seeded]:
-    return [Seeded(c, s) for s in _seeds(seeds, quick) for c in cases(groups, quick=quick)]
-
-
-def scenarios(out_dir: str | Path, groups: Iterable[str], **options: Any) -> dict[str, Any]:
-    """Case name and seed -> the scenario it ran."""
-    return {x.name: scenario(x.case, x.seed) for x in _cases(groups, **options)}
+scenarios, _cases = seeded_hooks(cases, scenario, DEFAULT_SEEDS)
 
 
 EXPERIMENT = declare(

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from l4sim.executors import Executor
-from l4sim.experiments._cases import Seeded, run_seeded
+from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
 from l4sim.experiments._tables import read_csv, write_per_seed, write_table
 from l4sim.experiments.base import declare, quick_option, seeds_option
 from l4sim.experiments.l4s_bursts.report import (
@@ -61,10 +61,6 @@ FIGURE = "utilisation_vs_burst.png"
 __all__ = ["Case", "cases", "reproduce", "scenario"]
 
 
-def _seeds(quick: bool, seeds: Iterable[int] | None) -> list[int]:
-    return list(seeds if seeds is not None else ((1,) if quick else DEFAULT_SEEDS))
-
-
 def reproduce(
     out_dir: str | Path,
     *,
@@ -81,7 +77,9 @@ def reproduce(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS, quick=quick)
-    runs, per_case = run_seeded(run_task, todo, _seeds(quick, seeds), executor, on_case)
+    runs, per_case = run_seeded(
+        run_task, todo, seeds_for(seeds, quick, DEFAULT_SEEDS), executor, on_case
+    )
     rows = rows_of(todo, per_case)
     write_per_seed(out, runs)
     write_table(rows, out, TABLE, markdown_table(rows))
@@ -89,22 +87,6 @@ def reproduce(
     if figures and any(r.group == "sweep" for r in rows):
         plot(rows, out / FIGURE)
     return rows
-
-
-def scenarios(
-    out_dir: str | Path,
-    groups: Iterable[str],
-    *,
-    quick: bool = False,
-    seeds: Iterable[int] | None = None,
-    **_: Any,
-) -> dict[str, Any]:
-    """Case name and seed -> the scenario it ran."""
-    return {
-        f"{c.name}-s{s}": scenario(c, s)
-        for s in _seeds(quick, seeds)
-        for c in cases(groups, quick=quick)
-    }
 
 
 def headline(out_dir: Path) -> str:
@@ -122,10 +104,7 @@ def headline(out_dir: Path) -> str:
     )
 
 
-def _cases(
-    groups: Iterable[str], *, quick: bool = False, seeds: Iterable[int] | None = None, **_: Any
-) -> list[Seeded]:
-    return [Seeded(c, s) for s in _seeds(quick, seeds) for c in cases(groups, quick=quick)]
+scenarios, _cases = seeded_hooks(cases, scenario, DEFAULT_SEEDS)
 
 
 EXPERIMENT = declare(
