@@ -16,6 +16,7 @@ import time
 import gymnasium as gym
 import numpy as np
 from stable_baselines3 import PPO
+from stable_baselines3.common.logger import Logger
 
 import l4sim.envs  # noqa: F401  (registers the l4sim/ environments)
 
@@ -38,6 +39,10 @@ def main() -> None:
         device="cpu",
         tensorboard_log=args.tensorboard,
     )
+    if not args.tensorboard:
+        # SB3's default logger makes an empty /tmp/SB3-<date> folder even when it writes
+        # nothing; a logger with no outputs writes nowhere.
+        model.set_logger(Logger(folder=None, output_formats=[]))
     if args.tensorboard:
         print(f"TensorBoard logs in {args.tensorboard}: tensorboard --logdir {args.tensorboard}")
     t0 = time.perf_counter()

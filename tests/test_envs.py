@@ -416,8 +416,9 @@ def test_bad_env_options_are_clear_errors():
 # -- Stable-Baselines3 smoke test ---------------------------------------------------------------
 
 
-def test_sb3_ppo_runs_on_tcp_cwnd():
+def test_sb3_ppo_runs_on_tcp_cwnd(tmp_path, monkeypatch):
     sb3 = pytest.importorskip("stable_baselines3")
+    monkeypatch.setenv("SB3_LOGDIR", str(tmp_path))  # SB3's default logger makes a folder
     env = gym.make("l4sim/TcpCwnd-v0", episode_steps=100)
     model = sb3.PPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=2, seed=0, device="cpu")
     model.learn(total_timesteps=256)

@@ -43,6 +43,7 @@ from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
 from l4sim.experiments._tables import (
     mean_ci,
+    read_csv,
     write_ci,
     write_csv,
     write_per_seed,
@@ -505,3 +506,42 @@ EXPERIMENT = declare(
     figures=("fig8.png",),
     reference=("paper001_corr.csv", "paper001_table7.csv"),
 )
+
+
+def headline(out_dir: Path) -> str:
+    """What a full run shows, from ``ci_table7.csv`` and ``ci.csv``: each LFQ model's
+    maximum queue and throughput against fq_codel's (Table VII), and whether its mean output
+    tells NewReno from BIC (Table I: NewReno's buffer larger, their 95 % CIs apart)."""
+    t7 = {(r["qdisc"], r["metric"]): r for r in read_csv(out_dir / "ci_table7.csv")}
+    t1 = {(r["model"], r["cca"], r["metric"]): r for r in read_csv(out_dir / "ci.csv")}
+    models = ("offline-small", "offline-large", "online")
+
+    def value(row: dict[str, str], digits: int) -> str:
+        return f"{float(row['mean']):.{digits}f}"
+
+    queues = " / ".join(value(t7[(m, "max_queue_pkts")], 1) for m in models)
+    rates = " / ".join(value(t7[(m, "throughput_mbps")], 2) for m in models)
+    codel = t7[("fq_codel", "max_queue_pkts")], t7[("fq_codel", "throughput_mbps")]
+    apart = [
+        m
+        for m in models
+        if float(
+            t1[
+                (
+                    m,
+                    "bic",
+                    "mean_output",
+                )
+            ]["ci95_high"]
+            or "nan"
+        )
+        < float(t1[(m, "newreno", "mean_output")]["ci95_low"] or "nan")
+    ]
+    told = ", ".join(apart) if apart else "none"
+    n = t7[("fq_codel", "max_queue_pkts")]["n_seeds"]
+    return (
+        f"Over {n} seeds, LFQ's offline-small / offline-large / online models hold the "
+        f"maximum queue at {queues} packets against fq_codel's {value(codel[0], 1)}, at "
+        f"{rates} Mbit/s against its {value(codel[1], 2)} (Table VII). Models whose buffer "
+        f"tells NewReno from BIC (Table I): {told}."
+    )

@@ -4,9 +4,10 @@ half-width of its 95 % confidence interval over training seeds (Student's t)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from l4sim.experiments._tables import mean_ci
+from l4sim.experiments._tables import md_rows, mean_ci
 
 #: "At the paper's point": steady throughput within this fraction of the paper's, with a
 #: MAD queue of at most MAX_MAD_QUEUE packets (the bar MA-CC's reproduction is held to).
@@ -90,3 +91,25 @@ def generalise_table(rows: list[Any]) -> str:
                 f"| {stats(other) if other else '-'} |"
             )
     return head + "\n".join(lines) + "\n"
+
+
+def headline(out_dir: Path) -> str:
+    """What a full run shows, from its ``results.md``: MA-CC's and the single-agent
+    schemes' last-10-s throughput over the training seeds, and how many of MA-CC's seeds
+    reach the paper's point."""
+    rows = {r["scheme"]: r for r in md_rows(out_dir / "results.md")}
+    ma = rows["ma-cc"]
+    kbps, point = "last 10 s: throughput kbit/s", "seeds at the paper's point"
+    paper = ma["throughput kbit/s (paper)"].rsplit("(", 1)[1].rstrip(")")
+
+    def others() -> str:
+        return "; ".join(
+            f"{s} {rows[s][kbps]}" for s in ("red+rl-tcp", "rl-aqm+newreno") if s in rows
+        )
+
+    return (
+        f"MA-CC over {ma['seeds']} seeds: {ma[kbps]} kbit/s in the last 10 s (paper {paper}), "
+        f"MAD queue {ma['MAD queue pkts']} packets; {ma[point]} seeds at the "
+        f"paper's point (throughput within {100 * WITHIN:.0f} %, MAD queue ≤ {MAX_MAD_QUEUE:g} "
+        f"packets). Single agents: {others()} kbit/s."
+    )
