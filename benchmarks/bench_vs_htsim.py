@@ -1,7 +1,7 @@
 """Engine speed of l4sim against htsim (Broadcom/csg-htsim) on the same TCP dumbbell.
 
     python benchmarks/bench_vs_htsim.py --htsim-dir /tmp/htsim [--repeat 5]
-                                        [--cases 1flow10M,4flow10M,1flow100M]
+                                        [--cases 1flow10M,4flow10M,1flow100M] [--out DIR]
 
 Both sides run the dumbbell of crates/l4sim-core/examples/speed.rs: N bulk TCP flows, access
 links 1 Gbit/s / 1 ms, a bottleneck of MBPS / 20 ms with a drop-tail FIFO of 100 packets,
@@ -11,13 +11,16 @@ linked against the checkout's libhtsim.a. htsim itself stays outside this reposi
 --htsim-dir is a checkout of csg-htsim (its `sim/` directory is used; libhtsim.a and the
 driver are built there when missing or stale). Wall times are the event loop alone, best of
 --repeat runs, the two simulators alternated; each run is a fresh process.
-See benchmarks/htsim/README.md for what differs between the two models.
+See benchmarks/htsim/README.md for what differs between the two models. With --out, the
+table and every run's numbers go to DIR/speed_vs_htsim.md and .json, stamped with both
+commits, the date and the machine's load (the README and the performance page quote them).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import re
@@ -134,21 +137,43 @@ def run_case(l4sim: Path, htsim: Path, case: tuple[int, int, int], repeat: int) 
     return row
 
 
-def print_table(rows: dict[str, dict], repeat: int) -> None:
-    print(
+def table(rows: dict[str, dict], repeat: int) -> str:
+    lines = [
         "| case | l4sim s | htsim s | ratio htsim/l4sim | l4sim goodput Mbit/s "
-        "| htsim goodput Mbit/s (1500 B pkts) | htsim x 1448/1500 | drops l4sim | drops htsim |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        "| htsim goodput Mbit/s (1500 B pkts) | htsim x 1448/1500 | drops l4sim | drops htsim |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, r in rows.items():
         a, b = r["l4sim"], r["htsim"]
-        print(
+        lines.append(
             f"| {name} | {a['wall_s']:.4f} | {b['wall_s']:.4f} | {r['ratio']:.2f} "
             f"| {a['goodput_mbps']:.3f} | {b['goodput_mbps']:.3f} "
             f"| {b['goodput_mbps'] * PAYLOAD_SHARE:.3f} | {a['drops']} | {b['drops']} |"
         )
-    print()
-    print(f"wall s: event loop only, best of {repeat} (fresh process each, alternated).")
+    lines += ["", f"wall s: event loop only, best of {repeat} (fresh process each, alternated)."]
+    return "\n".join(lines) + "\n"
+
+
+def _git_head(repo: Path) -> str:
+    try:
+        return _run(["git", "-C", str(repo), "rev-parse", "--short=7", "HEAD"]).strip()
+    except BenchError:
+        return "unknown"
+
+
+def write_out(out: Path, rows: dict[str, dict], meta: dict[str, object], repeat: int) -> None:
+    """DIR/speed_vs_htsim.json (every run) and .md (the table under a stamp line)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "speed_vs_htsim.json").write_text(
+        json.dumps({"meta": meta, "cases": rows}, indent=1) + "\n", encoding="utf-8"
+    )
+    stamp = (
+        f"*Made by `python benchmarks/bench_vs_htsim.py --repeat {repeat} --out "
+        f"benchmarks/data` at l4sim commit `{meta['l4sim_commit']}` against htsim "
+        f"`{meta['htsim_commit']}` on {meta['date']} ({meta['cpus']} CPUs, load average "
+        f"{meta['load_average']:.1f} at the start).*"
+    )
+    (out / "speed_vs_htsim.md").write_text(stamp + "\n\n" + table(rows, repeat), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,12 +182,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5, help="runs per side; best wall time shown")
     ap.add_argument("--cases", default=",".join(CASES), help=f"comma list of {', '.join(CASES)}")
     ap.add_argument("--jobs", type=int, default=2, help="make -j for libhtsim.a")
+    ap.add_argument("--out", type=Path, default=None, help="write speed_vs_htsim.md/.json here")
     args = ap.parse_args(argv)
     cases = chosen_cases(ap, args.cases, CASES, args.repeat)
     try:
         htsim = build_htsim(htsim_sim_dir(args.htsim_dir), args.jobs)
         l4sim = build_l4sim()
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        meta = {
+            "date": now[:10],
+            "l4sim_commit": _git_head(REPO),
+            "htsim_commit": _git_head(args.htsim_dir),
+            "cpus": os.cpu_count(),
+            "load_average": os.getloadavg()[0],
+            "machine": platform.machine(),
+        }
         print(f"# l4sim vs htsim, {now}, {platform.machine()}, {os.cpu_count()} CPUs")
         print(f"# l4sim: {l4sim}\n# htsim: {htsim}\n")
         rows = {}
@@ -174,7 +208,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print()
-    print_table(rows, args.repeat)
+    print(table(rows, args.repeat), end="")
+    if args.out is not None:
+        write_out(args.out, rows, meta, args.repeat)
+        print(f"wrote {args.out / 'speed_vs_htsim.md'} and .json")
     return 0
 
 

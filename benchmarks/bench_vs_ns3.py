@@ -15,11 +15,13 @@ Each ns-3 run happens in a fresh Python process. Wall times are the simulation l
 from __future__ import annotations
 
 import argparse
+import datetime
 import importlib.metadata
 import json
 import math
 import os
 import platform
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -432,6 +434,14 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             )
 
 
+def _git_head() -> str:
+    """This checkout's commit (short), or "unknown" outside git."""
+    p = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True
+    )
+    return p.stdout.strip() if p.returncode == 0 else "unknown"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--duration", type=float, default=None, help="simulated seconds (default: 60)")
@@ -495,6 +505,9 @@ def main(argv: list[str] | None = None) -> int:
     print_table(rows)
     if args.json is not None:
         meta = {
+            "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
+            "l4sim_commit": _git_head(),
+            "load_average": os.getloadavg()[0],
             "python": sys.version.split()[0],
             "machine": platform.machine(),
             "processor": platform.processor(),

@@ -685,10 +685,11 @@ mod tests {
         r
     }
 
-    /// Segment `i` of 1448 bytes, echoing a timestamp 40 ms old.
+    /// Segment `i` of 1448 bytes, echoing a timestamp 40 ms old (or the connection's start,
+    /// when it is younger than that).
     fn mss_seg(i: u64, t: Time) -> Packet {
         let mut p = seg(i * 1448, 1448, t);
-        p.tcp.ts_ecr = t - 40 * MS;
+        p.tcp.ts_ecr = t.saturating_sub(40 * MS);
         p
     }
 
