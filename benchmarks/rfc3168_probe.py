@@ -1,6 +1,7 @@
 """Prague beside a classic flow in one RFC 3168 queue: l4sim against l4s-tests scenario 6.
 
     python benchmarks/rfc3168_probe.py [--seeds 1,2] [--prague '{"kind": "prague"}']
+                                        [--classic-flow '{"delack": {"timeout": "200ms"}}']
                                         [--only pie,fq_codel(1q)] [--signals]
 
 Runs every row of the published table with the scenarios of ``l4sim reproduce
@@ -9,7 +10,8 @@ goodput over the testbed's window (18-58 s of 60 s) beside the published deliver
 the Prague:classic ratios and the classic flow's error; ``--signals`` adds each flow's share
 of CE marks and drops per packet sent in that window (the congestion signal each flow saw).
 ``--prague`` swaps Prague's options (or the whole scalable sender, e.g. ``"dctcp"``) to test
-a hypothesis.
+a hypothesis; ``--classic-flow`` adds options to the classic flow (its receiver's ACK policy,
+say).
 
 The investigation this probe serves, and what it found, is on the fidelity page.
 """
@@ -23,11 +25,19 @@ from typing import Any
 
 from l4sim.engine.simulation import Simulation
 from l4sim.experiments.rfc3168_coexistence import WINDOW_S, Case, cases, scenario
+from l4sim.scenario import Scenario
 
 
-def run(case: Case, seed: int, prague: Any = "prague") -> list[dict[str, float]]:
+def run(
+    case: Case, seed: int, prague: Any = "prague", classic: dict[str, Any] | None = None
+) -> list[dict[str, float]]:
     """Each flow's goodput (Mbit/s) and congestion signals per packet sent in the window."""
-    sim = Simulation(scenario(case, seed, prague))
+    sc = scenario(case, seed, prague)
+    if classic:
+        spec = sc.model_dump(mode="json", exclude_none=True)
+        spec["flows"][1].update(classic)
+        sc = Scenario.parse(spec)
+    sim = Simulation(sc)
     sim.run_until(WINDOW_S[0])
     before = sim.summary()["flows"]
     sim.run_until(WINDOW_S[1])
@@ -50,17 +60,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="1,2,3,4")
     ap.add_argument("--prague", default='"prague"', help="the scalable sender's cca (JSON)")
+    ap.add_argument("--classic-flow", default="{}", help="options added to the classic flow (JSON)")
     ap.add_argument("--only", default="", help="comma-separated qdisc names")
     ap.add_argument("--signals", action="store_true")
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     prague = json.loads(args.prague)
+    classic = json.loads(args.classic_flow)
     only = {q for q in args.only.split(",") if q}
     errors, in_band = [], 0
     for case in cases():
         if only and case.qdisc not in only:
             continue
-        runs = [run(case, s, prague) for s in seeds]
+        runs = [run(case, s, prague, classic) for s in seeds]
         p = statistics.mean(r[0]["mbps"] for r in runs)
         c = statistics.mean(r[1]["mbps"] for r in runs)
         lp, lc = case.testbed_prague_mbps, case.testbed_classic_mbps

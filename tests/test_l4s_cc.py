@@ -90,7 +90,7 @@ def test_classic_ecn_newreno_halves_on_each_echo() -> None:
     assert utilization < 0.95, "a step AQM starves a classic flow of queue"
 
 
-def _prague_beside_cubic(qdisc: dict[str, Any], ecn_fallback: int) -> list[float]:
+def _prague_beside_cubic(qdisc: dict[str, Any], ecn_fallback: int, **prague: Any) -> list[float]:
     """Each flow's goodput (bit/s): Prague and an ECN CUBIC at 50 Mbit/s and 20 ms RTT in one
     queue, 30 s (l4s-tests scenario 6's set-up)."""
     sc = l4sim.Scenario.parse(
@@ -103,7 +103,7 @@ def _prague_beside_cubic(qdisc: dict[str, Any], ecn_fallback: int) -> list[float
                 "bottleneck": {"rate": "50Mbps", "delay": "0ms", "qdisc": qdisc},
             },
             "flows": [
-                {"kind": "tcp", "cca": {"kind": "prague", "ecn_fallback": ecn_fallback}},
+                {"kind": "tcp", "cca": {"kind": "prague", "ecn_fallback": ecn_fallback, **prague}},
                 {"kind": "tcp", "cca": "cubic", "ecn": True, "accecn": True},
             ],
         }
@@ -123,6 +123,18 @@ def test_prague_falls_back_to_a_classic_response_behind_an_rfc3168_aqm() -> None
         # Prague, at least three times that beside the one that falls back.
         assert plain[1] / sum(plain) < 0.15, (qdisc, plain)
         assert fallback[1] / sum(fallback) > 3 * plain[1] / sum(plain), (qdisc, fallback)
+
+
+def test_the_2020_prague_tree_runs_and_dominates_an_rfc3168_queue_as_today_s() -> None:
+    """`tree = "l4steam-2020"` reaches the core (its integer window gives other bytes than
+    today's fractional one) and, with its RTT independence on as that tree's module had it,
+    leaves CUBIC a small share behind PIE, as the 2020 testbed measured (1:20 to 1:60)."""
+    qdisc = {"kind": "pie", "ecn": True}
+    today = _prague_beside_cubic(qdisc, 0)
+    old = _prague_beside_cubic(qdisc, 0, tree="l4steam-2020", rtt_independence=True)
+    assert old != today
+    assert _prague_beside_cubic(qdisc, 0, tree="l4steam-2025") == today
+    assert old[1] / sum(old) < 0.15, old
 
 
 def test_prague_keeps_its_l4s_response_in_dualpi2_with_detection_on() -> None:

@@ -415,6 +415,11 @@ def test_the_core_accepts_a_cca_table():
             "flows[0].cca.rtt_independence is not a known key; allowed keys in flows[0].cca: kind",
         ),
         ('{ kind = "prague", alpha_mode = 2 }', "flows[0].cca.alpha_mode 2 is not allowed"),
+        ('{ kind = "prague", tree = "2020" }', "flows[0].cca.tree '2020' is not allowed"),
+        (
+            '{ kind = "prague", tree = "l4steam-2020", ecn_fallback = 1 }',
+            'tree = "l4steam-2020" takes neither alpha_mode = 0 nor ecn_fallback',
+        ),
         ('{ kind = "prague", rtt_independence = 1 }', "must be true or false"),
         ('{ kind = "copa" }', "flows[0].cca.kind 'copa' is not known; allowed kinds: 'newreno'"),
         ("{ rtt_independence = true }", "flows[0].cca needs a kind key"),

@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     model_serializer,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -104,7 +105,10 @@ class Prague(_CcaBase):
     default off), ``alpha_mode`` (1: alpha starts at 1, the default; 0: it starts at 0
     and the first CE mark halves the window) and ``ecn_fallback`` (classic-ECN detection:
     0 off, the default; 1 detect an RFC 3168 bottleneck and fall back towards a classic
-    response there; 2 detect only)."""
+    response there; 2 detect only). ``tree`` picks the L4STeam tree whose rules apply:
+    ``"l4steam-2025"`` (today's, the default) or ``"l4steam-2020"`` (August 2020, as the
+    l4s-tests testbed ran: integer cwnd with a carry, RTT independence after 500 rounds, no
+    classic-ECN detection)."""
 
     kind: Literal["prague"] = "prague"
     # TCP_CONG_NEEDS_ECN | TCP_CONG_NEEDS_ACCECN | TCP_CONG_WANTS_ECT_1
@@ -112,6 +116,17 @@ class Prague(_CcaBase):
     rtt_independence: Flag | None = None
     alpha_mode: Literal[0, 1] | None = None
     ecn_fallback: Literal[0, 1, 2] | None = None
+    tree: Literal["l4steam-2020", "l4steam-2025"] | None = None
+
+    @model_validator(mode="after")
+    def _tree_has_the_options(self) -> Prague:
+        # The core's PragueConfig::validate says the same; here it names the scenario's keys.
+        if self.tree == "l4steam-2020" and (self.alpha_mode == 0 or self.ecn_fallback):
+            raise ValueError(
+                'tree = "l4steam-2020" takes neither alpha_mode = 0 nor ecn_fallback: that '
+                "tree's Prague had neither"
+            )
+        return self
 
 
 class Bbr3(_CcaBase):

@@ -23,7 +23,10 @@
 //!   reduction approaches a classic flow's (see [`ClassicEcn`]).
 //!
 //! The window is kept as a fraction (`frac_cwnd`) and the integer cwnd follows it one
-//! segment per ACK, as in Linux. Not modelled: the rate-based mode for windows under 4
+//! segment per ACK, as in Linux. [`PragueTree`] picks which L4STeam tree's rules apply:
+//! today's (above, the default) or the August 2020 tree's, which kept an integer cwnd and a
+//! carry (`cwnd_cnt`), sized its reductions and pacing from the integer cwnd and had no
+//! classic-ECN detection. Not modelled: the rate-based mode for windows under 4
 //! packets, the ±3 % pacing wobble, GSO burst sizing and MTU reduction.
 
 use schemars::JsonSchema;
@@ -56,7 +59,34 @@ pub struct Prague {
     /// 0: no classic-ECN detection; 1: detection and fallback; 2: detection only.
     pub ecn_fallback: u8,
     classic: ClassicEcn,
+    /// Which tree's window arithmetic: the 2020 tree's integer cwnd and carry, or today's
+    /// fractional window.
+    pub tree: PragueTree,
+    /// The 2020 tree's carry (Linux `cwnd_cnt`, in segments): growth and reductions
+    /// accumulate here and move the integer cwnd one segment per ACK once it passes ±1.
+    cwnd_cnt: f64,
 }
+
+/// The L4STeam `tcp_prague.c` whose rules Prague follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum PragueTree {
+    /// The tree of August 2020 (L4STeam/linux b256dae, `tcp_prague.c` 0.6 with `cwnd_cnt`),
+    /// which the l4s-tests testbed ran: an integer cwnd with a carry, reductions and pacing
+    /// from the integer cwnd, RTT independence after 500 rounds, no classic-ECN detection.
+    #[serde(rename = "l4steam-2020")]
+    L4steam2020,
+    /// Today's tree (the `testing` branch's `tcp_prague.c` with `frac_cwnd` and classic-ECN
+    /// detection): a fractional window that the integer cwnd follows.
+    #[default]
+    #[serde(rename = "l4steam-2025")]
+    L4steam2025,
+}
+
+/// Linux `DEFAULT_RTT_TRANSITION` of the 2020 tree: rounds after slow start before the flow
+/// becomes RTT-independent.
+const RTT_TRANSITION_2020: u32 = 500;
+/// Linux `MIN_CWND`.
+const MIN_CWND: u32 = 2;
 
 impl Default for Prague {
     fn default() -> Self {
@@ -80,6 +110,8 @@ impl Default for Prague {
             initialised: false,
             ecn_fallback: 0,
             classic: ClassicEcn::default(),
+            tree: PragueTree::L4steam2025,
+            cwnd_cnt: 0.0,
         }
     }
 }
@@ -233,6 +265,20 @@ impl Prague {
         }
     }
 
+    /// The August 2020 tree's Prague (α starts at 1, no classic-ECN detection).
+    pub fn l4steam_2020(rtt_independence: bool) -> Prague {
+        Prague {
+            rtt_independence,
+            rtt_transition: RTT_TRANSITION_2020,
+            tree: PragueTree::L4steam2020,
+            ..Prague::default()
+        }
+    }
+
+    fn integer_window(&self) -> bool {
+        self.tree == PragueTree::L4steam2020
+    }
+
     pub fn alpha(&self) -> f64 {
         self.alpha
     }
@@ -292,8 +338,10 @@ impl Prague {
         self.new_round(w, s);
     }
 
-    /// Linux `prague_update_cwnd`.
-    fn update_cwnd(&mut self, w: &mut Window, s: &AckSample, rs: &RateSample) {
+    /// The start of Linux `prague_update_cwnd`: notes the first CE mark and gives the
+    /// segments delivered without one, which may grow the window (none in loss recovery or
+    /// when the flow is not cwnd-limited).
+    fn growth_acked(&mut self, s: &AckSample, rs: &RateSample) -> u32 {
         let mut acked = rs.acked_sacked as i64;
         if s.delivered_ce > 0 {
             if !self.saw_ce && !self.alpha_starts_at_one {
@@ -303,7 +351,47 @@ impl Prague {
             acked -= s.delivered_ce as i64;
         }
         if acked > 0 && !self.in_loss && s.cwnd_limited {
-            let mut acked = acked as u32;
+            acked as u32
+        } else {
+            0
+        }
+    }
+
+    /// The 2020 tree's `prague_update_cwnd`: growth per unmarked segment is ai / cwnd of
+    /// the integer cwnd, added to the carry; the integer cwnd moves one segment per ACK
+    /// when the carry passes ±1 (never below `MIN_CWND`, where the carry is dropped).
+    fn update_cwnd_2020(&mut self, w: &mut Window, s: &AckSample, rs: &RateSample) {
+        let mut acked = self.growth_acked(s, rs);
+        if acked > 0 {
+            if w.in_slow_start() {
+                acked = w.slow_start(acked);
+                if acked == 0 {
+                    return; // Linux returns before the adjustment while slow start used it all
+                }
+            }
+            self.cwnd_cnt += acked as f64 * self.ai_per_ack / w.cwnd.max(1) as f64;
+        }
+        if self.cwnd_cnt <= -1.0 {
+            self.cwnd_cnt += 1.0;
+            w.cwnd -= 1;
+            if w.cwnd < MIN_CWND {
+                w.cwnd = MIN_CWND;
+                self.cwnd_cnt = 0.0;
+            }
+            w.ssthresh = w.cwnd;
+        } else if self.cwnd_cnt >= 1.0 {
+            self.cwnd_cnt -= 1.0;
+            w.cwnd = (w.cwnd + 1).min(w.clamp);
+        }
+    }
+
+    /// Linux `prague_update_cwnd`.
+    fn update_cwnd(&mut self, w: &mut Window, s: &AckSample, rs: &RateSample) {
+        if self.integer_window() {
+            return self.update_cwnd_2020(w, s, rs);
+        }
+        let mut acked = self.growth_acked(s, rs);
+        if acked > 0 {
             if w.in_slow_start() {
                 acked = w.slow_start(acked);
                 self.frac_cwnd = w.cwnd as f64;
@@ -322,11 +410,17 @@ impl Prague {
         }
     }
 
-    /// Linux `prague_update_pacing_rate` (fractional-window mode): MTU · window / SRTT,
-    /// doubled in slow start.
+    /// Linux `prague_update_pacing_rate`: MTU · window / SRTT, doubled in slow start; the
+    /// window is the fractional one (today), or the integer cwnd (2020 tree), or what is in
+    /// flight if more.
     fn update_pacing(&self, w: &mut Window, s: &AckSample) {
         let mtu = w.mss as f64 + 52.0;
-        let window = self.frac_cwnd.max(s.in_flight as f64);
+        let own = if self.integer_window() {
+            w.cwnd as f64
+        } else {
+            self.frac_cwnd
+        };
+        let window = own.max(s.in_flight as f64);
         let srtt = s.srtt.map_or(1.0, secs).max(1e-6);
         let mut rate = ((mtu * window / srtt) as u64).max(MINIMUM_RATE);
         if w.cwnd < w.ssthresh / 2 {
@@ -410,7 +504,13 @@ impl CongestionOps for Prague {
     fn set_state(&mut self, w: &mut Window, state: CaState, now: Time) {
         match state {
             CaState::Recovery | CaState::Loss => {
-                self.frac_cwnd -= self.frac_cwnd / 2.0;
+                if self.integer_window() {
+                    // 2020 `prague_enter_loss`: the carry loses half the integer cwnd and half
+                    // of itself.
+                    self.cwnd_cnt -= w.cwnd as f64 / 2.0 + self.cwnd_cnt / 2.0;
+                } else {
+                    self.frac_cwnd -= self.frac_cwnd / 2.0;
+                }
                 self.in_loss = true;
             }
             CaState::Cwr => {
@@ -425,7 +525,12 @@ impl CongestionOps for Prague {
                 if self.ecn_fallback == 1 {
                     alpha = alpha.max(self.classic.alpha_floor());
                 }
-                self.frac_cwnd -= alpha * self.frac_cwnd / 2.0;
+                if self.integer_window() {
+                    // 2020 `prague_enter_cwr`: α/2 of the integer cwnd, taken from the carry.
+                    self.cwnd_cnt -= alpha * w.cwnd as f64 / 2.0;
+                } else {
+                    self.frac_cwnd -= alpha * self.frac_cwnd / 2.0;
+                }
             }
             CaState::Open => self.in_loss = false,
             CaState::Disorder => {}
@@ -454,6 +559,11 @@ pub struct PragueConfig {
     /// RTT's variation and standing queue and fall back towards a classic response there,
     /// 2 detect only (the score is kept, the response unchanged).
     pub ecn_fallback: u8,
+    /// Which L4STeam tree's Prague: `l4steam-2025` (today's `tcp_prague.c`, the default) or
+    /// `l4steam-2020` (the August 2020 tree that the l4s-tests testbed ran: integer cwnd with
+    /// a carry, reductions and pacing from the integer cwnd, RTT independence after 500
+    /// rounds when on — that tree's module default — and no classic-ECN detection).
+    pub tree: PragueTree,
 }
 
 impl Default for PragueConfig {
@@ -462,6 +572,7 @@ impl Default for PragueConfig {
             rtt_independence: false,
             alpha_mode: 1,
             ecn_fallback: 0,
+            tree: PragueTree::L4steam2025,
         }
     }
 }
@@ -478,9 +589,20 @@ impl super::CcaParams for PragueConfig {
                     .into(),
             );
         }
+        if self.tree == PragueTree::L4steam2020 && (self.alpha_mode != 1 || self.ecn_fallback != 0)
+        {
+            return Err(
+                "prague tree l4steam-2020 has alpha_mode 1 and no ecn_fallback: \
+                        that tree had neither α starting at 0 nor classic-ECN detection"
+                    .into(),
+            );
+        }
         Ok(())
     }
     fn build(&self, _: super::FlowParams) -> Prague {
+        if self.tree == PragueTree::L4steam2020 {
+            return Prague::l4steam_2020(self.rtt_independence);
+        }
         Prague::new(
             self.rtt_independence,
             self.alpha_mode == 1,
@@ -665,5 +787,88 @@ mod tests {
             let want = if expect_floor { 0.625 } else { 0.02 };
             assert!((used - want).abs() < 1e-9, "mode {mode}: α used {used}");
         }
+    }
+
+    /// Half a segment of growth, unmarked, from cwnd 10 (ACKs of one segment each).
+    fn grow_half_a_segment(p: &mut Prague) -> Window {
+        let mut w = ca_window(10);
+        p.init(&mut w, 0, Some(20 * MS), None);
+        for i in 0..5 {
+            p.cong_control(&mut w, &ack(i, 0, 1, i + 1, 0, 0), &rs(1));
+        }
+        w
+    }
+
+    #[test]
+    fn trees_round_the_window_differently() {
+        // Today's tree: the integer cwnd follows ⌈frac_cwnd⌉, so half a segment shows.
+        let mut today = Prague::default();
+        let w = grow_half_a_segment(&mut today);
+        assert_eq!(w.cwnd, 11);
+        // 2020: the carry must reach a whole segment first (Linux `cwnd_cnt >= ONE_CWND`).
+        let mut old = Prague::l4steam_2020(false);
+        let mut w = grow_half_a_segment(&mut old);
+        assert_eq!(w.cwnd, 10);
+        assert!((old.cwnd_cnt - 0.5).abs() < 1e-9, "{}", old.cwnd_cnt);
+        // ... and paces from that integer cwnd: 10 segments per SRTT, not 10.5.
+        let rate = w.pacing_rate.unwrap() as f64;
+        let want = (1448.0 + 52.0) * 10.0 / 0.020;
+        assert!((rate / want - 1.0).abs() < 1e-3, "{rate} vs {want}");
+        // A reduction takes α/2 of the integer cwnd from the carry; the cwnd then steps
+        // down one segment per ACK while the carry is at most −1.
+        old.alpha = 0.5;
+        old.set_state(&mut w, CaState::Cwr, 10);
+        assert!(
+            (old.cwnd_cnt - (0.5 - 2.5)).abs() < 1e-9,
+            "{}",
+            old.cwnd_cnt
+        );
+        let mut idle = ack(11, 0, 1, 6, 0, 0);
+        idle.cwnd_limited = false;
+        for _ in 0..3 {
+            old.cong_control(&mut w, &idle, &rs(1));
+        }
+        assert_eq!(w.cwnd, 8);
+        assert_eq!(w.ssthresh, 8);
+        assert!((old.cwnd_cnt - 0.0).abs() < 1e-9, "{}", old.cwnd_cnt);
+    }
+
+    #[test]
+    fn the_2020_tree_becomes_rtt_independent_after_500_rounds() {
+        let mut old = Prague {
+            round: 499,
+            ..Prague::l4steam_2020(true)
+        };
+        let w = ca_window(20);
+        old.update_ai(Some(10 * MS));
+        assert_eq!(old.ai_per_ack, 1.0);
+        assert!(!old.rtt_indep(&w));
+        old.round = 500;
+        old.update_ai(Some(10 * MS));
+        assert!((old.ai_per_ack - 0.16).abs() < 1e-12);
+        assert!(old.rtt_indep(&w));
+        // Today's model: after 4 rounds.
+        let today = Prague {
+            round: 4,
+            ..Prague::new(true, true, 0)
+        };
+        assert!(today.rtt_indep(&w));
+    }
+
+    #[test]
+    fn the_2020_tree_refuses_what_it_did_not_have() {
+        use crate::tcp::cc::CcaParams;
+        let old = |alpha_mode, ecn_fallback| PragueConfig {
+            tree: PragueTree::L4steam2020,
+            alpha_mode,
+            ecn_fallback,
+            ..PragueConfig::default()
+        };
+        assert!(old(1, 0).validate().is_ok());
+        assert!(old(0, 0).validate().unwrap_err().contains("l4steam-2020"));
+        assert!(old(1, 1).validate().unwrap_err().contains("l4steam-2020"));
+        let cfg: PragueConfig = serde_json::from_str(r#"{"tree": "l4steam-2020"}"#).unwrap();
+        assert_eq!(cfg.tree, PragueTree::L4steam2020);
+        assert!(serde_json::from_str::<PragueConfig>(r#"{"tree": "2020"}"#).is_err());
     }
 }
