@@ -212,10 +212,14 @@ def markdown_table(rows: list[Row]) -> str:
         "means weighted by the bytes sent), its p50 and p99 over every packet of the whole "
         "run (slow start and rate steps included); sRTT: the "
         "flow's, sampled every 100 ms in the windows. Published: the study's goodput "
-        "(`l4s_tests_bursts.csv`). Wi-Fi (5-20 s): utilisation is the fraction of the window "
-        "the AP spent sending PPDUs to the station, the bottleneck the AP's queue for it; "
-        "Mbit/s is the station's PHY rate.\n"
+        "(`l4s_tests_bursts.csv`).\n"
     )
+    if any(r.group == "wifi" for r in rows):
+        note += (
+            "Wi-Fi (5-20 s): utilisation is the fraction of the window the AP spent sending "
+            "PPDUs to the station, the bottleneck the AP's queue for it; Mbit/s is the "
+            "station's PHY rate.\n"
+        )
     return "\n".join(parts) + note
 
 
