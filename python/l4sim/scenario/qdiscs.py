@@ -472,7 +472,11 @@ class DocsisDualq(_AqmBase):
     ``classic_buffer``, ``l_buffer`` as times at the rate), ``ecn_mask``; Queue Protection
     ``qprot`` (on by default), ``critical_ql`` (default MAXTH), ``critical_qlscore``,
     ``lg_aging``, ``bi_size``, ``attempts``, ``max_qlscore`` and ``sanction``
-    (``"redirect"`` to the Classic queue, or ``"drop"``); ``limit`` (packets, both)."""
+    (``"redirect"`` to the Classic queue, or ``"drop"``); ``limit`` (packets, both);
+    ``l_delay``, the L queue's delay estimate (``"auto"``: MULPI Annex N.3's, the virtual
+    queue ``qdelayCoupledV`` on a DOCSIS upstream and the queue's length elsewhere;
+    ``"queue"``; ``"virtual"``), with the virtual queue's ``vq_interval`` (default half the
+    MAP interval) and ``lg_vq_ewma`` (default 7)."""
 
     kind: Literal["docsis_dualq"] = "docsis_dualq"
     limit: PacketLimit | None = None
@@ -501,6 +505,9 @@ class DocsisDualq(_AqmBase):
     attempts: Annotated[int, Field(ge=1, le=32)] | None = None
     max_qlscore: PositiveTime | None = None
     sanction: Literal["redirect", "drop"] | None = None
+    l_delay: Literal["auto", "queue", "virtual"] | None = None
+    vq_interval: PositiveTime | None = None
+    lg_vq_ewma: Annotated[int, Field(ge=0, le=20)] | None = None
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "limit": "limit_pkts",
@@ -514,6 +521,7 @@ class DocsisDualq(_AqmBase):
         "critical_ql": "critical_ql_ns",
         "critical_qlscore": "critical_qlscore_ns",
         "max_qlscore": "max_qlscore_ns",
+        "vq_interval": "vq_interval_ns",
     }
 
     @model_validator(mode="after")

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from l4sim.scenario.fields import Probability, _Model
+from l4sim.scenario.fields import PositiveTime, Probability, _Model
 from l4sim.scenario.qdiscs import FqCodel, Qdisc
 
 MAX_STATIONS = 127
@@ -76,6 +76,31 @@ class Wifi(_Model):
     airtime_fairness: bool = Field(
         True, description="The AP serves its stations by airtime deficit (mac80211); off: turns."
     )
+    driver_queue: Annotated[int, Field(ge=0, le=65536)] = Field(
+        0,
+        description="Frames the AP's driver (hardware or firmware queue) takes ahead of the "
+        "MAC per station; 0: none, the MAC takes from the station's queue at each access.",
+    )
+    aql: bool = Field(
+        True,
+        description="mac80211's Airtime Queue Limits on what the driver takes (on by "
+        "default in Linux, for drivers that report airtime); binds with a driver_queue.",
+    )
+    aql_txq_limit_low: PositiveTime = Field(  # type: ignore[assignment]
+        "5ms",
+        description="AQL: airtime a station may always have pending in the driver "
+        "(IEEE80211_DEFAULT_AQL_TXQ_LIMIT_L).",
+    )
+    aql_txq_limit_high: PositiveTime = Field(  # type: ignore[assignment]
+        "12ms",
+        description="AQL: a station's limit while the interface is under aql_threshold "
+        "(IEEE80211_DEFAULT_AQL_TXQ_LIMIT_H).",
+    )
+    aql_threshold: PositiveTime = Field(  # type: ignore[assignment]
+        "24ms",
+        description="AQL: the interface's pending airtime under which stations may use "
+        "the high limit (IEEE80211_AQL_THRESHOLD).",
+    )
     qdisc: Qdisc = Field(
         default_factory=mac80211_fq_codel,
         description="Each station's queue, at the AP and at the station (default: "
@@ -90,6 +115,11 @@ class Wifi(_Model):
     def _modes(self) -> Wifi:
         if self.width_mhz not in _SUBCARRIERS[self.standard]:
             raise ValueError(f"802.11{self.standard} has no {self.width_mhz} MHz channel")
+        if self.aql_txq_limit_high < self.aql_txq_limit_low:
+            raise ValueError("wifi aql_txq_limit_high must be at least aql_txq_limit_low")
+        us = (self.aql_txq_limit_low, self.aql_txq_limit_high, self.aql_threshold)
+        if any(v % 1000 or v // 1000 > 2**32 - 1 for v in us):
+            raise ValueError("wifi AQL limits are whole microseconds, at most 2^32 - 1 us")
         for i, s in enumerate(self.station_list(1)):
             if s.mcs > _MAX_MCS[self.standard]:
                 raise ValueError(
@@ -129,6 +159,13 @@ class Wifi(_Model):
             "ampdu": {"max_mpdus": self.max_mpdus},
             "retry_limit": self.retry_limit,
             "airtime_fairness": self.airtime_fairness,
+            "driver_queue": self.driver_queue,
+            "aql": {
+                "enabled": self.aql,
+                "txq_limit_low_us": self.aql_txq_limit_low // 1000,
+                "txq_limit_high_us": self.aql_txq_limit_high // 1000,
+                "threshold_us": self.aql_threshold // 1000,
+            },
             "stations": stations,
         }
         return {"bss": bss, "links": links}

@@ -12,6 +12,7 @@ use crate::net::rate::RateSchedule;
 use crate::net::routing::{Edge, Routes};
 use crate::net::slot::Slot;
 use crate::net::wifi::link::WifiBss;
+use crate::qdisc::docsis_dualq::Upstream;
 use crate::qdisc::Qdisc;
 use crate::rng::{Rng, KEY_LINK, KEY_QDISC, KEY_SLOT, KEY_WIFI};
 use crate::time::secs;
@@ -62,6 +63,14 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
             if let Qdisc::DocsisDualq(d) = &mut qdisc {
                 let msr = docsis.and_then(|c| c.max_sustained_rate_bps);
                 d.set_link_rate(msr.unwrap_or(l.rate_bps));
+                // On a DOCSIS upstream it is the modem's queue (MULPI Annex N.3).
+                if let Some(c) = docsis {
+                    d.set_upstream(Upstream {
+                        loop_delay: c.loop_delay(l.delay_ns),
+                        map_interval: c.map_interval_ns,
+                        pgs_bytes: c.pgs_bytes,
+                    });
+                }
                 d.set_nqb_flows(cfg.flows.iter().map(|f| f.nqb));
             }
             let rng = Rng::for_component(cfg.seed, KEY_LINK | idx);

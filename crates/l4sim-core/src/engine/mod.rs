@@ -493,6 +493,9 @@ impl Simulation {
             // its MAC pulls at its next access).
             ch.offer(p, now, &mut self.drops);
             if let Some((b, k)) = ch.wifi {
+                if k == 0 && self.wifi[b as usize].cfg.driver_queue > 0 {
+                    self.wifi_driver_pull(b, c);
+                }
                 self.wifi_wake(b, k);
             }
         } else if now >= ch.busy_until {

@@ -114,6 +114,14 @@ impl Default for DocsisConfig {
 }
 
 impl DocsisConfig {
+    /// The request-grant loop delay a modem's L queue estimate allows for (MULPI Annex O
+    /// `loopDelay`): from the latest request a MAP acknowledges to its grants' start
+    /// (`request_delay + map_lead` here), plus one MAP interval over which a grant's bytes
+    /// leave (ns-3 `CmNetDevice::AddLoopDelayEstimate` with its default offset of one).
+    pub fn loop_delay(&self, link_delay: Time) -> Time {
+        self.request_delay_ns.unwrap_or(link_delay) + self.map_lead_ns + self.map_interval_ns
+    }
+
     /// One sentence for the first thing wrong.
     pub fn validate(&self) -> Result<(), String> {
         if self.map_interval_ns == 0 || self.map_interval_ns > MAX_DOCSIS_NS {

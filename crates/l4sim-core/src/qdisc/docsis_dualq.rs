@@ -48,8 +48,22 @@
 //! The request-grant upstream MAC and the service flow's rate shaping are the link's
 //! (`docsis` on a link, `net::docsis`: the link then takes from this qdisc only in grants,
 //! and MAX_RATE defaults to the service flow's Maximum Sustained Traffic Rate); on any other
-//! link this qdisc is served at the link's rate. Not modelled: the virtual-queue L delay
-//! estimate `qdelayCoupledV` used upstream with PGS grants, MAC header bytes.
+//! link this qdisc is served at the link's rate.
+//!
+//! **The L delay upstream** (MULPI Annex N.3: the CM uses `qdelayCoupledV`, the CMTS
+//! `qdelayCoupledL`; Annex O; as ns-3's `QDelayCoupledV` and `AlignVq`): on a request-grant
+//! upstream the L queue holds the bytes waiting for their grant, which its length would
+//! read as queuing delay, so the modem estimates the L delay from a virtual queue instead:
+//! each L arrival adds its serialisation time at MAX_RATE, the queue drains in real time,
+//! and every `vq_interval` (half the MAP interval) it is aligned to the actual queue: the
+//! EWMA (weight 2^−`lg_vq_ewma`) of the actual L bytes, less the allowed queue
+//! `calcAllowedAQ = loopDelay·(MAX_RATE − GGR) + GGR·GGI` (what the request-grant loop
+//! holds at MAX_RATE, the proactive grants' part once), raises the virtual queue to that
+//! excess as delay at MAX_RATE. A sanctioned or dropped L packet is taken back out of it.
+//! loopDelay is the link's request-grant loop (`DocsisConfig::loop_delay`), GGR the PGS
+//! bytes per MAP interval, GGI one interval. The alignment runs lazily on the grid, as the
+//! Classic update. `l_delay` chooses the estimate (default as Annex N.3). Not modelled: MAC
+//! header bytes.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -71,6 +85,20 @@ pub enum Sanction {
     Redirect,
     /// Drop it.
     Drop,
+}
+
+/// How the L queue's delay is estimated for its immediate AQM and Queue Protection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LDelay {
+    /// As MULPI Annex N.3 says: the virtual queue on a DOCSIS upstream (the modem's
+    /// queue), the queue's length elsewhere (the CMTS's downstream queue).
+    #[default]
+    Auto,
+    /// Annex O `qdelayCoupledL`: the L queue's bytes at MAX_RATE.
+    Queue,
+    /// Annex O `qdelayCoupledV`: the virtual queue.
+    Virtual,
 }
 
 /// `kind = "docsis_dualq"`. Defaults: CableLabs MULPI (as the ns-3 `docsis` module's
@@ -134,6 +162,14 @@ pub struct DocsisDualqConfig {
     pub max_qlscore_ns: u64,
     /// What a sanction does to the packet.
     pub sanction: Sanction,
+    /// The L queue's delay estimate (MULPI Annex N.3: the virtual queue upstream).
+    pub l_delay: LDelay,
+    /// How often the virtual queue is aligned to the actual one (None: half the MAP
+    /// interval on a DOCSIS upstream, else 500 µs; ns-3 `VqInterval`).
+    pub vq_interval_ns: Option<u64>,
+    /// log2 of the reciprocal of the actual queue's EWMA weight at each alignment
+    /// (ns-3 `LgVqEwmaAlph` 7).
+    pub lg_vq_ewma: u8,
 }
 
 impl Default for DocsisDualqConfig {
@@ -165,6 +201,9 @@ impl Default for DocsisDualqConfig {
             attempts: 2,
             max_qlscore_ns: 5 * SEC,
             sanction: Sanction::Redirect,
+            l_delay: LDelay::Auto,
+            vq_interval_ns: None,
+            lg_vq_ewma: 7,
         }
     }
 }
@@ -189,6 +228,7 @@ impl QdiscParams for DocsisDualqConfig {
                 self.attempts as u64,
                 self.rate_bps.unwrap_or(1),
                 self.critical_ql_ns.unwrap_or(1),
+                self.vq_interval_ns.unwrap_or(1),
             ],
         )?;
         if !(self.coupling.is_finite() && self.coupling > 0.0) {
@@ -205,6 +245,9 @@ impl QdiscParams for DocsisDualqConfig {
             return Err(
                 "docsis_dualq sched_weight must be 1 to 255 (the L share out of 256)".into(),
             );
+        }
+        if self.lg_vq_ewma > 20 {
+            return Err("docsis_dualq needs lg_vq_ewma at most 20".into());
         }
         if self.lg_range > 25 || !(1..=30).contains(&self.lg_aging) {
             return Err("docsis_dualq needs lg_range in 0..=25 and lg_aging in 1..=30".into());
@@ -288,8 +331,32 @@ pub struct DocsisDualq {
     sanctioned: Vec<u64>,
     /// Flows whose packets carry the NQB DSCP, by flow index (`FlowConfig::nqb`).
     nqb: Vec<bool>,
+    /// The upstream this queue feeds, if a DOCSIS one: (loop delay, GGR·GGI in bytes, GGR
+    /// in bit/s, MAP interval).
+    upstream: Option<Upstream>,
+    /// The virtual queue (Annex O `qdelayCoupledV`): on, its delay and when it was last
+    /// drained, the EWMA of the actual L queue (bytes), the allowed actual queue (bytes),
+    /// the alignment interval and the next alignment.
+    virtual_q: bool,
+    vq: Time,
+    vq_t: Time,
+    avg_aq: f64,
+    allowed_aq: f64,
+    vq_interval: Time,
+    next_align: Time,
     rng: Rng,
     stats: QdiscStats,
+}
+
+/// What the L queue's delay estimate needs to know of the DOCSIS upstream it feeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Upstream {
+    /// The request-grant loop delay (ns-3 `CmNetDevice::GetLoopDelayEstimate`).
+    pub loop_delay: Time,
+    /// The MAP interval.
+    pub map_interval: Time,
+    /// Bytes granted every interval unasked (PGS: GGR·GGI with GGI one interval).
+    pub pgs_bytes: u64,
 }
 
 const L: u8 = 0;
@@ -326,6 +393,14 @@ impl DocsisDualq {
             perturb: rng.next_u32(),
             sanctioned: Vec::new(),
             nqb: Vec::new(),
+            upstream: None,
+            virtual_q: false,
+            vq: 0,
+            vq_t: 0,
+            avg_aq: 0.0,
+            allowed_aq: 0.0,
+            vq_interval: 0,
+            next_align: 0,
             rng,
             stats: QdiscStats::default(),
             cfg: cfg.clone(),
@@ -334,9 +409,94 @@ impl DocsisDualq {
         d
     }
 
+    /// The DOCSIS upstream this queue feeds (the modem's queue); called once when the
+    /// network is built.
+    pub fn set_upstream(&mut self, up: Upstream) {
+        self.upstream = Some(up);
+        self.set_estimator();
+    }
+
+    /// Which L delay estimate is in force, and the virtual queue's parameters.
+    fn set_estimator(&mut self) {
+        self.virtual_q = match self.cfg.l_delay {
+            LDelay::Auto => self.upstream.is_some(),
+            LDelay::Queue => false,
+            LDelay::Virtual => true,
+        };
+        let up = self.upstream.unwrap_or(Upstream {
+            loop_delay: 0,
+            map_interval: 0,
+            pgs_bytes: 0,
+        });
+        // ns-3 `VqInterval`: "typically half of MAP interval", 500 µs by default.
+        self.vq_interval = self
+            .cfg
+            .vq_interval_ns
+            .unwrap_or(if up.map_interval > 0 {
+                up.map_interval / 2
+            } else {
+                500 * US
+            })
+            .max(1);
+        self.next_align = self.vq_interval;
+        // Annex O `calcAllowedAQ`: what the request-grant loop holds in the actual queue
+        // of a flow sending at MAX_RATE, loopDelay·(MAX_RATE − GGR) + GGR·GGI, in bytes.
+        let ggr = if up.map_interval > 0 {
+            (up.pgs_bytes as f64 * 8.0 * SEC as f64 / up.map_interval as f64)
+                .min(self.rate_bps as f64)
+        } else {
+            0.0
+        };
+        let ggr_ggi = (ggr * up.map_interval as f64 / SEC as f64 / 8.0).min(up.pgs_bytes as f64);
+        self.allowed_aq =
+            up.loop_delay as f64 * (self.rate_bps as f64 - ggr) / SEC as f64 / 8.0 + ggr_ggi;
+    }
+
+    /// Annex O `qdelayCoupledV(size)`: drain the virtual queue at MAX_RATE to `now` and add
+    /// `size` bytes; its delay.
+    fn vq_add(&mut self, size: u32, now: Time) -> Time {
+        self.vq = self.vq.saturating_sub(now - self.vq_t) + self.ser_ns(size as u64);
+        self.vq_t = now;
+        self.vq
+    }
+
+    /// Take back a packet that did not enter the L queue (ns-3 `DecreaseVq`).
+    fn vq_sub(&mut self, size: u32) {
+        self.vq = self.vq.saturating_sub(self.ser_ns(size as u64));
+    }
+
+    /// Annex O's alignment at `t`: the EWMA of the actual L queue and, where it exceeds
+    /// the allowed queue, the virtual queue raised to the excess (as delay at MAX_RATE), so
+    /// that a queue the grants do not drain is seen however smoothly its arrivals came.
+    fn align_vq(&mut self, t: Time) {
+        let alpha = (-(self.cfg.lg_vq_ewma as f64)).exp2();
+        self.avg_aq += alpha * (self.lq.bytes() as f64 - self.avg_aq);
+        if self.avg_aq > self.allowed_aq {
+            let excess = self.ser_ns((self.avg_aq - self.allowed_aq) as u64);
+            self.vq = self
+                .vq
+                .saturating_sub(t.saturating_sub(self.vq_t))
+                .max(excess);
+            self.vq_t = self.vq_t.max(t);
+        }
+    }
+
+    /// The virtual queue's delay now and the EWMA of the actual queue in bytes (0s if it
+    /// is not in force).
+    pub fn virtual_queue(&self, now: Time) -> (Time, f64) {
+        if !self.virtual_q {
+            return (0, 0.0);
+        }
+        (
+            self.vq.saturating_sub(now.saturating_sub(self.vq_t)),
+            self.avg_aq,
+        )
+    }
+
     /// The link's rate, which MAX_RATE defaults to (`rate_bps` unset); called once when
     /// the network is built.
     pub fn set_link_rate(&mut self, bps: u64) {
+        // (Re-derives the virtual queue's allowed bytes, which scale with the rate.)
         if self.cfg.rate_bps.is_none() {
             self.set_rate(bps);
         }
@@ -374,6 +534,7 @@ impl DocsisDualq {
         // rate, at least 20 frames).
         self.c_buffer = bytes_in(c.classic_buffer_ns).max(2 * c.max_frame_size as u64);
         self.l_buffer = bytes_in(c.l_buffer_ns).max(20 * c.max_frame_size as u64);
+        self.set_estimator();
     }
 
     /// Serialisation time of `bytes` at MAX_RATE (0 if the rate is unknown).
@@ -564,6 +725,13 @@ impl DocsisDualq {
 
     /// Run every update due at or before `now`; skip no-op ones while idle.
     pub fn catch_up(&mut self, now: Time) {
+        // The actual L queue is constant between packet events, so the alignments since
+        // the last one see it as it is now, before this event.
+        while self.virtual_q && now >= self.next_align {
+            let t = self.next_align;
+            self.align_vq(t);
+            self.next_align += self.vq_interval;
+        }
         while now >= self.next_update {
             self.update();
             self.next_update += self.cfg.tupdate_ns;
@@ -694,8 +862,12 @@ impl QueueDisc for DocsisDualq {
             return;
         }
         pkt.class = L;
-        // Annex O `qdelayCoupledL`, with the arriving packet.
-        let qdelay = self.ser_ns(self.lq.bytes() + pkt.size as u64);
+        // Annex O `qdelayCoupledV` upstream, else `qdelayCoupledL`, with the arriving packet.
+        let qdelay = if self.virtual_q {
+            self.vq_add(pkt.size, now)
+        } else {
+            self.ser_ns(self.lq.bytes() + pkt.size as u64)
+        };
         let prob_native = self.prob_native(qdelay);
         // Queue Protection and the immediate AQM act on the same arrival independently
         // (ns-3 marks first); deciding the sanction first only lets the mark count under
@@ -715,6 +887,9 @@ impl QueueDisc for DocsisDualq {
             }
         }
         if sanctioned {
+            if self.virtual_q {
+                self.vq_sub(pkt.size);
+            }
             match self.cfg.sanction {
                 Sanction::Redirect => self.classic_enqueue(pkt, now, drops),
                 Sanction::Drop => self.stats.drop(pkt, DropReason::Aqm, drops),
@@ -723,7 +898,18 @@ impl QueueDisc for DocsisDualq {
         }
         // Annex N: room for one more maximum frame in the L buffer (ns-3: enqueue while
         // the L bytes are under CONFIG_BUFFER_SIZE − MAX_FRAME_SIZE).
-        if self.lq.bytes() + self.cfg.max_frame_size as u64 >= self.l_buffer {
+        let full = if self.virtual_q {
+            // ns-3 with `qdelayCoupledV`: the estimate under the buffer less a frame at
+            // MAX_RATE, and the actual queue within the buffer.
+            qdelay >= self.ser_ns(self.l_buffer - self.cfg.max_frame_size as u64)
+                || self.lq.bytes() + pkt.size as u64 > self.l_buffer
+        } else {
+            self.lq.bytes() + self.cfg.max_frame_size as u64 >= self.l_buffer
+        };
+        if full {
+            if self.virtual_q {
+                self.vq_sub(pkt.size);
+            }
             self.stats.drop(pkt, DropReason::Overflow, drops);
             return;
         }
@@ -1026,6 +1212,100 @@ mod tests {
     }
 
     #[test]
+    fn upstream_the_virtual_queue_allows_the_grant_loop_and_sees_what_exceeds_it() {
+        // 50 Mbit/s, best-effort grants: a loop of 3.5 ms allows 21 875 B of actual queue.
+        let up = Upstream {
+            loop_delay: 3_500 * US,
+            map_interval: 2 * MS,
+            pgs_bytes: 0,
+        };
+        let mk = |l_delay| {
+            let mut d = q(
+                DocsisDualqConfig {
+                    qprot: false,
+                    l_delay,
+                    ..Default::default()
+                },
+                50_000_000,
+            );
+            d.set_upstream(up);
+            d
+        };
+        let mut v = mk(LDelay::Auto);
+        assert!(v.virtual_q && (v.allowed_aq - 21_875.0).abs() < 1e-6);
+        assert_eq!(v.vq_interval, MS);
+        // A flow at 40 Mbit/s (1250 B every 250 µs) whose bytes wait 3 ms for their grant
+        // (served in 2 ms bursts, as grants come): the actual queue stands at ~15 000 B,
+        // 2.4 ms at MAX_RATE, which the length estimate would mark every packet for.
+        let mut drops = Vec::new();
+        let run = |d: &mut DocsisDualq, drops: &mut Vec<Dropped>, period: Time, n: u64| {
+            for i in 0..n {
+                let t = i * period;
+                // Grants at every 2 ms: everything that arrived 3 ms or more ago leaves.
+                if t.is_multiple_of(2 * MS) {
+                    while d.lq.front().is_some_and(|p| p.enqueued + 3 * MS <= t) {
+                        d.dequeue(t, drops);
+                    }
+                }
+                d.enqueue(flow_pkt(1, 1250, Ecn::Ect1, i), t, drops);
+            }
+        };
+        run(&mut v, &mut drops, 250 * US, 8000);
+        assert_eq!(v.stats().class_marks[0], 0);
+        let (vq, avg) = v.virtual_queue(2 * SEC);
+        assert!(
+            vq < 300 * US && avg > 12_000.0 && avg < 21_875.0,
+            "{vq} {avg}"
+        );
+        let mut l = mk(LDelay::Queue);
+        run(&mut l, &mut drops, 250 * US, 8000);
+        assert!(
+            l.stats().class_marks[0] > 7000,
+            "{}",
+            l.stats().class_marks[0]
+        );
+        // Arrivals above MAX_RATE (60 Mbit/s) drain slower than they come: the virtual
+        // queue itself grows and marks.
+        let mut v = mk(LDelay::Auto);
+        run(&mut v, &mut drops, 166_667, 2000);
+        assert!(
+            v.stats().class_marks[0] > 1000,
+            "{}",
+            v.stats().class_marks[0]
+        );
+        // A queue the grants leave standing above the allowed one: the alignment raises
+        // the virtual queue to the excess (here 40 Mbit/s, but served only after 6 ms).
+        let mut v = mk(LDelay::Auto);
+        let mut marks_at = None;
+        for i in 0..16_000u64 {
+            let t = i * 250 * US;
+            if t.is_multiple_of(2 * MS) {
+                while v.lq.front().is_some_and(|p| p.enqueued + 6 * MS <= t) {
+                    v.dequeue(t, &mut drops);
+                }
+            }
+            v.enqueue(flow_pkt(1, 1250, Ecn::Ect1, i), t, &mut drops);
+            if marks_at.is_none() && v.stats().class_marks[0] > 0 {
+                marks_at = Some(t);
+            }
+        }
+        let (vq, avg) = v.virtual_queue(4 * SEC);
+        // Actual ~30 000 B standing: excess ~8 000 B = 1.3 ms at MAX_RATE.
+        assert!(avg > 27_000.0 && vq > 1_000 * US, "{vq} {avg}");
+        assert!(marks_at.is_some_and(|t| t > 100 * MS), "{marks_at:?}");
+        // Off a DOCSIS upstream the default is the length estimate.
+        let d = q(DocsisDualqConfig::default(), 50_000_000);
+        assert!(!d.virtual_q);
+        // PGS at the full rate: the allowed queue is one interval's grant.
+        let mut p = mk(LDelay::Auto);
+        p.set_upstream(Upstream {
+            pgs_bytes: 12_500,
+            ..up
+        });
+        assert!((p.allowed_aq - 12_500.0).abs() < 1e-6);
+    }
+
+    #[test]
     fn bad_configurations_say_what_is_wrong() {
         let bad = [
             DocsisDualqConfig {
@@ -1055,6 +1335,14 @@ mod tests {
             },
             DocsisDualqConfig {
                 attempts: 0,
+                ..Default::default()
+            },
+            DocsisDualqConfig {
+                vq_interval_ns: Some(0),
+                ..Default::default()
+            },
+            DocsisDualqConfig {
+                lg_vq_ewma: 21,
                 ..Default::default()
             },
         ];

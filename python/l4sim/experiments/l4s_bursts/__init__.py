@@ -25,7 +25,11 @@ of host jitter and a 6 MiB receive buffer as the other l4s-tests reproductions. 
 - ``acks``: the sweep's 4 ms bursts on the data alone or the ACKs alone (ACK aggregation);
 - ``czech``, ``portland``: the real-world tests' rates and RTTs with Scenario 2's slotting as
   a stand-in for their wireless link (whose bursts are not published);
-- ``step``: Scenario 2's bursts with DualPI2's step raised to 2, 3 and 5 ms.
+- ``step``: Scenario 2's bursts with DualPI2's step raised to 2, 3 and 5 ms;
+- ``wifi``: the Wi-Fi link instead of the slotting (docs/links.md "Wi-Fi"): one 802.11ac
+  station downloading through the AP, whose queue for it is DualPI2 or mac80211's
+  FQ-CoDel, at 40 MHz MCS 5 (A-MPDUs up to aPPDUMaxTime, about 5 ms) and 80 MHz MCS 9
+  (about 2 ms), 20 ms of base RTT, 20 s.
 
 Per case, over ``--seeds`` seeds (10) of the hosts' jitter: the bottleneck's utilisation
 (its busy fraction) over the group's steady windows (mean, and the range over seeds), the
@@ -51,12 +55,14 @@ from l4sim.experiments.l4s_bursts.report import (
     findings,
     markdown_table,
     plot,
+    plot_wifi,
     rows_of,
 )
 from l4sim.experiments.l4s_bursts.runs import GROUPS, Case, cases, run_task, scenario
 
 DEFAULT_SEEDS = tuple(range(1, 11))
 FIGURE = "utilisation_vs_burst.png"
+WIFI_FIGURE = "wifi.png"
 
 __all__ = ["Case", "cases", "reproduce", "scenario"]
 
@@ -86,6 +92,8 @@ def reproduce(
     (out / FINDINGS).write_text(findings(rows))
     if figures and any(r.group == "sweep" for r in rows):
         plot(rows, out / FIGURE)
+    if figures and any(r.group == "wifi" for r in rows):
+        plot_wifi(rows, out / WIFI_FIGURE)
     return rows
 
 
@@ -119,6 +127,6 @@ EXPERIMENT = declare(
         seeds_option("Run each case with seeds 1..N of the hosts' jitter (default 10)."),
     ),
     tables=(TABLE, "table.csv", FINDINGS),
-    figures=(FIGURE,),
+    figures=(FIGURE, WIFI_FIGURE),
     reference=(REFERENCE,),
 )

@@ -37,6 +37,8 @@ HEADINGS = {
     "czech": "Real-world Czech test (7 ms RTT), Scenario 2's slotting as the wireless link",
     "portland": "Real-world Portland test (160 ms RTT), Scenario 2's slotting as the wireless link",
     "step": "Scenario 2's bursts, 20 ms, DualPI2's step raised",
+    "wifi": "The Wi-Fi link instead of netem: one 802.11ac station (40 MHz MCS 5, 80 MHz MCS 9), "
+    "20 ms; utilisation is the AP's airtime to the station",
 }
 
 
@@ -212,6 +214,12 @@ def markdown_table(rows: list[Row]) -> str:
         "flow's, sampled every 100 ms in the windows. Published: the study's goodput "
         "(`l4s_tests_bursts.csv`).\n"
     )
+    if any(r.group == "wifi" for r in rows):
+        note += (
+            "Wi-Fi (5-20 s): utilisation is the fraction of the window the AP spent sending "
+            "PPDUs to the station, the bottleneck the AP's queue for it; Mbit/s is the "
+            "station's PHY rate.\n"
+        )
     return "\n".join(parts) + note
 
 
@@ -326,6 +334,10 @@ def findings(rows: list[Row]) -> str:
             "in for it."
         )
         n += 1
+    wifi = _wifi(rows)
+    if wifi:
+        lines.append(f"{n}. **Over the Wi-Fi link** instead of netem's slots: " + wifi)
+        n += 1
     steps = [r for r in rows if r.group == "step"]
     if steps:
         lines.append(
@@ -336,6 +348,50 @@ def findings(rows: list[Row]) -> str:
             + "."
         )
     return "\n".join(lines) + "\n"
+
+
+def _wifi(rows: list[Row]) -> str:
+    """Prague / DualPI2 against CUBIC / fq_codel per Wi-Fi mode, in words ("" if none ran)."""
+    out = []
+    for burst in sorted({r.burst for r in rows if r.group == "wifi"}):
+        p = _find(rows, group="wifi", cca="prague", queue="dualpi2", burst=burst)
+        c = _find(rows, group="wifi", cca="cubic", queue="fq_codel", burst=burst)
+        if p is None or c is None:
+            continue
+        out.append(
+            f"at {burst.upper()} ({p.rate_mbps} Mbit/s PHY) Prague / DualPI2 gets "
+            f"{p.goodput_mbps:.1f} Mbit/s (the AP's airtime to the station {p.utilisation:.2f}, "
+            f"{_f(p.util_vs_cubic_fq_codel)} of CUBIC / fq_codel's), its sRTT {p.srtt_mean_ms:.1f} "
+            f"ms and the AP queue's p99 {p.sojourn_p99_ms:.1f} ms; CUBIC / fq_codel "
+            f"{c.goodput_mbps:.1f} Mbit/s, sRTT {c.srtt_mean_ms:.1f} ms, p99 "
+            f"{c.sojourn_p99_ms:.1f} ms"
+        )
+    return "; ".join(out) + "." if out else ""
+
+
+def plot_wifi(rows: list[Row], path: Path) -> None:
+    """The ``wifi`` group: goodput and the flow's mean sRTT per mode and pair."""
+    from l4sim.plot import pyplot
+
+    plt = pyplot()
+    rs = [r for r in rows if r.group == "wifi"]
+    modes = sorted({r.burst for r in rs})
+    fig, (ax_g, ax_r) = plt.subplots(1, 2, figsize=(10, 3.8))
+    width = 0.38
+    for k, (cca, queue) in enumerate((("prague", "dualpi2"), ("cubic", "fq_codel"))):
+        got = [_find(rs, cca=cca, queue=queue, burst=m) for m in modes]
+        x = [i + (k - 0.5) * width for i in range(len(modes))]
+        label = f"{cca} / {queue}"
+        ax_g.bar(x, [g.goodput_mbps if g else 0.0 for g in got], width, label=label)
+        ax_r.bar(x, [g.srtt_mean_ms if g else 0.0 for g in got], width, label=label)
+    for ax, what in ((ax_g, "goodput, Mbit/s"), (ax_r, "flow's mean sRTT, ms (base 20)")):
+        ax.set_xticks(range(len(modes)), [m.upper() for m in modes])
+        ax.set_ylabel(what)
+    ax_g.legend(fontsize=8)
+    fig.suptitle("One 802.11ac station downloading through the AP's queue", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def plot(rows: list[Row], path: Path) -> None:

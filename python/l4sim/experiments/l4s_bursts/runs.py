@@ -28,6 +28,8 @@ SWEEP_GAPS_MS: tuple[int, ...] = (0, 1, 2, 4, 8)
 BOTH, DATA, ACKS = "both", "data", "acks"
 
 HOST_JITTER_US = 250.0
+#: The flow (its ``cca`` set per case): Accurate ECN, a 6 MiB receive buffer.
+FLOW: dict[str, Any] = {"kind": "tcp", "ecn": True, "accecn": True, "rmem_max": "6MiB"}
 HTB_OVERHEAD_BYTES = 14
 ACCESS_RATE = "1Gbps"
 
@@ -45,7 +47,7 @@ MAIN = PAIRS[:2]
 #: l4s-tests ran these four in Scenarios 2 and 3.
 LAB_PAIRS = (PAIRS[0], PAIRS[1], PAIRS[3], PAIRS[4])
 
-GROUPS = ("s2", "s3", "sweep", "acks", "czech", "portland", "step")
+GROUPS = ("s2", "s3", "sweep", "acks", "czech", "portland", "step", "wifi")
 #: DualPI2 step thresholds (ms) tried on Scenario 2's bursts besides the default 1 ms.
 STEPS_MS = (2, 3, 5)
 
@@ -75,7 +77,15 @@ SETTINGS: dict[str, Setting] = {
     "czech": Setting(60.0, ((5.0, 60.0),)),
     "portland": Setting(300.0, ((60.0, 300.0),)),
     "step": Setting(60.0, ((10.0, 30.0), (40.0, 60.0)), ((0.0, 50), (30.0, 25))),
+    "wifi": Setting(20.0, ((5.0, 20.0),)),
 }
+
+#: The Wi-Fi link instead of the slotting: one station of an 802.11ac BSS, the flow's
+#: receiver, downloading through the AP (the AP's queue for the station: DualPI2, or
+#: mac80211's FQ-CoDel). Modes: (width MHz, MCS, PHY rate Mbit/s with one stream), a
+#: 40 MHz MCS 5 link whose 64-MPDU A-MPDUs reach aPPDUMaxTime (about 5 ms, the netem
+#: slots' largest) and an 80 MHz MCS 9 one whose take about 2 ms.
+WIFI_MODES: dict[str, tuple[int, int, int]] = {"mcs5": (40, 5, 120), "mcs9": (80, 9, 390)}
 
 
 @dataclass(frozen=True)
@@ -128,6 +138,7 @@ def all_cases() -> list[Case]:
     portland = (PAIRS[0], PAIRS[1], PAIRS[4])
     out += [Case("portland", c, q, r, 160, S2_SLOT) for r in (20, 25) for c, q in portland]
     out += [Case("step", "prague", f"dualpi2_step{s}ms", 50, 20, S2_SLOT) for s in STEPS_MS]
+    out += [Case("wifi", c, q, WIFI_MODES[m][2], 20, m) for m in WIFI_MODES for c, q in MAIN]
     return out
 
 
@@ -168,13 +179,40 @@ def slot_for(case: Case) -> dict[str, Any] | None:
     return {"min": case.burst}  # the sweep: a fixed gap, every waiting packet released
 
 
+def wifi_scenario(case: Case, seed: int) -> Scenario:
+    """One flow from s0 to the station d0 behind the AP r1 (1 Gbit/s wired links, 5 ms each
+    way on the access and the r0 -> r1 links: 20 ms of base RTT)."""
+    width, mcs, _ = WIFI_MODES[case.burst]
+    wifi: dict[str, Any] = {"standard": "ac", "width": width, "mcs": mcs}
+    if case.queue != "fq_codel":  # the default: mac80211's FQ-CoDel
+        wifi["qdisc"] = qdisc_for(case.queue, case.cca, case.group)
+    half = f"{case.rtt_ms / 4:g}ms"
+    return Scenario.parse(
+        {
+            "name": case.name,
+            "seed": seed,
+            "duration": f"{case.setting.duration_s:g}s",
+            "topology": {
+                "preset": "dumbbell",
+                "access": {"rate": ACCESS_RATE, "delay": half},
+                "bottleneck": {"rate": ACCESS_RATE, "delay": half},
+                "wifi": wifi,
+            },
+            "flows": [FLOW | {"cca": case.cca}],
+        }
+    )
+
+
 def scenario(case: Case, seed: int = 1) -> Scenario:
     """One flow from s0 to d0 through the dumbbell's bottleneck (its qdisc on r0's egress).
 
     The RTT is split over the four access link crossings; the slotting sits on the sender's
     access link towards r0 (the data) and the receiver's towards r1 (the ACKs), each ahead
     of a bottleneck router's qdisc, as l4s-tests' netem on the middlebox's ingress; netem's
-    own 200 us of delay there goes on the bottleneck, both ways."""
+    own 200 us of delay there goes on the bottleneck, both ways. The ``wifi`` group's
+    bottleneck is the Wi-Fi link instead (:func:`wifi_scenario`)."""
+    if case.group == "wifi":
+        return wifi_scenario(case, seed)
     setting = case.setting
     slot = slot_for(case)
     access: dict[str, Any] = {
@@ -202,20 +240,18 @@ def scenario(case: Case, seed: int = 1) -> Scenario:
             "seed": seed,
             "duration": f"{setting.duration_s:g}s",
             "topology": {"preset": "dumbbell", "access": access, "bottleneck": bottleneck},
-            "flows": [
-                {
-                    "kind": "tcp",
-                    "cca": case.cca,
-                    "ecn": True,
-                    "accecn": True,
-                    "rmem_max": "6MiB",
-                }
-            ],
+            "flows": [FLOW | {"cca": case.cca}],
         }
     )
 
 
 BOTTLENECK = "r0->r1"
+#: The ``wifi`` group's: the AP's queue for the station.
+WIFI_BOTTLENECK = "r1->d0"
+
+
+def bottleneck_of(case: Case) -> str:
+    return WIFI_BOTTLENECK if case.group == "wifi" else BOTTLENECK
 
 
 @dataclass
@@ -239,8 +275,16 @@ class Run:
     drops: int
 
 
-def _bottleneck(summary: dict[str, Any]) -> dict[str, Any]:
-    return next(q for q in summary["queues"] if q["link"] == BOTTLENECK)
+def _bottleneck(summary: dict[str, Any], link: str = BOTTLENECK) -> dict[str, Any]:
+    return next(q for q in summary["queues"] if q["link"] == link)
+
+
+def _busy(case: Case, summary: dict[str, Any], t: float) -> float:
+    """Seconds the bottleneck was busy by ``t``: a wired one's busy fraction, or the airtime
+    of the PPDUs the AP sent to the station (the Wi-Fi link's busy time for the data)."""
+    if case.group == "wifi":
+        return summary["wifi"][0]["stations"][0]["down_airtime_share"] * t
+    return _bottleneck(summary)["utilization"] * t
 
 
 def _p99(xs: list[float]) -> float:
@@ -257,8 +301,10 @@ def measure(case: Case, seed: int) -> Run:
         sim.run_until(t)
         points[t] = sim.summary()
 
+    link = bottleneck_of(case)
+
     def busy(t: float) -> float:  # seconds the bottleneck was busy by t
-        return _bottleneck(points[t])["utilization"] * t
+        return _busy(case, points[t], t)
 
     def grew(a: float, b: float, f: Any) -> float:
         return f(points[b]) - f(points[a])
@@ -267,7 +313,7 @@ def measure(case: Case, seed: int) -> Run:
     busies = [busy(b) - busy(a) for a, b in windows]
     acked = sum(grew(a, b, lambda s: s["flows"][0]["bytes_acked"]) for a, b in windows)
     end = points[windows[-1][1]]
-    queue = _bottleneck(end)
+    queue = _bottleneck(end, link)
 
     def inside(t: float) -> bool:
         return any(a <= t <= b for a, b in windows)
@@ -278,7 +324,7 @@ def measure(case: Case, seed: int) -> Run:
         for t, s in zip(flows["time_s"], flows["srtt_s"], strict=True)
         if s is not None and inside(t)
     ]
-    samples = sim.queues().filter((pl.col("link") == BOTTLENECK) & (pl.col("class") == ""))
+    samples = sim.queues().filter((pl.col("link") == link) & (pl.col("class") == ""))
     weighted = [
         (soj, util * case.rate_at(t))
         for t, soj, util in samples.select("time_s", "sojourn_s", "utilization").iter_rows()
@@ -297,8 +343,8 @@ def measure(case: Case, seed: int) -> Run:
         sum(s * w for s, w in weighted) / weight * 1e3 if weight > 0 else math.nan,
         statistics.fmean(srtt),
         _p99(srtt),
-        int(sum(grew(a, b, lambda s: _bottleneck(s)["ecn_marks"]) for a, b in windows)),
-        int(sum(grew(a, b, lambda s: _bottleneck(s)["drops"]) for a, b in windows)),
+        int(sum(grew(a, b, lambda s: _bottleneck(s, link)["ecn_marks"]) for a, b in windows)),
+        int(sum(grew(a, b, lambda s: _bottleneck(s, link)["drops"]) for a, b in windows)),
     )
 
 

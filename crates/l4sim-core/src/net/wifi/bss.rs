@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::net::wifi::airtime::AirtimeDrr;
 use crate::net::wifi::ampdu::{aggregate, AmpduLimits};
+use crate::net::wifi::aql::AqlConfig;
 use crate::net::wifi::mac::{AccessCategory, Backoff, Edca, DEFAULT_RETRY_LIMIT};
 use crate::net::wifi::medium::{Contender, Medium};
 use crate::net::wifi::phy::{legacy_ppdu_ns, Mode, Standard, ACK_BYTES, BLOCK_ACK_BYTES, SIFS_NS};
@@ -30,6 +31,9 @@ use crate::time::Time;
 /// Most stations in one BSS (the engine keeps the contenders of an access in a 128-bit set,
 /// the AP and the stations).
 pub const MAX_STATIONS: usize = 127;
+
+/// Most frames a driver queue may hold per station (a firmware holds a few thousand).
+pub const MAX_DRIVER_QUEUE: u32 = 65_536;
 
 /// The BSS: PHY, MAC parameters, stations.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -61,6 +65,14 @@ pub struct WifiConfig {
     /// fairness); off, by turns.
     #[serde(default = "yes")]
     pub airtime_fairness: bool,
+    /// Frames the AP's driver (its hardware or firmware queue) takes ahead of the MAC per
+    /// station; 0: none, the MAC takes frames from the station's queue at each transmit
+    /// opportunity.
+    #[serde(default)]
+    pub driver_queue: u32,
+    /// mac80211's Airtime Queue Limits on what the driver takes (on by default, as Linux).
+    #[serde(default)]
+    pub aql: AqlConfig,
     pub stations: Vec<StationConfig>,
 }
 
@@ -136,6 +148,13 @@ impl WifiConfig {
             return Err(format!(
                 "wifi basic_rate_mbps {} is not a mandatory rate (6, 12 or 24)",
                 self.basic_rate_mbps
+            ));
+        }
+        self.aql.validate().map_err(|e| format!("wifi {e}"))?;
+        if self.driver_queue > MAX_DRIVER_QUEUE {
+            return Err(format!(
+                "wifi driver_queue {} frames: at most {MAX_DRIVER_QUEUE}",
+                self.driver_queue
             ));
         }
         for (i, s) in self.stations.iter().enumerate() {
@@ -402,6 +421,8 @@ mod tests {
                 retry_limit,
                 basic_rate_mbps: 24,
                 airtime_fairness: true,
+                driver_queue: 0,
+                aql: AqlConfig::default(),
                 stations: vec![
                     StationConfig {
                         mcs: 7,

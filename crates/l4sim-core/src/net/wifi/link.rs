@@ -12,11 +12,22 @@
 //! (the receiver's reordering buffer delivers in order, so nothing after a hole reaches
 //! the next node before it). A packet taken from the queue that no longer fits the A-MPDU
 //! is held for the next one.
+//!
+//! With a driver queue (`driver_queue` > 0) the AP's driver takes frames from a station's
+//! queue ahead of the MAC, into a FIFO per station, whenever it has room and mac80211's
+//! Airtime Queue Limits allow (`aql`): when a packet reaches the station's queue and when
+//! a transmission's frames complete. The MAC's A-MPDUs then come from that FIFO; a frame
+//! stays counted (in the driver's room and its expected airtime pending) until it is
+//! delivered or dropped at the retry limit (its tx status). The airtime scheduler still
+//! picks the station at each access.
+
+use std::collections::VecDeque;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::net::wifi::airtime::AirtimeDrr;
+use crate::net::wifi::aql::expected_airtime_ns;
 use crate::net::wifi::bss::WifiConfig;
 use crate::net::wifi::mac::{Backoff, Edca};
 use crate::net::wifi::medium::{Contender, Medium};
@@ -47,6 +58,8 @@ pub struct WifiStats {
     pub errored: u64,
     /// Packets dropped at the retry limit.
     pub dropped: u64,
+    /// The most expected airtime each station had pending in the driver (AQL's measure).
+    pub aql_max_pending_ns: Vec<u64>,
 }
 
 /// A running BSS.
@@ -68,6 +81,13 @@ pub struct WifiBss {
     /// Per station and direction (`2 s` down, `2 s + 1` up): a packet taken from the queue
     /// that did not fit the last A-MPDU.
     pub held: Vec<Option<Packet>>,
+    /// Per station: the driver's FIFO (frames taken ahead of the MAC), the frames the
+    /// driver holds until their tx status (in the FIFO, held or in the air), and their
+    /// expected airtime (AQL's pending airtime); and the interface's total.
+    pub driver: Vec<VecDeque<Packet>>,
+    pub driver_frames: Vec<u32>,
+    pub aql_pending_ns: Vec<u64>,
+    pub aql_total_ns: u64,
     /// The time of the access event the engine has queued (`Time::MAX`: none).
     pub next_at: Time,
     pub rng: Rng,
@@ -101,11 +121,18 @@ impl WifiBss {
             frames: vec![Vec::with_capacity(cfg.ampdu.max_mpdus as usize); n + 1],
             frames_station: vec![0; n + 1],
             held: vec![None; 2 * n],
+            driver: (0..n)
+                .map(|_| VecDeque::with_capacity(cfg.driver_queue as usize))
+                .collect(),
+            driver_frames: vec![0; n],
+            aql_pending_ns: vec![0; n],
+            aql_total_ns: 0,
             next_at: Time::MAX,
             rng,
             stats: WifiStats {
                 down_airtime_ns: vec![0; n],
                 up_airtime_ns: vec![0; n],
+                aql_max_pending_ns: vec![0; n],
                 ..WifiStats::default()
             },
         }
@@ -114,6 +141,43 @@ impl WifiBss {
     /// Packets taken from the queues and not yet delivered or dropped.
     pub fn buffered(&self) -> u64 {
         let frames: usize = self.frames.iter().map(Vec::len).sum();
-        (frames + self.held.iter().filter(|h| h.is_some()).count()) as u64
+        let driver: usize = self.driver.iter().map(VecDeque::len).sum();
+        (frames + driver + self.held.iter().filter(|h| h.is_some()).count()) as u64
+    }
+
+    /// mac80211's expected airtime of a packet of `size` bytes to station `s`.
+    #[inline]
+    pub fn expected_airtime(&self, s: usize, size: u32) -> Time {
+        let st = &self.cfg.stations[s];
+        expected_airtime_ns(&self.modes[s], st.nss, size, self.cfg.aggregation)
+    }
+
+    /// May the driver take another frame for station `s` (room, and AQL)?
+    #[inline]
+    pub fn driver_may_take(&self, s: usize) -> bool {
+        self.driver_frames[s] < self.cfg.driver_queue
+            && self
+                .cfg
+                .aql
+                .may_take(self.aql_pending_ns[s], self.aql_total_ns)
+    }
+
+    /// The driver took a packet of `size` bytes for station `s`.
+    pub fn driver_took(&mut self, s: usize, p: Packet) {
+        let a = self.expected_airtime(s, p.size);
+        self.driver[s].push_back(p);
+        self.driver_frames[s] += 1;
+        self.aql_pending_ns[s] += a;
+        self.aql_total_ns += a;
+        let m = &mut self.stats.aql_max_pending_ns[s];
+        *m = (*m).max(self.aql_pending_ns[s]);
+    }
+
+    /// A frame of `size` bytes to station `s` got its tx status (delivered or dropped).
+    pub fn driver_done(&mut self, s: usize, size: u32) {
+        let a = self.expected_airtime(s, size);
+        self.driver_frames[s] -= 1;
+        self.aql_pending_ns[s] -= a;
+        self.aql_total_ns -= a;
     }
 }
