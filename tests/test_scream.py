@@ -118,6 +118,7 @@ def test_the_table_form_reaches_the_core_and_l4s_mode_sends_ect1() -> None:
         "max_rate_bps": 30_000_000,
         "qdelay_target_ns": 40_000_000,
         "start_rate_bps": 2_000_000,
+        "rules": "latest",
     }
     fr = l4sim.run(sc).summary["flows"][0]["frames"]
     assert fr["target_rate_bps"] <= 30e6

@@ -17,9 +17,10 @@ delays, start times and durations (the section numbers are the RFC's):
   25, 50, 100 and 150 ms, 4 Mbit/s; 300 s.
 - ``5.6`` one media flow from 5 s beside a long TCP (NewReno) flow from 0 s, 2 Mbit/s; 120 s
   (the RFC's 300 ms buffer; its 1000 ms variant is not run).
+- ``5.7`` two media flows from 5 to 299 s beside 10 users' short TCP downloads
+  (``rmcat_short``), 2 Mbit/s; 300 s.
 
-One-way propagation 50 ms (100 ms RTT) where the case gives no other. Left out: 5.7 (short
-TCP flows: their file sizes and idle times need an on/off TCP source l4sim lacks), 5.8
+One-way propagation 50 ms (100 ms RTT) where the case gives no other. Left out: 5.8
 (pause and resume) and the cases for wireless, multiple bottlenecks and priorities.
 
 The media: 30 frame/s video (the synthetic codec's Laplace frame-size noise), 1200-byte
@@ -34,7 +35,11 @@ case's first capacity among all its flows (TCP included). Every sender/queue pai
 FIFO, SCReAM's two modes behave alike: nothing is CE-marked).
 
 Plus ``l4s``: one SCReAM v2 (L4S) flow beside 0-4 TCP Prague flows through DualPI2 at 100
-Mbit/s, base RTT 5, 25 and 50 ms, 20 s; rates are means over 10-20 s.
+Mbit/s, base RTT 5, 10, 25, 50 and 100 ms, as SCReAM's own ``test-record.md``
+(2024-10-31, test 2: 1400-byte packets, 50 frame/s of fixed size; the L4STeam kernel's
+Prague, RTT-independent; SCReAM alone for 20 s, then a Prague flow joining every 20 s) with
+SCReAM's current rules and those of the record's commit; the case with N Prague flows is
+measured over the last 10 s of the 20 s after the N-th joined, the record's figures beside.
 
 Each case is the mean of ``--seeds`` seeds (5) of the video's frame-size noise.
 """
@@ -52,11 +57,14 @@ from l4sim.executors import Executor
 from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
 from l4sim.experiments._tables import read_csv, write_csv, write_per_seed, write_table
 from l4sim.experiments.base import declare, quick_option, seeds_option
+from l4sim.experiments.rmcat_l4s import L4S_PRAGUE, against_record, l4s_table, num, record
+from l4sim.experiments.rmcat_short import USERS, collapse, short_tcp_flows
 from l4sim.scenario import Scenario
 
 TABLE = "table.md"
 FLOWS_CSV = "flows.csv"
 L4S_TABLE = "l4s.md"
+L4S_CSV = "l4s.csv"
 DEFAULT_SEEDS = (1, 2, 3, 4, 5)
 MBPS = 10**6
 #: RFC 8867's one-way propagation delay where a case gives no other, and the part of it on
@@ -87,16 +95,21 @@ RMCAT: dict[str, dict[str, Any]] = {
             "flows": tuple((10 * i, None, d) for i, d in enumerate((10, 25, 50, 100, 150))),
             "duration": 300},
     "5.6": {"fwd": ((0, 2.0),), "flows": ((5, None, OWD_MS),), "tcp": True, "duration": 120},
+    "5.7": {"fwd": ((0, 2.0),), "flows": ((5, 299, OWD_MS),) * 2, "short_tcp": True,
+            "duration": 300},
 }  # fmt: skip
 TESTS = (*RMCAT, "l4s")
 SENDERS = ("scream-l4s", "scream-classic", "udp-prague", "none")
 QUEUES = ("fifo", "fq_codel", "dualpi2")
 GROUPS = (*TESTS, *SENDERS, *QUEUES)
-L4S_PRAGUE = (0, 1, 2, 3, 4)
-L4S_RTTS_MS = (5, 25, 50)
+L4S_RTTS_MS = (5, 10, 25, 50, 100)
+L4S_RULES = ("latest", "2024-10-31")
+
 L4S_MBPS = 100
-L4S_DURATION_S = 20
-L4S_FROM_S = 10
+#: As the record: SCReAM alone for 20 s, then one more Prague flow every 20 s; the case
+#: with N flows ends 20 s after the N-th joined and is measured over its last 10 s.
+L4S_PHASE_S = 20
+L4S_SETTLE_S = 10
 QUICK = {"tests": ("5.1", "5.6", "l4s"), "queues": ("fifo", "dualpi2"), "prague": (0, 1)}
 
 
@@ -107,11 +120,12 @@ class Case:
     queue: str
     prague: int = 0
     rtt_ms: int = 0
+    rules: str = ""
 
     @property
     def name(self) -> str:
         if self.test == "l4s":
-            return f"l4s-{self.prague}prague-{self.rtt_ms}ms"
+            return f"l4s-{self.rules}-{self.prague}prague-{self.rtt_ms}ms"
         return f"{self.test}-{self.sender}-{self.queue}"
 
 
@@ -128,8 +142,13 @@ def cases(groups: Iterable[str] = GROUPS, *, quick: bool = False) -> list[Case]:
     out = [Case(t, s, q) for t in tests if t != "l4s" for s in senders for q in queues]
     if "l4s" in tests:
         prague = QUICK["prague"] if quick else L4S_PRAGUE
-        rtts = L4S_RTTS_MS[1:2] if quick else L4S_RTTS_MS
-        out += [Case("l4s", "scream-l4s", "dualpi2", n, r) for r in rtts for n in prague]
+        rtts = (25,) if quick else L4S_RTTS_MS
+        out += [
+            Case("l4s", "scream-l4s", "dualpi2", n, r, rules)
+            for rules in L4S_RULES
+            for r in rtts
+            for n in prague
+        ]
     return out
 
 
@@ -170,7 +189,7 @@ def _rmcat_scenario(case: Case, seed: int) -> Scenario:
     media = spec["flows"]
     # ``none``'s fixed rate: an equal share of the first capacity among all the case's flows
     # (a source sized for the nominal link: the harm then comes from what changes).
-    share = first / (len(media) + (1 if spec.get("tcp") else 0))
+    share = first / (len(media) + (1 if spec.get("tcp") or spec.get("short_tcp") else 0))
     flows: list[dict[str, Any]] = []
     for i, (start, stop, _) in enumerate(media):
         extra: dict[str, Any] = {"start": f"{start}s", **({"stop": f"{stop}s"} if stop else {})}
@@ -179,6 +198,10 @@ def _rmcat_scenario(case: Case, seed: int) -> Scenario:
         flows.append(media_flow(case.sender, f"{share * 1000:g}kbps", **extra))
     if spec.get("tcp"):
         flows.append({"kind": "tcp", "cca": "newreno"})
+    pairs = len(flows)
+    if spec.get("short_tcp"):
+        flows += short_tcp_flows(seed, len(media), spec["duration"])
+        pairs = len(media) + USERS
     rtt_mix = len({f[2] for f in media}) > 1
     bottleneck: dict[str, Any] = {
         "rate": f"{first * 1000:g}kbps",
@@ -192,7 +215,7 @@ def _rmcat_scenario(case: Case, seed: int) -> Scenario:
         bottleneck["qdisc_reverse"] = _qdisc(case.queue, spec["bwd"][0][1])
     topology: dict[str, Any] = {
         "preset": "dumbbell",
-        "pairs": len(flows),
+        "pairs": pairs,
         "access": {"rate": "1Gbps", "delay": f"{ACCESS_MS:g}ms"},
         "bottleneck": bottleneck,
     }
@@ -210,17 +233,23 @@ def _rmcat_scenario(case: Case, seed: int) -> Scenario:
 
 
 def _l4s_scenario(case: Case, seed: int) -> Scenario:
-    flows: list[dict[str, Any]] = [
-        {**media_flow("scream-l4s", ""), "cc": {"kind": "scream", "mode": "l4s"}, "rate": "1Mbps"}
-    ]
+    # The record's BW test tool: 1400-byte packets, 50 frame/s of fixed size (-rand 0),
+    # from 1 Mbit/s; its kernel's Prague is RTT-independent (L4STeam tcp_prague.c,
+    # `prague_is_rtt_indep`: after 4 rounds, growth scaled to a 25 ms RTT).
+    source = {"kind": "video", "fps": 50, "noise": 0, "key_ratio": 1, "deadline": DEADLINE}
+    cc = {"kind": "scream", "mode": "l4s", "rules": case.rules}
+    media = media_flow("scream-l4s", "", packet_size="1400B", source=source)
+    flows: list[dict[str, Any]] = [{**media, "cc": cc, "rate": "1Mbps"}]
     if case.prague:
-        flows.append({"kind": "tcp", "cca": "prague", "count": case.prague})
+        prague = {"kind": "prague", "rtt_independence": True}
+        for i in range(1, case.prague + 1):
+            flows.append({"kind": "tcp", "cca": prague, "start": f"{L4S_PHASE_S * i}s"})
     one_way = case.rtt_ms / 2
     return Scenario.parse(
         {
             "name": case.name,
             "seed": seed,
-            "duration": f"{L4S_DURATION_S}s",
+            "duration": f"{L4S_PHASE_S * (case.prague + 1)}s",
             "topology": {
                 "preset": "dumbbell",
                 "access": {"rate": "1Gbps", "delay": f"{one_way / 4:g}ms"},
@@ -267,7 +296,7 @@ def measure(case: Case, seed: int) -> list[dict[str, Any]]:
     sim = Simulation(scenario(case, seed))
     since: dict[int, int] = {}
     if case.test == "l4s":
-        sim.run_until_ns(L4S_FROM_S * 10**9)
+        sim.run_until_ns((L4S_PHASE_S * case.prague + L4S_SETTLE_S) * 10**9)
         since = {f["id"]: f["bytes_acked"] for f in sim.summary()["flows"]}
     sim.run()
     s = sim.summary()
@@ -275,9 +304,11 @@ def measure(case: Case, seed: int) -> list[dict[str, Any]]:
     p99s = [c["sojourn_p99_s"] for c in q["classes"]] or [q["sojourn_p99_s"]]
     qdelay = _ms(max((p for p in p99s if p is not None), default=None))
     rows = []
+    spec = RMCAT.get(case.test, {})
+    short = bool(spec.get("short_tcp"))
     for f in s["flows"]:
         if case.test == "l4s":
-            secs = L4S_DURATION_S - L4S_FROM_S
+            secs = L4S_PHASE_S - L4S_SETTLE_S
             rate = (f["bytes_acked"] - since.get(f["id"], 0)) * 8 / secs
         else:
             rate = f["goodput_bps"]
@@ -286,8 +317,9 @@ def measure(case: Case, seed: int) -> list[dict[str, Any]]:
             row |= _media(f, rate)
         else:
             row |= dict.fromkeys(FLOW_METRICS) | {"rate_mbps": rate / MBPS}
+            row |= {"bytes": f["bytes_acked"]} if short else {}
         rows.append(row | {"queue_p99_ms": qdelay})
-    return rows
+    return collapse(rows, len(spec["flows"]), spec["duration"]) if short else rows
 
 
 def _run(task: tuple[Case, int]) -> list[dict[str, Any]]:
@@ -310,6 +342,7 @@ class Row:
     queue: str
     prague: int
     rtt_ms: int
+    rules: str
     media_mbps: float
     media_min_mbps: float
     p50_ms: float | None
@@ -342,7 +375,7 @@ def _row(case: Case, runs: list[list[dict[str, Any]]]) -> Row:
     keys = ("media_mbps", "media_min_mbps", "p50_ms", "p95_ms", "p99_ms", "late_frac")
     values = {k: _mean(s[k] for s in seeds) for k in (*keys, "loss_frac", "tcp_mbps")}
     values["queue_p99_ms"] = _mean(s["queue_p99_ms"] for s in seeds)
-    names = (case.name, case.test, case.sender, case.queue, case.prague, case.rtt_ms)
+    names = (case.name, case.test, case.sender, case.queue, case.prague, case.rtt_ms, case.rules)
     return Row(*names, seeds=len(runs), **values)
 
 
@@ -372,7 +405,12 @@ def reproduce(
     rmcat = [r for r in rows if r.test != "l4s"]
     l4s = [r for r in rows if r.test == "l4s"]
     write_table(rows, out, TABLE, markdown_table(rmcat) if rmcat else "No RMCAT case.\n")
-    (out / L4S_TABLE).write_text(l4s_table(l4s, flat) if l4s else "No L4S case.\n")
+    window = f"the last {L4S_PHASE_S - L4S_SETTLE_S} s of the {L4S_PHASE_S} s after the last joined"
+    flows = {(f["case"], f["flow"]): f for f in _flow_means(flat)}
+    versus = against_record(l4s, flows)
+    write_csv(out / L4S_CSV, versus)
+    md = l4s_table(versus, window, len(seed_list)) if l4s else "No L4S case.\n"
+    (out / L4S_TABLE).write_text(md)
     if figures:
         plot(rows, out / "rmcat.png")
     return rows
@@ -390,10 +428,6 @@ def _flow_means(flat: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _num(x: float | None, fmt: str) -> str:
-    return "-" if x is None else format(x, fmt)
-
-
 def findings(rows: list[Row]) -> list[str]:
     """What RFC 8867 / RFC 8868 lead one to expect, checked on the rows: a congestion
     control keeps frame delay bounded where the fixed-rate source (``none``) overloads the
@@ -407,9 +441,9 @@ def findings(rows: list[Row]) -> list[str]:
             continue
         if r.queue == "fifo":
             out.append(
-                f"{r.test} {r.sender}, FIFO: frame delay p99 {_num(r.p99_ms, '.0f')} ms against "
-                f"{_num(base.p99_ms, '.0f')} ms with no CC, late {_num(r.late_frac, '.1%')} "
-                f"against {_num(base.late_frac, '.1%')}: "
+                f"{r.test} {r.sender}, FIFO: frame delay p99 {num(r.p99_ms, '.0f')} ms against "
+                f"{num(base.p99_ms, '.0f')} ms with no CC, late {num(r.late_frac, '.1%')} "
+                f"against {num(base.late_frac, '.1%')}: "
                 f"{'lower' if (r.p99_ms or 0) < (base.p99_ms or 0) else 'NOT lower'}"
             )
     for r in rows:
@@ -420,11 +454,12 @@ def findings(rows: list[Row]) -> list[str]:
                 f"{r.media_min_mbps * n / r.media_mbps:.0%} of an equal share of the media's "
                 f"{r.media_mbps:.2f}"
             )
-        if r.test == "5.6" and r.sender != "none":
+        if r.test in ("5.6", "5.7") and r.sender != "none":
+            what = "TCP" if r.test == "5.6" else "short TCP flows"
             out.append(
-                f"5.6 {r.sender}, {r.queue}: media {r.media_mbps:.2f} Mbit/s beside TCP "
-                f"{_num(r.tcp_mbps, '.2f')} (2 Mbit/s link), frame delay p99 "
-                f"{_num(r.p99_ms, '.0f')} ms"
+                f"{r.test} {r.sender}, {r.queue}: media {r.media_mbps:.2f} Mbit/s beside {what} "
+                f"{num(r.tcp_mbps, '.2f')} (2 Mbit/s link), frame delay p99 "
+                f"{num(r.p99_ms, '.0f')} ms"
             )
     return out
 
@@ -442,7 +477,12 @@ def headline(out_dir: Path) -> str:
         return f"{min(xs):{fmt}}-{max(xs):{fmt}}"
 
     tcp = fifo[("5.6", "scream-l4s")]
-    four = next(r for r in rows if (r["test"], r["prague"], r["rtt_ms"]) == ("l4s", "4", "25"))
+    four = {
+        r["rules"]: float(r["media_mbps"])
+        for r in rows
+        if (r["test"], r["prague"], r["rtt_ms"]) == ("l4s", "4", "25")
+    }
+    rec4 = record()[(25, 4)]
     return (
         f"Through RFC 8867's 300 ms FIFO as the capacity varies (5.1-5.3), media with no "
         f"congestion control loses {span('none', 'loss_frac', 100, '.0f')} % of its packets, "
@@ -450,8 +490,9 @@ def headline(out_dir: Path) -> str:
         f"{span('scream-l4s', 'loss_frac', 100, '.1f')} %, p99 "
         f"{span('scream-l4s', 'p99_ms', 1, '.0f')} ms. It falls short beside TCP: "
         f"{float(tcp['media_mbps']):.2f} Mbit/s of 2 beside a NewReno flow (5.6), "
-        f"{float(four['media_mbps']):.1f} Mbit/s beside four TCP Prague flows' "
-        f"{float(four['tcp_mbps']) / 4:.1f} each (DualPI2, 100 Mbit/s, 25 ms)."
+        f"{four['latest']:.1f} Mbit/s beside four TCP Prague flows (DualPI2, 100 Mbit/s, "
+        f"25 ms; {four['2024-10-31']:.1f} with the rules of SCReAM's test record, whose "
+        f"figure is {rec4:g})."
     )
 
 
@@ -463,9 +504,9 @@ def markdown_table(rows: list[Row]) -> str:
     )
     lines = [
         f"| {r.test} | {r.sender} | {r.queue} | {r.media_mbps:.2f} | {r.media_min_mbps:.2f} "
-        f"| {_num(r.p50_ms, '.0f')} / {_num(r.p95_ms, '.0f')} / {_num(r.p99_ms, '.0f')} "
-        f"| {_num(r.late_frac, '.1%')} | {_num(r.loss_frac, '.1%')} "
-        f"| {_num(r.tcp_mbps, '.2f')} | {_num(r.queue_p99_ms, '.1f')} |"
+        f"| {num(r.p50_ms, '.0f')} / {num(r.p95_ms, '.0f')} / {num(r.p99_ms, '.0f')} "
+        f"| {num(r.late_frac, '.1%')} | {num(r.loss_frac, '.1%')} "
+        f"| {num(r.tcp_mbps, '.2f')} | {num(r.queue_p99_ms, '.1f')} |"
         for r in rows
     ]
     note = (
@@ -475,32 +516,6 @@ def markdown_table(rows: list[Row]) -> str:
     )
     found = "\n".join(f"- {f}" for f in findings(rows))
     return head + "\n".join(lines) + "\n\n" + note + "\n\n" + found + "\n"
-
-
-def l4s_table(rows: list[Row], flat: list[dict[str, Any]]) -> str:
-    """SCReAM v2 beside N TCP Prague flows: each flow's rate (mean over the seeds) and
-    SCReAM's frame delay p99."""
-    flows = {(f["case"], f["flow"]): f for f in _flow_means(flat)}
-    head = (
-        "| RTT (ms) | Prague flows | SCReAM (Mbit/s) | each Prague flow (Mbit/s) | SCReAM's "
-        "share | frame delay p99 (ms) | queue delay p99 (ms) |\n"
-        "|---:|---:|---:|---|---:|---:|---:|\n"
-    )
-    lines = []
-    for r in rows:
-        prague = [flows[(r.case, i)]["rate_mbps"] for i in range(1, r.prague + 1)]
-        total = r.media_mbps + sum(prague)
-        lines.append(
-            f"| {r.rtt_ms} | {r.prague} | {r.media_mbps:.1f} "
-            f"| {', '.join(f'{p:.1f}' for p in prague) or '-'} "
-            f"| {r.media_mbps / total:.2f} | {_num(r.p99_ms, '.1f')} "
-            f"| {_num(r.queue_p99_ms, '.2f')} |"
-        )
-    note = (
-        f"Rates over {L4S_FROM_S}-{L4S_DURATION_S} s, means of {rows[0].seeds} seed(s); "
-        f"the equal share with N Prague flows is 1/(N+1); frame delay over the whole run."
-    )
-    return head + "\n".join(lines) + "\n\n" + note + "\n"
 
 
 def plot(rows: list[Row], path: Path) -> None:
@@ -515,12 +530,16 @@ def plot(rows: list[Row], path: Path) -> None:
         top, bottom = axes[0, col], axes[1, col]
         sel = [r for r in rows if r.test == test]
         if test == "l4s":
-            for rtt in dict.fromkeys(r.rtt_ms for r in sel):
-                pts = [r for r in sel if r.rtt_ms == rtt]
+            rtt = 25 if any(r.rtt_ms == 25 for r in sel) else sel[0].rtt_ms
+            for rules in dict.fromkeys(r.rules for r in sel):
+                pts = [r for r in sel if (r.rtt_ms, r.rules) == (rtt, rules)]
                 xs = [r.prague for r in pts]
-                top.plot(xs, [r.p99_ms or 0.0 for r in pts], marker="o", label=f"{rtt} ms")
-                bottom.plot(xs, [r.media_mbps for r in pts], marker="o", label=f"{rtt} ms")
-            top.set_title("SCReAM beside N Prague", fontsize=9)
+                top.plot(xs, [r.p99_ms or 0.0 for r in pts], marker="o", label=rules)
+                bottom.plot(xs, [r.media_mbps for r in pts], marker="o")
+            rec = record()
+            bottom.plot(L4S_PRAGUE, [rec[(rtt, n)] for n in L4S_PRAGUE], "k--", label="record")
+            bottom.legend(fontsize=7)
+            top.set_title(f"SCReAM beside N Prague, {rtt} ms", fontsize=9)
             bottom.set_xlabel("TCP Prague flows")
             top.legend(fontsize=7)
         else:
@@ -563,6 +582,6 @@ EXPERIMENT = declare(
         ),
         seeds_option("Run each case with seeds 1..N of the video's frame sizes (default 5)."),
     ),
-    tables=(TABLE, "table.csv", L4S_TABLE, FLOWS_CSV),
+    tables=(TABLE, "table.csv", L4S_TABLE, L4S_CSV, FLOWS_CSV),
     figures=("rmcat.png",),
 )

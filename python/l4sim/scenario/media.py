@@ -228,7 +228,9 @@ class Scream(_Model):
     ``"classic"``: by a fixed factor), loss and queue delay above half ``qdelay_target``;
     the encoder's target is the window over the RTT, within ``min_rate`` .. ``max_rate``,
     starting at ``start_rate`` (default: the flow's ``rate``). Defaults: the reference's
-    BW test tool (``scream_sender.cpp``). Needs a frame source and ``feedback``."""
+    BW test tool (``scream_sender.cpp``). ``rules``: the reference's current code
+    (``latest``) or the commit its ``test-record.md`` ran (``2024-10-31``). Needs a frame
+    source and ``feedback``."""
 
     kind: Literal["scream"] = "scream"
     mode: Literal["l4s", "classic"] = "l4s"
@@ -236,6 +238,7 @@ class Scream(_Model):
     max_rate: Rate = "500Mbps"  # type: ignore[assignment]
     start_rate: Rate | None = None
     qdelay_target: PositiveTime = "60ms"  # type: ignore[assignment]
+    rules: Literal["latest", "2024-10-31"] = "latest"
 
     _core_keys: ClassVar[dict[str, CoreKey]] = {
         "min_rate": "min_rate_bps",

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::packet::EcnCodepoint;
 
 pub use cbr::{UdpSink, UdpSource};
-pub use cc::scream::{ScreamConfig, ScreamMode};
+pub use cc::scream::{ScreamConfig, ScreamMode, ScreamRules};
 pub use cc::udp_prague::UdpPragueConfig;
 pub use cc::{DatagramCc, DatagramCcConfig};
 pub use feedback::FeedbackConfig;

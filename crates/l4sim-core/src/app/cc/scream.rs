@@ -44,6 +44,24 @@ pub enum ScreamMode {
     Classic,
 }
 
+/// Which version of the reference's rules the sender follows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ScreamRules {
+    /// The reference code as it is now (the files cited above).
+    #[default]
+    #[serde(rename = "latest")]
+    Latest,
+    /// The L4S and window rules of the commit the repository's `test-record.md` ran
+    /// (76a298ad, 2024-10-31): a plain EWMA for `l4sAlpha` (`kL4sG = 1/32`), back-off
+    /// `alpha / 2` limited only at small windows and near the last congestion window, no
+    /// queue-delay-variation limits, multiplicative increase back over `postCongestionDelay`
+    /// (4 s), a fixed window headroom of 1.5 (`kCwndOverhead`), virtual CE only while L4S
+    /// marking is absent. The rules the later commits changed (ecn-CE scaling by RTT and
+    /// by the acked rate, the fast-attack alpha, adaptive headroom) are then off.
+    #[serde(rename = "2024-10-31")]
+    Record2024,
+}
+
 /// SCReAM v2's parameters. Defaults are those of the reference's BW test tool
 /// (`code/scream_sender.cpp`), which produced the repository's `test-record.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -59,6 +77,8 @@ pub struct ScreamConfig {
     pub start_rate_bps: u64,
     /// Queue-delay target (ns; `scream_sender.cpp` `delayTarget = 0.06` s).
     pub qdelay_target_ns: u64,
+    /// The reference's rules: its current code or the test records' 2024-10-31 commit.
+    pub rules: ScreamRules,
 }
 
 impl Default for ScreamConfig {
@@ -69,6 +89,7 @@ impl Default for ScreamConfig {
             max_rate_bps: 500_000_000,
             start_rate_bps: 1_000_000,
             qdelay_target_ns: 60 * MS,
+            rules: ScreamRules::Latest,
         }
     }
 }
@@ -156,6 +177,19 @@ const RATE_ADJUST_GAIN1: f64 = 0.2;
 const RATE_ADJUST_GAIN2: f64 = 1.0 / 8.0;
 /// Loss events need a loss rate above this (`Tx.cpp` `kLossRateThreshold`).
 const LOSS_RATE_THRESHOLD: f64 = 0.01;
+/// The 2024-10-31 rules (`ScreamRules::Record2024`; EricssonResearch/scream at 76a298ad,
+/// `code/ScreamV2Tx.cpp`, `code/scream_sender.cpp`): `l4sAlpha`'s EWMA gain (`kL4sG`), the
+/// multiplicative increase's return time (`scream_sender.cpp` `postCongestionDelay = 4`),
+/// the window headroom (`kCwndOverhead`), the median of the last 9 congestion windows as
+/// the inflexion point (`kCwndIHistSize`, `updateCwndI`), L4S counted active for 5 s after
+/// a CE event (`isL4sActive`), and the back-off after 5 s without congestion.
+const V2024_L4S_G: f64 = 1.0 / 32.0;
+const V2024_POST_CONGESTION_S: f64 = 4.0;
+const V2024_WINDOW_HEADROOM: f64 = 1.5;
+const V2024_CWND_I_HIST: usize = 9;
+const V2024_L4S_ACTIVE_S: f64 = 5.0;
+const V2024_LONG_UNCONGESTED_S: f64 = 5.0;
+
 /// Packets in flight the sender remembers (`Tx.h` `kMaxTxPackets`): preallocated.
 const MAX_TX_PACKETS: usize = 4096;
 
@@ -176,6 +210,13 @@ struct Sent {
 pub struct Scream {
     cfg: ScreamConfig,
     l4s: bool,
+    /// The 2024-10-31 rules (`ScreamRules::Record2024`).
+    v2024: bool,
+    /// 2024-10-31 rules: the last congestion windows, whose median is `ref_wnd_i`.
+    wnd_i_hist: [f64; V2024_CWND_I_HIST],
+    wnd_i_ptr: usize,
+    last_wnd_i_update: f64,
+    last_ce_event: f64,
     qdelay_target: f64,
     in_flight: VecDeque<Sent>,
     bytes_in_flight: f64,
@@ -244,6 +285,11 @@ impl Scream {
         Scream {
             cfg: *cfg,
             l4s: cfg.mode == ScreamMode::L4s,
+            v2024: cfg.rules == ScreamRules::Record2024,
+            wnd_i_hist: [0.0; V2024_CWND_I_HIST],
+            wnd_i_ptr: 0,
+            last_wnd_i_update: 0.0,
+            last_ce_event: 0.0,
             qdelay_target: secs(cfg.qdelay_target_ns),
             in_flight: VecDeque::with_capacity(MAX_TX_PACKETS),
             bytes_in_flight: 0.0,
@@ -368,6 +414,7 @@ impl Scream {
         if t - self.last_loss_event > gate && self.ce_this_report {
             self.ce_event = true;
             self.last_loss_event = t;
+            self.last_ce_event = t;
         }
         self.ce_this_report = false;
         if self.l4s {
@@ -376,8 +423,12 @@ impl Scream {
             {
                 self.last_alpha_update = t;
                 let f = self.packets_marked as f64 / self.packets_delivered as f64;
-                // Fast attack, slow decay (`incomingStandardizedFeedback`).
-                if f >= self.l4s_alpha {
+                // Fast attack, slow decay (`incomingStandardizedFeedback`); the 2024-10-31
+                // rules: a plain EWMA (76a298ad `ScreamV2Tx.cpp` line 736).
+                if self.v2024 {
+                    self.l4s_alpha =
+                        (V2024_L4S_G * f + (1.0 - V2024_L4S_G) * self.l4s_alpha).min(1.0);
+                } else if f >= self.l4s_alpha {
                     self.l4s_alpha = (L4S_G_UP * f + (1.0 - L4S_G_UP) * self.l4s_alpha).min(1.0);
                 } else {
                     self.l4s_alpha *= 1.0 - L4S_G_DOWN;
@@ -410,7 +461,9 @@ impl Scream {
         }
         // Virtual CE: queue delay above half the target acts as marking, the more the
         // closer to the target (draft §4.2.2; `incomingStandardizedFeedback`).
-        if self.qdelay_avg > self.qdelay_target / 2.0 && t - self.last_loss_event > gate {
+        if self.v2024 {
+            self.virtual_ce_2024(t, gate);
+        } else if self.qdelay_avg > self.qdelay_target / 2.0 && t - self.last_loss_event > gate {
             self.virtual_ce = true;
             let half = self.qdelay_target / 2.0;
             self.virtual_alpha = ((self.qdelay_avg - half) / half).clamp(0.0, 1.0)
@@ -426,6 +479,134 @@ impl Scream {
         }
     }
 
+    /// L4S counted active: a CE event in the last 5 s (76a298ad `ScreamV2Tx.cpp` line 821).
+    fn l4s_active_2024(&self, t: f64) -> bool {
+        self.l4s && self.last_ce_event > 0.0 && t - self.last_ce_event < V2024_L4S_ACTIVE_S
+    }
+
+    /// The 2024-10-31 virtual CE (76a298ad `ScreamV2Tx.cpp` lines 758-782): only while the
+    /// marked fraction is well below what a congested link at this rate gives (about two
+    /// marks per RTT) or L4S is not active; its alpha starts at that fraction.
+    fn virtual_ce_2024(&mut self, t: f64, gate: f64) {
+        let lim = 2.0 / self.target.max(1.0) * self.mss() * 8.0 / self.srtt;
+        let delay_ok = self.qdelay_avg > self.qdelay_target / 2.0;
+        if (self.l4s_alpha < lim * 0.1 || !self.l4s_active_2024(t))
+            && delay_ok
+            && t - self.last_loss_event > gate
+        {
+            self.virtual_ce = true;
+            let over = (self.qdelay_avg - self.qdelay_target / 4.0) / (0.75 * self.qdelay_target);
+            self.virtual_alpha = (lim + over.max(0.0)).min(1.0);
+        }
+    }
+
+    /// 2024-10-31 `updateCwndI`: the inflexion point is the median of the last 9 windows
+    /// at congestion.
+    fn push_wnd_i_2024(&mut self) {
+        if self.wnd_i_hist[0] == 0.0 {
+            self.wnd_i_hist = [self.ref_wnd; V2024_CWND_I_HIST];
+        }
+        self.wnd_i_hist[self.wnd_i_ptr] = self.ref_wnd;
+        self.wnd_i_ptr = (self.wnd_i_ptr + 1) % V2024_CWND_I_HIST;
+        let mut sorted = self.wnd_i_hist;
+        sorted.sort_by(f64::total_cmp);
+        self.ref_wnd_i = sorted[V2024_CWND_I_HIST / 2];
+    }
+
+    /// The 2024-10-31 `updateCwnd` (76a298ad `ScreamV2Tx.cpp` lines 1308-1750): back off on
+    /// loss, CE or virtual CE, else grow; then the rate the window carries.
+    fn update_wnd_2024(&mut self, t: f64) {
+        let post_scale = ((t - self.last_congestion) / V2024_POST_CONGESTION_S).clamp(0.0, 1.0);
+        if t - self.last_slow_update > SLOW_UPDATE {
+            self.slow_update(t);
+        }
+        let mss = self.mss();
+        // The multiplicative part is sized on the window before any cut (`cwndScaleFactorExt`).
+        let mult = MULT_INCREASE * self.ref_wnd / mss;
+        // Closeness to the inflexion point (`sclI`, gain 4 in this version).
+        let rel = (self.ref_wnd - self.ref_wnd_i) / self.ref_wnd_i * 4.0;
+        let scl_i = (rel * rel).clamp(0.1, 1.0);
+        let min = self.wnd_min();
+        let ratio_before = mss / self.ref_wnd;
+        if self.loss_event {
+            if t - self.last_wnd_i_update > 0.5 {
+                self.last_wnd_i_update = t;
+                self.push_wnd_i_2024();
+            }
+            self.ref_wnd = (BETA * self.ref_wnd).max(min);
+        } else if self.ce_event || self.virtual_ce {
+            if t - self.last_wnd_i_update > self.srtt {
+                self.last_wnd_i_update = t;
+                self.push_wnd_i_2024();
+            }
+            if self.l4s && !self.virtual_ce {
+                // Limited at small windows and near the inflexion point (lines 1568-1580).
+                let mut b = self.l4s_alpha / 2.0 * (1.0 - ratio_before).max(0.5);
+                if self.qdelay < self.qdelay_target * 0.25 {
+                    b *= scl_i.max(0.25);
+                }
+                if t - self.last_congestion > V2024_LONG_UNCONGESTED_S {
+                    // Long uncongested: the window may be far above what is in flight.
+                    self.ref_wnd = self.ref_wnd.min(self.max_bif_prev.max(min));
+                    b = b.max(0.25);
+                    self.l4s_alpha = self.l4s_alpha.max(0.25);
+                }
+                self.ref_wnd = ((1.0 - b) * self.ref_wnd).max(min);
+            } else if self.virtual_ce {
+                self.ref_wnd = ((1.0 - self.virtual_alpha / 2.0) * self.ref_wnd).max(min);
+            } else {
+                self.ref_wnd = (BETA * self.ref_wnd).max(min);
+            }
+        }
+        let post = self.close_events(t, post_scale);
+        let ratio = mss / self.ref_wnd;
+        let mut inc = (self.bytes_acked - self.bytes_acked_ce) * ratio;
+        inc *= if self.l4s_active_2024(t) {
+            scl_i.max(0.25)
+        } else {
+            scl_i
+        };
+        inc *= (self.srtt / SRTT_VIRTUAL).min(1.0);
+        inc *= (1.0 - ratio).max(0.5);
+        inc *= 1.0 + mult * post * scl_i;
+        let max_allowed = mss + self.max_bif.max(self.max_bif_prev) * BYTES_IN_FLIGHT_HEADROOM;
+        if self.ref_wnd + inc <= max_allowed {
+            self.ref_wnd += inc;
+        }
+        self.ref_wnd = self.ref_wnd.max(min);
+        self.bytes_acked = 0.0;
+        self.bytes_acked_ce = 0.0;
+        // As now, but with `cwndRatio` from before the growth and without the 1.1 frame-size
+        // margin (this version divides by the frame-size histogram's `relFrameSizeHigh`, 1
+        // for fixed frame sizes).
+        self.rate_share = self.carried_rate(mss, ratio, 1.0);
+    }
+
+    /// After a back-off (`updateCwnd`): the events are cleared and, after congestion, its
+    /// time kept; the multiplicative increase's scale, 0 right after congestion.
+    fn close_events(&mut self, t: f64, post_scale: f64) -> f64 {
+        let congested = self.loss_event || self.ce_event || self.virtual_ce;
+        self.loss_event = false;
+        self.ce_event = false;
+        self.virtual_ce = false;
+        if congested {
+            self.last_congestion = t;
+            return 0.0;
+        }
+        post_scale
+    }
+
+    /// The rate the window carries (`updateCwnd`): 1 ms added to the RTT, a margin when the
+    /// window is a few MSS (`ratio`: MSS over the window), `frame_margin` for frame-size
+    /// peaks, the packet overhead.
+    fn carried_rate(&self, mss: f64, ratio: f64, frame_margin: f64) -> f64 {
+        let mut rate = 8.0 * self.ref_wnd / (self.srtt + 0.001).clamp(0.001, 0.2);
+        rate *= 1.0 - (ratio - 0.1).clamp(0.0, 0.2);
+        rate /= frame_margin;
+        rate *= mss / (mss + PACKET_OVERHEAD);
+        rate.min(self.cfg.max_rate_bps as f64)
+    }
+
     /// A back-off factor scaled as the reference does: smaller when the target is below
     /// the acked rate, and spread over the RTT's several back-off events (`updateCwnd`).
     fn scaled_backoff(&self, alpha: f64) -> f64 {
@@ -438,6 +619,9 @@ impl Scream {
 
     /// `Tx.cpp` `updateCwnd`: back off on loss / CE / virtual CE, else grow.
     fn update_wnd(&mut self, t: f64) {
+        if self.v2024 {
+            return self.update_wnd_2024(t);
+        }
         let post_scale =
             ((t - self.last_congestion) / (POST_CONGESTION_RTTS * self.srtt)).clamp(0.0, 1.0);
         if t - self.last_slow_update > SLOW_UPDATE {
@@ -466,14 +650,7 @@ impl Scream {
             let b = self.scaled_backoff(self.virtual_alpha);
             self.ref_wnd = ((1.0 - b) * self.ref_wnd).max(min);
         }
-        let mut post = post_scale;
-        if congested {
-            self.last_congestion = t;
-            post = 0.0;
-        }
-        self.loss_event = false;
-        self.ce_event = false;
-        self.virtual_ce = false;
+        let post = self.close_events(t, post_scale);
         // Growth: the acked bytes not CE-marked, scaled (`updateCwnd`).
         let mss = self.mss();
         let mut inc = (self.bytes_acked - self.bytes_acked_ce) * mss / self.ref_wnd;
@@ -494,14 +671,8 @@ impl Scream {
         self.ref_wnd = self.ref_wnd.max(min);
         self.bytes_acked = 0.0;
         self.bytes_acked_ce = 0.0;
-        // The rate the window carries (`updateCwnd`): 1 ms added to the RTT, a margin when
-        // the window is a few MSS, 1.1 for frame-size peaks, the packet overhead.
-        let ratio = mss / self.ref_wnd;
-        let mut rate = 8.0 * self.ref_wnd / (self.srtt + 0.001).clamp(0.001, 0.2);
-        rate *= 1.0 - (ratio - 0.1).clamp(0.0, 0.2);
-        rate /= 1.1;
-        rate *= mss / (mss + PACKET_OVERHEAD);
-        self.rate_share = rate.min(self.cfg.max_rate_bps as f64);
+        // 1.1 for frame-size peaks (`updateCwnd`).
+        self.rate_share = self.carried_rate(mss, mss / self.ref_wnd, 1.1);
     }
 
     /// Every 50 ms (`updateCwnd`'s slow updates): the bytes-in-flight history; near the
@@ -613,8 +784,12 @@ impl DatagramCc for Scream {
     /// `Tx.cpp` `isOkToTransmit`: bytes in flight may reach the window times its (adaptive)
     /// headroom, plus one MSS.
     fn can_send(&self, _now: Time, bytes: u32) -> bool {
-        let headroom = MIN_WINDOW_HEADROOM
-            + (MAX_WINDOW_HEADROOM - MIN_WINDOW_HEADROOM) * self.latency_diff_scale;
+        let headroom = if self.v2024 {
+            V2024_WINDOW_HEADROOM
+        } else {
+            MIN_WINDOW_HEADROOM
+                + (MAX_WINDOW_HEADROOM - MIN_WINDOW_HEADROOM) * self.latency_diff_scale
+        };
         self.bytes_in_flight + bytes as f64 <= self.ref_wnd * headroom + self.mss()
     }
 
@@ -764,6 +939,41 @@ mod tests {
             let ratio = s.ref_wnd() / before;
             assert!((BETA..BETA + 0.02).contains(&ratio), "ratio {ratio}");
         }
+    }
+
+    /// Marks in every fourth report, a quarter of its packets each: the latest rules' alpha
+    /// follows the peaks (fast attack, slow decay), the 2024-10-31 rules' the mean (a plain
+    /// EWMA), so the latter cuts the window less and ends larger; its headroom stays 1.5.
+    #[test]
+    fn the_2024_rules_average_the_marked_fraction() {
+        let mut wnd = [0.0; 2];
+        for (i, rules) in [ScreamRules::Latest, ScreamRules::Record2024]
+            .into_iter()
+            .enumerate()
+        {
+            let cfg = ScreamConfig {
+                rules,
+                ..Default::default()
+            };
+            let (mut s, mut t) = steady(&cfg);
+            for k in 0..400u64 {
+                let ce = if k % 4 == 0 { 5 } else { 0 };
+                feed(&mut s, t, 20, ce, 0, t + 30 * MS, 4000 + k * 20);
+                t += 30 * MS;
+            }
+            // The mean marked fraction is 1/16.
+            let alpha = s.l4s_alpha();
+            match rules {
+                ScreamRules::Latest => assert!(alpha > 0.1, "alpha {alpha}"),
+                ScreamRules::Record2024 => {
+                    assert!((0.03..0.1).contains(&alpha), "alpha {alpha}");
+                    let over = (1.6 * s.ref_wnd()) as u32;
+                    assert!(!s.can_send(t, over));
+                }
+            }
+            wnd[i] = s.ref_wnd();
+        }
+        assert!(wnd[1] > wnd[0], "{wnd:?}");
     }
 
     /// Queue delay above half the target (here 60 ms) backs off without any mark.
