@@ -3,7 +3,11 @@ its learning curve converges (and resumes to the same flow), and ``--weights pap
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,8 @@ from l4sim.agents.lfq_recipes import RECIPES
 from l4sim.errors import L4simError
 from l4sim.experiments import lfq as lfq_experiment
 from l4sim.processes import Interrupted
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_paper_recipe_keeps_its_numbers_and_paper_full_has_the_papers_budget() -> None:
@@ -121,3 +127,50 @@ def test_paper_full_weights_not_yet_shipped_are_one_sentence(tmp_path: Path) -> 
     assert "\n" not in str(e.value) and "--recipe paper-full" in str(e.value)
     with pytest.raises(L4simError, match="ask for different weights"):
         lfq_experiment.reproduce(tmp_path, only=["online"], fast=True, weights="paper-full")
+
+
+def test_the_training_script_stopped_by_sigterm_goes_on_with_the_same_command(
+    tmp_path: Path,
+) -> None:
+    """scripts/train_lfq_paper_full.sh (here with the tiny recipe): SIGTERM to the script
+    checkpoints the training; the same command again ends with the uninterrupted bytes."""
+    env = os.environ | {
+        "PYTHONPATH": str(ROOT / "python"),
+        "L4SIM": f"{sys.executable} -m l4sim",
+        "RECIPE": "tiny",
+    }
+    script = [str(ROOT / "scripts" / "train_lfq_paper_full.sh")]
+
+    def run(out: Path) -> subprocess.CompletedProcess[str]:
+        cmd = [*script, str(out), "1", "1"]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+
+    assert run(tmp_path / "whole").returncode == 0
+    stopped = tmp_path / "stopped"
+    proc = subprocess.Popen(
+        [*script, str(stopped), "1", "1"], env=env, stderr=subprocess.PIPE, text=True
+    )
+    begun = time.monotonic()
+    while not (stopped / "seed1" / "checkpoint").is_dir() and time.monotonic() - begun < 240:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 143, err
+    assert "add --resume" in err and not (stopped / "seed1" / "train.json").exists()
+    again = run(stopped)
+    assert again.returncode == 0, again.stderr
+    for m in ("offline-small", "offline-large", "online", "online.critic"):
+        f = f"seed1/{m}.safetensors"
+        assert (stopped / f).read_bytes() == (tmp_path / "whole" / f).read_bytes(), m
+    # Done: the same command again has nothing left to do.
+    assert run(stopped).returncode == 0 and not (stopped / "seed1" / "checkpoint").exists()
+
+
+def test_a_new_training_refuses_to_overwrite_a_stopped_ones_checkpoint(tmp_path: Path) -> None:
+    from l4sim.cli.train import _output
+
+    Checkpointing(tmp_path, {}).save({"flows": 2_000})
+    with pytest.raises(L4simError, match="holds the checkpoint of a stopped training") as e:
+        _output(tmp_path, None, "out/x")
+    assert "--resume" in str(e.value) and "\n" not in str(e.value)
+    assert _output(None, tmp_path, "out/x") == tmp_path

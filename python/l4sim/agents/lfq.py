@@ -31,7 +31,9 @@ whole training (``l4sim.executors``); the results do not depend on ``jobs``.
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
 import struct
 import tempfile
 import time
@@ -251,11 +253,25 @@ def _after(sim: Simulation, t0: float, q0: float, sent0: int) -> tuple[float, fl
     return (sent - sent0) / span, (q * t - q0 * t0) / span
 
 
-def rollout(task: tuple[LfqConfig, str, int]) -> dict[str, Any]:
+def _weights_here(blob: bytes) -> str:
+    """A weights file with these bytes on this machine (a Ray node may not see the driver's
+    files): one per process, rewritten when the weights change."""
+    path = Path(tempfile.gettempdir()) / f"l4sim-lfq-{os.getpid()}.safetensors"
+    if not path.is_file():
+        atexit.register(path.unlink, missing_ok=True)
+    if not path.is_file() or path.read_bytes() != blob:
+        path.write_bytes(blob)
+    return str(path)
+
+
+def rollout(task: tuple[LfqConfig, str | bytes, int]) -> dict[str, Any]:
     """One A/B pair: the features at the fork, the buffer there and both rewards; online
     (``cfg.online``) a single run with one of b - 1, b + 1 drawn at random (``rewards`` then
-    holds that one's reward and ``chosen`` its index)."""
+    holds that one's reward and ``chosen`` its index). The weights: a file's path, or its
+    bytes (the rollouts on Ray)."""
     cfg, weights, seed = task
+    if isinstance(weights, bytes):
+        weights = _weights_here(weights)
     rng = np.random.default_rng(seed)
     bw = float(rng.uniform(*cfg.bandwidth_mbps))
     delay = float(rng.uniform(*cfg.delay_ms))
@@ -427,7 +443,8 @@ def _train(
                 if signum is not None:
                     raise Interrupted(signum)
             save_weights(weights, net)
-            tasks = [(cfg, weights, int(s)) for s in seeds[i : i + cfg.batch]]
+            sent = weights if cfg.ray is None else Path(weights).read_bytes()
+            tasks = [(cfg, sent, int(s)) for s in seeds[i : i + cfg.batch]]
             t0 = time.perf_counter()
             results = _map(ex, rollout, tasks)
             sim_s += time.perf_counter() - t0

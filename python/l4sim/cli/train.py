@@ -89,7 +89,14 @@ def _output(out: Path | None, resume: Path | None, default: str) -> Path:
         if not Path(resume).is_dir():
             raise L4simError(f"--resume {str(resume)!r} is not a directory")
         return Path(resume)
-    return check_out_dir(out if out is not None else Path(default))
+    out = check_out_dir(out if out is not None else Path(default))
+    if any((out / "checkpoint").glob("*.pt")):
+        # Starting afresh would overwrite a stopped training's state (hours, for some).
+        raise L4simError(
+            f"--out {str(out)!r} holds the checkpoint of a stopped training: give --resume "
+            f"{str(out)!r} to go on, or another --out (or delete {str(out / 'checkpoint')!r})"
+        )
+    return out
 
 
 @contextlib.contextmanager
