@@ -38,7 +38,7 @@ from l4sim.sweep import load_spec, run_sweep
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT_S = 300.0
 """Give up (and fail) if the cluster, the training and the sweep together take longer
-(2026-11-28: 125-152 s on the 2-core VM at load 8-16)."""
+(2026-11-28: 125-187 s on the 2-core VM at load 8-16)."""
 
 
 SPEC = f"""
