@@ -430,7 +430,9 @@ class RayExecutor(Executor):
                     [p for p in descendants(os.getpid()) if p not in before]
                 )
         self.jobs = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        self._remote = ray.remote(num_cpus=1, max_retries=0)(_call)
+        # SPREAD: over the cluster's nodes, rather than filling the driver's node first and
+        # spilling over only when its scheduler sees it full.
+        self._remote = ray.remote(num_cpus=1, max_retries=0, scheduling_strategy="SPREAD")(_call)
         if self._started:
             # Start the local workers now, each with l4sim imported (as the pool's
             # forkserver preloads it), instead of during the first tasks.

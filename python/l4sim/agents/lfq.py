@@ -32,6 +32,7 @@ whole training (``l4sim.executors``); the results do not depend on ``jobs``.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import struct
@@ -255,10 +256,18 @@ def _after(sim: Simulation, t0: float, q0: float, sent0: int) -> tuple[float, fl
 
 def _weights_here(blob: bytes) -> str:
     """A weights file with these bytes on this machine (a Ray node may not see the driver's
-    files): one per process, rewritten when the weights change."""
+    files): one per process, rewritten when the weights change, removed at exit; those of
+    processes that were killed (Ray kills its idle workers) are removed by the next one."""
     path = Path(tempfile.gettempdir()) / f"l4sim-lfq-{os.getpid()}.safetensors"
     if not path.is_file():
         atexit.register(path.unlink, missing_ok=True)
+        for old in path.parent.glob("l4sim-lfq-*.safetensors"):
+            pid = old.name.removeprefix("l4sim-lfq-").removesuffix(".safetensors")
+            with contextlib.suppress(ValueError, PermissionError):
+                try:
+                    os.kill(int(pid), 0)
+                except ProcessLookupError:
+                    old.unlink(missing_ok=True)
     if not path.is_file() or path.read_bytes() != blob:
         path.write_bytes(blob)
     return str(path)
