@@ -36,14 +36,18 @@ from l4sim.processes import descendants
 from l4sim.sweep import load_spec, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
-LIMIT_S = 300.0
+TRIES = 3
+"""Sweeps started at most, until one has a point running on the worker node to kill."""
+LIMIT_S = 420.0
 """Give up (and fail) if the cluster, the training and the sweep together take longer
-(2026-11-28: 125-187 s on the 2-core VM at load 8-16)."""
+(2026-11-28: 89-187 s on the 2-core VM at load 8-16)."""
 
 
+#: 16 points of a few seconds each on a loaded machine: the worker node, whose first Python
+#: worker may take ~20 s to start and import l4sim there, still gets some of them.
 SPEC = f"""
 base = "{ROOT / "scenarios" / "bench_1flow_10M.toml"}"
-seeds = 4
+seeds = 8
 [grid]
 "duration" = ["60s"]
 "topology.bottleneck.loss" = [0.001, 0.01]
@@ -221,7 +225,7 @@ def test_a_two_node_cluster_trains_and_sweeps_as_locally_and_survives_losing_a_n
         lfq.train_recipe("tiny", tmp_path / "lfq-local", seed=3)
         with SerialExecutor() as ex:
             local.append(run_sweep(load_spec(spec), tmp_path / "sweep-local", ex))
-        assert local[0].ok == local[0].total == 8
+        assert local[0].ok == local[0].total == 16
 
     try:
         with _cluster(env, deadline, references) as (address, (head, worker)):
@@ -243,20 +247,28 @@ def test_a_two_node_cluster_trains_and_sweeps_as_locally_and_survives_losing_a_n
             assert on_worker, "no rollout ran on the worker node"
 
             # A sweep that loses the worker node while a point runs there: every point, the
-            # local rows; the point that was running is the one run twice.
-            sweep = _l4sim(env, "sweep", str(spec), "--ray", address, "--out", str(tmp_path / "s"))
-            _wait(
-                lambda: sweep.poll() is not None or _working(worker),
-                deadline,
-                "a point running on the worker node",
-            )
-            assert sweep.poll() is None, "the sweep ended before the worker node could be killed"
+            # local rows; the point that was running is the one run twice. (On a loaded
+            # machine the head may finish a sweep before the worker node starts a point: that
+            # sweep, with the local rows too, is done again, up to TRIES times.)
+            for k in range(TRIES):
+                out = tmp_path / f"sweep{k}"
+                sweep = _l4sim(env, "sweep", str(spec), "--ray", address, "--out", str(out))
+                _wait(
+                    lambda p=sweep: p.poll() is not None or _working(worker),
+                    deadline,
+                    "a point running on the worker node",
+                )
+                if sweep.poll() is None:
+                    break
+                _done(sweep, deadline)
+                assert _rows(out / "sweep.parquet").equals(_rows(local[0].parquet))
+            assert sweep.poll() is None, f"the worker node ran no point of {TRIES} sweeps"
             _kill_tree(worker)
             _done(sweep, deadline)
             assert worker.poll() is not None and head.poll() is None
-            rows = pl.read_parquet(tmp_path / "s" / "sweep.parquet")
+            rows = pl.read_parquet(out / "sweep.parquet")
             assert rows["attempts"].max() == 2, "no point was running on the node killed"
-            assert _rows(tmp_path / "s" / "sweep.parquet").equals(_rows(local[0].parquet))
+            assert _rows(out / "sweep.parquet").equals(_rows(local[0].parquet))
     finally:
         left = _carrying(token)
         for pid in left:
