@@ -174,3 +174,22 @@ def test_a_new_training_refuses_to_overwrite_a_stopped_ones_checkpoint(tmp_path:
         _output(tmp_path, None, "out/x")
     assert "--resume" in str(e.value) and "\n" not in str(e.value)
     assert _output(None, tmp_path, "out/x") == tmp_path
+
+
+def test_a_rollout_given_the_weights_bytes_is_the_rollout_given_their_file(tmp_path: Path) -> None:
+    """What a Ray node without the driver's files runs: the same rollout, bit for bit."""
+    import tempfile
+
+    from l4sim.agents.lfq_transport import remove_stale_weights
+
+    path = tmp_path / "w.safetensors"
+    lfq.save_weights(path, lfq.LfqNet(8))
+    cfg = lfq.LfqConfig(width=8, duration_s=1.0)
+    blob = path.read_bytes()
+    assert lfq.rollout((cfg, blob, 7)) == lfq.rollout((cfg, str(path), 7))
+    here = Path(tempfile.gettempdir()) / f"l4sim-lfq-{os.getpid()}.safetensors"
+    assert here.read_bytes() == blob
+    stale = here.with_name("l4sim-lfq-999999999.safetensors")  # no such process
+    stale.write_bytes(b"")
+    remove_stale_weights()
+    assert not stale.exists() and here.exists()

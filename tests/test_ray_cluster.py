@@ -31,6 +31,7 @@ pytest.importorskip("ray")
 import polars as pl
 
 from l4sim.agents import lfq
+from l4sim.agents.lfq_transport import remove_stale_weights
 from l4sim.executors import SerialExecutor
 from l4sim.processes import descendants
 from l4sim.sweep import load_spec, run_sweep
@@ -274,4 +275,5 @@ def test_a_two_node_cluster_trains_and_sweeps_as_locally_and_survives_losing_a_n
         for pid in left:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        remove_stale_weights()  # those of the cluster's workers, killed with it
     assert not left, f"processes of the cluster left running: {[_name(p) for p in left]}"

@@ -31,10 +31,7 @@ whole training (``l4sim.executors``); the results do not depend on ``jobs``.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import json
-import os
 import struct
 import tempfile
 import time
@@ -53,6 +50,7 @@ from l4sim.agents.checkpoint import Checkpointing, global_rng_state, set_global_
 from l4sim.agents.device import resolve, to_cpu
 from l4sim.agents.lfq_converge import Convergence, CurveWatch
 from l4sim.agents.lfq_recipes import INIT_FROM, MODELS, RECIPES
+from l4sim.agents.lfq_transport import weights_here
 from l4sim.agents.tblog import ScalarLog
 from l4sim.engine.simulation import Simulation
 from l4sim.errors import L4simError
@@ -254,25 +252,6 @@ def _after(sim: Simulation, t0: float, q0: float, sent0: int) -> tuple[float, fl
     return (sent - sent0) / span, (q * t - q0 * t0) / span
 
 
-def _weights_here(blob: bytes) -> str:
-    """A weights file with these bytes on this machine (a Ray node may not see the driver's
-    files): one per process, rewritten when the weights change, removed at exit; those of
-    processes that were killed (Ray kills its idle workers) are removed by the next one."""
-    path = Path(tempfile.gettempdir()) / f"l4sim-lfq-{os.getpid()}.safetensors"
-    if not path.is_file():
-        atexit.register(path.unlink, missing_ok=True)
-        for old in path.parent.glob("l4sim-lfq-*.safetensors"):
-            pid = old.name.removeprefix("l4sim-lfq-").removesuffix(".safetensors")
-            with contextlib.suppress(ValueError, PermissionError):
-                try:
-                    os.kill(int(pid), 0)
-                except ProcessLookupError:
-                    old.unlink(missing_ok=True)
-    if not path.is_file() or path.read_bytes() != blob:
-        path.write_bytes(blob)
-    return str(path)
-
-
 def rollout(task: tuple[LfqConfig, str | bytes, int]) -> dict[str, Any]:
     """One A/B pair: the features at the fork, the buffer there and both rewards; online
     (``cfg.online``) a single run with one of b - 1, b + 1 drawn at random (``rewards`` then
@@ -280,7 +259,7 @@ def rollout(task: tuple[LfqConfig, str | bytes, int]) -> dict[str, Any]:
     bytes (the rollouts on Ray)."""
     cfg, weights, seed = task
     if isinstance(weights, bytes):
-        weights = _weights_here(weights)
+        weights = weights_here(weights)
     rng = np.random.default_rng(seed)
     bw = float(rng.uniform(*cfg.bandwidth_mbps))
     delay = float(rng.uniform(*cfg.delay_ms))
