@@ -19,7 +19,10 @@ failed. Results do not depend on the executor: a task gets the same input everyw
   the tasks it was running are retried, each alone in a one-worker pool, so that a task that
   kills its worker again is told apart from the ones that only shared the pool with it.
 - :class:`RayExecutor` submits Ray tasks to a local Ray runtime it starts, or to an existing
-  cluster (``address``). Ray is an optional dependency: ``pip install 'l4sim[ray]'``.
+  cluster (``address``). Ray is an optional dependency: ``pip install 'l4sim[ray]'``. A task
+  whose node leaves the cluster mid-run is run again elsewhere (up to :data:`NODE_RETRIES`
+  times besides the retry above); results arrive by task index, so the caller's output does
+  not depend on which node ran what.
 
 On Ctrl-C the pending tasks are cancelled, the workers stopped, and ``KeyboardInterrupt``
 propagates once every result that had arrived was yielded.
@@ -76,6 +79,10 @@ R = TypeVar("R")
 
 #: How often a task whose worker died is run again before it is recorded as failed.
 RETRIES = 1
+
+#: On Ray, how many more times a task is run again because the node it ran on left the
+#: cluster (``NodeDiedError``: a node killed, preempted or scaled down, not the task's doing).
+NODE_RETRIES = 3
 
 _DIED = (
     "the worker process died {n} times running this task (killed, out of memory, or a crash "
@@ -423,7 +430,9 @@ class RayExecutor(Executor):
                     [p for p in descendants(os.getpid()) if p not in before]
                 )
         self.jobs = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        self._remote = ray.remote(num_cpus=1, max_retries=0)(_call)
+        # SPREAD: over the cluster's nodes, rather than filling the driver's node first and
+        # spilling over only when its scheduler sees it full.
+        self._remote = ray.remote(num_cpus=1, max_retries=0, scheduling_strategy="SPREAD")(_call)
         if self._started:
             # Start the local workers now, each with l4sim imported (as the pool's
             # forkserver preloads it), instead of during the first tasks.
@@ -440,6 +449,7 @@ class RayExecutor(Executor):
         self._ensure()
         ray = self._ray
         attempts = [0] * len(items)
+        lost = [0] * len(items)
         todo = list(range(len(items)))[::-1]
         running: dict[Any, int] = {}
         limit = 2 * self.jobs + 2
@@ -456,7 +466,9 @@ class RayExecutor(Executor):
                     try:
                         ok, value = ray.get(ref)
                     except ray.exceptions.RayError as e:  # the worker (or its node) died
-                        if attempts[i] <= RETRIES:
+                        if isinstance(e, ray.exceptions.NodeDiedError):
+                            lost[i] += 1
+                        if attempts[i] <= RETRIES + min(lost[i], NODE_RETRIES):
                             todo.append(i)
                             continue
                         yield i, Outcome(error=_describe(e), attempts=attempts[i])

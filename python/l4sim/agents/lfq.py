@@ -48,7 +48,9 @@ from torch import nn
 import l4sim
 from l4sim.agents.checkpoint import Checkpointing, global_rng_state, set_global_rng_state
 from l4sim.agents.device import resolve, to_cpu
+from l4sim.agents.lfq_converge import Convergence, CurveWatch
 from l4sim.agents.lfq_recipes import INIT_FROM, MODELS, RECIPES
+from l4sim.agents.lfq_transport import weights_here
 from l4sim.agents.tblog import ScalarLog
 from l4sim.engine.simulation import Simulation
 from l4sim.errors import L4simError
@@ -99,6 +101,9 @@ class LfqConfig:
     seed: int = 1
     jobs: int = 1
     """Worker processes for the rollouts (1: in this process)."""
+    ray: str | None = None
+    """Run the rollouts on Ray instead (``"local"`` or a cluster's address; ``jobs`` is
+    then ignored); the weights do not depend on where the rollouts ran."""
     online: bool = False
     """Online actor-critic (``rl.cc`` ``ACTOR_CRITIC = true``): one run per flow, a random
     b - 1 or b + 1 at the experiment, judged against a critic; batches of 40."""
@@ -129,6 +134,9 @@ class LfqConfig:
     snapshot_every: int = 0
     """Keep the actor's weights every this many flows as ``snapshots/<name>.<flows>
     .safetensors`` beside ``out`` (learning curves; 0: none). Changes nothing else."""
+    converge: Convergence | None = None
+    """Stop once the learning curve has converged by this rule, counted from the end of
+    the critic's warm-up (:mod:`l4sim.agents.lfq_converge`); ``flows`` is the hard cap."""
     device: str = "cpu"
     """Where the actor and critic train: ``cpu``, ``cuda[:N]`` or ``auto``
     (:mod:`l4sim.agents.device`); the rollouts run on the CPU whatever it is."""
@@ -244,11 +252,14 @@ def _after(sim: Simulation, t0: float, q0: float, sent0: int) -> tuple[float, fl
     return (sent - sent0) / span, (q * t - q0 * t0) / span
 
 
-def rollout(task: tuple[LfqConfig, str, int]) -> dict[str, Any]:
+def rollout(task: tuple[LfqConfig, str | bytes, int]) -> dict[str, Any]:
     """One A/B pair: the features at the fork, the buffer there and both rewards; online
     (``cfg.online``) a single run with one of b - 1, b + 1 drawn at random (``rewards`` then
-    holds that one's reward and ``chosen`` its index)."""
+    holds that one's reward and ``chosen`` its index). The weights: a file's path, or its
+    bytes (the rollouts on Ray)."""
     cfg, weights, seed = task
+    if isinstance(weights, bytes):
+        weights = weights_here(weights)
     rng = np.random.default_rng(seed)
     bw = float(rng.uniform(*cfg.bandwidth_mbps))
     delay = float(rng.uniform(*cfg.delay_ms))
@@ -377,6 +388,11 @@ def _train(
     start = time.perf_counter()
     done = 0
     sim_s = 0.0
+    watch = None
+    if cfg.converge is not None:
+        if cfg.converge.window % cfg.batch or cfg.critic_warmup_flows % cfg.batch:
+            raise L4simError("the convergence window and the warm-up must be whole batches")
+        watch = CurveWatch(cfg.converge, cfg.ccas, cfg.critic_warmup_flows)
     modules: dict[str, Any] = {"net": net, "optimizer": opt}
     if critic is not None and opt_critic is not None:
         modules |= {"critic": critic, "critic_optimizer": opt_critic}
@@ -388,12 +404,14 @@ def _train(
         done, sim_s = saved["flows"], saved["rollout_s"]
         set_global_rng_state(saved["global_rng"])
         start -= saved["elapsed_s"]
+        if watch is not None:
+            watch.load(saved["curve"])
     elif out is not None and cfg.snapshot_every:
         _snapshot(out, net, 0)
     last_ckpt = done
     with (
         tempfile.TemporaryDirectory() as tmp,
-        make_executor(jobs=cfg.jobs) as ex,
+        make_executor(jobs=cfg.jobs, ray=cfg.ray) as ex,
         ScalarLog(log_dir) as log,
     ):
         weights = str(Path(tmp) / "policy.safetensors")
@@ -407,12 +425,14 @@ def _train(
                         | {"losses": losses, "critic_losses": critic_losses, "outputs": outputs}
                         | {"flows": done, "rollout_s": sim_s, "global_rng": global_rng_state()}
                         | {"elapsed_s": time.perf_counter() - start}
+                        | ({} if watch is None else {"curve": watch.state()})
                     )
                     saved, last_ckpt = saved or {}, done
                 if signum is not None:
                     raise Interrupted(signum)
             save_weights(weights, net)
-            tasks = [(cfg, weights, int(s)) for s in seeds[i : i + cfg.batch]]
+            sent = weights if cfg.ray is None else Path(weights).read_bytes()
+            tasks = [(cfg, sent, int(s)) for s in seeds[i : i + cfg.batch]]
             t0 = time.perf_counter()
             results = _map(ex, rollout, tasks)
             sim_s += time.perf_counter() - t0
@@ -432,6 +452,8 @@ def _train(
                 )
                 critic_losses.append(critic_step(critic, opt_critic, x, rewards))
             done += len(tasks)
+            if watch is not None:
+                watch.add(done, y.detach().tolist(), results)
             wall = time.perf_counter() - start
             info = {"flows": done, "wall_s": wall, "loss": losses[-1], "output": outputs[-1]}
             if critic_losses:
@@ -450,6 +472,8 @@ def _train(
                 _snapshot(out, net, done)
             if cfg.time_budget_s is not None and time.perf_counter() - start > cfg.time_budget_s:
                 break
+            if watch is not None and watch.converged:
+                break
     wall = time.perf_counter() - start
     to_cpu(net, critic)
     if out is not None:
@@ -464,11 +488,11 @@ def _train(
         "wall_s": wall,
         "rollout_s": sim_s,
         "flows_per_s": done / wall,
-    }
+    } | ({} if watch is None else {"converged_at": watch.converged_at, "curve": watch.windows})
 
 
 def recipe_configs(
-    name: str, seed: int = 1, jobs: int = 1, device: str = "cpu"
+    name: str, seed: int = 1, jobs: int = 1, device: str = "cpu", ray: str | None = None
 ) -> dict[str, LfqConfig]:
     """Model -> the :class:`LfqConfig` recipe ``name`` trains it with (``init_weights``:
     the file name of the model it starts from, in the same output directory)."""
@@ -491,7 +515,9 @@ def recipe_configs(
             critic_width=r.critic_width,
             critic_warmup_flows=r.warmup if online else 0,
             snapshot_every=r.snapshot_every,
+            converge=r.converge if online else None,
             device=device,
+            ray=ray,
         )
     return out
 
@@ -505,14 +531,17 @@ def train_recipe(
     progress: Callable[[str, dict[str, float]], None] | None = None,
     device: str = "cpu",
     checkpoint: Checkpointing | None = None,
+    ray: str | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Train recipe ``name`` (:data:`l4sim.agents.lfq_recipes.RECIPES`) into ``out_dir``:
     ``<model>.safetensors`` (the online critic beside it), ``snapshots/`` and TensorBoard
     logs under ``tb/<model>``; ``models`` picks some (a model another starts from is
     trained too); ``device``: where the networks train; ``checkpoint``: checkpoint each
     model's training (a state file per model, and the finished models' statistics), or
-    resume: finished models are kept, the one that was stopped goes on. Returns per model
-    the flows, wall and CPU seconds and flows/s."""
+    resume: finished models are kept, the one that was stopped goes on; ``ray``: the
+    rollouts on Ray (``"local"`` or an address). Returns per model the flows, wall and CPU
+    seconds and flows/s (a model with a convergence rule: the flow it converged at, None if
+    it reached the cap, and its curve's windows)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     want = list(MODELS) if models is None else list(models)
@@ -521,7 +550,7 @@ def train_recipe(
     if checkpoint is not None:
         stats = (checkpoint.load() or {}).get("finished", {})
         checkpoint.save({"finished": stats})
-    for model, cfg in recipe_configs(name, seed, jobs, device).items():
+    for model, cfg in recipe_configs(name, seed, jobs, device, ray).items():
         if model not in want or model in stats:
             continue
         if cfg.init_weights is not None:
@@ -539,7 +568,7 @@ def train_recipe(
             "wall_s": info["wall_s"],
             "main_cpu_s": time.process_time() - cpu0,
             "flows_per_s": info["flows_per_s"],
-        }
+        } | {k: info[k] for k in ("converged_at", "curve") if k in info}
         if checkpoint is not None:
             checkpoint.save({"finished": stats})
     return {m: stats[m] for m in MODELS if m in stats}

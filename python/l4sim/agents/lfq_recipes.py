@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from l4sim.agents.lfq_converge import Convergence
+
 __all__ = ["MODELS", "RECIPES", "Recipe"]
 
 #: Model -> (alpha, online) (LFQ sections V-A, V-B, VI-A; ``rl.cc`` ``alpha``).
@@ -52,6 +54,11 @@ class Recipe:
     offline_batch: int = 20
     online_batch: int = 40
     critic_width: int = 256
+    converge: Convergence | None = None
+    """Online: stop once the learning curve has converged by this rule
+    (:mod:`l4sim.agents.lfq_converge`); ``online_flows`` is then the hard cap."""
+    checkpoint_every: int = 200
+    """``l4sim train lfq``'s default ``--checkpoint-every`` (flows) for this recipe."""
     help: str = ""
 
     def flows(self, model: str) -> int:
@@ -70,6 +77,19 @@ RECIPES: dict[str, Recipe] = {
             snapshot_every=2_000,
             help="the paper's 3 x 256 network; 16 000 flows per offline model (the paper: "
             "~250 000), 12 000 online; the shipped default weights",
+        ),
+        Recipe(
+            "paper-full",
+            width=256,
+            offline_flows=250_000,
+            online_flows=1_000_000,
+            warmup=10_000,
+            snapshot_every=25_000,
+            converge=Convergence(window=25_000, tolerance=0.03, corr_tolerance=0.05, patience=3),
+            checkpoint_every=2_000,
+            help="the paper's budget: 3 x 256, 250 000 flows per offline model (LFQ section "
+            "V-A: stable after ~250 000), online until its curve converges (25 000-flow "
+            "windows, 3 in a row within 3 % / 0.05; cap 1 000 000 flows); CPU-hours",
         ),
         Recipe(
             "fast",

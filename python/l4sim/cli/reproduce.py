@@ -69,6 +69,9 @@ def _parameter(name: str, declared: list[tuple[Experiment, Option]]) -> inspect.
     if kind is bool:
         annotation: Any = Annotated[bool, typer.Option(flag, help=text)]
         default: Any = False
+    elif kind is str:
+        annotation = Annotated[str | None, typer.Option(flag, help=text, show_default=False)]
+        default = None
     else:
         same = len({(o.min, o.max) for o in opts}) == 1  # else each experiment checks its own
         bounds = {"min": opts[0].min, "max": opts[0].max} if same else {}

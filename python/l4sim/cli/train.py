@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from l4sim.cli._app import app, check_out_dir, err_console, jobs_in_range, out_console
+from l4sim.cli._app import _RAY, app, check_out_dir, err_console, jobs_in_range, out_console
 from l4sim.cli.tables import _eval_table
 from l4sim.errors import L4simError
 
@@ -54,7 +54,7 @@ def _rate(bar: Progress, task: Any, unit: str) -> str:
 
 
 #: ``--checkpoint-every`` of the training commands.
-def _every_option(unit: str, default: int) -> Any:
+def _every_option(unit: str, default: int | str) -> Any:
     return typer.Option(
         "--checkpoint-every",
         help=f"Write the whole training state to OUT/checkpoint every this many {unit} "
@@ -89,7 +89,14 @@ def _output(out: Path | None, resume: Path | None, default: str) -> Path:
         if not Path(resume).is_dir():
             raise L4simError(f"--resume {str(resume)!r} is not a directory")
         return Path(resume)
-    return check_out_dir(out if out is not None else Path(default))
+    out = check_out_dir(out if out is not None else Path(default))
+    if any((out / "checkpoint").glob("*.pt")):
+        # Starting afresh would overwrite a stopped training's state (hours, for some).
+        raise L4simError(
+            f"--out {str(out)!r} holds the checkpoint of a stopped training: give --resume "
+            f"{str(out)!r} to go on, or another --out (or delete {str(out / 'checkpoint')!r})"
+        )
+    return out
 
 
 @contextlib.contextmanager
@@ -226,12 +233,22 @@ def train_rl_tcp_cmd(
     ck.remove()  # every output written: the checkpoint is of no more use
 
 
+def _converged(stats: dict[str, Any]) -> str:
+    """``, converged at N flows`` / ``, not converged by the cap`` for a model trained with
+    a convergence rule; empty for the others."""
+    if "converged_at" not in stats:
+        return ""
+    at = stats["converged_at"]
+    return ", not converged by the cap" if at is None else f", converged at {at:,} flows"
+
+
 @train_app.command("lfq")
 def train_lfq_cmd(
     recipe: Annotated[
         str,
         typer.Option(
-            help="paper (3 x 256, the shipped default weights), fast (3 x 64, the shipped "
+            help="paper (3 x 256, the shipped default weights), paper-full (the paper's "
+            "budget: CPU-hours, stop and --resume it in pieces), fast (3 x 64, the shipped "
             "fast weights) or tiny (seconds, for tests)."
         ),
     ] = "paper",
@@ -255,8 +272,9 @@ def train_lfq_cmd(
             "also trains offline-large, which it starts from."
         ),
     ] = None,
+    ray: Annotated[str | None, _RAY] = None,
     device: DeviceOption = "cpu",
-    checkpoint_every: Annotated[int, _every_option("flows", 200)] = 200,
+    checkpoint_every: Annotated[int | None, _every_option("flows", "200; paper-full: 2000")] = None,
     resume: ResumeOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -293,6 +311,7 @@ def train_lfq_cmd(
 
     resolve(device)
     r = RECIPES[recipe]
+    every = r.checkpoint_every if checkpoint_every is None else checkpoint_every
     err_console.print(
         f"LFQ recipe [bold]{recipe}[/]: {escape(r.help)}; TensorBoard: "
         f"tensorboard --logdir {escape(str(out / 'tb'))}",
@@ -300,7 +319,7 @@ def train_lfq_cmd(
     )
     start = time.perf_counter()
     config = {"command": "lfq", "recipe": recipe, "seed": seed, "only": models, "device": device}
-    with _progress(quiet) as bar, _checkpointing(out, resume, checkpoint_every, config) as ck:
+    with _progress(quiet) as bar, _checkpointing(out, resume, every, config) as ck:
         tasks: dict[str, int] = {}
 
         def step(model: str, info: dict[str, float]) -> None:
@@ -319,12 +338,14 @@ def train_lfq_cmd(
             progress=step,
             device=device,
             checkpoint=ck,
+            ray=ray,
         )
     wall = time.perf_counter() - start
     record = {
         "recipe": recipe,
         "seed": seed,
         "jobs": jobs,
+        "ray": ray,
         "device": device,
         "wall_s": wall,
         "models": stats,
@@ -333,7 +354,8 @@ def train_lfq_cmd(
     ck.remove()  # every output written: the checkpoint is of no more use
     for m, s in stats.items():
         out_console.print(
-            f"{m}: {s['flows']:,} flows in {s['wall_s']:.1f} s ({s['flows_per_s']:.0f} flows/s)",
+            f"{m}: {s['flows']:,} flows in {s['wall_s']:.1f} s ({s['flows_per_s']:.0f} flows/s)"
+            + _converged(s),
             soft_wrap=True,
         )
     out_console.print(

@@ -3,6 +3,7 @@ trainers on their own, with checkpoints and ``--resume`` as every training comma
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from l4sim.cli._app import out_console
+from l4sim.cli._app import _RAY, out_console
 from l4sim.cli.train import (
     ResumeOption,
     _checkpointing,
@@ -44,6 +45,7 @@ def train_a3c_cmd(
     seed: SeedOption = 1,
     checkpoint_every: EveryOption = 10,
     resume: ResumeOption = None,
+    ray: Annotated[str | None, _RAY] = None,
     quiet: QuietOption = False,
 ) -> None:
     """A3C-L4S: train the DualPI2 agent (its workers in deterministic lock-step rounds).
@@ -51,10 +53,17 @@ def train_a3c_cmd(
     Writes DIR/policy.safetensors (what a dualpi2 qdisc's policy = {kind = "a3c", weights
     = ...} loads), DIR/checkpoint.safetensors (actor and critic), DIR/episodes.csv (each
     episode's reward per step) and DIR/tb (TensorBoard). Stopped (Ctrl-C, SIGTERM, SIGHUP)
-    between episodes, it keeps its state in DIR/checkpoint; --resume DIR goes on.
+    between episodes, it keeps its state in DIR/checkpoint; --resume DIR goes on. With
+    --ray the workers are Ray tasks that update the networks asynchronously (Hogwild!):
+    not reproducible bit for bit, and without checkpoints.
     """
     import csv
 
+    if ray is not None and resume is not None:
+        raise L4simError(
+            "--resume needs the lock-step workers: --ray workers update asynchronously and "
+            "keep no checkpoint"
+        )
     out = _output(out, resume, "out/a3c-train")
     _need_torch()
     from l4sim.agents import a3c
@@ -63,12 +72,24 @@ def train_a3c_cmd(
         raise typer.BadParameter(
             f"--reward {reward!r} is not known; allowed: {', '.join(a3c.REWARDS)}"
         )
+    sync = "rounds" if ray is None else "hogwild"
     cfg = a3c.A3cConfig(
-        workers=workers, episodes=episodes, steps=steps, reward=reward, seed=seed, sync="rounds"
+        workers=workers,
+        episodes=episodes,
+        steps=steps,
+        reward=reward,
+        seed=seed,
+        sync=sync,
+        ray=ray,
     )
     config = {"command": "a3c", "episodes": episodes, "steps": steps, "workers": workers}
     config |= {"reward": reward, "seed": seed}
-    with _progress(quiet) as bar, _checkpointing(out, resume, checkpoint_every, config) as ck:
+    checkpoints = (
+        _checkpointing(out, resume, checkpoint_every, config)
+        if ray is None
+        else contextlib.nullcontext(None)
+    )
+    with _progress(quiet) as bar, checkpoints as ck:
         task = bar.add_task("a3c episodes", total=workers * episodes, info="", rate="")
 
         def step(done: int, total: int) -> None:
@@ -79,7 +100,8 @@ def train_a3c_cmd(
         csv.writer(fh).writerows(
             [("worker", "episode", "reward_per_step")] + [c[:3] for c in res.curve]
         )
-    ck.remove()  # every output written: the checkpoint is of no more use
+    if ck is not None:
+        ck.remove()  # every output written: the checkpoint is of no more use
     out_console.print(
         f"{res.steps:,} decisions in {res.wall_s:.1f} s; policy in "
         f"[bold]{escape(str(out / 'policy.safetensors'))}[/]",

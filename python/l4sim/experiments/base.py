@@ -41,15 +41,17 @@ class Option:
     ``NAME`` of the experiment's ``reproduce`` (and ``cases``, ``tensorboard_dir``).
 
     A ``bool`` option is a flag, passed only when given; an ``int`` option (``default``
-    None) is passed only when given, after ``convert`` (e.g. :func:`seeds_1_to`)."""
+    None) is passed only when given, after ``convert`` (e.g. :func:`seeds_1_to`); a ``str``
+    option takes one of ``choices``, passed only when given."""
 
     name: str
-    type: type[bool] | type[int]
+    type: type[bool] | type[int] | type[str]
     help: str
     default: Any = None
     min: int | None = None
     max: int | None = None
     convert: Callable[[Any], Any] | None = None
+    choices: tuple[str, ...] = ()
 
     @property
     def flag(self) -> str:
@@ -67,6 +69,10 @@ class Option:
         """Why ``value`` is out of this option's bounds (one sentence), or None."""
         if self.type is bool or value is None:
             return None
+        if self.type is str:
+            if value in self.choices:
+                return None
+            return f"{self.flag} {value!r} is not known; give one of {', '.join(self.choices)}"
         if (self.min is not None and value < self.min) or (
             self.max is not None and value > self.max
         ):

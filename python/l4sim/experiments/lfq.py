@@ -2,16 +2,19 @@
 and Fig. 8).
 
 Models (weights shipped in ``l4sim/data/lfq/``: exactly what ``l4sim train lfq --recipe
-paper`` writes, the paper's 3 x 256 network; ``fast=True``: ``l4sim/data/lfq/fast/``, what
-``--recipe fast`` writes, 3 x 64; ``train=True`` retrains them with the same recipe, one
-model per training seed):
+paper`` writes, the paper's 3 x 256 network; ``weights="fast"`` (or ``fast=True``):
+``l4sim/data/lfq/fast/``, what ``--recipe fast`` writes, 3 x 64; ``weights="paper-full"``:
+``l4sim/data/lfq/paper-full/seed<N>/``, what ``--recipe paper-full --seed N`` writes, one
+set per training seed; ``train=True`` retrains them with the same recipe, one model per
+training seed):
 ``offline-small`` (A/B forks, the paper's alpha = 0.01), ``offline-large`` (alpha = 10) and
 ``online`` (actor-critic, alpha = 10, refined from ``offline-large``; see
 :mod:`l4sim.agents.lfq_recipes`).
 
 Seeds: a single TCP flow on an idle link has nothing random, so an evaluation seed s > 1
 draws each sweep point uniformly inside its cell of the grid (seed 1: the grid itself);
-with ``train=True`` the seed is the training seed and the points are the grid. Each table
+with ``train=True`` or ``weights="paper-full"`` the seed is the training seed and the
+points are the grid. Each table
 is computed per seed (``per_seed.csv``) and reported as mean ± 95 % CI (``ci.csv``,
 ``results.md``).
 
@@ -66,6 +69,10 @@ POINTS = 100  # Table VII caption: 100 experiments per sweep
 QUICK_POINTS = 3
 SEEDS = 5
 QUICK_SEEDS = 2
+WEIGHTS = ("paper", "paper-full", "fast")
+"""``--weights``: which recipe's shipped weights are evaluated."""
+PAPER_FULL_SEEDS = 3
+"""Training seeds of the shipped ``paper-full`` weights (``--seeds`` default with them)."""
 INTERVAL = 10
 """A decision every 10th packet (``rl.cc`` ``every_nth``, the paper section III)."""
 
@@ -89,10 +96,25 @@ PAPER_VII: dict[str, tuple[float, float, float]] = {
 }
 
 
-def shipped_weights(model: str, fast: bool = False) -> Path:
-    """The packaged weights of ``model`` (``fast``: the 3 x 64 ones)."""
+def shipped_weights(model: str, fast: bool = False, which: str = "paper", seed: int = 1) -> Path:
+    """The packaged weights of ``model``: recipe ``which``'s (``fast``: the 3 x 64 ones;
+    ``paper-full``: those of training seed ``seed``)."""
     d = Path(__file__).resolve().parent.parent / "data" / "lfq"
-    return (d / "fast" if fast else d) / f"{model}.safetensors"
+    if fast or which == "fast":
+        d = d / "fast"
+    elif which == "paper-full":
+        d = d / "paper-full" / f"seed{seed}"
+    return d / f"{model}.safetensors"
+
+
+def _which(fast: bool, weights: str | None) -> str:
+    """The recipe whose weights are evaluated (``--fast`` is ``--weights fast``)."""
+    if fast and weights not in (None, "fast"):
+        raise L4simError(f"--fast and --weights {weights} ask for different weights; give one")
+    which = "fast" if fast else (weights or "paper")
+    if which not in WEIGHTS:
+        raise L4simError(f"--weights {which!r} is not known; give one of {', '.join(WEIGHTS)}")
+    return which
 
 
 @dataclass(frozen=True)
@@ -158,10 +180,11 @@ def cases(
     ]
 
 
-def _seeds(quick: bool, seeds: Iterable[int] | None) -> list[int]:
-    return (
-        list(seeds) if seeds is not None else list(range(1, 1 + (QUICK_SEEDS if quick else SEEDS)))
-    )
+def _seeds(quick: bool, seeds: Iterable[int] | None, which: str = "paper") -> list[int]:
+    if seeds is not None:
+        return list(seeds)
+    n = QUICK_SEEDS if quick else (PAPER_FULL_SEEDS if which == "paper-full" else SEEDS)
+    return list(range(1, 1 + n))
 
 
 def _cases(
@@ -169,11 +192,16 @@ def _cases(
     *,
     quick: bool = False,
     train: bool = False,
+    fast: bool = False,
+    weights: str | None = None,
     seeds: Iterable[int] | None = None,
     **_: object,
 ) -> list[Case]:
-    """The cases of a run (``quick``: 3 points per sweep, 2 seeds)."""
-    return cases(groups, QUICK_POINTS if quick else POINTS, _seeds(quick, seeds), not train)
+    """The cases of a run (``quick``: 3 points per sweep, 2 seeds); training seeds
+    (``train``, the ``paper-full`` weights) are evaluated on the grid itself."""
+    which = _which(fast, weights)
+    jitter = not train and which != "paper-full"
+    return cases(groups, QUICK_POINTS if quick else POINTS, _seeds(quick, seeds, which), jitter)
 
 
 def _weights_dir(out_dir: str | Path, seed: int) -> Path:
@@ -187,16 +215,22 @@ def scenarios(
     quick: bool = False,
     train: bool = False,
     fast: bool = False,
+    weights: str | None = None,
     seeds: Iterable[int] | None = None,
     **_: Any,
 ) -> dict[str, Any]:
     """Case name -> the scenario it ran (trained weights: their path under ``out_dir``)."""
     from l4sim.agents import lfq
 
+    which = _which(fast, weights)
     out = {}
-    for c in _cases(groups, quick=quick, train=train, seeds=seeds):
+    for c in _cases(groups, quick=quick, train=train, weights=which, seeds=seeds):
         if c.qdisc in MODELS:
-            path = _weights_dir(out_dir, c.seed) if train else shipped_weights(c.qdisc, fast).parent
+            path = (
+                _weights_dir(out_dir, c.seed)
+                if train
+                else shipped_weights(c.qdisc, which=which, seed=c.seed).parent
+            )
             c = replace(c, weights=str(path / f"{c.qdisc}.safetensors"))
         data = lfq.scenario(c.bw, c.delay, c.cca, DURATION_S, _qdisc(c)).to_dict()
         if train and c.qdisc in MODELS:
@@ -247,13 +281,15 @@ def train_models(
     quick: bool = False,
     seed: int = 1,
     fast: bool = False,
+    which: str = "paper",
 ) -> dict[str, str]:
-    """Retrain ``models`` from scratch with training seed ``seed``: recipe ``paper`` (3 x 256;
-    ``fast``: ``fast``, 3 x 64), ``quick``: recipe ``tiny`` (seconds, for tests);
-    weights under ``out_dir/weights/seed<seed>``, TensorBoard logs in it under ``tb``."""
+    """Retrain ``models`` from scratch with training seed ``seed``: recipe ``which``
+    (``paper``: 3 x 256; ``fast``: 3 x 64; ``paper-full``: hours), ``quick``: recipe
+    ``tiny`` (seconds, for tests); weights under ``out_dir/weights/seed<seed>``,
+    TensorBoard logs in it under ``tb``."""
     from l4sim.agents import lfq
 
-    recipe = "tiny" if quick else ("fast" if fast else "paper")
+    recipe = "tiny" if quick else ("fast" if fast else which)
     wdir = _weights_dir(out_dir, seed)
     lfq.train_recipe(recipe, wdir, seed=seed, models=list(models))
     return {m: str(wdir / f"{m}.safetensors") for m in models}
@@ -274,31 +310,43 @@ def reproduce(
     train: bool = False,
     fast: bool = False,
     seeds: Iterable[int] | None = None,
+    weights: str | None = None,
 ) -> list[Row]:
     """Run the sweeps (``quick``: 3 points per sweep, 2 seeds) and write the tables (per
-    seed and mean ± 95 % CI) and Fig. 8."""
+    seed and mean ± 95 % CI) and Fig. 8; ``weights``: the recipe whose shipped weights are
+    evaluated (``paper``, ``paper-full``: one set per training seed, ``fast``)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     groups = list(only) if only is not None else list(GROUPS)
     models = [g for g in groups if g in MODELS]
-    seed_list = _seeds(quick, seeds)
-    weights: dict[tuple[str, int], str] = {}
+    which = _which(fast, weights)
+    seed_list = _seeds(quick, seeds, which)
+    paths: dict[tuple[str, int], str] = {}
     if train:
         for s in seed_list:
-            for m, path in train_models(out_dir, models, quick=quick, seed=s, fast=fast).items():
-                weights[(m, s)] = path
+            trained = train_models(out_dir, models, quick=quick, seed=s, fast=fast, which=which)
+            for m, path in trained.items():
+                paths[(m, s)] = path
     else:
-        shipped = {m: str(shipped_weights(m, fast)) for m in models}
-        missing = [m for m, p in shipped.items() if not Path(p).is_file()]
+        paths = {
+            (m, s): str(shipped_weights(m, which=which, seed=s)) for m in models for s in seed_list
+        }
+        missing = sorted({m for (m, _), p in paths.items() if not Path(p).is_file()})
+        if missing and which == "paper-full":
+            absent = sorted({s for (_, s), p in paths.items() if not Path(p).is_file()})
+            raise L4simError(
+                "the paper-full LFQ weights are not installed yet for training seed(s) "
+                f"{', '.join(map(str, absent))} (l4sim/data/lfq/paper-full/seed<N>/): train them "
+                "with l4sim train lfq --recipe paper-full, as docs/reproductions/lfq-001.md shows"
+            )
         if missing:
             raise L4simError(
                 f"the LFQ weights of {', '.join(missing)} are not installed; "
                 "run with --train to train them"
             )
-        weights = {(m, s): p for m, p in shipped.items() for s in seed_list}
     todo = [
-        replace(c, weights=weights.get((c.qdisc, c.seed), ""))
-        for c in _cases(groups, quick=quick, train=train, seeds=seed_list)
+        replace(c, weights=paths.get((c.qdisc, c.seed), ""))
+        for c in _cases(groups, quick=quick, train=train, weights=which, seeds=seed_list)
     ]
     rows = run_cases(_run_case, todo, todo, executor, on_case)
     one = [
@@ -525,6 +573,14 @@ EXPERIMENT = declare(
             False,
         ),
         Option("fast", bool, "The 3 x 64 weights (recipe fast) instead of the 3 x 256.", False),
+        Option(
+            "weights",
+            str,
+            "Whose shipped weights: paper (default), paper-full (the paper's budget, one set "
+            "per training seed, evaluated on the grid; --seeds N: training seeds 1..N, "
+            "default 3) or fast (= --fast).",
+            choices=WEIGHTS,
+        ),
         seeds_option("Seeds 1..N: evaluation seeds, or training seeds with --train (default 5)."),
     ),
     tables=(
