@@ -74,3 +74,48 @@ def test_cases_cover_each_pair_once_and_filter_by_group() -> None:
     ]
     # 100 Mbit/s x 40 ms = 500 000 B = 333 packets of 1500 B; five of them
     assert coexistence.qdisc_for("fifo5bdp", 100, 40) == {"kind": "fifo", "limit": "1665p"}
+
+
+def test_one_against_many_quick_form(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The 1-vs-N case's quick form (what ``--quick`` runs beside the pairs): one flow
+    against four of CUBIC and back, in DualPI2. BBR v1 is the contrast that could fail: its
+    share does not shrink with the number of loss-based flows it meets (Ware et al., IMC
+    2019, "Modeling BBR's Interactions with Loss-Based Congestion Control": one BBR flow
+    takes ~40 % of a deep buffer against any number of CUBIC flows), so one BBR flow gets
+    well over its fifth, and one CUBIC flow against four BBR flows well under it."""
+    out = tmp_path_factory.mktemp("coex1vn")
+    coexistence.reproduce(out, only=["1vN"], quick=True, figures=False)
+    assert not (out / "table.csv").exists()  # the pairs were not named
+    with open(out / "one_vs_n.csv") as fh:
+        rows = {(r["a"], r["b"]): r for r in csv.DictReader(fh)}
+    assert set(rows) == {
+        ("prague", "cubic"),
+        ("bbr", "cubic"),
+        ("cubic", "prague"),
+        ("cubic", "bbr"),
+    }
+    for r in rows.values():
+        assert r["queue"] == "dualpi2" and r["n"] == "4"
+        a, b = float(r["a_mbps"]), float(r["b_mbps"])
+        assert float(r["a_share"]) == pytest.approx(a / (a + 4 * b), abs=1e-9)
+        assert float(r["a_over_fair"]) == pytest.approx(5 * float(r["a_share"]), abs=1e-9)
+        assert float(r["utilisation"]) > 0.9
+        assert 0.2 <= float(r["jain"]) <= 1.0
+    assert float(rows[("bbr", "cubic")]["a_over_fair"]) > 2
+    assert float(rows[("cubic", "bbr")]["a_over_fair"]) < 0.5
+    assert float(rows[("bbr", "cubic")]["jain"]) < 0.7
+
+
+def test_one_against_many_cases_and_groups() -> None:
+    n = len(coexistence.CCAS)
+    many = coexistence.many_cases()
+    assert len(many) == n * (n - 1) * len(coexistence.MANY_QUEUES)
+    assert {(c.rate_mbps, c.rtt_ms, c.n) for c in many} == {(100, 40, 4)}
+    assert coexistence.cases(["1vN"]) == []  # naming 1vN runs it instead of the pairs
+    assert coexistence.many_cases(["pie"]) == [] and coexistence.many_cases(["10M"]) == []
+    assert [c.name for c in coexistence.many_cases(["1vN", "cubic", "newreno", "dualpi2"])] == [
+        "cubic-4xnewreno-dualpi2-100M-40ms",
+        "newreno-4xcubic-dualpi2-100M-40ms",
+    ]
+    flows = coexistence.scenario(many[0]).flows
+    assert [f.cca.kind for f in flows] == [many[0].a] + [many[0].b] * 4

@@ -22,6 +22,14 @@ The full grid (every pair of ``CCAS`` and each algorithm against itself, 6 queue
 3 RTTs, 4 seeds) is 4 536 runs; ``--quick`` is Prague and BBR v1 against CUBIC through
 DualPI2 and the single fq_codel queue at 10 Mbit/s and 20 ms, one seed. Figures: one heatmap
 per queue of the row algorithm's share against the column's, at each rate and RTT.
+
+The 1-vs-N case (group ``1vN``): one flow of *a* against ``MANY`` = 4 flows of *b*, every
+ordered pair of different algorithms, through DualPI2 and fq_codel at 100 Mbit/s and 40 ms
+(``--quick``: Prague and BBR v1 against CUBIC and back, at the quick grid's 10 Mbit/s and
+20 ms). Per case: the one flow's share of the five goodputs beside its fair share, 1/5,
+and Jain's index of the five (per seed, then averaged); ``one_vs_n.md`` / ``.csv``,
+``one_vs_n_per_seed.csv`` and the figure ``one_vs_n.png``. Naming ``1vN`` in ``--only``
+runs these instead of the pairs (``pairs`` names those).
 """
 
 from __future__ import annotations
@@ -30,22 +38,21 @@ import itertools
 import math
 import statistics
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
-from l4sim.experiments._tables import finding_titles, write_per_seed, write_table
+from l4sim.experiments._tables import finding_titles, write_csv, write_per_seed, write_table
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option
+from l4sim.experiments.coexistence_figures import ORDER, plot, plot_many, plot_point
 from l4sim.scenario import Scenario
 from l4sim.scenario.ccas import CCA_KINDS
 
 #: The senders, scalable first; ``bbr3`` only where this build has it.
-CCAS: tuple[str, ...] = tuple(
-    c for c in ("prague", "dctcp", "bbr3", "bbr", "cubic", "newreno") if c in CCA_KINDS
-)
+CCAS: tuple[str, ...] = tuple(c for c in ORDER if c in CCA_KINDS)
 QUEUES: tuple[str, ...] = ("dualpi2", "fq_codel", "fq_codel1", "pie", "fifo1bdp", "fifo5bdp")
 RATES_MBPS: tuple[int, ...] = (10, 100, 1000)
 RTTS_MS: tuple[int, ...] = (10, 40, 160)
@@ -61,7 +68,14 @@ FINDINGS = "findings.md"
 
 QUICK = {"ccas": ("prague", "bbr", "cubic"), "queues": ("dualpi2", "fq_codel1")}
 QUICK_GRID = {"rates": (10,), "rtts": (20,)}
-GROUPS = (*CCAS, *QUEUES, *(f"{r}M" for r in RATES_MBPS), *(f"{t}ms" for t in RTTS_MS))
+#: The 1-vs-N case: one flow of a against MANY of b, in these queues at this rate and RTT.
+ONE_VS_N = "1vN"
+MANY = 4
+MANY_QUEUES = ("dualpi2", "fq_codel")
+MANY_POINT = (100, 40)
+MANY_TABLE = "one_vs_n.md"
+SHAPES = ("pairs", ONE_VS_N)
+GROUPS = (*SHAPES, *CCAS, *QUEUES, *(f"{r}M" for r in RATES_MBPS), *(f"{t}ms" for t in RTTS_MS))
 
 
 @dataclass(frozen=True)
@@ -71,30 +85,67 @@ class Case:
     queue: str
     rate_mbps: int
     rtt_ms: int
+    #: Flows of ``b`` beside the one of ``a``.
+    n: int = 1
 
     @property
     def name(self) -> str:
-        return f"{self.a}-{self.b}-{self.queue}-{self.rate_mbps}M-{self.rtt_ms}ms"
+        b = self.b if self.n == 1 else f"{self.n}x{self.b}"
+        return f"{self.a}-{b}-{self.queue}-{self.rate_mbps}M-{self.rtt_ms}ms"
+
+    @property
+    def flows(self) -> tuple[str, ...]:
+        return (self.a, *(self.b,) * self.n)
+
+
+def _picked(groups: Iterable[str], quick: bool) -> dict[str, list[Any]]:
+    """Each kind's members that ``groups`` names (a kind not named: all of it)."""
+    wanted = set(groups)
+
+    def pick(kinds: Iterable[Any], name: Callable[[Any], str] = str) -> list[Any]:
+        return [k for k in kinds if name(k) in wanted] or list(kinds)
+
+    return {
+        "shapes": pick(SHAPES),
+        "ccas": pick(QUICK["ccas"] if quick else CCAS),
+        "queues": pick(QUICK["queues"] if quick else QUEUES),
+        "rates": pick(QUICK_GRID["rates"] if quick else RATES_MBPS, lambda r: f"{r}M"),
+        "rtts": pick(QUICK_GRID["rtts"] if quick else RTTS_MS, lambda t: f"{t}ms"),
+    }
 
 
 def cases(groups: Iterable[str] = GROUPS, *, quick: bool = False) -> list[Case]:
     """The grid's pairs (each unordered pair once, and each algorithm against itself), in
     table order, restricted to the algorithms, queues, rates and RTTs ``groups`` names (a
     kind not named: all of it; a pair runs when both its algorithms are named)."""
-    wanted = set(groups)
-
-    def pick(kinds: Iterable[Any], name: Callable[[Any], str] = str) -> list[Any]:
-        return [k for k in kinds if name(k) in wanted] or list(kinds)
-
-    ccas = pick(QUICK["ccas"] if quick else CCAS)
-    queues = pick(QUICK["queues"] if quick else QUEUES)
-    rates = pick(QUICK_GRID["rates"] if quick else RATES_MBPS, lambda r: f"{r}M")
-    rtts = pick(QUICK_GRID["rtts"] if quick else RTTS_MS, lambda t: f"{t}ms")
+    k = _picked(groups, quick)
+    if "pairs" not in k["shapes"]:
+        return []
     if quick:  # the contrasts the suite checks: scalable and BBR against CUBIC
-        pairs = [(c, "cubic") for c in ccas if c != "cubic"]
+        pairs = [(c, "cubic") for c in k["ccas"] if c != "cubic"]
     else:
-        pairs = list(itertools.combinations_with_replacement(ccas, 2))
-    return [Case(a, b, q, r, t) for q in queues for r in rates for t in rtts for a, b in pairs]
+        pairs = list(itertools.combinations_with_replacement(k["ccas"], 2))
+    points = itertools.product(k["queues"], k["rates"], k["rtts"])
+    return [Case(a, b, q, r, t) for q, r, t in points for a, b in pairs]
+
+
+def many_cases(groups: Iterable[str] = GROUPS, *, quick: bool = False) -> list[Case]:
+    """The 1-vs-N cases ``groups`` names: every ordered pair of different algorithms named
+    (``quick``: those with CUBIC on one side) in the named queues of ``MANY_QUEUES``, when
+    the rate and RTT of ``MANY_POINT`` (``quick``: the quick grid's) are named."""
+    k = _picked(groups, quick)
+    rate, rtt = (QUICK_GRID["rates"][0], QUICK_GRID["rtts"][0]) if quick else MANY_POINT
+    if ONE_VS_N not in k["shapes"] or rate not in k["rates"] or rtt not in k["rtts"]:
+        return []
+    pairs = [(a, b) for a in k["ccas"] for b in k["ccas"] if a != b]
+    if quick:
+        pairs = [(a, b) for a, b in pairs if "cubic" in (a, b)]
+    queues = [q for q in k["queues"] if q in MANY_QUEUES]
+    return [Case(a, b, q, rate, rtt, MANY) for q in queues for a, b in pairs]
+
+
+def all_cases(groups: Iterable[str] = GROUPS, *, quick: bool = False) -> list[Case]:
+    return cases(groups, quick=quick) + many_cases(groups, quick=quick)
 
 
 def bdp_packets(rate_mbps: int, rtt_ms: int) -> int:
@@ -118,7 +169,7 @@ def qdisc_for(queue: str, rate_mbps: int, rtt_ms: int) -> dict[str, Any]:
 
 
 def scenario(case: Case, seed: int = 1) -> Scenario:
-    """The two flows of ``case`` through its queue."""
+    """The flows of ``case`` through its queue."""
     one_way = f"{case.rtt_ms / 2:g}ms"
     access = f"{case.rate_mbps * ACCESS_FACTOR}Mbps"
     return Scenario.parse(
@@ -135,7 +186,7 @@ def scenario(case: Case, seed: int = 1) -> Scenario:
                     "qdisc": qdisc_for(case.queue, case.rate_mbps, case.rtt_ms),
                 },
             },
-            "flows": [{"kind": "tcp", "cca": case.a}, {"kind": "tcp", "cca": case.b}],
+            "flows": [{"kind": "tcp", "cca": cca} for cca in case.flows],
         }
     )
 
@@ -162,8 +213,48 @@ class Run:
     b_marks: int
 
 
-def _run(task: tuple[Case, int]) -> Run:
+@dataclass
+class ManyRun(Run):
+    """One seed of a 1-vs-N case: the one flow of ``a``, and the ``n`` flows of ``b`` (their
+    mean goodput and delay p99, their drops and marks all together; their least and most
+    goodput) and Jain's index of all the flows."""
+
+    b_min_mbps: float
+    b_max_mbps: float
+    jain: float
+
+
+def jain(xs: list[float]) -> float:
+    """Jain's fairness index of ``xs``: (sum x)^2 / (n sum x^2); 1 is an even split."""
+    total = sum(xs)
+    return total * total / (len(xs) * sum(x * x for x in xs)) if total > 0 else math.nan
+
+
+def _run(task: tuple[Case, int]) -> Run | ManyRun:
     case, seed = task
+    mbps, qd, drops, marks = _measure(case, seed)
+    if case.n > 1:
+        bs = mbps[1:]
+        return ManyRun(
+            case.name,
+            seed,
+            mbps[0],
+            statistics.fmean(bs),
+            qd[0],
+            statistics.fmean(qd[1:]),
+            drops[0],
+            sum(drops[1:]),
+            marks[0],
+            sum(marks[1:]),
+            b_min_mbps=min(bs),
+            b_max_mbps=max(bs),
+            jain=jain(mbps),
+        )
+    return Run(case.name, seed, *mbps, *qd, *drops, *marks)
+
+
+def _measure(case: Case, seed: int) -> tuple[list[float], list[float], list[int], list[int]]:
+    """Each flow's goodput (Mbit/s), queue delay p99 (ms), drops and marks."""
     sim = Simulation(scenario(case, seed))
     sim.run_until(WINDOW[0])
     before = sim.summary()["flows"]
@@ -181,17 +272,12 @@ def _run(task: tuple[Case, int]) -> Run:
     def grew(i: int, key: str) -> int:
         return int(after[i][key] - before[i][key])
 
-    return Run(
-        case.name,
-        seed,
-        rate(0),
-        rate(1),
-        qdelay(0),
-        qdelay(1),
-        grew(0, "drops"),
-        grew(1, "drops"),
-        grew(0, "ecn_marks"),
-        grew(1, "ecn_marks"),
+    each = range(len(case.flows))
+    return (
+        [rate(i) for i in each],
+        [qdelay(i) for i in each],
+        [grew(i, "drops") for i in each],
+        [grew(i, "ecn_marks") for i in each],
     )
 
 
@@ -217,7 +303,7 @@ class Row:
     seeds: int
 
 
-def _row(case: Case, runs: list[Run]) -> Row:
+def _row(case: Case, runs: list[Run] | list[ManyRun]) -> Row:
     def mean(field: str) -> float:
         return statistics.fmean(getattr(r, field) for r in runs)
 
@@ -245,6 +331,37 @@ def _row(case: Case, runs: list[Run]) -> Row:
     )
 
 
+@dataclass
+class ManyRow(Row):
+    """A 1-vs-N case over its seeds, as a pair's row with ``b_*`` each b flow's mean (drops
+    and marks: all of them together), ``a_share`` of the whole link beside ``fair_share``
+    (1 / (n + 1)) and ``jain`` the mean of each seed's index over all n + 1 flows."""
+
+    n: int
+    fair_share: float
+    a_over_fair: float
+    b_min_mbps: float
+    b_max_mbps: float
+
+
+def _many_row(case: Case, runs: list[ManyRun]) -> ManyRow:
+    a, b = (statistics.fmean(getattr(r, f) for r in runs) for f in ("a_mbps", "b_mbps"))
+    total = a + case.n * b
+    share = a / total if total > 0 else math.nan
+    fair = 1 / (case.n + 1)
+    base = asdict(_row(case, runs))
+    base.update(a_share=share, utilisation=total / case.rate_mbps)
+    base["jain"] = statistics.fmean(r.jain for r in runs)
+    return ManyRow(
+        **base,
+        n=case.n,
+        fair_share=fair,
+        a_over_fair=share / fair,
+        b_min_mbps=min(r.b_min_mbps for r in runs),
+        b_max_mbps=max(r.b_max_mbps for r in runs),
+    )
+
+
 def reproduce(
     out_dir: str | Path,
     *,
@@ -257,22 +374,33 @@ def reproduce(
 ) -> list[Row]:
     """Every case of the grid (or the subsets in ``only``; ``quick``: the small grid, one
     seed) over ``seeds``: ``table.md``, ``table.csv``, ``per_seed.csv`` and (``figures``)
-    one heatmap per queue."""
+    one heatmap per queue; the 1-vs-N cases named: ``one_vs_n.md`` and ``.csv``,
+    ``one_vs_n_per_seed.csv`` and ``one_vs_n.png``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    todo = cases(only if only is not None else GROUPS, quick=quick)
+    groups = only if only is not None else GROUPS
+    todo = cases(groups, quick=quick)
+    many = many_cases(groups, quick=quick)
     seed_list = seeds_for(seeds, quick, DEFAULT_SEEDS)
-    runs, per_case = run_seeded(_run, todo, seed_list, executor, on_case)
-    rows = [_row(c, r) for c, r in zip(todo, per_case, strict=True)]
-    write_per_seed(out, runs)
-    write_table(rows, out, TABLE, markdown_table(rows))
-    (out / FINDINGS).write_text(findings(rows))
+    runs, per_case = run_seeded(_run, [*todo, *many], seed_list, executor, on_case)
+    rows = [_row(c, r) for c, r in zip(todo, per_case, strict=False)]
+    many_rows = [_many_row(c, r) for c, r in zip(many, per_case[len(todo) :], strict=True)]
+    if rows:
+        write_per_seed(out, [r for r in runs if not isinstance(r, ManyRun)])
+        write_table(rows, out, TABLE, markdown_table(rows))
+        (out / FINDINGS).write_text(findings(rows))
+    if many_rows:
+        write_csv(out / "one_vs_n_per_seed.csv", [r for r in runs if isinstance(r, ManyRun)])
+        write_table(many_rows, out, MANY_TABLE, many_table(many_rows))
     if figures:
         for queue in dict.fromkeys(r.queue for r in rows):
             plot(rows, queue, out / f"share_{queue}.png")
         for rate, rtt in dict.fromkeys((r.rate_mbps, r.rtt_ms) for r in rows):
-            plot_point(rows, rate, rtt, out / f"share_{rate}M_{rtt}ms.png")
-    return rows
+            queues = [q for q in QUEUES if any(r.queue == q for r in rows)]
+            plot_point(rows, queues, rate, rtt, out / f"share_{rate}M_{rtt}ms.png")
+        if many_rows:
+            plot_many(many_rows, out / "one_vs_n.png")
+    return [*rows, *many_rows]
 
 
 def _spread(xs: list[float], fmt: str = "{:.2f}") -> str:
@@ -344,7 +472,40 @@ def _ms(x: float) -> str:
     return "-" if math.isnan(x) else f"{x:.1f}"
 
 
-def markdown_table(rows: list[Row]) -> str:
+def markdown_table(rows: list[Any]) -> str:
+    """The pairs' table, then (where there are 1-vs-N rows) the 1-vs-N table."""
+    many = [r for r in rows if isinstance(r, ManyRow)]
+    rows = [r for r in rows if not isinstance(r, ManyRow)]
+    if many:
+        return (pairs_table(rows) + "\n" if rows else "") + many_table(many)
+    return pairs_table(rows)
+
+
+def many_table(rows: list[ManyRow]) -> str:
+    n = rows[0].n
+    head = (
+        f"| a | {n} x b | queue | Mbit/s | RTT ms | a's share (fair {1 / (n + 1):.2f}) "
+        "| a / fair | Jain | a / each b Mbit/s (b's range) | queue delay p99 ms (a / b) "
+        "| drops (a / all b) | marks (a / all b) | utilisation |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    lines = [
+        f"| {r.a} | {r.b} | {r.queue} | {r.rate_mbps} | {r.rtt_ms} | {r.a_share:.2f} "
+        f"| {r.a_over_fair:.2f} | {r.jain:.2f} | {r.a_mbps:.1f} / {r.b_mbps:.1f} "
+        f"({r.b_min_mbps:.1f}-{r.b_max_mbps:.1f}) "
+        f"| {_ms(r.a_qdelay_p99_ms)} / {_ms(r.b_qdelay_p99_ms)} "
+        f"| {r.a_drops:.0f} / {r.b_drops:.0f} | {r.a_marks:.0f} / {r.b_marks:.0f} "
+        f"| {r.utilisation:.2f} |"
+        for r in rows
+    ]
+    note = f"\nMeans of {rows[0].seeds} seeds; one flow of a against {n} of b; Jain's index "
+    note += f"over all {n + 1} flows (each seed's, averaged); goodput, drops and marks over "
+    note += f"{WINDOW[0]:g}-{WINDOW[1]:g} s, queue delay p99 over the whole run (b: the mean "
+    note += f"of its {n} flows').\n"
+    return head + "\n".join(lines) + "\n" + note
+
+
+def pairs_table(rows: list[Row]) -> str:
     seeds = rows[0].seeds if rows else 0
     head = (
         "| a | b | queue | Mbit/s | RTT ms | a's share | Jain | a / b Mbit/s | queue delay p99 "
@@ -364,88 +525,13 @@ def markdown_table(rows: list[Row]) -> str:
     return head + "\n".join(lines) + "\n" + note
 
 
-def share_matrix(rows: list[Row], queue: str, rate: int, rtt: int) -> tuple[list[str], Any]:
-    """The share of the row algorithm against the column algorithm (NaN: not run)."""
-    import numpy as np
-
-    names = [c for c in CCAS if any(c in (r.a, r.b) for r in rows)]
-    m = np.full((len(names), len(names)), np.nan)
-    for r in rows:
-        if (r.queue, r.rate_mbps, r.rtt_ms) != (queue, rate, rtt):
-            continue
-        i, j = names.index(r.a), names.index(r.b)
-        m[i, j] = r.a_share
-        m[j, i] = 1 - r.a_share
-    return names, m
-
-
-def _heatmap(ax: Any, names: list[str], m: Any, title: str) -> Any:
-    import numpy as np
-
-    image = ax.imshow(m, vmin=0, vmax=1, cmap="RdBu_r")
-    ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(len(names)), names, fontsize=8)
-    ax.set_title(title, fontsize=9)
-    for (y, x), v in np.ndenumerate(m):
-        if not math.isnan(v):
-            ax.text(x, y, f"{v:.2f}", ha="center", va="center", fontsize=7)
-    return image
-
-
-def _panels(
-    n_rows: int, n_cols: int, draw: Callable[[Any, int, int], Any], title: str, path: Path
-) -> None:
-    from l4sim.plot import pyplot
-
-    plt = pyplot()
-    fig, axes = plt.subplots(
-        n_rows, n_cols, figsize=(3.6 * n_cols + 1.2, 3.4 * n_rows), squeeze=False
-    )
-    image = None
-    for i, j in itertools.product(range(n_rows), range(n_cols)):
-        image = draw(axes[i][j], i, j) or image
-    fig.suptitle(title)
-    fig.subplots_adjust(wspace=0.55, hspace=0.55)
-    if image is not None:
-        fig.colorbar(image, ax=axes, shrink=0.8, label="row's share")
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-
-
-def plot(rows: list[Row], queue: str, path: Path) -> None:
-    """One heatmap per rate and RTT: the row algorithm's share of the pair's goodput."""
-    rates = sorted({r.rate_mbps for r in rows if r.queue == queue})
-    rtts = sorted({r.rtt_ms for r in rows if r.queue == queue})
-
-    def draw(ax: Any, i: int, j: int) -> Any:
-        names, m = share_matrix(rows, queue, rates[i], rtts[j])
-        return _heatmap(ax, names, m, f"{rates[i]} Mbit/s, {rtts[j]} ms")
-
-    title = f"{queue}: the row's share of the pair's goodput (0.5 is fair)"
-    _panels(len(rates), len(rtts), draw, title, path)
-
-
-def plot_point(rows: list[Row], rate: int, rtt: int, path: Path) -> None:
-    """Every queue at one rate and RTT, two rows of three panels."""
-    queues = [q for q in QUEUES if any(r.queue == q for r in rows)]
-    cols = min(3, len(queues))
-
-    def draw(ax: Any, i: int, j: int) -> Any:
-        k = i * cols + j
-        if k >= len(queues):
-            ax.axis("off")
-            return None
-        names, m = share_matrix(rows, queues[k], rate, rtt)
-        return _heatmap(ax, names, m, queues[k])
-
-    title = f"{rate} Mbit/s, {rtt} ms: the row's share of the pair's goodput (0.5 is fair)"
-    _panels(math.ceil(len(queues) / cols), cols, draw, title, path)
-
-
-scenarios, _cases = seeded_hooks(cases, scenario, DEFAULT_SEEDS)
+scenarios, _cases = seeded_hooks(all_cases, scenario, DEFAULT_SEEDS)
 
 OPTIONS: tuple[Option, ...] = (
-    quick_option("Prague and BBR v1 against CUBIC, DualPI2 and one fq_codel queue, one seed"),
+    quick_option(
+        "Prague and BBR v1 against CUBIC, DualPI2 and one fq_codel queue, one seed "
+        "(1-vs-N: against 4 CUBIC and back, DualPI2)"
+    ),
     seeds_option("Run each case with seeds 1..N of the hosts' jitter (default 4)."),
 )
 
@@ -456,6 +542,6 @@ EXPERIMENT = declare(
     paper="the coexistence matrix L4S researchers assemble from testbeds (no single source)",
     groups=GROUPS,
     options=OPTIONS,
-    tables=(TABLE, "table.csv", FINDINGS),
-    figures=("share_*.png",),
+    tables=(TABLE, "table.csv", FINDINGS, MANY_TABLE, "one_vs_n.csv"),
+    figures=("share_*.png", "one_vs_n.png"),
 )
