@@ -56,6 +56,13 @@ def test_a_missing_tool_names_the_bpf_prague(monkeypatch: pytest.MonkeyPatch) ->
         emu._hosts_and_flows(loads(DUALPI2), 1)
 
 
+def test_a_missing_tc_is_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    _no_prague(monkeypatch)
+    monkeypatch.setattr(bpf, "_which", lambda t: None if t == "tc" else f"/usr/bin/{t}")
+    with pytest.raises(EmulationError, match=r"^the BPF Prague's ECT\(1\) marker needs tc: "):
+        emu._hosts_and_flows(loads(DUALPI2), 1)
+
+
 def test_prague_without_the_kernel_module_is_the_bpf_one_with_ect1(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -126,6 +126,8 @@ def check_tools(kind: str = "dctcp") -> None:
     missing = [t for t in ("clang", "bpftool") if _which(t) is None]
     if missing:
         raise EmulationError(f"the BPF {title} needs {' and '.join(missing)}; {_INSTALL}")
+    if kind == "prague" and _which("tc") is None:
+        raise EmulationError("the BPF Prague's ECT(1) marker needs tc: apt-get install iproute2")
 
 
 def build(source: Path = SOURCE, kind: str = "dctcp") -> Path:
