@@ -165,6 +165,7 @@ FIELDS = (
     "kernel_spread",
     "sim_seeds",
     "sim_mbps",
+    "testbed_mbps",
     "err",
     "kernel_ratio",
     "sim_ratio",
@@ -210,6 +211,10 @@ def rows(raw: Path, sim_raw: Path) -> list[dict[str, Any]]:
                     "kernel_spread": max(ks) / min(ks) - 1 if len(ks) > 1 and min(ks) > 0 else None,
                     "sim_seeds": len(sim),
                     "sim_mbps": sm,
+                    # The published testbed's figure (the 2020 L4STeam kernel), not DualPI2's.
+                    "testbed_mbps": None
+                    if name == DUALPI2
+                    else (case.testbed_prague_mbps if i == 0 else case.testbed_classic_mbps),
                     "err": sm / km - 1 if km and sm is not None else None,
                     "kernel_ratio": k_means[0] / k_means[1] if k_means[1] else None,
                     "sim_ratio": s_means[0] / s_means[1] if s_means[1] else None,
@@ -252,6 +257,10 @@ def _num(x: str) -> float | None:
     return float(x) if x else None
 
 
+def _mbps(x: str) -> str:
+    return f"{float(x):.2f}" if x else "-"
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:+.0f} %"
 
@@ -265,7 +274,8 @@ def write_markdown(csv_path: Path, md_path: Path) -> None:
     recs = list(csvlib.DictReader(text))
     head = (
         "| qdisc | classic flow | flow | kernel runs, Mbit/s | kernel spread | l4sim "
-        "| l4sim vs kernel | ratio kernel / l4sim |\n|---|---|---|---|---|---|---|---|\n"
+        "| l4sim vs kernel | ratio kernel / l4sim | testbed (2020 kernel) |\n"
+        "|---|---|---|---|---|---|---|---|---|\n"
     )
     lines, inside, spreads = [], [], []
     for r in recs:
@@ -285,8 +295,8 @@ def write_markdown(csv_path: Path, md_path: Path) -> None:
         lines.append(
             f"| {r['qdisc'] if r['flow'] == '0' else ''} | {what if r['flow'] == '0' else ''} "
             f"| {'Prague (BPF)' if r['flow'] == '0' else r['cca']} "
-            f"| {r['kernel_mbps_runs'].replace(' ', ' / ')} | {_pct(spread)} "
-            f"| {sm:.2f} | {_pct(err)} | {ratio} |"
+            f"| {' / '.join(_mbps(x) for x in r['kernel_mbps_runs'].split())} | {_pct(spread)} "
+            f"| {sm:.2f} | {_pct(err)} | {ratio} | {_mbps(r['testbed_mbps'])} |"
         )
     p99 = [v for r in recs if (v := _num(r["router_p99_us"])) is not None]
     drift = [v for r in recs if (v := _num(r["router_drift_s"])) is not None]
