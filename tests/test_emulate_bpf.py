@@ -8,7 +8,6 @@ with the missing pieces monkeypatched."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,26 +17,12 @@ from l4sim import emulate as emu
 from l4sim.emulate import bpf
 from l4sim.errors import EmulationError
 from l4sim.scenario import loads
-from netns import netns_reason
+from netns import bpf_reason
 
 NAME = bpf.BPF_CCAS["dctcp"]
 
 
-def _bpf_reason() -> str | None:
-    reason = netns_reason()
-    if reason is not None:
-        return reason
-    if not Path("/sys/kernel/btf/vmlinux").exists():
-        return "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
-    missing = [t for t in ("clang", "bpftool") if shutil.which(t) is None]
-    if missing:
-        return f"needs {' and '.join(missing)} (apt-get install clang bpftool libbpf-dev)"
-    if "dctcp" in emu.kernel_ccas():
-        return "the kernel has its own dctcp, which l4sim emulate uses instead"
-    return None
-
-
-REASON = _bpf_reason()
+REASON = bpf_reason("dctcp")
 needs_bpf = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 
@@ -136,7 +121,7 @@ def test_a_program_the_verifier_refuses_is_one_sentence(
     bad.write_text(src)
     monkeypatch.setattr(bpf, "cache_dir", lambda: tmp_path / "cache")
     obj = bpf.build(bad)
-    monkeypatch.setattr(bpf, "build", lambda source=bpf.SOURCE: obj)
+    monkeypatch.setattr(bpf, "build", lambda source=bpf.SOURCE, kind="dctcp": obj)
     bpf.cleanup_leftovers()
     with pytest.raises(
         EmulationError, match=r"refused the BPF DCTCP: no write support to tcp_sock"

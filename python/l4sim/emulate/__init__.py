@@ -9,10 +9,11 @@ devices and forwards every packet through the scenario's links as the simulator 
 (the core's ``Channel``: the qdisc of each link direction, serialisation at its rate,
 propagation delay, i.i.d. loss), writing CE marks into the IP headers. The endpoints are the
 kernel's TCP: the congestion control is set per socket (``TCP_CONGESTION``), ECN per
-namespace (``net.ipv4.tcp_ecn``); ``cca = "dctcp"`` on a kernel without ``tcp_dctcp`` is a
-BPF DCTCP loaded for the run (:mod:`l4sim.emulate.bpf`). A traffic generator in this
-process (sockets opened inside the namespaces with ``setns(2)``, one thread per endpoint)
-runs the scenario's flows and samples ``TCP_INFO``.
+namespace (``net.ipv4.tcp_ecn``); ``cca = "dctcp"`` (``"prague"``) on a kernel without
+``tcp_dctcp`` (``tcp_prague``) is a BPF DCTCP (Prague) loaded for the run
+(:mod:`l4sim.emulate.bpf`). A traffic generator in this process (sockets opened inside the
+namespaces with ``setns(2)``, one thread per endpoint) runs the scenario's flows and samples
+``TCP_INFO``.
 
 The results have the shape of ``l4sim run``'s: ``summary.json`` (per-flow goodput from
 the receiver; RTT, cwnd, retransmits and delivery rate from ``TCP_INFO``; per-queue
@@ -133,6 +134,9 @@ def kernel_ccas() -> list[str]:
         return []
 
 
+_BPF_PRAGUE = emulate_bpf.BPF_CCAS["prague"]
+
+
 def _kernel_cca(kind: str, available: list[str]) -> str:
     """The kernel's name for cca ``kind``: its own module when it has one, else the BPF
     stand-in (:mod:`l4sim.emulate.bpf`, loaded for the run) when this host can load it."""
@@ -140,7 +144,7 @@ def _kernel_cca(kind: str, available: list[str]) -> str:
     bpf = emulate_bpf.BPF_CCAS.get(kind)
     if name in available or bpf is None:
         return name
-    emulate_bpf.check_tools()
+    emulate_bpf.check_tools(kind)
     return bpf
 
 
@@ -205,6 +209,14 @@ def _hosts_and_flows(scenario: Scenario, pid: int) -> tuple[list[_Host], list[_F
                 )
             f.src.ecn = want
         flows.append(f)
+    for h in hosts.values():
+        sent = {f.kernel_cca == _BPF_PRAGUE for f in flows if f.src is h}
+        if len(sent) > 1:
+            raise EmulationError(
+                f"host {h.name!r} sends BPF Prague and other flows, but the ECT(1) marker "
+                "of the BPF Prague works per host; give them different hosts"
+            )
+        h.ect1 = sent == {True}
     return list(hosts.values()), flows
 
 
@@ -273,6 +285,8 @@ def emulate(
                 loaded.append(kind)
         for h in hosts:
             _make_host(h)
+            if h.ect1:
+                emulate_bpf.attach_ect1(h.netns, _TUN)
         config = {
             "sim": sc.to_core_config(),
             "hosts": [

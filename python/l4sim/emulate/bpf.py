@@ -1,8 +1,10 @@
-"""Scalable kernel senders for ``l4sim emulate``: DCTCP as a BPF ``struct_ops`` congestion
-control, for kernels without ``tcp_dctcp`` (see :mod:`l4sim.emulate`).
+"""Scalable kernel senders for ``l4sim emulate``: DCTCP and TCP Prague as BPF ``struct_ops``
+congestion controls, for kernels without ``tcp_dctcp`` or ``tcp_prague`` (see
+:mod:`l4sim.emulate`).
 
-The source ``data/bpf/l4sim_dctcp.bpf.c`` (adapted from the kernel's BPF DCTCP selftest,
-GPL-2.0) is built with clang against a ``vmlinux.h`` that bpftool dumps from this kernel's
+Each source, ``data/bpf/l4sim_dctcp.bpf.c`` (adapted from the kernel's BPF DCTCP selftest,
+GPL-2.0) and ``data/bpf/l4sim_prague.bpf.c`` (Prague's control law after L4STeam's
+``tcp_prague.c``), is built with clang against a ``vmlinux.h`` that bpftool dumps from this kernel's
 BTF, cached under ``$XDG_CACHE_HOME/l4sim/bpf/<kernel release>-<hash>/`` (the hash covers
 the source and the kernel's BTF), registered with ``bpftool struct_ops register`` before a
 run (it then appears in ``tcp_available_congestion_control`` as ``l4sim_dctcp``) and
@@ -10,6 +12,10 @@ unregistered after it. ``/run/l4sim-bpf/<name>.pid`` names the process that regi
 it: a run that was killed leaves its CC registered, and the next run removes it
 (:func:`cleanup_leftovers`), as it removes leftover namespaces. A run that finds the CC
 registered by a live run uses it and leaves it to that run to remove.
+
+A BPF Prague's host also gets ``data/bpf/l4sim_ect1.bpf.c`` on its TUN device's egress (a
+tc program, gone with the namespace): this kernel sends the data of a congestion control
+that asks for ECT(1) as ECT(0), and the program rewrites it to ECT(1) (:func:`attach_ect1`).
 """
 
 from __future__ import annotations
@@ -25,10 +31,22 @@ from pathlib import Path
 from l4sim.emulate.netns import _pid_alive
 from l4sim.errors import EmulationError
 
-SOURCE = Path(__file__).parent.parent / "data" / "bpf" / "l4sim_dctcp.bpf.c"
+_DATA = Path(__file__).parent.parent / "data" / "bpf"
 
 
-BPF_CCAS = {"dctcp": "l4sim_dctcp"}
+SOURCE = _DATA / "l4sim_dctcp.bpf.c"
+
+
+SOURCES = {"dctcp": SOURCE, "prague": _DATA / "l4sim_prague.bpf.c"}
+
+
+"""Each BPF congestion control's source, by the scenario's cca kind."""
+
+
+ECT1_SOURCE = _DATA / "l4sim_ect1.bpf.c"
+
+
+BPF_CCAS = {"dctcp": "l4sim_dctcp", "prague": "l4sim_prague"}
 
 
 """The scenario's cca kinds that a BPF congestion control can stand in for, by the name it
@@ -91,23 +109,31 @@ def cache_dir() -> Path:
     return Path(base) / "l4sim" / "bpf"
 
 
-def check_tools() -> None:
-    """Raise the one-sentence error when this host cannot build or load a BPF CC."""
+_TITLES = {"dctcp": "DCTCP", "prague": "Prague"}
+
+
+def check_tools(kind: str = "dctcp") -> None:
+    """Raise the one-sentence error when this host cannot build or load the BPF CC that
+    stands in for ``kind``."""
+    title = _TITLES[kind]
     if _euid() != 0:
-        raise EmulationError("loading a BPF congestion control (DCTCP) needs root")
+        raise EmulationError(f"loading a BPF congestion control ({title}) needs root")
     if not _BTF.exists():
         raise EmulationError(
-            f"this kernel has no BTF ({_BTF}), which the BPF DCTCP needs; build the kernel "
-            "with CONFIG_DEBUG_INFO_BTF=y or use a kernel with tcp_dctcp"
+            f"this kernel has no BTF ({_BTF}), which the BPF {title} needs; build the kernel "
+            f"with CONFIG_DEBUG_INFO_BTF=y or use a kernel with tcp_{kind}"
         )
     missing = [t for t in ("clang", "bpftool") if _which(t) is None]
     if missing:
-        raise EmulationError(f"the BPF DCTCP needs {' and '.join(missing)}; {_INSTALL}")
+        raise EmulationError(f"the BPF {title} needs {' and '.join(missing)}; {_INSTALL}")
+    if kind == "prague" and _which("tc") is None:
+        raise EmulationError("the BPF Prague's ECT(1) marker needs tc: apt-get install iproute2")
 
 
-def build(source: Path = SOURCE) -> Path:
-    """The object file of ``source``, built for this kernel (or from the cache)."""
-    check_tools()
+def build(source: Path = SOURCE, kind: str = "dctcp") -> Path:
+    """The object file of ``source`` (a part of the BPF ``kind``), built for this kernel (or
+    from the cache)."""
+    check_tools(kind)
     digest = hashlib.sha256(source.read_bytes())
     with contextlib.suppress(OSError):
         digest.update(_BTF.read_bytes())
@@ -158,10 +184,10 @@ def load(kind: str) -> bool:
     owner = _owner(name)
     if name in _available() and owner is not None and _pid_alive(owner):
         return False
-    check_tools()
+    check_tools(kind)
     if name in _available():  # registered by a run that is gone, or by hand
         _unregister(name)
-    obj = build()
+    obj = build(SOURCES[kind], kind)
     _STATE_DIR.mkdir(parents=True, exist_ok=True)
     # Written before registering: a registered CC without this file is a leftover.
     _pid_file(name).write_text(f"{os.getpid()}\n")
@@ -170,9 +196,25 @@ def load(kind: str) -> bool:
         with contextlib.suppress(OSError):
             _pid_file(name).unlink()
         raise EmulationError(
-            f"the kernel refused the BPF {kind.upper()}: {verifier_line(p.stderr + p.stdout)}"
+            f"the kernel refused the BPF {_TITLES[kind]}: {verifier_line(p.stderr + p.stdout)}"
         )
     return True
+
+
+def attach_ect1(netns: str, dev: str) -> None:
+    """Rewrite ECT(0) to ECT(1) on what ``dev`` in ``netns`` sends (a tc egress program)."""
+    obj = build(ECT1_SOURCE, "prague")
+    bpf_filter = ["bpf", "direct-action", "obj", str(obj), "sec", "tc"]
+    for args in (
+        ["qdisc", "add", "dev", dev, "clsact"],
+        ["filter", "add", "dev", dev, "egress", *bpf_filter],
+    ):
+        p = _run(["tc", "-n", netns, *args], timeout=20)
+        if p.returncode != 0:
+            raise EmulationError(
+                f"tc could not attach the ECT(1) marker of the BPF Prague: "
+                f"{verifier_line(p.stderr + p.stdout)}"
+            )
 
 
 def unload(kind: str) -> None:

@@ -100,6 +100,7 @@ class _Host:
     netns: str
     addr: str
     ecn: int = 2  # net.ipv4.tcp_ecn: Linux default, answer ECN but do not ask for it
+    ect1: bool = False  # its packets' ECT(0) rewritten to ECT(1) (a BPF Prague's host)
 
 
 def _make_host(h: _Host) -> None:

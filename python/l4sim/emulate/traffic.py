@@ -51,7 +51,9 @@ _ECN_TOS = {"not_ect": 0, "ect1": 1, "ect0": 2, "ce": 3}  # RFC 3168 §5
 # Congestion controls the receiver runs too: DCTCP's SYN is ECT, which a Linux listener
 # answers with ECN only when its own CC needs ECN (tcp_ecn_create_request), and its
 # receiver echoes each change of CE state (RFC 8257 §3.2) rather than RFC 3168's ECE latch.
-_RECEIVER_TOO = ("dctcp", "l4sim_dctcp")
+# Prague's SYN asks for Accurate ECN, which a Linux 6.18 listener grants only when its own CC
+# needs it (tcp_ecn_create_request, tcp_ca_needs_accecn): its sysctl tcp_ecn stops at 2.
+_RECEIVER_TOO = ("dctcp", "l4sim_dctcp", "l4sim_prague")
 
 
 @dataclass
