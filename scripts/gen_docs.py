@@ -11,7 +11,9 @@
   and commit made them, from the committed ``results/NAME/manifest.json``;
 - ``results/README.md``, ``results/docs_table.md`` (the reproductions index page includes
   it) and the README's block of reproduction results: each committed
-  result's headline, computed by its experiment from its tables (``headline``).
+  result's headline, computed by its experiment from its tables (``headline``);
+- the numbers in the docs' prose that name the result cell they come from
+  (:mod:`prose_cells`).
 
 ``python scripts/gen_docs.py`` rewrites them; ``--check`` exits 1 naming each stale file
 (``tests/test_docs.py`` runs it, so a model or option changed without regenerating fails).
@@ -29,6 +31,7 @@ from typing import Any
 
 import click
 import measured  # scripts/measured.py, beside this file
+import prose_cells  # scripts/prose_cells.py, beside this file
 import typer
 from typer.cli import get_docs_for_click
 
@@ -550,6 +553,7 @@ def outputs() -> dict[Path, str]:
     out[ROOT / "results" / "README.md"] = results_index()
     out[ROOT / "results" / "docs_table.md"] = results_docs_table()
     out[ROOT / "README.md"] = readme()
+    out.update(prose_cells.pages())
     return out
 
 

@@ -1,0 +1,57 @@
+"""Numbers in the docs' prose that come from a committed result, kept equal to it.
+
+A page writes such a number as
+
+    <!-- cell results/macc/results.md scheme=ma-cc seeds -->5<!-- /cell -->
+
+naming the table file (a ``.csv``, or the first table of a ``.md`` that ``reproduce``
+wrote), the row (one or more ``column=value``: the first row that matches them all) and
+the column (quoted when it has spaces); the text
+between the markers is that cell as the file has it. ``gen_docs.py`` rewrites it and
+``--check`` fails when a page's text and its table disagree.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from l4sim.experiments._tables import md_rows, read_csv
+
+ROOT = Path(__file__).resolve().parents[1]
+_CELL = re.compile(r"<!-- cell (?P<spec>.+?) -->(?P<value>.*?)<!-- /cell -->", re.DOTALL)
+
+
+def lookup(spec: str) -> str:
+    """The cell ``spec`` (``FILE column=value ... COLUMN``) names, as its file has it."""
+    words = shlex.split(spec)
+    if len(words) < 3 or not all("=" in w for w in words[1:-1]):
+        raise SystemExit(f"a cell marker needs FILE column=value ... COLUMN, got {spec!r}")
+    path, column = words[0], words[-1]
+    want = dict(w.split("=", 1) for w in words[1:-1])
+    file = ROOT / path
+    if not file.is_file():
+        raise SystemExit(f"a cell marker names {path}, which does not exist")
+    rows = read_csv(file) if file.suffix == ".csv" else md_rows(file)
+    for row in rows:
+        if all(row.get(k) == v for k, v in want.items()):
+            if column not in row:
+                raise SystemExit(f"{path} has no column {column!r} (cell {spec!r})")
+            return row[column]
+    raise SystemExit(f"{path} has no row with {want} (cell {spec!r})")
+
+
+def refresh(text: str) -> str:
+    """``text`` with every cell marker's value taken from its table."""
+    return _CELL.sub(lambda m: f"<!-- cell {m['spec']} -->{lookup(m['spec'])}<!-- /cell -->", text)
+
+
+def pages() -> dict[Path, str]:
+    """Every docs page that has a cell marker, with its cells refreshed."""
+    out = {}
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        if "<!-- cell " in text:
+            out[page] = refresh(text)
+    return out
