@@ -324,9 +324,10 @@ def test_leftovers_of_a_killed_run_are_removed() -> None:
 
 
 def test_a_cca_the_kernel_lacks_is_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Prague and DCTCP have BPF stand-ins; BBR comes only from the kernel.
     monkeypatch.setattr(emu, "kernel_ccas", lambda: ["reno", "cubic"])
-    sc = loads(DUMBBELL.replace('cca = "newreno"', 'cca = "prague"\necn = true'))
-    with pytest.raises(EmulationError, match=r"'prague' congestion control.*available: reno cubic"):
+    sc = loads(DUMBBELL.replace('cca = "newreno"', 'cca = "bbr"'))
+    with pytest.raises(EmulationError, match=r"'bbr' congestion control.*available: reno cubic"):
         emu._hosts_and_flows(sc, 1)
 
 
