@@ -539,6 +539,29 @@ def result_stamps() -> dict[Path, str]:
     return out
 
 
+def result_facts() -> dict[Path, str]:
+    """``results/NAME/facts.csv`` (name, value) for every committed full result whose
+    experiment computes facts: the derived numbers the pages' prose quotes."""
+    import csv
+    import io
+
+    from l4sim.experiments import all_experiments
+
+    by_name = {e.name: e for e in all_experiments()}
+    out = {}
+    for path in sorted((ROOT / "results").glob("*/manifest.json")):
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        experiment = by_name[manifest["experiment"]]
+        if experiment.facts is None:
+            continue
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(["name", "value"])
+        writer.writerows(experiment.facts(path.parent).items())
+        out[path.parent / "facts.csv"] = buf.getvalue()
+    return out
+
+
 def outputs() -> dict[Path, str]:
     out = {
         ROOT / "docs" / "reference" / "scenario.md": scenario_reference(),
@@ -550,10 +573,11 @@ def outputs() -> dict[Path, str]:
             kind
         )
     out.update(result_stamps())
+    out.update(result_facts())
     out[ROOT / "results" / "README.md"] = results_index()
     out[ROOT / "results" / "docs_table.md"] = results_docs_table()
     out[ROOT / "README.md"] = readme()
-    out.update(prose_cells.pages())
+    out.update(prose_cells.pages(generated=out))
     return out
 
 

@@ -7,14 +7,19 @@ A page writes such a number as
 naming the table file (a ``.csv``, or the first table of a ``.md`` that ``reproduce``
 wrote), the row (one or more ``column=value``: the first row that matches them all) and
 the column (quoted when it has spaces); the text
-between the markers is that cell as the file has it. ``gen_docs.py`` rewrites it and
+between the markers is that cell as the file has it. A number the prose derives from a
+result (a median, a count over cases) comes from that result's ``facts.csv``
+(``name=... value``), which ``gen_docs.py`` writes from the experiment's ``facts``. ``gen_docs.py`` rewrites it and
 ``--check`` fails when a page's text and its table disagree.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 
 from l4sim.experiments._tables import md_rows, read_csv
@@ -23,17 +28,21 @@ ROOT = Path(__file__).resolve().parents[1]
 _CELL = re.compile(r"<!-- cell (?P<spec>.+?) -->(?P<value>.*?)<!-- /cell -->", re.DOTALL)
 
 
-def lookup(spec: str) -> str:
-    """The cell ``spec`` (``FILE column=value ... COLUMN``) names, as its file has it."""
+def lookup(spec: str, generated: Mapping[Path, str] | None = None) -> str:
+    """The cell ``spec`` (``FILE column=value ... COLUMN``) names, as its file has it (or
+    as ``generated``, the files being generated in the same pass, will have it)."""
     words = shlex.split(spec)
     if len(words) < 3 or not all("=" in w for w in words[1:-1]):
         raise SystemExit(f"a cell marker needs FILE column=value ... COLUMN, got {spec!r}")
     path, column = words[0], words[-1]
     want = dict(w.split("=", 1) for w in words[1:-1])
     file = ROOT / path
-    if not file.is_file():
+    if generated is not None and file in generated and file.suffix == ".csv":
+        rows = list(csv.DictReader(io.StringIO(generated[file])))
+    elif not file.is_file():
         raise SystemExit(f"a cell marker names {path}, which does not exist")
-    rows = read_csv(file) if file.suffix == ".csv" else md_rows(file)
+    else:
+        rows = read_csv(file) if file.suffix == ".csv" else md_rows(file)
     for row in rows:
         if all(row.get(k) == v for k, v in want.items()):
             if column not in row:
@@ -42,16 +51,19 @@ def lookup(spec: str) -> str:
     raise SystemExit(f"{path} has no row with {want} (cell {spec!r})")
 
 
-def refresh(text: str) -> str:
+def refresh(text: str, generated: Mapping[Path, str] | None = None) -> str:
     """``text`` with every cell marker's value taken from its table."""
-    return _CELL.sub(lambda m: f"<!-- cell {m['spec']} -->{lookup(m['spec'])}<!-- /cell -->", text)
+    return _CELL.sub(
+        lambda m: f"<!-- cell {m['spec']} -->{lookup(m['spec'], generated)}<!-- /cell -->", text
+    )
 
 
-def pages() -> dict[Path, str]:
-    """Every docs page that has a cell marker, with its cells refreshed."""
+def pages(generated: Mapping[Path, str] | None = None) -> dict[Path, str]:
+    """Every docs page that has a cell marker, with its cells refreshed (``generated``: the
+    files the same pass writes, read before the disk's)."""
     out = {}
     for page in sorted((ROOT / "docs").rglob("*.md")):
         text = page.read_text(encoding="utf-8")
         if "<!-- cell " in text:
-            out[page] = refresh(text)
+            out[page] = refresh(text, generated)
     return out

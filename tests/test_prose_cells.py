@@ -34,3 +34,20 @@ def test_a_bad_cell_is_one_sentence(spec):
     with pytest.raises(SystemExit) as e:
         prose_cells.lookup(spec)
     assert str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_derived_number_comes_from_the_facts_being_generated(tmp_path):
+    # gen_docs writes results/NAME/facts.csv in the same pass as the pages: a page reads the
+    # new facts, not the stale file on disk.
+    spec = "results/rfc3168-coexistence/facts.csv name=classic_within value"
+    facts = prose_cells.ROOT / "results" / "rfc3168-coexistence" / "facts.csv"
+    generated = {facts: "name,value\nclassic_within,7 of 9\n"}
+    assert prose_cells.lookup(spec, generated) == "7 of 9"
+    assert prose_cells.lookup(spec) != "7 of 9"
+
+
+def test_every_committed_fact_is_what_its_experiment_computes():
+    import gen_docs
+
+    for path, text in gen_docs.result_facts().items():
+        assert path.read_text(encoding="utf-8") == text, f"{path} is stale: run gen_docs.py"

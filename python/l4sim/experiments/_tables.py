@@ -18,9 +18,13 @@ import math
 import re
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, is_dataclass
+import types
+import typing
+from dataclasses import asdict, fields, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+_Row = TypeVar("_Row")
 
 PER_SEED = "per_seed.csv"
 CI_TABLE = "ci.md"
@@ -166,6 +170,32 @@ def read_csv(path: Path) -> list[dict[str, str]]:
     back from a committed result."""
     with path.open(newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
+
+
+def _typed(text: str, tp: Any) -> Any:
+    """``text`` (a CSV cell :func:`write_csv` wrote) as type ``tp``: an empty cell is None
+    where ``tp`` allows it; bools are written ``True`` / ``False``."""
+    args = typing.get_args(tp)
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        if text == "" and type(None) in args:
+            return None
+        tp = next(a for a in args if a is not type(None))
+    if tp is bool:
+        return text == "True"
+    if tp in (int, float):
+        return tp(text)
+    return text
+
+
+def read_rows(path: Path, cls: type[_Row]) -> list[_Row]:
+    """A table :func:`write_csv` wrote from dataclass ``cls``, read back as ``cls`` rows
+    (what a ``facts`` or ``headline`` function computes from a committed result)."""
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    return [
+        cls(**{n: _typed(row[n], hints[n]) for n in names if n in row})
+        for row in read_csv(path)
+    ]
 
 
 def bullet_lines(path: Path) -> list[str]:

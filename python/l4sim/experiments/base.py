@@ -177,6 +177,11 @@ class Declared:
     #: ``out_dir`` shows, computed from its tables (the docs' index and the README quote
     #: it); None where the experiment has none yet.
     headline: Callable[[Path], str] | None = None
+    #: ``facts(out_dir)``: the derived numbers a page's prose quotes (a median, a count),
+    #: name -> text as the prose shows it, computed from the full run's tables;
+    #: ``gen_docs.py`` writes them to ``results/NAME/facts.csv`` for the pages' cell
+    #: markers. None where the experiment has none.
+    facts: Callable[[Path], dict[str, str]] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -217,6 +222,7 @@ _MODULE_FUNCTIONS = {
     "tensorboard": "tensorboard_dir",
     "scenarios": "scenarios",
     "headline": "headline",
+    "facts": "facts",
 }
 
 
@@ -225,8 +231,8 @@ def declare(module: str, **fields: Any) -> Declared:
     the ``fields`` given, and the functions the module defines for the rest — ``run`` its
     ``reproduce``, ``table`` its ``markdown_table``, ``case_list`` its ``_cases`` (without
     one: its ``cases(groups)``, the options, which change no case, dropped), ``tensorboard``
-    its ``tensorboard_dir``, ``scenarios`` its ``scenarios`` and ``headline`` its
-    ``headline`` (the last three only where it has them)."""
+    its ``tensorboard_dir``, ``scenarios`` its ``scenarios``, ``headline`` its
+    ``headline`` and ``facts`` its ``facts`` (the last four only where it has them)."""
     namespace = vars(sys.modules[module])
     for name, function in _MODULE_FUNCTIONS.items():
         if name not in fields and function in namespace:

@@ -32,7 +32,7 @@ from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import Seeded, run_seeded
-from l4sim.experiments._tables import write_per_seed, write_table
+from l4sim.experiments._tables import read_rows, write_per_seed, write_table
 from l4sim.experiments.base import declare, seeds_option
 from l4sim.scenario import Scenario
 
@@ -252,9 +252,8 @@ def reproduce(
     return rows
 
 
-def agreement(rows: list[Row]) -> str:
-    """How many flows land within 20 % of the testbed, and whether each run's
-    Prague:classic ratio keeps the testbed's order (at least 15:1 where it is 20:1 or more)."""
+def _agreement(rows: list[Row]) -> dict[str, str]:
+    """The agreement's numbers, as the prose writes them."""
     errs = [
         (
             abs(r.prague_mbps / r.testbed_prague_mbps - 1),
@@ -264,15 +263,32 @@ def agreement(rows: list[Row]) -> str:
     ]
     prague = sum(p <= TOLERANCE for p, _ in errs)
     classic = sum(c <= TOLERANCE for _, c in errs)
-    ordered = sum(r.ratio >= 15 for r in rows if r.testbed_ratio >= 20)
     big = sum(r.testbed_ratio >= 20 for r in rows)
     median = statistics.median(r.classic_mbps / r.testbed_classic_mbps - 1 for r in rows)
+    return {
+        "flows_within": f"{prague + classic} of {2 * len(rows)}",
+        "prague_within": f"{prague} of {len(rows)}",
+        "classic_within": f"{classic} of {len(rows)}",
+        "classic_median_error": f"{100 * median:+.0f} %",
+        "ordered": f"{sum(r.ratio >= 15 for r in rows if r.testbed_ratio >= 20)} of the {big}",
+    }
+
+
+def agreement(rows: list[Row]) -> str:
+    """How many flows land within 20 % of the testbed, and whether each run's
+    Prague:classic ratio keeps the testbed's order (at least 15:1 where it is 20:1 or more)."""
+    a = _agreement(rows)
     return (
-        f"{prague + classic} of {2 * len(rows)} flows within 20 % of the testbed "
-        f"(Prague {prague} of {len(rows)}, classic {classic} of {len(rows)}; the classic "
-        f"flow's median error {100 * median:+.0f} %); Prague:classic at least 15:1 in {ordered} "
-        f"of the {big} runs where the testbed's is 20:1 or more."
+        f"{a['flows_within']} flows within 20 % of the testbed "
+        f"(Prague {a['prague_within']}, classic {a['classic_within']}; the classic "
+        f"flow's median error {a['classic_median_error']}); Prague:classic at least 15:1 in "
+        f"{a['ordered']} runs where the testbed's is 20:1 or more."
     )
+
+
+def facts(out_dir: Path) -> dict[str, str]:
+    """The numbers the docs' prose quotes, from a full run's ``table.csv``."""
+    return _agreement(read_rows(out_dir / "table.csv", Row))
 
 
 def headline(out_dir: Path) -> str:
