@@ -9,8 +9,8 @@ wrote), the row (one or more ``column=value``: the first row that matches them a
 the column (quoted when it has spaces); the text
 between the markers is that cell as the file has it. A number the prose derives from a
 result (a median, a count over cases) comes from that result's ``facts.csv``
-(``name=... value``), which ``gen_docs.py`` writes from the experiment's ``facts``. ``gen_docs.py`` rewrites it and
-``--check`` fails when a page's text and its table disagree.
+(``name=... value``), which ``gen_docs.py`` writes from the experiment's ``facts``.
+``gen_docs.py`` rewrites it and ``--check`` fails when a page's text and its table disagree.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ import csv
 import math
 import re
 import statistics
-from collections.abc import Callable, Iterable, Sequence
 import types
 import typing
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, fields, is_dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -193,8 +193,7 @@ def read_rows(path: Path, cls: type[_Row]) -> list[_Row]:
     hints = typing.get_type_hints(cls)
     names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
     return [
-        cls(**{n: _typed(row[n], hints[n]) for n in names if n in row})
-        for row in read_csv(path)
+        cls(**{n: _typed(row[n], hints[n]) for n in names if n in row}) for row in read_csv(path)
     ]
 
 
