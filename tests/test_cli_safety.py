@@ -331,6 +331,8 @@ def fake_experiment(monkeypatch) -> types.ModuleType:
         if calls.reproduce is not None:
             return calls.reproduce(out, **kw)
         kw["on_case"](types.SimpleNamespace(name="a"), 1, 1)
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "table.md").write_text("| FAKE TABLE |\n")
         return [1]
 
     mod.EXPERIMENT = Declared(  # type: ignore[attr-defined]
@@ -359,6 +361,15 @@ def test_reproduce_quiet(fake_experiment, tmp_path, monkeypatch, capsys):
     code, out, err = run_main(["reproduce", "fake", "-j", "1", "--quiet"], capsys)
     assert code == 0 and "FAKE TABLE" not in out and "fake" not in err
     assert "Table in out/fake/table.md" in out
+
+
+def test_reproduce_names_no_table_it_did_not_write(fake_experiment, tmp_path, monkeypatch, capsys):
+    # A subset can leave a table unwritten (coexistence --only 1vN writes no grid table).
+    fake_experiment.calls.reproduce = lambda out, **kw: [1]
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_main(["reproduce", "fake", "-j", "1", "--quiet"], capsys)
+    assert code == 0 and "Table in" not in out
+    assert "Output under out/fake" in out
 
 
 def test_reproduce_names_the_tensorboard_directory_first(

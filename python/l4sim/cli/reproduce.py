@@ -322,7 +322,7 @@ def reproduce(
         raise
     if not quiet and table:
         print(exp.markdown_table(rows))
-    out_console.print(
-        f"Table in [bold]{escape(str(out_dir / exp.tables[0]))}[/]; "
-        f"everything else under [bold]{escape(str(out_dir))}[/]."
-    )
+    # A subset may write only some tables (``coexistence --only 1vN``: no grid table).
+    written = next((out_dir / t for t in exp.tables if (out_dir / t).is_file()), None)
+    where = f"Table in [bold]{escape(str(written))}[/]; everything else" if written else "Output"
+    out_console.print(f"{where} under [bold]{escape(str(out_dir))}[/].")
