@@ -286,9 +286,26 @@ def agreement(rows: list[Row]) -> str:
     )
 
 
+def _reno_to_cubic(rows: list[Row], rate: Callable[[Row], float]) -> str:
+    """The range of Reno's rate over CUBIC's beside the same Prague, through the same PIE or
+    fq_codel queue with the same ECN (RED left out: its marks follow the average queue)."""
+    cubic = {(r.qdisc, r.ecn): rate(r) for r in rows if r.classic == "cubic"}
+    ratios = [
+        rate(r) / cubic[r.qdisc, r.ecn]
+        for r in rows
+        if r.classic == "reno" and not r.qdisc.startswith("red")
+    ]
+    return f"{min(ratios):.2f}-{max(ratios):.2f}"
+
+
 def facts(out_dir: Path) -> dict[str, str]:
     """The numbers the docs' prose quotes, from a full run's ``table.csv``."""
-    return _agreement(read_rows(out_dir / "table.csv", Row))
+    rows = read_rows(out_dir / "table.csv", Row)
+    return {
+        **_agreement(rows),
+        "testbed_reno_to_cubic": _reno_to_cubic(rows, lambda r: r.testbed_classic_mbps),
+        "reno_to_cubic": _reno_to_cubic(rows, lambda r: r.classic_mbps),
+    }
 
 
 def headline(out_dir: Path) -> str:
