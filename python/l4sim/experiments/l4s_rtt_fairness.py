@@ -44,7 +44,7 @@ from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import bullet_lines, write_per_seed, write_table
+from l4sim.experiments._tables import bullet_lines, read_rows, write_per_seed, write_table
 from l4sim.experiments.base import declare, seeds_option
 from l4sim.metrics import jain
 from l4sim.scenario import Scenario
@@ -442,6 +442,49 @@ def headline(out_dir: Path) -> str:
     if len(lines) == 1:
         return lines[0] + "."
     return "; ".join(lines[:-1]) + f". Over all: {lines[-1].removeprefix('all: ')}."
+
+
+def _cc(flow: str) -> str:
+    """The congestion control of a flow label such as ``prague(10ms)``."""
+    return flow.split("(")[0]
+
+
+def _prague_cubic(rows: list[Row], rate: Callable[[Row, int], float]) -> str:
+    """The range of Prague's rate over CUBIC's through DualPI2 where the two share one RTT
+    (``rate(row, flow)``: flow 1's or 2's rate on one side)."""
+    ratios = [
+        rate(r, 1) / rate(r, 2) if _cc(r.flow1) == "prague" else rate(r, 2) / rate(r, 1)
+        for r in rows
+        if r.qdisc == "dualpi2"
+        and {_cc(r.flow1), _cc(r.flow2)} == {"prague", "cubic"}
+        and r.flow1.split("(")[1] == r.flow2.split("(")[1]
+    ]
+    return f"{min(ratios):.2f}-{max(ratios):.2f}"
+
+
+def _testbed_swap_spread(rows: list[Row], qdisc: str) -> str:
+    """The largest spread (max / min - 1) of the testbed's Prague flow over the two runs of a
+    mixed pair it ran both ways round (flows swapped)."""
+    runs: dict[tuple[int, frozenset[str]], list[float]] = {}
+    for r in rows:
+        if r.qdisc == qdisc and _cc(r.flow1) != _cc(r.flow2):
+            prague = r.testbed1_mbps if _cc(r.flow1) == "prague" else r.testbed2_mbps
+            runs.setdefault((r.rate_mbps, frozenset((r.flow1, r.flow2))), []).append(prague)
+    return f"{100 * max(max(v) / min(v) - 1 for v in runs.values() if len(v) > 1):.0f} %"
+
+
+def facts(out_dir: Path) -> dict[str, str]:
+    """The numbers the docs' prose quotes, from a run's ``table.csv``."""
+    rows = read_rows(out_dir / "table.csv", Row)
+    return {
+        "dualpi2_prague_cubic_testbed": _prague_cubic(
+            rows, lambda r, i: r.testbed1_mbps if i == 1 else r.testbed2_mbps
+        ),
+        "dualpi2_prague_cubic": _prague_cubic(
+            rows, lambda r, i: r.l4sim1_mbps if i == 1 else r.l4sim2_mbps
+        ),
+        **{f"testbed_swap_spread_{q}": _testbed_swap_spread(rows, q) for q in QDISCS},
+    }
 
 
 def markdown_table(rows: list[Row]) -> str:
