@@ -452,6 +452,11 @@ def _counts(rows: list[Row]) -> dict[str, str]:
         out["grid_within"] = count(grid)
         out["dominant_within"] = count([r for r in grid if r.flow == 0])
         out["classic_within"] = count([r for r in grid if r.flow == 1])
+        misses = [r for r in grid if not r.within]
+        out["grid_misses"] = str(len(misses))
+        out["classic_misses"] = str(sum(r.flow == 1 for r in misses))
+        spread = [r for r in misses if (r.kernel_spread or 0) > abs(r.err or 0)]
+        out["misses_in_kernel_spread"] = str(len(spread))  # the kernel's runs differ more
         for q in QDISCS:
             if any(r.qdisc == q for r in grid):
                 out[f"{q}_within"] = count([r for r in grid if r.qdisc == q])
