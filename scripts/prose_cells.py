@@ -16,13 +16,12 @@ result (a median, a count over cases) comes from that result's ``facts.csv``
 from __future__ import annotations
 
 import csv
-import io
 import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from l4sim.experiments._tables import md_rows, read_csv
+from l4sim.experiments._tables import md_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 _CELL = re.compile(r"<!-- cell (?P<spec>.+?) -->(?P<value>.*?)<!-- /cell -->", re.DOTALL)
@@ -38,11 +37,16 @@ def lookup(spec: str, generated: Mapping[Path, str] | None = None) -> str:
     want = dict(w.split("=", 1) for w in words[1:-1])
     file = ROOT / path
     if generated is not None and file in generated and file.suffix == ".csv":
-        rows = list(csv.DictReader(io.StringIO(generated[file])))
+        text = generated[file]
     elif not file.is_file():
         raise SystemExit(f"a cell marker names {path}, which does not exist")
+    elif file.suffix == ".csv":
+        text = file.read_text(encoding="utf-8")
+    if file.suffix == ".csv":
+        # A reference CSV opens with `#` lines naming its source (l4sim.experiments.reference).
+        rows = list(csv.DictReader(x for x in text.splitlines() if not x.startswith("#")))
     else:
-        rows = read_csv(file) if file.suffix == ".csv" else md_rows(file)
+        rows = md_rows(file)
     for row in rows:
         if all(row.get(k) == v for k, v in want.items()):
             if column not in row:

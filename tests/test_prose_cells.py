@@ -51,3 +51,9 @@ def test_every_committed_fact_is_what_its_experiment_computes():
 
     for path, text in gen_docs.result_facts().items():
         assert path.read_text(encoding="utf-8") == text, f"{path} is stale: run gen_docs.py"
+
+
+def test_a_reference_csv_cell_skips_its_source_lines():
+    # Reference data opens with `#` lines naming its source; the header is the first other line.
+    spec = "python/l4sim/data/reference/l4s_tests_s2.csv cc=prague rate2_mbps=1 max_rtt_ms"
+    assert prose_cells.lookup(spec) == "4346"

@@ -304,16 +304,23 @@ def markdown_table(rows: list[Row]) -> str:
     return head + "\n".join(lines) + "\n"
 
 
+def facts(out_dir: Path) -> dict[str, str]:
+    """The numbers the docs' prose quotes, from a full run's ``table2.csv``: our volumes
+    over the paper's (lowest-highest)."""
+    rows = read_csv(out_dir / "table2.csv")
+    ratios = [float(r["data_mbytes"]) / float(r["paper_mbytes"]) for r in rows if r["paper_mbytes"]]
+    return {"volume_ratio": f"{min(ratios):.1f}-{max(ratios):.1f}"}
+
+
 def headline(out_dir: Path) -> str:
     """What a full run shows, from its ``table2.csv``: our volumes against the paper's, and
     Prague's sojourn in DualPI2's L queue at 10 Mbit/s."""
     rows = read_csv(out_dir / "table2.csv")
-    ratios = [float(r["data_mbytes"]) / float(r["paper_mbytes"]) for r in rows if r["paper_mbytes"]]
     prague = next(
         r for r in rows if (r["aqm"], r["rate"], r["cca"]) == ("dualpi2", "10Mbps", "prague")
     )
     return (
-        f"Data volumes {min(ratios):.1f}-{max(ratios):.1f} times the paper's (its testbed's pipe "
+        f"Data volumes {facts(out_dir)['volume_ratio']} times the paper's (its testbed's pipe "
         "carried the ACKs too); its ECN effects come from FreeBSD's senders and do not appear. "
         f"Prague in DualPI2's L queue at 10 Mbit/s: {float(prague['sojourn_mean_ms']):.2f} ms "
         f"mean, {float(prague['sojourn_p99_ms']):.2f} ms p99 sojourn, "

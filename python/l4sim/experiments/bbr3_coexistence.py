@@ -44,7 +44,13 @@ from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
-from l4sim.experiments._tables import finding_titles, write_csv, write_per_seed, write_table
+from l4sim.experiments._tables import (
+    finding_titles,
+    read_rows,
+    write_csv,
+    write_per_seed,
+    write_table,
+)
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option
 from l4sim.scenario import Scenario
 
@@ -350,6 +356,21 @@ def trends(rows: list[Row]) -> list[Trend]:
     return out
 
 
+def _within(compared: list[Comparison]) -> str:
+    return f"{sum(c.within for c in compared)} of {len(compared)}"
+
+
+def facts(out_dir: Path) -> dict[str, str]:
+    """The numbers the docs' prose quotes, from a full run's ``table.csv`` (shares and
+    losses as the table has them)."""
+    rows = read_rows(out_dir / "table.csv", Row)
+    out = {"within": _within(comparisons(rows)), "bbr3_below_half_from": crossover(rows, "bbr3")}
+    for r in rows:
+        out[f"share_{r.cca}_{r.buffer_bdp:g}"] = f"{r.share:.2f}"
+        out[f"loss_{r.cca}_{r.buffer_bdp:g}"] = f"{r.bbr_loss_pct:.2f}"
+    return out | {"max_drift": f"{max(r.drift for r in rows):.2f}"}
+
+
 def headline(out_dir: Path) -> str:
     """What a full run shows: the titles of its first two findings (the comparison with
     the published shares and trends)."""
@@ -440,8 +461,7 @@ def comparison_table(compared: list[Comparison]) -> str:
         ]
         for c in compared
     ]
-    n = sum(c.within for c in compared)
-    tail = f"\n{n} of {len(compared)} compared cases within 20 % of the published share.\n"
+    tail = f"\n{_within(compared)} compared cases within 20 % of the published share.\n"
     return _markdown(header, cells) + tail
 
 
@@ -462,7 +482,6 @@ def crossover(rows: list[Row], cca: str) -> str:
 
 def findings(rows: list[Row], compared: list[Comparison], directions: list[Trend]) -> str:
     """What the rows say, every number computed from them."""
-    n = sum(c.within for c in compared)
     pam = [c for c in compared if c.source == "zeynali2024"]
     held = [f"{c.buffer_bdp:g}" for c in pam if c.share > c.low]
     published = [t for t in directions if t.reproduced != "-"]
@@ -496,7 +515,7 @@ def findings(rows: list[Row], compared: list[Comparison], directions: list[Trend
         "**What the comparison shows** (shares are BBR's of the pair's goodput, mean over "
         "the seeds):",
         "",
-        f"1. **{n} of {len(compared)} compared cases are within 20 % of the published "
+        f"1. **{_within(compared)} compared cases are within 20 % of the published "
         f"share.** {pam_text}",
         f"2. **Published trends reproduced: {sum(t.reproduced == 'yes' for t in published)} "
         f"of {len(published)}.** "

@@ -44,7 +44,7 @@ from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import bullet_lines, write_per_seed, write_table
+from l4sim.experiments._tables import bullet_lines, read_rows, write_per_seed, write_table
 from l4sim.experiments.base import declare, seeds_option
 from l4sim.metrics import jain
 from l4sim.scenario import Scenario
@@ -400,29 +400,34 @@ def reproduce(
     return rows
 
 
+def _flows(r: Row) -> tuple[tuple[str, str, float, float], tuple[str, str, float, float]]:
+    """Each flow of ``r``: its label, the other flow's, l4sim's and the testbed's rate."""
+    return (
+        (r.flow1, r.flow2, r.l4sim1_mbps, r.testbed1_mbps),
+        (r.flow2, r.flow1, r.l4sim2_mbps, r.testbed2_mbps),
+    )
+
+
 def flow_errors(rows: list[Row]) -> list[float]:
     """Every flow's relative throughput error against the testbed (l4sim / testbed - 1)."""
-    return [
-        ours / tb - 1.0
-        for r in rows
-        for tb, ours in ((r.testbed1_mbps, r.l4sim1_mbps), (r.testbed2_mbps, r.l4sim2_mbps))
-    ]
+    return [ours / tb - 1.0 for r in rows for _, _, ours, tb in _flows(r)]
+
+
+def _within(rows: list[Row]) -> str:
+    """How many flows land within 20 % of the testbed ("N of M"; over seeds: the mean)."""
+    n = 2 * len(rows)
+    if rows[0].within1 is not None:
+        return f"{sum((r.within1 or 0.0) + (r.within2 or 0.0) for r in rows):.1f} of {n}"
+    return f"{sum(abs(e) <= TOLERANCE for e in flow_errors(rows))} of {n}"
 
 
 def _agreement(rows: list[Row]) -> str:
-    errs = [abs(e) for e in flow_errors(rows)]
-    if rows[0].within1 is not None:
-        expected = sum((r.within1 or 0.0) + (r.within2 or 0.0) for r in rows)
-        return (
-            f"{expected:.1f} of {len(errs)} flows within 20 % of the testbed's throughput on "
-            f"average over {rows[0].seeds} seeds of host jitter; median error of the mean "
-            f"throughputs {100 * statistics.median(errs):.1f} %."
-        )
-    within = sum(e <= TOLERANCE for e in errs)
-    return (
-        f"{within} of {len(errs)} flows within 20 % of the testbed's throughput; "
-        f"median error {100 * statistics.median(errs):.1f} %."
-    )
+    median = 100 * statistics.median(abs(e) for e in flow_errors(rows))
+    seeded = rows[0].within1 is not None
+    over = f" on average over {rows[0].seeds} seeds of host jitter" if seeded else ""
+    error = "median error of the mean throughputs" if seeded else "median error"
+    within = f"{_within(rows)} flows within 20 % of the testbed's throughput{over}"
+    return f"{within}; {error} {median:.1f} %."
 
 
 def agreement(rows: list[Row]) -> str:
@@ -442,6 +447,52 @@ def headline(out_dir: Path) -> str:
     if len(lines) == 1:
         return lines[0] + "."
     return "; ".join(lines[:-1]) + f". Over all: {lines[-1].removeprefix('all: ')}."
+
+
+def _cc(flow: str) -> str:
+    return flow.split("(")[0]  # the congestion control of a label such as prague(10ms)
+
+
+def _prague_cubic(rows: list[Row], side: int) -> str:
+    """The range of Prague's rate over CUBIC's through DualPI2 where the two share one RTT
+    (``side``: 2 l4sim's rates, 3 the testbed's)."""
+    ratios = [
+        p[side] / c[side]
+        for r in rows
+        if r.qdisc == "dualpi2" and r.flow1.split("(")[1] == r.flow2.split("(")[1]
+        for p, c in (_flows(r), _flows(r)[::-1])
+        if (_cc(p[0]), _cc(c[0])) == ("prague", "cubic")
+    ]
+    return f"{min(ratios):.2f}-{max(ratios):.2f}"
+
+
+def _testbed_swap_spread(rows: list[Row], qdisc: str) -> str:
+    """The largest spread (max / min - 1) of the testbed's Prague flow over the two runs of a
+    mixed pair it ran both ways round (flows swapped)."""
+    runs: dict[tuple[int, frozenset[str]], list[float]] = {}
+    for r in (r for r in rows if r.qdisc == qdisc):
+        for flow, other, _, tb in _flows(r):
+            if (_cc(flow), _cc(other)) == ("prague", "cubic"):
+                runs.setdefault((r.rate_mbps, frozenset((flow, other))), []).append(tb)
+    return f"{100 * max(max(v) / min(v) - 1 for v in runs.values() if len(v) > 1):.0f} %"
+
+
+def facts(out_dir: Path) -> dict[str, str]:
+    """The numbers the docs' prose quotes, from a run's ``table.csv``."""
+    rows = read_rows(out_dir / "table.csv", Row)
+    # pfifo flows more than 20 % off, and those that are a Prague flow beside CUBIC, too low
+    # (the drop-tail phase effect)
+    pfifo = [f for r in rows if r.qdisc == "pfifo" for f in _flows(r)]
+    misses = [(f, o, ours, tb) for f, o, ours, tb in pfifo if abs(ours / tb - 1) > TOLERANCE]
+    low = sum(ours < tb and (_cc(f), _cc(o)) == ("prague", "cubic") for f, o, ours, tb in misses)
+    return {
+        "dualpi2_prague_cubic_testbed": _prague_cubic(rows, 3),
+        "dualpi2_prague_cubic": _prague_cubic(rows, 2),
+        **{f"testbed_swap_spread_{q}": _testbed_swap_spread(rows, q) for q in QDISCS},
+        "within": _within(rows),
+        "pfifo_misses": str(len(misses)),
+        "pfifo_prague_low": str(low),
+    }
 
 
 def markdown_table(rows: list[Row]) -> str:
@@ -483,11 +534,8 @@ def plot(rows: list[Row], path: Path) -> None:
     for ax, (qdisc, rate) in zip(axes.flat, panels, strict=True):
         mine = [r for r in rows if r.rate_mbps == rate and r.qdisc == qdisc]
         for r in mine:
-            for flow, tb, ours in (
-                (r.flow1, r.testbed1_mbps, r.l4sim1_mbps),
-                (r.flow2, r.testbed2_mbps, r.l4sim2_mbps),
-            ):
-                color, marker = style[flow.split("(")[0]]
+            for flow, _, ours, tb in _flows(r):
+                color, marker = style[_cc(flow)]
                 ax.scatter(tb, ours, c=color, marker=marker, s=28, alpha=0.8)
         top = rate * 1.0
         ax.plot([0, top], [0, top], "k-", lw=0.8)

@@ -286,9 +286,38 @@ def agreement(rows: list[Row]) -> str:
     )
 
 
+def _reno_to_cubic(rows: list[Row], rate: Callable[[Row], float], red: bool = False) -> str:
+    """The range of Reno's rate over CUBIC's beside the same Prague, through the same queue
+    with the same ECN: PIE and fq_codel, or (``red``) RED, whose marks follow the average
+    queue."""
+    cubic = {(r.qdisc, r.ecn): rate(r) for r in rows if r.classic == "cubic"}
+    ratios = [
+        rate(r) / cubic[r.qdisc, r.ecn]
+        for r in rows
+        if r.classic == "reno" and r.qdisc.startswith("red") == red
+    ]
+    return f"{min(ratios):.2f}-{max(ratios):.2f}"
+
+
+def _ratio_range(xs: list[float]) -> str:
+    return f"{min(xs):.0f}:1 to {max(xs):.0f}:1"
+
+
 def facts(out_dir: Path) -> dict[str, str]:
     """The numbers the docs' prose quotes, from a full run's ``table.csv``."""
-    return _agreement(read_rows(out_dir / "table.csv", Row))
+    rows = read_rows(out_dir / "table.csv", Row)
+    testbed, ours = (lambda r: r.testbed_classic_mbps), (lambda r: r.classic_mbps)
+    prague_error = max(abs(r.prague_mbps / r.testbed_prague_mbps - 1) for r in rows)
+    return {
+        **_agreement(rows),
+        "testbed_reno_to_cubic": _reno_to_cubic(rows, testbed),
+        "reno_to_cubic": _reno_to_cubic(rows, ours),
+        "testbed_reno_to_cubic_red": _reno_to_cubic(rows, testbed, red=True),
+        "reno_to_cubic_red": _reno_to_cubic(rows, ours, red=True),
+        "prague_max_error": f"{100 * prague_error:.0f} %",
+        "ratio_range": _ratio_range([r.ratio for r in rows]),
+        "testbed_ratio_range": _ratio_range([r.testbed_ratio for r in rows]),
+    }
 
 
 def headline(out_dir: Path) -> str:

@@ -50,7 +50,7 @@ import polars as pl
 from l4sim.executors import Executor
 from l4sim.experiments import reference
 from l4sim.experiments._cases import run_cases
-from l4sim.experiments._tables import bullet_lines, write_csv, write_per_seed
+from l4sim.experiments._tables import bullet_lines, read_rows, write_csv, write_per_seed
 from l4sim.experiments.base import declare, seeds_option
 from l4sim.scenario import Scenario
 
@@ -437,11 +437,11 @@ def _f(x: float | None, fmt: str = ".2f") -> str:
     return "—" if x is None else format(x, fmt)
 
 
-def summary_lines(rows: list[Row]) -> list[str]:
-    """The counts under the table: flows within 20 % (all, per role, per qdisc, per
-    dominant flow) and the Reno : CUBIC ratios."""
+def _counts(rows: list[Row]) -> dict[str, str]:
+    """The agreement's numbers, as the counts under the table and the docs' prose write
+    them; a group with no rows has no entry."""
     grid = [r for r in rows if not r.case.startswith(ISSUE) and r.kernel_mbps is not None]
-    lines = []
+    out = {}
 
     def count(rs: list[Row]) -> str:
         n = len(rs)
@@ -449,46 +449,78 @@ def summary_lines(rows: list[Row]) -> list[str]:
         return f"{k} of {n} ({100 * k / n:.0f} %)" if n else "0 of 0"
 
     if grid:
-        lines.append(f"Grid flows within 20 % of the kernel: {count(grid)} (goal ≥ 90 %).")
-        lines.append(
-            f"Dominant flows: {count([r for r in grid if r.flow == 0])}; "
-            f"classic flows: {count([r for r in grid if r.flow == 1])}."
-        )
-        per = [
-            f"{q} {count([r for r in grid if r.qdisc == q])}"
-            for q in QDISCS
-            if any(r.qdisc == q for r in grid)
-        ]
-        lines.append("Per qdisc: " + "; ".join(per) + ".")
+        out["grid_within"] = count(grid)
+        out["dominant_within"] = count([r for r in grid if r.flow == 0])
+        out["classic_within"] = count([r for r in grid if r.flow == 1])
+        misses = [r for r in grid if not r.within]
+        out["grid_misses"] = str(len(misses))
+        out["classic_misses"] = str(sum(r.flow == 1 for r in misses))
+        spread = [r for r in misses if (r.kernel_spread or 0) > abs(r.err or 0)]
+        out["misses_in_kernel_spread"] = str(len(spread))  # the kernel's runs differ more
+        for q in QDISCS:
+            if any(r.qdisc == q for r in grid):
+                out[f"{q}_within"] = count([r for r in grid if r.qdisc == q])
         for dom in DOMINANT:
             rs = [r for r in grid if r.case.split("-")[-2] == dom]
             if rs:
-                lines.append(f"Beside {dom}: {count(rs)}.")
+                out[f"beside_{dom}_within"] = count(rs)
         errs = [r.err for r in grid if r.flow == 1 and r.err is not None]
         if errs:
-            lines.append(
-                f"Classic flow's error, median {100 * statistics.median(errs):+.0f} % "
-                f"(l4sim / kernel - 1)."
-            )
+            out["classic_median_error"] = f"{100 * statistics.median(errs):+.0f} %"
     ratios = reno_cubic_ratios(rows)
     if ratios:
-        k = geomean(x[1] for x in ratios)
-        s = geomean(x[2] for x in ratios)
-        lines.append(
-            f"Reno : CUBIC rate ratio, geometric mean over {len(ratios)} cell pairs: "
-            f"kernel {k:.2f}, l4sim {s:.2f}."
-        )
+        out["reno_cubic_pairs"] = str(len(ratios))
+        out["kernel_reno_cubic"] = f"{geomean(x[1] for x in ratios):.2f}"
+        out["reno_cubic"] = f"{geomean(x[2] for x in ratios):.2f}"
     twice = [r for r in rows if r.kernel_spread is not None]
     if twice:
         k = sum(r.kernel_spread is not None and r.kernel_spread <= TOLERANCE for r in twice)
-        lines.append(
-            f"The kernel against itself: {k} of {len(twice)} flows run more than once "
-            f"within 20 % across their runs (max / min - 1 <= 0.2)."
-        )
+        out["kernel_self_within"] = f"{k} of {len(twice)}"
     issue = [r for r in rows if r.case.startswith(ISSUE) and r.kernel_mbps is not None]
     if issue:
-        lines.append(f"Issue 35's three cases: {count(issue)} flows within 20 %.")
+        out["issue_within"] = count(issue)
+    return out
+
+
+def summary_lines(rows: list[Row]) -> list[str]:
+    """The counts under the table: flows within 20 % (all, per role, per qdisc, per
+    dominant flow) and the Reno : CUBIC ratios."""
+    c = _counts(rows)
+    lines = []
+    if "grid_within" in c:
+        lines.append(f"Grid flows within 20 % of the kernel: {c['grid_within']} (goal ≥ 90 %).")
+        lines.append(
+            f"Dominant flows: {c['dominant_within']}; classic flows: {c['classic_within']}."
+        )
+        per = [f"{q} {c[f'{q}_within']}" for q in QDISCS if f"{q}_within" in c]
+        lines.append("Per qdisc: " + "; ".join(per) + ".")
+        lines += [
+            f"Beside {dom}: {c[f'beside_{dom}_within']}."
+            for dom in DOMINANT
+            if f"beside_{dom}_within" in c
+        ]
+        if "classic_median_error" in c:
+            lines.append(
+                f"Classic flow's error, median {c['classic_median_error']} (l4sim / kernel - 1)."
+            )
+    if "reno_cubic_pairs" in c:
+        lines.append(
+            f"Reno : CUBIC rate ratio, geometric mean over {c['reno_cubic_pairs']} cell pairs: "
+            f"kernel {c['kernel_reno_cubic']}, l4sim {c['reno_cubic']}."
+        )
+    if "kernel_self_within" in c:
+        lines.append(
+            f"The kernel against itself: {c['kernel_self_within']} flows run more than once "
+            f"within 20 % across their runs (max / min - 1 <= 0.2)."
+        )
+    if "issue_within" in c:
+        lines.append(f"Issue 35's three cases: {c['issue_within']} flows within 20 %.")
     return lines
+
+
+def facts(out_dir: Path) -> dict[str, str]:
+    """The numbers the docs' prose quotes, from a full run's ``table.csv``."""
+    return _counts(read_rows(out_dir / "table.csv", Row))
 
 
 def breakdown_table(rows: list[Row]) -> str:

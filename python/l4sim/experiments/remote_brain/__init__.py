@@ -313,6 +313,22 @@ def headline(out_dir: Path) -> str:
     )
 
 
+def facts(out_dir: Path) -> dict[str, str]:
+    """The numbers the docs' prose quotes, from a full run's ``table2.md``: the FIFO
+    control path's RS_1 RTT over FqCoDel's, for each RS_1 and for the paper."""
+    t2 = {(r["control-path queue"], r["RS_1"]): r for r in md_rows(out_dir / TABLE)}
+
+    def ratio(rs1: str, column: str = "RS_1 mean RTT (ms), l4sim") -> str:
+        fifo, fq_codel = (float(t2[q, rs1][column].split()[0]) for q in ("fifo", "fq_codel"))
+        return f"{fifo / fq_codel:.1f}"
+
+    return {
+        "fifo_over_fq_codel_standin": ratio("NewReno (stand-in)"),
+        "fifo_over_fq_codel_agent": ratio("RL agent (DQN)"),
+        "fifo_over_fq_codel_paper": ratio("RL agent (DQN)", "paper"),
+    }
+
+
 def reproduce(
     out_dir: str | Path,
     *,
