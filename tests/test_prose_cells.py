@@ -51,3 +51,9 @@ def test_every_committed_fact_is_what_its_experiment_computes():
 
     for path, text in gen_docs.result_facts().items():
         assert path.read_text(encoding="utf-8") == text, f"{path} is stale: run gen_docs.py"
+
+
+def test_a_cell_can_name_a_reference_file_past_its_source_note():
+    # Reference CSVs start with "#" lines naming their source; the header comes after them.
+    spec = "python/l4sim/data/reference/paper002_fig4.csv scheme=ma-cc throughput_kbps"
+    assert prose_cells.lookup(spec) == "28459"
