@@ -530,12 +530,17 @@ def readme() -> str:
 
 
 def result_stamps() -> dict[Path, str]:
-    """``results/NAME/stamp.md`` for every committed full result."""
+    """``results/NAME/stamp.md`` for every committed full result, and ``PART_stamp.md`` for
+    a part of one run on its own (``PART_manifest.json``, e.g. coexistence's 1-vs-N cases)."""
     out = {}
     for path in sorted((ROOT / "results").glob("*/manifest.json")):
         manifest = json.loads(path.read_text(encoding="utf-8"))
         guarded = (path.parent / "quick.sha256").is_file()
         out[path.parent / "stamp.md"] = result_stamp(path.parent.name, manifest, guarded)
+    for path in sorted((ROOT / "results").glob("*/*_manifest.json")):
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        part = path.name.removesuffix("_manifest.json")
+        out[path.parent / f"{part}_stamp.md"] = result_stamp(path.parent.name, manifest, False)
     return out
 
 
