@@ -12,6 +12,8 @@
 - ``results/README.md``, ``results/docs_table.md`` (the reproductions index page includes
   it) and the README's block of reproduction results: each committed
   result's headline, computed by its experiment from its tables (``headline``);
+- ``benchmarks/data/speed_vs_ns3.md`` and ``bench_device_h200*.md``: the performance page's
+  tables, from the benchmarks' committed JSON (:mod:`measured`);
 - the numbers in the docs' prose that name the result cell they come from
   (:mod:`prose_cells`).
 
@@ -582,6 +584,7 @@ def outputs() -> dict[Path, str]:
     out[ROOT / "results" / "README.md"] = results_index()
     out[ROOT / "results" / "docs_table.md"] = results_docs_table()
     out[ROOT / "README.md"] = readme()
+    out.update(measured.tables())
     out.update(prose_cells.pages(generated=out))
     return out
 

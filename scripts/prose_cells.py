@@ -22,7 +22,7 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from l4sim.experiments._tables import md_rows
+from l4sim.experiments._tables import md_text_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 _CELL = re.compile(r"<!-- cell (?P<spec>.+?) -->(?P<value>.*?)<!-- /cell -->", re.DOTALL)
@@ -43,14 +43,13 @@ def lookup(spec: str, generated: Mapping[Path, str] | None = None) -> str:
     path, column = words[0], words[-1]
     want = dict(w.split("=", 1) for w in words[1:-1])
     file = ROOT / path
-    if generated is not None and file in generated and file.suffix == ".csv":
-        rows = _csv_rows(generated[file])
+    if generated is not None and file in generated:
+        text = generated[file]
     elif not file.is_file():
         raise SystemExit(f"a cell marker names {path}, which does not exist")
     else:
-        rows = (
-            _csv_rows(file.read_text(encoding="utf-8")) if file.suffix == ".csv" else md_rows(file)
-        )
+        text = file.read_text(encoding="utf-8")
+    rows = _csv_rows(text) if file.suffix == ".csv" else md_text_rows(text)
     for row in rows:
         if all(row.get(k) == v for k, v in want.items()):
             if column not in row:

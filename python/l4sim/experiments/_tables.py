@@ -211,7 +211,12 @@ def finding_titles(path: Path) -> list[str]:
 
 def md_rows(path: Path) -> list[dict[str, str]]:
     """The rows of the first markdown table in a file this package wrote, by header."""
-    lines = [x for x in path.read_text(encoding="utf-8").splitlines() if x.startswith("|")]
+    return md_text_rows(path.read_text(encoding="utf-8"))
+
+
+def md_text_rows(text: str) -> list[dict[str, str]]:
+    """The rows of the first markdown table in ``text``, by header."""
+    lines = [x for x in text.splitlines() if x.startswith("|")]
 
     def cells(line: str) -> list[str]:
         return [c.strip() for c in line.strip().strip("|").split("|")]
