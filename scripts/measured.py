@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from l4sim.experiments._tables import span
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 
@@ -23,15 +25,6 @@ TIMES = "\u00d7"  # the multiplication sign of "2.3x faster"
 def _load(name: str) -> dict[str, Any] | None:
     path = DATA / name
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-
-
-def _span(values: list[float], digits: int) -> str:
-    lo, hi = min(values), max(values)
-    return (
-        f"{lo:.{digits}f}"
-        if f"{lo:.{digits}f}" == f"{hi:.{digits}f}"
-        else (f"{lo:.{digits}f}-{hi:.{digits}f}")
-    )
 
 
 def _made(meta: dict[str, Any]) -> str:
@@ -47,7 +40,7 @@ def rows() -> list[str]:
         ratios = [c["ratio"] for c in cases.values()]
         out.append(
             f"| [Speed vs htsim](docs/performance.md#against-htsim), the fastest C++ peer "
-            f"| {_span(ratios, 1)}{TIMES} faster on the same TCP dumbbells ({', '.join(cases)}; "
+            f"| {span(ratios, '.1f')}{TIMES} faster on the same TCP dumbbells ({', '.join(cases)}; "
             f"htsim ACKs every packet and has no SACK) | {_made(htsim['meta'])} |"
         )
     ns3 = _load("speed_vs_ns3.json")
@@ -60,9 +53,10 @@ def rows() -> list[str]:
                 if real_time
                 else ""
             )
+            ratio = span([c["speed_ratio"] for c in ok], ".0f")
             out.append(
                 f"| [Speed vs ns-3](docs/performance.md) 3.44 | "
-                f"{_span([c['speed_ratio'] for c in ok], 0)}{TIMES} faster on the same dumbbells "
+                f"{ratio}{TIMES} faster on the same dumbbells "
                 f"({', '.join(c['case'] for c in ok)}){rt} | {_made(ns3['meta'])} |"
             )
     return out

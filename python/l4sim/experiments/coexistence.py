@@ -48,6 +48,7 @@ from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
 from l4sim.experiments._tables import (
     finding_titles,
     read_csv,
+    span,
     write_csv,
     write_per_seed,
     write_table,
@@ -469,12 +470,6 @@ def findings(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def _span(xs: list[float], fmt: str) -> str:
-    """``xs``'s least and most, "A to B" (one number where they print alike)."""
-    lo, hi = fmt.format(min(xs)), fmt.format(max(xs))
-    return lo if lo == hi else f"{lo} to {hi}"
-
-
 def facts(out_dir: Path) -> dict[str, str]:
     """The 1-vs-N spans the docs' prose quotes, from ``one_vs_n.csv``: in fq_codel the lone
     flow's share over its fair fifth, the least Jain's index and the pairings; in DualPI2
@@ -493,13 +488,13 @@ def facts(out_dir: Path) -> dict[str, str]:
 
     classic = ("cubic", "newreno")
     return {
-        "fq_codel_over_fair": _span(of("a_over_fair", "fq_codel"), "{:.2f}"),
+        "fq_codel_over_fair": span(of("a_over_fair", "fq_codel"), ".2f", " to "),
         "fq_codel_least_jain": f"{min(of('jain', 'fq_codel')):.2f}",
         "fq_codel_pairings": str(len(of("jain", "fq_codel"))),
-        "dualpi2_bbr_over_fair": _span(of("a_over_fair", "dualpi2", a=("bbr",)), "{:.1f}"),
-        "dualpi2_bbr_mbps": _span(of("a_mbps", "dualpi2", a=("bbr",)), "{:.0f}"),
-        "dualpi2_under_bbr_over_fair": _span(
-            of("a_over_fair", "dualpi2", a=classic, b=("bbr",)), "{:.2f}"
+        "dualpi2_bbr_over_fair": span(of("a_over_fair", "dualpi2", a=("bbr",)), ".1f", " to "),
+        "dualpi2_bbr_mbps": span(of("a_mbps", "dualpi2", a=("bbr",)), ".0f", " to "),
+        "dualpi2_under_bbr_over_fair": span(
+            of("a_over_fair", "dualpi2", a=classic, b=("bbr",)), ".2f", " to "
         ),
         "dualpi2_least_jain": f"{min(of('jain', 'dualpi2')):.2f}",
     }

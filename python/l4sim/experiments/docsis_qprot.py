@@ -40,7 +40,7 @@ from typing import Any
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
-from l4sim.experiments._tables import read_csv, write_per_seed, write_table
+from l4sim.experiments._tables import read_csv, span, write_per_seed, write_table
 from l4sim.experiments.base import declare, quick_option, seeds_option
 from l4sim.scenario import Scenario
 
@@ -281,9 +281,8 @@ def facts(out_dir: Path) -> dict[str, str]:
     rows = read_csv(out_dir / "table.csv")
     heavy = [r for r in rows if r["bad"] in ("nqb-cbr-3x", "nqb-reno")]
 
-    def span(key: str, pick: Callable[[dict[str, str]], bool], fmt: str, scale: float = 1) -> str:
-        values = [scale * float(r[key]) for r in rows if r[key] and pick(r)]
-        return f"{min(values):{fmt}}-{max(values):{fmt}}"
+    def of(key: str, pick: Callable[[dict[str, str]], bool], fmt: str, scale: float = 1) -> str:
+        return span((scale * float(r[key]) for r in rows if r[key] and pick(r)), fmt)
 
     def on(r: dict[str, str]) -> bool:
         return r["qprot"] == "True"
@@ -292,24 +291,22 @@ def facts(out_dir: Path) -> dict[str, str]:
         "alone_best_effort_mbps": next(
             f"{float(r['prague_mbps']):.1f}" for r in rows if r["case"] == "none-best-effort-qprot"
         ),
-        "heavy_pgs_on_p99_ms": span(
+        "heavy_pgs_on_p99_ms": of(
             "l_p99_ms", lambda r: r in heavy and on(r) and r["grants"] == "pgs", ".1f"
         ),
-        "heavy_pgs_off_p99_ms": span(
+        "heavy_pgs_off_p99_ms": of(
             "l_p99_ms", lambda r: r in heavy and not on(r) and r["grants"] == "pgs", ".1f"
         ),
-        "heavy_off_p99_ms": span("l_p99_ms", lambda r: r in heavy and not on(r), ".1f"),
-        "sanctioned_3x_pct": span(
+        "heavy_off_p99_ms": of("l_p99_ms", lambda r: r in heavy and not on(r), ".1f"),
+        "sanctioned_3x_pct": of(
             "sanctioned_frac", lambda r: r["bad"] == "nqb-cbr-3x" and on(r), ".1f", 100
         ),
-        "sanctioned_reno_pct": span(
+        "sanctioned_reno_pct": of(
             "sanctioned_frac", lambda r: r["bad"] == "nqb-reno" and on(r), ".1f", 100
         ),
-        "first_sanction_ms": span("first_sanction_ms", lambda r: True, ".0f"),
-        "first_sanction_cbr_ms": span("first_sanction_ms", lambda r: "cbr" in r["bad"], ".0f"),
-        "first_sanction_reno_ms": span(
-            "first_sanction_ms", lambda r: r["bad"] == "nqb-reno", ".0f"
-        ),
+        "first_sanction_ms": of("first_sanction_ms", lambda r: True, ".0f"),
+        "first_sanction_cbr_ms": of("first_sanction_ms", lambda r: "cbr" in r["bad"], ".0f"),
+        "first_sanction_reno_ms": of("first_sanction_ms", lambda r: r["bad"] == "nqb-reno", ".0f"),
     }
 
 

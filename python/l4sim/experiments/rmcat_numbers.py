@@ -7,7 +7,7 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from l4sim.experiments._tables import read_csv
+from l4sim.experiments._tables import read_csv, span
 from l4sim.experiments.rmcat_l4s import record
 
 #: The variable-capacity cases, the congestion-controlled senders and the L4S ones.
@@ -20,12 +20,6 @@ AQMS = ("fq_codel", "dualpi2")
 Rows = list[dict[str, str]]
 #: RMCAT's case definitions (``l4sim.experiments.rmcat.RMCAT``), passed in.
 Cases = dict[str, dict[str, Any]]
-
-
-def _span(xs: list[float], fmt: str) -> str:
-    """``xs``'s least and most as ``fmt`` writes them, "A-B" (one number where alike)."""
-    lo, hi = format(min(xs), fmt), format(max(xs), fmt)
-    return lo if lo == hi else f"{lo}-{hi}"
 
 
 def _fits(row: dict[str, str], match: dict[str, str | tuple[str, ...]]) -> bool:
@@ -62,26 +56,26 @@ def _variable_facts(rows: Rows) -> dict[str, str]:
         return _pick(rows, key, scale, test=VARIABLE, **m)
 
     return {
-        "none_fifo_loss_pct": _span(var("loss_frac", 100, sender="none", queue="fifo"), ".0f"),
-        "none_fifo_queue_p99_s": _span(
+        "none_fifo_loss_pct": span(var("loss_frac", 100, sender="none", queue="fifo"), ".0f"),
+        "none_fifo_queue_p99_s": span(
             var("queue_p99_ms", 1e-3, sender="none", queue="fifo"), ".1f"
         ),
-        "none_fifo_p99_ms": _span(var("p99_ms", sender="none", queue="fifo"), ".0f"),
-        "none_dualpi2_queue_p99_ms": _span(
+        "none_fifo_p99_ms": span(var("p99_ms", sender="none", queue="fifo"), ".0f"),
+        "none_dualpi2_queue_p99_ms": span(
             var("queue_p99_ms", sender="none", queue="dualpi2"), ".0f"
         ),
-        "none_fq_codel_queue_p99_s": _span(
+        "none_fq_codel_queue_p99_s": span(
             var("queue_p99_ms", 1e-3, sender="none", queue="fq_codel"), ".2f"
         ),
-        "scream_fifo_loss_pct": _span(
+        "scream_fifo_loss_pct": span(
             var("loss_frac", 100, sender="scream-l4s", queue="fifo"), ".1f"
         ),
-        "scream_fifo_p99_ms": _span(var("p99_ms", sender="scream-l4s", queue="fifo"), ".0f"),
-        "scream_fifo_queue_p99_ms": _span(
+        "scream_fifo_p99_ms": span(var("p99_ms", sender="scream-l4s", queue="fifo"), ".0f"),
+        "scream_fifo_queue_p99_ms": span(
             var("queue_p99_ms", sender="scream-l4s", queue="fifo"), ".0f"
         ),
-        "scream_aqm_p99_ms": _span(var("p99_ms", sender=SCREAM, queue=AQMS), ".0f"),
-        "scream_l4s_dualpi2_p99_ms": _span(
+        "scream_aqm_p99_ms": span(var("p99_ms", sender=SCREAM, queue=AQMS), ".0f"),
+        "scream_l4s_dualpi2_p99_ms": span(
             var("p99_ms", sender="scream-l4s", queue="dualpi2"), ".0f"
         ),
     }
@@ -97,32 +91,32 @@ def _sharing_facts(rows: Rows, cases: Cases) -> dict[str, str]:
     ]
 
     def of_equal(test: str, **m: str | tuple[str, ...]) -> str:
-        return _span(_of_equal(rows, cases, test, **m), ".0f")
+        return span(_of_equal(rows, cases, test, **m), ".0f")
 
     return {
         "share_5.4_pct": of_equal("5.4", sender=CC, queue=("fifo", "fq_codel")),
-        "l4s_5.6_dualpi2_mbps": _span(
+        "l4s_5.6_dualpi2_mbps": span(
             _pick(rows, "media_mbps", test="5.6", sender=L4S_SENDERS, queue="dualpi2"), ".2f"
         ),
-        "cc_5.6_fq_codel_mbps": _span(
+        "cc_5.6_fq_codel_mbps": span(
             _pick(rows, "media_mbps", test="5.6", sender=CC, queue="fq_codel"), ".2f"
         ),
-        "scream_5.7_fq_codel_mbps": _span(
+        "scream_5.7_fq_codel_mbps": span(
             _pick(rows, "media_mbps", test="5.7", sender=SCREAM, queue="fq_codel"), ".2f"
         ),
-        "udp_prague_5.7_mbps": _span(
+        "udp_prague_5.7_mbps": span(
             _pick(rows, "media_mbps", test="5.7", sender="udp-prague", queue=("fifo", "fq_codel")),
             ".2f",
         ),
-        "udp_prague_5.7_late_pct": _span(
+        "udp_prague_5.7_late_pct": span(
             _pick(
                 rows, "late_frac", 100, test="5.7", sender="udp-prague", queue=("fifo", "fq_codel")
             ),
             ".0f",
         ),
-        "none_5.7_late_pct": _span(_pick(rows, "late_frac", 100, test="5.7", sender="none"), ".0f"),
-        "l4s_few_mbps_pct": _span([pct for pct, _ in few], ".0f"),
-        "l4s_few_mbps": _span([mbps for _, mbps in few], ".1f"),
+        "none_5.7_late_pct": span(_pick(rows, "late_frac", 100, test="5.7", sender="none"), ".0f"),
+        "l4s_few_mbps_pct": span([pct for pct, _ in few], ".0f"),
+        "l4s_few_mbps": span([mbps for _, mbps in few], ".1f"),
         "mean_capacity_5.1": f"{mean_capacity(cases['5.1']):.2f}",
         "mean_capacity_5.2": f"{mean_capacity(cases['5.2']):.1f}",
         "mean_capacity_5.4": f"{mean_capacity(cases['5.4']):.1f}",
@@ -140,17 +134,17 @@ def _l4s_facts(l4s: Rows) -> dict[str, str]:
     beside = [r for r in l4s if r["prague"] != "0" and int(r["rtt_ms"]) <= 50]
     old = "2024-10-31"
     return {
-        "alone_vs_record": _span(_pick(l4s, "ratio", prague="0"), ".2f"),
-        "beside_latest_vs_record": _span(_pick(beside, "ratio", rules="latest"), ".2f"),
-        "beside_2024_vs_record": _span(_pick(beside, "ratio", rules=old), ".2f"),
-        "one_prague_2024_mbps": _span(_pick(beside, "scream_mbps", rules=old, prague="1"), ".0f"),
-        "one_prague_record_mbps": _span(_pick(beside, "record_mbps", rules=old, prague="1"), ".0f"),
-        "prague_at_100ms_mbps": _span(
+        "alone_vs_record": span(_pick(l4s, "ratio", prague="0"), ".2f"),
+        "beside_latest_vs_record": span(_pick(beside, "ratio", rules="latest"), ".2f"),
+        "beside_2024_vs_record": span(_pick(beside, "ratio", rules=old), ".2f"),
+        "one_prague_2024_mbps": span(_pick(beside, "scream_mbps", rules=old, prague="1"), ".0f"),
+        "one_prague_record_mbps": span(_pick(beside, "record_mbps", rules=old, prague="1"), ".0f"),
+        "prague_at_100ms_mbps": span(
             [float(x) for r in l4s if r["rtt_ms"] == "100" for x in r["prague_mbps"].split()],
             ".0f",
         ),
-        "l4s_frame_p99_ms": _span(_pick(l4s, "p99_ms"), ".0f"),
-        "l4s_queue_p99_ms": _span(_pick(l4s, "queue_p99_ms"), ".1f"),
+        "l4s_frame_p99_ms": span(_pick(l4s, "p99_ms"), ".0f"),
+        "l4s_queue_p99_ms": span(_pick(l4s, "queue_p99_ms"), ".1f"),
     }
 
 

@@ -6,16 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from l4sim.experiments._tables import read_rows
+from l4sim.experiments._tables import read_rows, span
 from l4sim.experiments.l4s_bursts.report import Row, law_points
 
 _S2 = "s2-{}-50M-20ms-netem16"
-
-
-def _span(xs: list[float], fmt: str, sep: str = " to ") -> str:
-    """``xs``'s least and most as ``fmt`` writes them (one number where they print alike)."""
-    lo, hi = fmt.format(min(xs)), fmt.format(max(xs))
-    return lo if lo == hi else f"{lo}{sep}{hi}"
 
 
 def _pct(x: float) -> str:
@@ -61,36 +55,37 @@ def facts(out_dir: Path) -> dict[str, str]:
         "s2_less": _pct(1 - prague.util_vs_cubic_fq_codel),
         "s2_prague_drop": _pct(prague.util_drop),
         "s2_cubic_drop": _pct(cubic.util_drop),
-        "law_1ms": _span([x for x, _ in law_points(rows, "dualpi2")], "{:.2f}", "-"),
-        "law_5ms": _span([x for x, _ in law_points(rows, "dualpi2_step5ms")], "{:.1f}", "-"),
-        "czech_within": _span([100 * abs(err(r)) for r in czech_ok], "{:.0f}"),
-        "portland_cubic_within": _span(
-            [100 * abs(err(r)) for r in portland if r.cca == "cubic"], "{:.0f}"
+        "law_1ms": span([x for x, _ in law_points(rows, "dualpi2")], ".2f"),
+        "law_5ms": span([x for x, _ in law_points(rows, "dualpi2_step5ms")], ".1f"),
+        "czech_within": span([100 * abs(err(r)) for r in czech_ok], ".0f", " to "),
+        "portland_cubic_within": span(
+            [100 * abs(err(r)) for r in portland if r.cca == "cubic"], ".0f", " to "
         ),
         "portland_cubic_fq_codel_err": signed([r for r in portland if r.pair == "cubic/fq_codel"]),
         "portland_cubic_dualpi2_err": signed([r for r in portland if r.pair == "cubic/dualpi2"]),
-        "prague_of_published": _span([100 * (1 + err(r)) for r in default], "{:.0f}"),
-        "real_prague_vs_cubic": _span([r.util_vs_cubic_fq_codel for r in default], "{:.2f}"),
-        "published_prague_vs_cubic": _span([published_vs_cubic(r) for r in default], "{:.2f}"),
+        "prague_of_published": span([100 * (1 + err(r)) for r in default], ".0f", " to "),
+        "real_prague_vs_cubic": span([r.util_vs_cubic_fq_codel for r in default], ".2f", " to "),
+        "published_prague_vs_cubic": span([published_vs_cubic(r) for r in default], ".2f", " to "),
         "acks_prague_data_drop": _pct(acks[("prague/dualpi2", "data")].util_drop),
         "acks_prague_acks_drop": _pct(acks[("prague/dualpi2", "acks")].util_drop),
-        "acks_cubic_drop": _span(
-            [100 * acks[("cubic/fq_codel", w)].util_drop for w in ("data", "acks")], "{:.0f} %"
+        "acks_cubic_drop": span(
+            [100 * acks[("cubic/fq_codel", w)].util_drop for w in ("data", "acks")], ".0f", " to "
+        )
+        + " %",
+        "sweep_prague_sojourn_ms": span(
+            [r.sojourn_mean_ms for r in sweep["prague/dualpi2"]], ".1f"
         ),
-        "sweep_prague_sojourn_ms": _span(
-            [r.sojourn_mean_ms for r in sweep["prague/dualpi2"]], "{:.1f}", "-"
+        "sweep_cubic_sojourn_ms": span(
+            [r.sojourn_mean_ms for r in sweep["cubic/fq_codel"]], ".1f", " to "
         ),
-        "sweep_cubic_sojourn_ms": _span(
-            [r.sojourn_mean_ms for r in sweep["cubic/fq_codel"]], "{:.1f}"
+        "wifi_prague_vs_cubic": span(
+            [r.util_vs_cubic_fq_codel for r in wifi if r.pair == "prague/dualpi2"], ".2f"
         ),
-        "wifi_prague_vs_cubic": _span(
-            [r.util_vs_cubic_fq_codel for r in wifi if r.pair == "prague/dualpi2"], "{:.2f}", "-"
+        "wifi_prague_srtt_above_base_ms": span(
+            [r.srtt_mean_ms - r.rtt_ms for r in wifi if r.pair == "prague/dualpi2"], ".1f"
         ),
-        "wifi_prague_srtt_above_base_ms": _span(
-            [r.srtt_mean_ms - r.rtt_ms for r in wifi if r.pair == "prague/dualpi2"], "{:.1f}", "-"
-        ),
-        "wifi_cubic_srtt_above_base_ms": _span(
-            [r.srtt_mean_ms - r.rtt_ms for r in wifi if r.pair == "cubic/fq_codel"], "{:.0f}", "-"
+        "wifi_cubic_srtt_above_base_ms": span(
+            [r.srtt_mean_ms - r.rtt_ms for r in wifi if r.pair == "cubic/fq_codel"], ".0f"
         ),
     }
     for r in real:
