@@ -12,6 +12,8 @@
 - ``results/README.md``, ``results/docs_table.md`` (the reproductions index page includes
   it) and the README's block of reproduction results: each committed
   result's headline, computed by its experiment from its tables (``headline``);
+- ``benchmarks/data/speed_vs_ns3.md`` and ``bench_device_h200*.md``: the performance page's
+  tables, from the benchmarks' committed JSON (:mod:`measured`);
 - the numbers in the docs' prose that name the result cell they come from
   (:mod:`prose_cells`).
 
@@ -530,12 +532,17 @@ def readme() -> str:
 
 
 def result_stamps() -> dict[Path, str]:
-    """``results/NAME/stamp.md`` for every committed full result."""
+    """``results/NAME/stamp.md`` for every committed full result, and ``PART_stamp.md`` for
+    a part of one run on its own (``PART_manifest.json``, e.g. coexistence's 1-vs-N cases)."""
     out = {}
     for path in sorted((ROOT / "results").glob("*/manifest.json")):
         manifest = json.loads(path.read_text(encoding="utf-8"))
         guarded = (path.parent / "quick.sha256").is_file()
         out[path.parent / "stamp.md"] = result_stamp(path.parent.name, manifest, guarded)
+    for path in sorted((ROOT / "results").glob("*/*_manifest.json")):
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        part = path.name.removesuffix("_manifest.json")
+        out[path.parent / f"{part}_stamp.md"] = result_stamp(path.parent.name, manifest, False)
     return out
 
 
@@ -577,6 +584,7 @@ def outputs() -> dict[Path, str]:
     out[ROOT / "results" / "README.md"] = results_index()
     out[ROOT / "results" / "docs_table.md"] = results_docs_table()
     out[ROOT / "README.md"] = readme()
+    out.update(measured.tables())
     out.update(prose_cells.pages(generated=out))
     return out
 

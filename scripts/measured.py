@@ -1,13 +1,17 @@
-"""The README's rows of measured speed, computed from the benchmarks' committed data files
-(``benchmarks/data/speed_vs_htsim.json`` by ``benchmarks/bench_vs_htsim.py --out``,
-``benchmarks/data/speed_vs_ns3.json`` by ``benchmarks/bench_vs_ns3.py --json``), each
-stamped with the commit and date the file records. A file not there gives no row."""
+"""The README's rows of measured speed, and the tables the performance page includes,
+computed from the benchmarks' committed data files (``benchmarks/data/speed_vs_htsim.json``
+by ``benchmarks/bench_vs_htsim.py --out``, ``benchmarks/data/speed_vs_ns3.json`` by
+``benchmarks/bench_vs_ns3.py --json``, ``benchmarks/data/bench_device_h200.json`` by
+``benchmarks/bench_device.py --out``), each stamped with the commit and date the file
+records. A file not there gives no row and no table."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
+
+from l4sim.experiments._tables import span
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
@@ -23,15 +27,6 @@ def _load(name: str) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def _span(values: list[float], digits: int) -> str:
-    lo, hi = min(values), max(values)
-    return (
-        f"{lo:.{digits}f}"
-        if f"{lo:.{digits}f}" == f"{hi:.{digits}f}"
-        else (f"{lo:.{digits}f}-{hi:.{digits}f}")
-    )
-
-
 def _made(meta: dict[str, Any]) -> str:
     return f"`{meta.get('l4sim_commit', 'unknown')}`, {meta.get('date', '?')}"
 
@@ -45,7 +40,7 @@ def rows() -> list[str]:
         ratios = [c["ratio"] for c in cases.values()]
         out.append(
             f"| [Speed vs htsim](docs/performance.md#against-htsim), the fastest C++ peer "
-            f"| {_span(ratios, 1)}{TIMES} faster on the same TCP dumbbells ({', '.join(cases)}; "
+            f"| {span(ratios, '.1f')}{TIMES} faster on the same TCP dumbbells ({', '.join(cases)}; "
             f"htsim ACKs every packet and has no SACK) | {_made(htsim['meta'])} |"
         )
     ns3 = _load("speed_vs_ns3.json")
@@ -58,11 +53,100 @@ def rows() -> list[str]:
                 if real_time
                 else ""
             )
+            ratio = span([c["speed_ratio"] for c in ok], ".0f")
             out.append(
                 f"| [Speed vs ns-3](docs/performance.md) 3.44 | "
-                f"{_span([c['speed_ratio'] for c in ok], 0)}{TIMES} faster on the same dumbbells "
+                f"{ratio}{TIMES} faster on the same dumbbells "
                 f"({', '.join(c['case'] for c in ok)}){rt} | {_made(ns3['meta'])} |"
             )
+    return out
+
+
+def _ns3_table(ns3: dict[str, Any]) -> str:
+    """``speed_vs_ns3.md``: per dumbbell, each simulator's best wall time, times real time
+    and events per second, the speed ratio and the goodput difference, under a stamp."""
+    meta, cases = ns3["meta"], [c for c in ns3["cases"] if "speed_ratio" in c]
+    repeat = max((len(c["l4sim"].get("wall_s_all", [])) for c in cases), default=1)
+    lines = [
+        f"*Made by `python benchmarks/bench_vs_ns3.py --repeat {repeat} --json "
+        f"benchmarks/data/speed_vs_ns3.json` at l4sim commit `{meta.get('l4sim_commit')}` "
+        f"against ns-3 {meta.get('ns3_version')} on {meta.get('date')} ({meta.get('cpus')} "
+        f"CPUs, load average {meta.get('load_average', 0):.1f} at the start).*",
+        "",
+        f"| case | l4sim wall s | l4sim {TIMES} real time | l4sim events/s | ns-3 wall s "
+        f"| ns-3 {TIMES} real time | speed ratio | goodput difference |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in cases:
+        ours, theirs = c["l4sim"], c["ns3"]
+        speed = f"{ours['speed']:,.0f}".replace(",", " ")
+        lines.append(
+            f"| {c['case']} | {ours['wall_s']:.4f} | {speed} "
+            f"| {ours['events_per_s'] / 1e6:.1f} M | {theirs['wall_s']:.2f} "
+            f"| {theirs['speed']:.0f} | {c['speed_ratio']:.0f} | {c['goodput_diff_pct']:.2f} % |"
+        )
+    lines += [
+        "",
+        f"Wall s: the simulation loop only (ns-3: `Simulator::Run()`), best of {repeat}.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _device_tables(dev: dict[str, Any]) -> dict[str, str]:
+    """``bench_device_h200.md`` (per trainer: the environment step, and the update and the
+    greedy action on the CPU and the GPU) and ``bench_device_h200_batch.md`` (an Adam
+    update's time against the batch size, per network), each under a stamp."""
+
+    def ms(seconds: float) -> str:
+        return f"{1e3 * seconds:.3f} ms"
+
+    stamp = (
+        f"*Made by `{dev['command']}` at l4sim commit `{dev['commit']}` on {dev['date']} "
+        f"({dev['machine']}, torch {dev['torch']}).*"
+    )
+    trainers = [
+        stamp,
+        "",
+        "| trainer | environment step | update, CPU | update, GPU | greedy action, CPU "
+        "| greedy action, GPU | update ÷ step, CPU | update ÷ step, GPU |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, env in dev["env_s"].items():
+        cpu, gpu = dev["nets"][name]["cpu"], dev["nets"][name]["cuda"]
+        trainers.append(
+            f"| {name} | {ms(env)} | {ms(cpu['update_s'])} | {ms(gpu['update_s'])} "
+            f"| {ms(cpu['act_s'])} | {ms(gpu['act_s'])} | {cpu['update_s'] / env:.2f} "
+            f"| {gpu['update_s'] / env:.2f} |"
+        )
+    nets = list(dev["crossover"])
+    batch = [
+        stamp,
+        "",
+        "| batch | " + " | ".join(f"{n} CPU | {n} GPU" for n in nets) + " |",
+        "|---:|" + "---:|---:|" * len(nets),
+    ]
+    sizes = [p["batch"] for p in dev["crossover"][nets[0]]]
+    for i, size in enumerate(sizes):
+        cells = " | ".join(
+            f"{ms(dev['crossover'][n][i]['cpu'])} | {ms(dev['crossover'][n][i]['cuda'])}"
+            for n in nets
+        )
+        batch.append(f"| {size} | {cells} |")
+    return {
+        "bench_device_h200.md": "\n".join(trainers) + "\n",
+        "bench_device_h200_batch.md": "\n".join(batch) + "\n",
+    }
+
+
+def tables() -> dict[Path, str]:
+    """The performance page's generated tables, for the data files that exist."""
+    out = {}
+    ns3 = _load("speed_vs_ns3.json")
+    if ns3:
+        out[DATA / "speed_vs_ns3.md"] = _ns3_table(ns3)
+    dev = _load("bench_device_h200.json")
+    if dev:
+        out.update({DATA / name: text for name, text in _device_tables(dev).items()})
     return out
 
 

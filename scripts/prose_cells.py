@@ -4,27 +4,34 @@ A page writes such a number as
 
     <!-- cell results/macc/results.md scheme=ma-cc seeds -->5<!-- /cell -->
 
-naming the table file (a ``.csv``, or the first table of a ``.md`` that ``reproduce``
-wrote), the row (one or more ``column=value``: the first row that matches them all) and
-the column (quoted when it has spaces); the text
-between the markers is that cell as the file has it. A number the prose derives from a
-result (a median, a count over cases) comes from that result's ``facts.csv``
-(``name=... value``), which ``gen_docs.py`` writes from the experiment's ``facts``.
+naming the table file (a ``.csv``, its ``#`` lines skipped, or the first table of a ``.md``
+that ``reproduce`` wrote), the row (one or more ``column=value``: the first row that
+matches them all) and the column (quoted when it has spaces); the text between the
+markers is that cell as the file has it. A number the prose derives from a result (a
+median, a count over cases) comes from that result's ``facts.csv`` (``name=... value``),
+which ``gen_docs.py`` writes from the experiment's ``facts``.
 ``gen_docs.py`` rewrites it and ``--check`` fails when a page's text and its table disagree.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from l4sim.experiments._tables import md_rows
+from l4sim.experiments._tables import md_text_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 _CELL = re.compile(r"<!-- cell (?P<spec>.+?) -->(?P<value>.*?)<!-- /cell -->", re.DOTALL)
+
+
+def _csv_rows(text: str) -> list[dict[str, str]]:
+    """A CSV's rows; ``#`` lines (a reference file's note of its source) skipped."""
+    lines = (line for line in io.StringIO(text) if not line.startswith("#"))
+    return list(csv.DictReader(lines))
 
 
 def lookup(spec: str, generated: Mapping[Path, str] | None = None) -> str:
@@ -36,17 +43,13 @@ def lookup(spec: str, generated: Mapping[Path, str] | None = None) -> str:
     path, column = words[0], words[-1]
     want = dict(w.split("=", 1) for w in words[1:-1])
     file = ROOT / path
-    if generated is not None and file in generated and file.suffix == ".csv":
+    if generated is not None and file in generated:
         text = generated[file]
     elif not file.is_file():
         raise SystemExit(f"a cell marker names {path}, which does not exist")
-    elif file.suffix == ".csv":
-        text = file.read_text(encoding="utf-8")
-    if file.suffix == ".csv":
-        # A reference CSV opens with `#` lines naming its source (l4sim.experiments.reference).
-        rows = list(csv.DictReader(x for x in text.splitlines() if not x.startswith("#")))
     else:
-        rows = md_rows(file)
+        text = file.read_text(encoding="utf-8")
+    rows = _csv_rows(text) if file.suffix == ".csv" else md_text_rows(text)
     for row in rows:
         if all(row.get(k) == v for k, v in want.items()):
             if column not in row:

@@ -57,3 +57,18 @@ def test_a_reference_csv_cell_skips_its_source_lines():
     # Reference data opens with `#` lines naming its source; the header is the first other line.
     spec = "python/l4sim/data/reference/l4s_tests_s2.csv cc=prague rate2_mbps=1 max_rtt_ms"
     assert prose_cells.lookup(spec) == "4346"
+
+
+def test_a_cell_can_name_a_reference_file_past_its_source_note():
+    # Reference CSVs start with "#" lines naming their source; the header comes after them.
+    spec = "python/l4sim/data/reference/paper002_fig4.csv scheme=ma-cc throughput_kbps"
+    assert prose_cells.lookup(spec) == "28459"
+
+
+def test_a_cell_reads_a_markdown_table_being_generated():
+    # measured.py's tables are written in the same pass as the pages that quote them.
+    spec = 'benchmarks/data/speed_vs_ns3.md case=1flow10M "speed ratio"'
+    path = prose_cells.ROOT / "benchmarks" / "data" / "speed_vs_ns3.md"
+    generated = {path: "*Made by ...*\n\n| case | speed ratio |\n|---|---|\n| 1flow10M | 999 |\n"}
+    assert prose_cells.lookup(spec, generated) == "999"
+    assert prose_cells.lookup(spec) != "999"

@@ -165,6 +165,14 @@ def write_ci(
     return summary
 
 
+def span(xs: Iterable[float], spec: str, sep: str = "-") -> str:
+    """The least and the most of ``xs`` in format ``spec`` ("0.85-1.34"), one number where
+    both print alike: a range the docs' prose quotes (``facts``)."""
+    values = list(xs)
+    lo, hi = format(min(values), spec), format(max(values), spec)
+    return lo if lo == hi else f"{lo}{sep}{hi}"
+
+
 def read_csv(path: Path) -> list[dict[str, str]]:
     """A table this package wrote (:func:`write_csv`), as text cells: what a headline reads
     back from a committed result."""
@@ -211,7 +219,12 @@ def finding_titles(path: Path) -> list[str]:
 
 def md_rows(path: Path) -> list[dict[str, str]]:
     """The rows of the first markdown table in a file this package wrote, by header."""
-    lines = [x for x in path.read_text(encoding="utf-8").splitlines() if x.startswith("|")]
+    return md_text_rows(path.read_text(encoding="utf-8"))
+
+
+def md_text_rows(text: str) -> list[dict[str, str]]:
+    """The rows of the first markdown table in ``text``, by header."""
+    lines = [x for x in text.splitlines() if x.startswith("|")]
 
     def cells(line: str) -> list[str]:
         return [c.strip() for c in line.strip().strip("|").split("|")]

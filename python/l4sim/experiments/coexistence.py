@@ -45,7 +45,14 @@ from typing import Any
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
-from l4sim.experiments._tables import finding_titles, write_csv, write_per_seed, write_table
+from l4sim.experiments._tables import (
+    finding_titles,
+    read_csv,
+    span,
+    write_csv,
+    write_per_seed,
+    write_table,
+)
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option
 from l4sim.experiments.coexistence_figures import ORDER, plot, plot_many, plot_point
 from l4sim.scenario import Scenario
@@ -461,6 +468,36 @@ def findings(rows: list[Row]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def facts(out_dir: Path) -> dict[str, str]:
+    """The 1-vs-N spans the docs' prose quotes, from ``one_vs_n.csv``: in fq_codel the lone
+    flow's share over its fair fifth, the least Jain's index and the pairings; in DualPI2
+    one BBR v1 flow's share over its fifth and goodput against four of any other algorithm,
+    one CUBIC or Reno flow's against four BBR v1 flows, and the least Jain's index."""
+    rows = read_csv(out_dir / "one_vs_n.csv")
+
+    def of(key: str, queue: str, a: tuple[str, ...] = (), b: tuple[str, ...] = ()) -> list[float]:
+        """Column ``key`` of ``queue``'s rows whose lone flow runs one of ``a`` against one
+        of ``b`` (any, where empty)."""
+        return [
+            float(r[key])
+            for r in rows
+            if r["queue"] == queue and (not a or r["a"] in a) and (not b or r["b"] in b)
+        ]
+
+    classic = ("cubic", "newreno")
+    return {
+        "fq_codel_over_fair": span(of("a_over_fair", "fq_codel"), ".2f", " to "),
+        "fq_codel_least_jain": f"{min(of('jain', 'fq_codel')):.2f}",
+        "fq_codel_pairings": str(len(of("jain", "fq_codel"))),
+        "dualpi2_bbr_over_fair": span(of("a_over_fair", "dualpi2", a=("bbr",)), ".1f", " to "),
+        "dualpi2_bbr_mbps": span(of("a_mbps", "dualpi2", a=("bbr",)), ".0f", " to "),
+        "dualpi2_under_bbr_over_fair": span(
+            of("a_over_fair", "dualpi2", a=classic, b=("bbr",)), ".2f", " to "
+        ),
+        "dualpi2_least_jain": f"{min(of('jain', 'dualpi2')):.2f}",
+    }
 
 
 def headline(out_dir: Path) -> str:

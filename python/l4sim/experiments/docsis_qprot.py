@@ -40,7 +40,7 @@ from typing import Any
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
-from l4sim.experiments._tables import read_csv, write_per_seed, write_table
+from l4sim.experiments._tables import read_csv, span, write_per_seed, write_table
 from l4sim.experiments.base import declare, quick_option, seeds_option
 from l4sim.scenario import Scenario
 
@@ -273,29 +273,57 @@ def findings(rows: list[Row]) -> list[str]:
     return out
 
 
-def headline(out_dir: Path) -> str:
-    """What a full run shows, from its ``table.csv``: the Prague flows alone with best-effort
-    grants, and with proactive grants the L queue's p99 with and without Queue Protection
-    beside the flows that overload it (3x, NQB-marked Reno), and how soon it acts."""
+def facts(out_dir: Path) -> dict[str, str]:
+    """The spans the headline and the docs' prose quote, from a full run's ``table.csv``:
+    the L queue's p99 beside the flows that overload it (3x unresponsive, NQB-marked Reno)
+    with and without Queue Protection, the share of their packets sanctioned, and how soon
+    the first sanction comes."""
     rows = read_csv(out_dir / "table.csv")
-    alone = next(r for r in rows if r["case"] == "none-best-effort-qprot")
-    heavy = [r for r in rows if r["grants"] == "pgs" and r["bad"] in ("nqb-cbr-3x", "nqb-reno")]
-    on = [r for r in heavy if r["qprot"] == "True"]
-    off = [r for r in heavy if r["qprot"] == "False"]
-    first = [float(r["first_sanction_ms"]) for r in rows if r["first_sanction_ms"]]
+    heavy = [r for r in rows if r["bad"] in ("nqb-cbr-3x", "nqb-reno")]
 
-    def span(values: list[float], fmt: str) -> str:
-        return f"{min(values):{fmt}}-{max(values):{fmt}}"
+    def of(key: str, pick: Callable[[dict[str, str]], bool], fmt: str, scale: float = 1) -> str:
+        return span((scale * float(r[key]) for r in rows if r[key] and pick(r)), fmt)
 
+    def on(r: dict[str, str]) -> bool:
+        return r["qprot"] == "True"
+
+    return {
+        "alone_best_effort_mbps": next(
+            f"{float(r['prague_mbps']):.1f}" for r in rows if r["case"] == "none-best-effort-qprot"
+        ),
+        "heavy_pgs_on_p99_ms": of(
+            "l_p99_ms", lambda r: r in heavy and on(r) and r["grants"] == "pgs", ".1f"
+        ),
+        "heavy_pgs_off_p99_ms": of(
+            "l_p99_ms", lambda r: r in heavy and not on(r) and r["grants"] == "pgs", ".1f"
+        ),
+        "heavy_off_p99_ms": of("l_p99_ms", lambda r: r in heavy and not on(r), ".1f"),
+        "sanctioned_3x_pct": of(
+            "sanctioned_frac", lambda r: r["bad"] == "nqb-cbr-3x" and on(r), ".1f", 100
+        ),
+        "sanctioned_reno_pct": of(
+            "sanctioned_frac", lambda r: r["bad"] == "nqb-reno" and on(r), ".1f", 100
+        ),
+        "first_sanction_ms": of("first_sanction_ms", lambda r: True, ".0f"),
+        "first_sanction_cbr_ms": of("first_sanction_ms", lambda r: "cbr" in r["bad"], ".0f"),
+        "first_sanction_reno_ms": of("first_sanction_ms", lambda r: r["bad"] == "nqb-reno", ".0f"),
+    }
+
+
+def headline(out_dir: Path) -> str:
+    """What a full run shows, from its ``table.csv`` (:func:`facts`): the Prague flows alone
+    with best-effort grants, and with proactive grants the L queue's p99 with and without
+    Queue Protection beside the flows that overload it (3x, NQB-marked Reno), and how soon
+    it acts."""
+    f = facts(out_dir)
     return (
         f"On a DOCSIS upstream whose modem estimates its L delay from MULPI's virtual queue, "
-        f"two Prague flows keep {float(alone['prague_mbps']):.1f} of 50 Mbit/s with "
+        f"two Prague flows keep {f['alone_best_effort_mbps']} of 50 Mbit/s with "
         f"best-effort grants; beside a flow that overloads the L queue (3x unresponsive, "
         f"NQB-marked Reno), with proactive grants, Queue Protection holds its p99 at "
-        f"{span([float(r['l_p99_ms']) for r in on], '.1f')} ms where it reaches "
-        f"{span([float(r['l_p99_ms']) for r in off], '.1f')} ms without, sanctioning within "
-        f"{span(first, '.0f')} ms; a 1.5x flow, which the Prague flows yield to, does not "
-        "overload it."
+        f"{f['heavy_pgs_on_p99_ms']} ms where it reaches {f['heavy_pgs_off_p99_ms']} ms "
+        f"without, sanctioning within {f['first_sanction_ms']} ms; a 1.5x flow, which the "
+        "Prague flows yield to, does not overload it."
     )
 
 

@@ -54,10 +54,12 @@ from typing import Any
 
 from l4sim.engine.simulation import Simulation
 from l4sim.executors import Executor
+from l4sim.experiments import rmcat_numbers
 from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
-from l4sim.experiments._tables import read_csv, write_csv, write_per_seed, write_table
+from l4sim.experiments._tables import write_csv, write_per_seed, write_table
 from l4sim.experiments.base import declare, quick_option, seeds_option
 from l4sim.experiments.rmcat_l4s import L4S_PRAGUE, against_record, l4s_table, num, record
+from l4sim.experiments.rmcat_numbers import headline  # noqa: F401 (declared)
 from l4sim.experiments.rmcat_short import USERS, collapse, short_tcp_flows
 from l4sim.scenario import Scenario
 
@@ -464,36 +466,9 @@ def findings(rows: list[Row]) -> list[str]:
     return out
 
 
-def headline(out_dir: Path) -> str:
-    """What a full run shows, from its ``table.csv``: in the variable-capacity cases (5.1-5.3)
-    through the RFC's FIFO, the fixed-rate source's loss and frame delay p99 against SCReAM's
-    (L4S mode); SCReAM's rate beside a long TCP flow (5.6, FIFO) and beside four TCP Prague
-    flows at 25 ms."""
-    rows = read_csv(out_dir / "table.csv")
-    fifo = {(r["test"], r["sender"]): r for r in rows if r["queue"] == "fifo"}
-
-    def span(sender: str, metric: str, scale: float, fmt: str) -> str:
-        xs = [scale * float(fifo[(t, sender)][metric]) for t in ("5.1", "5.2", "5.3")]
-        return f"{min(xs):{fmt}}-{max(xs):{fmt}}"
-
-    tcp = fifo[("5.6", "scream-l4s")]
-    four = {
-        r["rules"]: float(r["media_mbps"])
-        for r in rows
-        if (r["test"], r["prague"], r["rtt_ms"]) == ("l4s", "4", "25")
-    }
-    rec4 = record()[(25, 4)]
-    return (
-        f"Through RFC 8867's 300 ms FIFO as the capacity varies (5.1-5.3), media with no "
-        f"congestion control loses {span('none', 'loss_frac', 100, '.0f')} % of its packets, "
-        f"frame delay p99 {span('none', 'p99_ms', 1, '.0f')} ms; SCReAM v2 loses "
-        f"{span('scream-l4s', 'loss_frac', 100, '.1f')} %, p99 "
-        f"{span('scream-l4s', 'p99_ms', 1, '.0f')} ms. It falls short beside TCP: "
-        f"{float(tcp['media_mbps']):.2f} Mbit/s of 2 beside a NewReno flow (5.6), "
-        f"{four['latest']:.1f} Mbit/s beside four TCP Prague flows (DualPI2, 100 Mbit/s, "
-        f"25 ms; {four['2024-10-31']:.1f} with the rules of SCReAM's test record, whose "
-        f"figure is {rec4:g})."
-    )
+def facts(out_dir: Path) -> dict[str, str]:
+    """The numbers the docs page quotes (:mod:`l4sim.experiments.rmcat_numbers`)."""
+    return rmcat_numbers.facts(out_dir, RMCAT)
 
 
 def markdown_table(rows: list[Row]) -> str:

@@ -54,7 +54,7 @@ from l4sim.experiments._tables import (
     write_table,
     write_timing,
 )
-from l4sim.experiments.a3c_l4s.headline import headline  # noqa: F401 (declared)
+from l4sim.experiments.a3c_l4s.headline import facts, headline  # noqa: F401 (declared)
 from l4sim.experiments.a3c_l4s.training import (
     FRONT_WEIGHTS,
     PI_TARGET,

@@ -1,5 +1,6 @@
 """What a full ``a3c-l4s`` run shows, in two sentences, read back from its committed tables
-(``training.csv``, ``table.md``'s collapsed column and the goal lines of ``front.md``)."""
+(``training.csv``, ``table.md``'s collapsed column and the goal lines of ``front.md``), and
+the counts the docs' prose quotes (``facts``)."""
 
 from __future__ import annotations
 
@@ -22,13 +23,14 @@ def _goals(out_dir: Path) -> dict[tuple[str, str], tuple[int, int]]:
     return out
 
 
-def headline(out_dir: Path) -> str:
-    """Held-out gain of the p' policies, collapses, and how many policies of each actor
-    reach DualPI2's PI point on the NewReno and the dynamic scenario."""
+def facts(out_dir: Path) -> dict[str, str]:
+    """The counts the headline and the docs' prose quote, as they write them: training seeds,
+    p' policies better than untrained on held-out traffic and whose last 10 episodes beat
+    their first 10, collapsed deployments, and each actor's policies at PI's point."""
     training = read_csv(out_dir / "training.csv")
     p_prime = [r for r in training if not r["variant"].endswith("-t")]
     better = sum(float(r["held_out_trained"]) > float(r["held_out_untrained"]) for r in p_prime)
-    seeds = len({r["seed"] for r in training})
+    rising = sum(r["rising"] == "True" for r in p_prime)
     collapsed = [r["collapsed"] for r in md_rows(out_dir / "table.md")]
     n_collapsed = sum(int(c.split(" of ")[0]) for c in collapsed if " of " in c)
     n_deployed = sum(int(c.split(" of ")[1]) for c in collapsed if " of " in c)
@@ -38,13 +40,27 @@ def headline(out_dir: Path) -> str:
         met, total = g.get((scenario, kind), (0, 0))
         return f"{met} of {total}"
 
+    return {
+        "seeds": str(len({r["seed"] for r in training})),
+        "p_held_out_better": f"{better} of {len(p_prime)}",
+        "p_rising": f"{rising} of {len(p_prime)}",
+        "collapsed": f"{n_collapsed} of {n_deployed}",
+        "p_goal_newreno": goal("10Mbps-newreno", P_ACTOR),
+        "p_goal_dynamic": goal("dynamic", P_ACTOR),
+        "t_goal_newreno": goal("10Mbps-newreno", T_ACTOR),
+        "t_goal_dynamic": goal("dynamic", T_ACTOR),
+    }
+
+
+def headline(out_dir: Path) -> str:
+    """Held-out gain of the p' policies, collapses, and how many policies of each actor
+    reach DualPI2's PI point on the NewReno and the dynamic scenario."""
+    f = facts(out_dir)
     return (
-        f"Trained on {seeds} seeds, {better} of {len(p_prime)} p' policies score better than "
-        f"untrained on held-out traffic; {n_collapsed} of {n_deployed} deployed policies "
+        f"Trained on {f['seeds']} seeds, {f['p_held_out_better']} p' policies score better "
+        f"than untrained on held-out traffic; {f['collapsed']} deployed policies "
         f"collapsed. Policies within 2 % of PI's utilisation at ≤ its delay (NewReno "
         f"scenario) / at least PI's utilisation at ≤ its delay (dynamic): the paper's "
-        f"p' actor {goal('10Mbps-newreno', P_ACTOR)} / "
-        f"{goal('dynamic', P_ACTOR)}; an actor that sets PI's target "
-        f"{goal('10Mbps-newreno', T_ACTOR)} / "
-        f"{goal('dynamic', T_ACTOR)}."
+        f"p' actor {f['p_goal_newreno']} / {f['p_goal_dynamic']}; an actor that sets PI's "
+        f"target {f['t_goal_newreno']} / {f['t_goal_dynamic']}."
     )

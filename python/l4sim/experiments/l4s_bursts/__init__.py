@@ -46,8 +46,9 @@ from typing import Any
 
 from l4sim.executors import Executor
 from l4sim.experiments._cases import run_seeded, seeded_hooks, seeds_for
-from l4sim.experiments._tables import read_csv, write_per_seed, write_table
+from l4sim.experiments._tables import write_per_seed, write_table
 from l4sim.experiments.base import declare, quick_option, seeds_option
+from l4sim.experiments.l4s_bursts.numbers import facts
 from l4sim.experiments.l4s_bursts.report import (
     FINDINGS,
     REFERENCE,
@@ -98,16 +99,14 @@ def reproduce(
 
 
 def headline(out_dir: Path) -> str:
-    """What a full run shows, from its ``table.csv``: Scenario 2 at 20 ms, Prague through
-    DualPI2 against CUBIC through fq_codel behind the slotting, as the study reports it."""
-    rows = {r["case"]: r for r in read_csv(out_dir / "table.csv")}
-    prague = rows["s2-prague-dualpi2-50M-20ms-netem16"]
-    cubic = rows["s2-cubic-fq_codel-50M-20ms-netem16"]
-    less = 1 - float(prague["utilisation"]) / float(cubic["utilisation"])
+    """What a full run shows, from its ``table.csv`` (:func:`facts`): Scenario 2 at 20 ms,
+    Prague through DualPI2 against CUBIC through fq_codel behind the slotting, as the study
+    reports it."""
+    f = facts(out_dir)
     return (
         f"Behind l4s-tests' netem slotting (Scenario 2, 20 ms) Prague through DualPI2 keeps "
-        f"{float(prague['utilisation']):.2f} of the link, CUBIC through fq_codel "
-        f"{float(cubic['utilisation']):.2f}: {100 * less:.0f} % less (the study: about 50 %); "
+        f"{f['s2_prague_util']} of the link, CUBIC through fq_codel {f['s2_cubic_util']}: "
+        f"{f['s2_less']} less (the study: about 50 %); "
         "Prague's utilisation follows DualPI2's step over the burst length."
     )
 

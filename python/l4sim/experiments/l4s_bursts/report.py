@@ -252,14 +252,19 @@ def _sweep(rows: list[Row], cca: str, queue: str, key: str = "utilisation") -> s
     return ", ".join(f"{getattr(r, key):.2f} ({r.gap_ms:g} ms)" for r in rs)
 
 
-def _law(rows: list[Row], queue: str) -> str:
-    """Utilisation times burst length where the utilisation is below 0.9: the step the
-    bursts' queue settles under, if Prague backs off until a burst fits below it."""
-    xs = [
-        f"{r.utilisation * r.gap_ms:.2f} ms ({r.gap_ms:g} ms bursts)"
+def law_points(rows: list[Row], queue: str) -> list[tuple[float, float]]:
+    """(utilisation times burst length, burst length) of Prague's sweep through ``queue``
+    where the utilisation is below 0.9: the step the bursts' queue settles under, if Prague
+    backs off until a burst fits below it."""
+    return [
+        (r.utilisation * r.gap_ms, r.gap_ms)
         for r in rows
         if r.group == "sweep" and (r.cca, r.queue) == ("prague", queue) and 0 < r.utilisation < 0.9
     ]
+
+
+def _law(rows: list[Row], queue: str) -> str:
+    xs = [f"{x:.2f} ms ({gap:g} ms bursts)" for x, gap in law_points(rows, queue)]
     return ", ".join(xs) if xs else "none (every burst size kept it above 0.9)"
 
 
