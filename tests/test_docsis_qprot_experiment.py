@@ -4,6 +4,8 @@ and the model by tests/test_docsis_link.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("l4sim._core")
@@ -78,3 +80,11 @@ def test_the_link_relative_flow_is_held_against_1_ms_plus_the_map_delay() -> Non
     # A fair-share-relative flow is not held to that bound.
     fair = [row("nqb-cbr-1.5x", True, 9.0, 0.01), row("nqb-cbr-1.5x", False, 9.0, 0.0)]
     assert "MAP-induced" not in dq.findings([alone, *fair])[0]
+
+
+def test_the_bounds_the_page_quotes_come_from_the_baseline_rows(tmp_path: Path) -> None:
+    (tmp_path / "table.csv").write_text(
+        "case,l_p99_ms\nnone-pgs-qprot,1.49\nnone-best-effort-qprot-length,3.99\n"
+        "none-best-effort-qprot,\n"
+    )
+    assert dq.facts(tmp_path) == {"bound_pgs": "2.49", "bound_best_effort_length": "4.99"}

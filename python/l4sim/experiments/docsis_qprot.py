@@ -381,6 +381,21 @@ def headline(out_dir: Path) -> str:
     )
 
 
+def facts(out_dir: Path) -> dict[str, str]:
+    """The numbers the docs' prose derives from a full run's ``table.csv``: per grant
+    service and estimate, the bound 1 ms + the MAP-induced delay (the Prague flows' L-queue
+    p99 alone, Queue Protection on) that the 1.5x-the-link rows are checked against."""
+    rows = {r["case"]: r for r in read_csv(out_dir / "table.csv")}
+    out = {}
+    for grants in GRANTS:
+        for est in ESTIMATES:
+            base = Case("none", grants, True, est).name
+            if base in rows and rows[base]["l_p99_ms"]:
+                key = f"bound_{grants.replace('-', '_')}" + ("" if est == "virtual" else "_length")
+                out[key] = f"{CRITICAL_MS + float(rows[base]['l_p99_ms']):.2f}"
+    return out
+
+
 def markdown_table(rows: list[Row]) -> str:
     seeds = rows[0].seeds
     head = (
