@@ -189,6 +189,7 @@ METRICS = (
     "sanctioned_frac",
     "first_sanction_ms",
     "l_mean_ms",
+    "prague_sanctioned_frac",
 )
 
 
@@ -220,6 +221,10 @@ def measure(case: Case, seed: int) -> dict[str, Any]:
         size = RENO_MSS if case.bad == "nqb-reno" else UDP_BYTES
         frac = bad.get("qprot_sanctioned", 0) * size / bad["bytes_sent"]
     p99, mean = l_queue["sojourn_p99_s"], l_queue["sojourn_mean_s"]
+    # The Prague flows' packets Queue Protection sanctioned, of those they sent (segments
+    # of one MSS, the default 1448 B).
+    prague_sent = sum(f["bytes_sent"] for f in s["flows"][:2]) / RENO_MSS
+    prague_san = sum(f.get("qprot_sanctioned", 0) for f in s["flows"][:2])
     values = (
         sum(prague),
         min(prague),
@@ -228,6 +233,7 @@ def measure(case: Case, seed: int) -> dict[str, Any]:
         frac,
         first,
         None if mean is None else mean * 1e3,
+        prague_san / prague_sent if prague_sent else None,
     )
     return {"case": case.name, "seed": seed, **dict(zip(METRICS, values, strict=True))}
 
@@ -251,6 +257,7 @@ class Row:
     seeds: int
     l_mean_ms: float | None = None
     estimate: str = "virtual"
+    prague_sanctioned_frac: float | None = None
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -401,13 +408,14 @@ def markdown_table(rows: list[Row]) -> str:
     head = (
         "| bad flow | grants | Queue Protection | Prague, both (Mbit/s) | Prague, slower "
         "(Mbit/s) | L-queue delay p99 (ms) | L-queue delay mean (ms) | bad flow (Mbit/s) "
-        "| sanctioned | first sanction (ms) |\n|---|---|---|---|---|---|---|---|---|---|\n"
+        "| sanctioned | first sanction (ms) | Prague sanctioned |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     lines = [
         f"| {_label(r)} | {r.grants} | {'on' if r.qprot else 'off'} | {r.prague_mbps:.1f} "
         f"| {r.prague_min_mbps:.1f} | {_num(r.l_p99_ms, '.2f')} | {_num(r.l_mean_ms, '.2f')} "
         f"| {_num(r.bad_mbps, '.1f')} | {_num(r.sanctioned_frac, '.1%')} "
-        f"| {_num(r.first_sanction_ms, '.0f')} |"
+        f"| {_num(r.first_sanction_ms, '.0f')} | {_num(r.prague_sanctioned_frac, '.1%')} |"
         for r in rows
     ]
     found = findings(rows)
@@ -416,7 +424,8 @@ def markdown_table(rows: list[Row]) -> str:
         f"Means of {seeds} seed(s); the slower Prague flow is the minimum over the seeds. "
         "`-1.5x` / `-3x`: times a fair share of the 50 Mbit/s service flow; `-1.5x-link`: "
         "times its whole rate; `(length)`: the L queue's length as the L delay estimate "
-        "instead of the modem's virtual queue."
+        "instead of the modem's virtual queue. Prague sanctioned: the fraction of the Prague "
+        "flows' own packets Queue Protection sanctioned."
     )
     return head + "\n".join(lines) + "\n\n" + note + "\n\n" + tail + "\n"
 
