@@ -4,6 +4,8 @@ and the model by tests/test_docsis_link.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("l4sim._core")
@@ -13,11 +15,20 @@ from l4sim.experiments import experiment
 
 
 def test_the_grid_and_its_subsets() -> None:
-    assert len(dq.cases()) == len(dq.BAD) * len(dq.GRANTS) * 2
+    every = dq.cases()
+    length = [c for c in every if c.estimate == "length"]
+    assert len(every) == (len(dq.BAD) + len(dq.LENGTH_BAD)) * len(dq.GRANTS) * 2
+    assert {c.bad for c in length} == set(dq.LENGTH_BAD)
+    assert len({c.name for c in every}) == len(every)
     quick = dq.cases(quick=True)
-    assert {c.grants for c in quick} == {"pgs"} and len(quick) == 6
+    assert {c.grants for c in quick} == {"pgs"} and len(quick) == 8
+    assert {c.estimate for c in quick} == {"virtual"}
     only = dq.cases(["nqb-reno", "best-effort", "qprot"])
     assert [c.name for c in only] == ["nqb-reno-best-effort-qprot"]
+    only = dq.cases(["nqb-cbr-1.5x-link", "pgs", "qprot", "length"])
+    assert [c.name for c in only] == ["nqb-cbr-1.5x-link-pgs-qprot-length"]
+    with pytest.raises(ValueError, match="length estimate only beside"):
+        dq.cases(["nqb-reno", "length"])
     assert experiment("docsis-qprot").name == "docsis-qprot"
 
 
@@ -28,12 +39,18 @@ def test_bad_flows_are_what_their_names_say() -> None:
     ect1 = dq.bad_flow("ect1-cbr-1.5x")
     assert ect1 is not None and ect1["rate"] == "25Mbps" and ect1["ecn"] == "ect1"
     assert "nqb" not in ect1
+    link = dq.bad_flow("nqb-cbr-1.5x-link")
+    assert link is not None and link["rate"] == "75Mbps" and link["nqb"]
+    link = dq.bad_flow("ect1-cbr-1.5x-link")
+    assert link is not None and link["rate"] == "75Mbps" and link["ecn"] == "ect1"
     reno = dq.bad_flow("nqb-reno")
     assert reno is not None and reno["cca"] == "newreno" and reno["nqb"]
     sc = dq.scenario(dq.Case("nqb-cbr-1.5x", "pgs", True)).to_dict()
     link = sc["topology"]["bottleneck"]
     assert link["docsis"]["pgs"] == "12500B" and link["docsis"]["max_sustained_rate"] == "50Mbps"
     assert link["qdisc"] == {"kind": "docsis_dualq", "qprot": True}
+    sc = dq.scenario(dq.Case("none", "pgs", False, "length")).to_dict()
+    assert sc["topology"]["bottleneck"]["qdisc"]["l_delay"] == "queue"
 
 
 def row(bad: str, on: bool, p99: float, frac: float | None) -> dq.Row:
@@ -50,3 +67,24 @@ def test_the_findings_are_computed_from_the_rows() -> None:
     rows[0].l_p99_ms = 7.0
     assert "(7.00 ms against 6.00 ms): no" in dq.markdown_table(rows)
     assert md.count("\n| nqb-cbr-1.5x |") == 2
+
+
+def test_the_link_relative_flow_is_held_against_1_ms_plus_the_map_delay() -> None:
+    alone = row("none", True, 1.5, None)
+    on, off = row("nqb-cbr-1.5x-link", True, 2.4, 0.4), row("nqb-cbr-1.5x-link", False, 9.9, 0.0)
+    found = dq.findings([alone, on, off])
+    assert len(found) == 1
+    assert found[0].endswith("MAP-induced delay (1.50 ms alone): 2.50 ms: yes")
+    on.l_p99_ms = 2.6
+    assert dq.findings([alone, on, off])[0].endswith("2.50 ms: no")
+    # A fair-share-relative flow is not held to that bound.
+    fair = [row("nqb-cbr-1.5x", True, 9.0, 0.01), row("nqb-cbr-1.5x", False, 9.0, 0.0)]
+    assert "MAP-induced" not in dq.findings([alone, *fair])[0]
+
+
+def test_the_bounds_the_page_quotes_come_from_the_baseline_rows(tmp_path: Path) -> None:
+    (tmp_path / "table.csv").write_text(
+        "case,l_p99_ms\nnone-pgs-qprot,1.49\nnone-best-effort-qprot-length,3.99\n"
+        "none-best-effort-qprot,\n"
+    )
+    assert dq.facts(tmp_path) == {"bound_pgs": "2.49", "bound_best_effort_length": "4.99"}

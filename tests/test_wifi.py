@@ -32,14 +32,21 @@ ACK24_US = _txtime_us(14, 20.0, 96)  # ACK at 24 Mbit/s
 ACK6_US = _txtime_us(14, 20.0, 24)  # the ACK time in EIFS: 6 Mbit/s
 TS_US = DATA_US + SIFS_US + ACK24_US + DIFS_US
 TC_US = DATA_US + SIFS_US + ACK6_US + DIFS_US  # EIFS after a collision
+# RTS/CTS (802.11-2020 9.3.1.2-3: 20 and 14 bytes, at the basic rate, SIFS apart): Bianchi's
+# Ts adds RTS + SIFS + CTS + SIFS; a collision costs the RTS only, then EIFS.
+RTS24_US, CTS24_US = _txtime_us(20, 20.0, 96), _txtime_us(14, 20.0, 96)
+TS_RTS_US = RTS24_US + SIFS_US + CTS24_US + SIFS_US + TS_US
+TC_RTS_US = RTS24_US + SIFS_US + ACK6_US + DIFS_US
 
 
-def bianchi(n: int, w: int = W, m: int = M, retries: int = RETRIES) -> dict[str, float]:
+def bianchi(
+    n: int, w: int = W, m: int = M, retries: int = RETRIES, *, rts: bool = False
+) -> dict[str, float]:
     """Bianchi's fixed point (JSAC 2000, eqs. 7 and 9) with a retry limit (back-off
     stages 0..retries, windows 2^min(i, m) w; Bianchi's own model as retries grows):
     tau = sum p^i / sum p^i (W_i + 1) / 2 and p = 1 - (1 - tau)^(n - 1); then the
     saturation throughput S = Ps Ptr E[P] / ((1 - Ptr) sigma + Ptr Ps Ts + Ptr (1 - Ps) Tc)
-    (eq. 13), in bit/s."""
+    (eq. 13), in bit/s; ``rts``: with RTS/CTS access's Ts and Tc."""
 
     def tau_of(p: float) -> float:
         num = sum(p**i for i in range(retries + 1))
@@ -58,7 +65,8 @@ def bianchi(n: int, w: int = W, m: int = M, retries: int = RETRIES) -> dict[str,
     tau = tau_of(p)
     ptr = 1 - (1 - tau) ** n
     ps = n * tau * (1 - tau) ** (n - 1) / ptr
-    slot = (1 - ptr) * SLOT_US + ptr * ps * TS_US + ptr * (1 - ps) * TC_US
+    ts, tc = (TS_RTS_US, TC_RTS_US) if rts else (TS_US, TC_US)
+    slot = (1 - ptr) * SLOT_US + ptr * ps * ts + ptr * (1 - ps) * tc
     return {"tau": tau, "p": p, "throughput_bps": ps * ptr * PAYLOAD_BYTES * 8 / slot * 1e6}
 
 
@@ -95,6 +103,17 @@ def test_saturation_throughput_within_5_percent_of_bianchi(n: int) -> None:
     assert sim["throughput_bps"] == pytest.approx(model["throughput_bps"], rel=0.05)
     assert sim["p_collision"] == pytest.approx(model["p"], abs=0.03)
     assert (sim["collided"] > 0) == (n > 1)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 20])
+def test_rts_cts_saturation_throughput_within_5_percent_of_bianchi(n: int) -> None:
+    """With dot11RTSThreshold under the MPDU (1538 bytes) every frame is preceded by
+    RTS/CTS: Bianchi's RTS/CTS access mechanism."""
+    config = dcf_config(n)
+    config["wifi"]["rts_threshold"] = 1000
+    model, sim = bianchi(n, rts=True), simulate(config)
+    assert sim["throughput_bps"] == pytest.approx(model["throughput_bps"], rel=0.05)
+    assert sim["p_collision"] == pytest.approx(model["p"], abs=0.03)
 
 
 def test_one_station_is_the_model_exactly() -> None:
@@ -238,3 +257,22 @@ def test_emulate_refuses_a_bss(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(emu, "kernel_ccas", lambda: ["reno", "cubic"])
     with pytest.raises(EmulationError, match="runs only in the simulator"):
         emu._hosts_and_flows(loads(_scenario("mcs = 7")), 1)
+
+
+def test_rts_threshold_through_the_scenario() -> None:
+    """The key reaches the core only when set (a BSS without it keeps its configuration
+    and its bytes); with a threshold of 0 every PPDU, the ACKs' too, opens with RTS/CTS,
+    which costs airtime: less goodput than without."""
+    from l4sim import Simulation
+    from l4sim.scenario import loads
+
+    stations = "stations = [{ mcs = 1 }, { mcs = 9 }]"
+    plain, rts = loads(_scenario(stations)), loads(_scenario(stations + "\nrts_threshold = 0"))
+    assert "rts_threshold" not in plain.to_core_config()["wifi"][0]["bss"]
+    assert rts.to_core_config()["wifi"][0]["bss"]["rts_threshold"] == 0
+    goodput = []
+    for sc in (plain, rts):
+        sim = Simulation(sc)
+        sim.run()
+        goodput.append(sum(f["goodput_bps"] for f in sim.summary()["flows"]))
+    assert 0 < goodput[1] < goodput[0]

@@ -17,16 +17,23 @@ flows with 21 ms of base RTT, and from 2 s one bad flow:
 - ``nqb-cbr-1.5x`` / ``nqb-cbr-3x``: Not-ECT UDP marked NQB (DSCP 45, classified into the L
   queue) at 1.5 / 3 times its fair share of the service flow (25 / 50 Mbit/s);
 - ``ect1-cbr-1.5x``: ECT(1) UDP at 1.5 times its share, which ignores every mark;
+- ``nqb-cbr-1.5x-link`` / ``ect1-cbr-1.5x-link``: the same two unresponsive flows at 1.5
+  times the service flow's whole rate (75 Mbit/s), which overloads the L queue by itself;
 - ``nqb-reno``: a classic TCP Reno flow marked NQB: the L queue's AQM cannot signal a
   Not-ECT flow (it marks, never drops), so only the L buffer's overflow does;
 - ``none``: the two Prague flows alone.
 
 Each with Queue Protection on and off, and with two grant services: best effort (every byte
 waits for the request-grant loop) and proactive grants (PGS: the service flow's rate
-granted every interval unasked). We report the Prague flows' rate and the L queue's delay
-p99 (its sojourn: the wait for a grant included), the bad flow's rate, the fraction of its
-packets sanctioned and the time from its start to its first sanction. Each case is the mean
-of ``--seeds`` seeds (3) of the hosts' jitter.
+granted every interval unasked). The modem estimates its L delay as MULPI has a cable modem
+do (the virtual queue); ``none`` and ``nqb-cbr-1.5x-link`` also run with the L queue's
+length as the estimate (``-length``: the CMTS's estimate, the L queue's own delay), which
+tells what Queue Protection holds apart from what the modem's estimate lets stand.
+
+We report the Prague flows' rate and the L queue's delay p99 and mean (its sojourn: the
+wait for a grant included), the bad flow's rate, the fraction of its packets sanctioned and
+the time from its start to its first sanction. Each case is the mean of ``--seeds`` seeds
+(3) of the hosts' jitter.
 """
 
 from __future__ import annotations
@@ -65,11 +72,29 @@ SANCTION_LOOK_NS = 2 * 10**9
 UDP_BYTES = 1500
 RENO_MSS = 1448
 
-BAD = ("none", "nqb-cbr-1.5x", "nqb-cbr-3x", "ect1-cbr-1.5x", "nqb-reno")
+#: Bad flows: ``-1.5x`` / ``-3x`` are relative to a fair share of the service flow (one of
+#: three flows), ``-1.5x-link`` to the service flow's whole rate.
+BAD = (
+    "none",
+    "nqb-cbr-1.5x",
+    "nqb-cbr-3x",
+    "ect1-cbr-1.5x",
+    "nqb-reno",
+    "nqb-cbr-1.5x-link",
+    "ect1-cbr-1.5x-link",
+)
 GRANTS = ("pgs", "best-effort")
 QPROT = ("qprot", "no-qprot")
-GROUPS = (*BAD, *GRANTS, *QPROT)
-QUICK = {"bad": ("none", "nqb-cbr-1.5x", "ect1-cbr-1.5x"), "grants": ("pgs",)}
+#: The L delay estimate: MULPI's for a cable modem (the virtual queue), or the L queue's
+#: length (``l_delay = "queue"``), the latter only beside ``LENGTH_BAD``.
+ESTIMATES = ("virtual", "length")
+LENGTH_BAD = ("none", "nqb-cbr-1.5x-link")
+GROUPS = (*BAD, *GRANTS, *QPROT, *ESTIMATES)
+QUICK = {
+    "bad": ("none", "nqb-cbr-1.5x", "ect1-cbr-1.5x", "nqb-cbr-1.5x-link"),
+    "grants": ("pgs",),
+    "estimates": ("virtual",),
+}
 
 
 @dataclass(frozen=True)
@@ -77,22 +102,36 @@ class Case:
     bad: str
     grants: str
     qprot: bool
+    estimate: str = "virtual"
 
     @property
     def name(self) -> str:
-        return f"{self.bad}-{self.grants}-{'qprot' if self.qprot else 'no-qprot'}"
+        tail = "" if self.estimate == "virtual" else f"-{self.estimate}"
+        return f"{self.bad}-{self.grants}-{'qprot' if self.qprot else 'no-qprot'}{tail}"
 
 
 def cases(groups: Iterable[str] = GROUPS, *, quick: bool = False) -> list[Case]:
     wanted = set(groups)
-    bad = [b for b in (QUICK["bad"] if quick else BAD) if b in wanted] or list(
-        QUICK["bad"] if quick else BAD
-    )
-    grants = [g for g in (QUICK["grants"] if quick else GRANTS) if g in wanted] or list(
-        QUICK["grants"] if quick else GRANTS
-    )
+
+    def pick(kind: str, full: tuple[str, ...]) -> list[str]:
+        menu = QUICK[kind] if quick else full
+        return [x for x in menu if x in wanted] or list(menu)
+
+    bad, grants = pick("bad", BAD), pick("grants", GRANTS)
     qprot = [q == "qprot" for q in QPROT if q in wanted] or [True, False]
-    return [Case(b, g, q) for g in grants for b in bad for q in qprot]
+    out = [
+        Case(b, g, q, e)
+        for e in pick("estimates", ESTIMATES)
+        for g in grants
+        for b in bad
+        if e == "virtual" or b in LENGTH_BAD
+        for q in qprot
+    ]
+    if not out:
+        raise ValueError(
+            f"docsis-qprot runs the length estimate only beside {', '.join(LENGTH_BAD)}"
+        )
+    return out
 
 
 def bad_flow(bad: str) -> dict[str, Any] | None:
@@ -102,8 +141,8 @@ def bad_flow(bad: str) -> dict[str, Any] | None:
     start = f"{BAD_START_S:g}s"
     if bad == "nqb-reno":
         return {"kind": "tcp", "cca": "newreno", "nqb": True, "start": start}
-    kind, _, factor = bad.split("-")
-    rate = SHARE_MBPS * float(factor.rstrip("x"))
+    kind, _, factor, *link = bad.split("-")
+    rate = (SF_MBPS if link else SHARE_MBPS) * float(factor.rstrip("x"))
     ecn = "ect1" if kind == "ect1" else "not_ect"
     flow = {"kind": "udp", "rate": f"{rate:g}Mbps", "ecn": ecn, "packet_size": "1500B"}
     return {**flow, **({"nqb": True} if kind == "nqb" else {}), "start": start}
@@ -129,7 +168,11 @@ def scenario(case: Case, seed: int = 1) -> Scenario:
                     "rate": f"{CHANNEL_MBPS}Mbps",
                     "delay": "0.5ms",
                     "docsis": docsis,
-                    "qdisc": {"kind": "docsis_dualq", "qprot": case.qprot},
+                    "qdisc": {
+                        "kind": "docsis_dualq",
+                        "qprot": case.qprot,
+                        **({"l_delay": "queue"} if case.estimate == "length" else {}),
+                    },
                 },
             },
             "flows": flows,
@@ -145,6 +188,8 @@ METRICS = (
     "bad_mbps",
     "sanctioned_frac",
     "first_sanction_ms",
+    "l_mean_ms",
+    "prague_sanctioned_frac",
 )
 
 
@@ -175,7 +220,11 @@ def measure(case: Case, seed: int) -> dict[str, Any]:
     if bad is not None and bad["bytes_sent"] > 0:
         size = RENO_MSS if case.bad == "nqb-reno" else UDP_BYTES
         frac = bad.get("qprot_sanctioned", 0) * size / bad["bytes_sent"]
-    p99 = l_queue["sojourn_p99_s"]
+    p99, mean = l_queue["sojourn_p99_s"], l_queue["sojourn_mean_s"]
+    # The Prague flows' packets Queue Protection sanctioned, of those they sent (segments
+    # of one MSS, the default 1448 B).
+    prague_sent = sum(f["bytes_sent"] for f in s["flows"][:2]) / RENO_MSS
+    prague_san = sum(f.get("qprot_sanctioned", 0) for f in s["flows"][:2])
     values = (
         sum(prague),
         min(prague),
@@ -183,6 +232,8 @@ def measure(case: Case, seed: int) -> dict[str, Any]:
         None if bad is None else bad["goodput_bps"] / 1e6,
         frac,
         first,
+        None if mean is None else mean * 1e3,
+        prague_san / prague_sent if prague_sent else None,
     )
     return {"case": case.name, "seed": seed, **dict(zip(METRICS, values, strict=True))}
 
@@ -204,6 +255,9 @@ class Row:
     sanctioned_frac: float | None
     first_sanction_ms: float | None
     seeds: int
+    l_mean_ms: float | None = None
+    estimate: str = "virtual"
+    prague_sanctioned_frac: float | None = None
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -215,7 +269,15 @@ def _row(case: Case, runs: list[dict[str, Any]]) -> Row:
     """The mean of each metric over the seeds (the slower Prague flow: their minimum)."""
     values = {m: _mean(r[m] for r in runs) for m in METRICS}
     values["prague_min_mbps"] = min(r["prague_min_mbps"] for r in runs)
-    return Row(case.name, case.bad, case.grants, case.qprot, seeds=len(runs), **values)
+    return Row(
+        case.name,
+        case.bad,
+        case.grants,
+        case.qprot,
+        seeds=len(runs),
+        estimate=case.estimate,
+        **values,
+    )
 
 
 def reproduce(
@@ -228,9 +290,9 @@ def reproduce(
     on_case: Callable[[Case, int, int], None] | None = None,
     executor: Executor | None = None,
 ) -> list[Row]:
-    """Every bad flow, grant service and Queue Protection setting (``quick``: PGS, three
-    bad flows, one seed) over ``seeds``: ``table.md``, ``table.csv``, ``per_seed.csv`` and
-    (``figures``) ``qprot.png``."""
+    """Every bad flow, grant service, Queue Protection setting and L delay estimate
+    (``quick``: PGS, four bad flows, the modem's estimate, one seed) over ``seeds``:
+    ``table.md``, ``table.csv``, ``per_seed.csv`` and (``figures``) ``qprot.png``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     todo = cases(only if only is not None else GROUPS, quick=quick)
@@ -249,48 +311,69 @@ def _num(x: float | None, fmt: str) -> str:
     return "-" if x is None else format(x, fmt)
 
 
+def _label(r: Row) -> str:
+    """The bad flow's name, with the estimate where it is not the modem's own."""
+    return r.bad if r.estimate == "virtual" else f"{r.bad} ({r.estimate})"
+
+
+#: RFC 9957's critical L-queue delay (CRITICALqL, MULPI's default MAXTH: 1 ms) that the
+#: must-show bound adds to the MAP-induced delay.
+CRITICAL_MS = 1.0
+
+
 def findings(rows: list[Row]) -> list[str]:
     """What RFC 9957 leads one to expect, checked on the rows: with Queue Protection the
     bad flow is sanctioned and the L queue's delay p99 stays near its 1 ms critical level
-    (plus the wait for a grant: one interval with PGS, the request-grant loop without);
-    without it the bad flow's queue is every L flow's (its p99 higher)."""
-    by = {(r.bad, r.grants, r.qprot): r for r in rows}
+    plus the MAP-induced delay (the p99 of the Prague flows alone with the same grants and
+    estimate); without it the bad flow's queue is every L flow's (its p99 higher)."""
+    by = {(r.bad, r.grants, r.qprot, r.estimate): r for r in rows}
     out = []
-    for (bad, grants, on), r in by.items():
-        off = by.get((bad, grants, False))
+    for (bad, grants, on, est), r in by.items():
+        off = by.get((bad, grants, False, est))
         if bad == "none" or not on or off is None:
             continue
         sanctioned = (r.sanctioned_frac or 0) > 0
         lower = (r.l_p99_ms or 0) < (off.l_p99_ms or 0)
-        out.append(
-            f"{bad}, {grants}: sanctioned ({_num(r.sanctioned_frac, '.1%')} of its packets, "
-            f"the first {_num(r.first_sanction_ms, '.0f')} ms after it started): "
+        line = (
+            f"{_label(r)}, {grants}: sanctioned ({_num(r.sanctioned_frac, '.1%')} of its "
+            f"packets, the first {_num(r.first_sanction_ms, '.0f')} ms after it started): "
             f"{'yes' if sanctioned else 'no'}; L-queue p99 lower with Queue Protection "
             f"({_num(r.l_p99_ms, '.2f')} ms against {_num(off.l_p99_ms, '.2f')} ms): "
             f"{'yes' if lower else 'no'}; Prague {r.prague_mbps:.1f} Mbit/s with, "
             f"{off.prague_mbps:.1f} without"
         )
+        base = by.get(("none", grants, True, est))
+        if bad.endswith("-link") and base is not None and base.l_p99_ms is not None:
+            bound = CRITICAL_MS + base.l_p99_ms
+            held = r.l_p99_ms is not None and r.l_p99_ms <= bound
+            line += (
+                f"; L-queue p99 within 1 ms + the MAP-induced delay ({base.l_p99_ms:.2f} ms "
+                f"alone): {bound:.2f} ms: {'yes' if held else 'no'}"
+            )
+        out.append(line)
     return out
 
 
 def facts(out_dir: Path) -> dict[str, str]:
-    """The spans the headline and the docs' prose quote, from a full run's ``table.csv``:
-    the L queue's p99 beside the flows that overload it (3x unresponsive, NQB-marked Reno)
-    with and without Queue Protection, the share of their packets sanctioned, and how soon
-    the first sanction comes."""
-    rows = read_csv(out_dir / "table.csv")
-    heavy = [r for r in rows if r["bad"] in ("nqb-cbr-3x", "nqb-reno")]
+    """The numbers the headline and the docs' prose derive from a full run's ``table.csv``:
+    the L queue's p99 beside the flows that overload it (3x its share or 1.5x the link
+    unresponsive, NQB-marked Reno) with and without Queue Protection, the share of their
+    packets sanctioned, how soon the first sanction comes, and per grant service and
+    estimate the bound 1 ms + the MAP-induced delay (the Prague flows' L-queue p99 alone,
+    Queue Protection on) that the 1.5x-the-link rows are checked against."""
+    rows = [r for r in read_csv(out_dir / "table.csv")]
+    by_case = {r["case"]: r for r in rows}
+    modem = [r for r in rows if r["estimate"] == "virtual"]
+    heavy = [r for r in modem if r["bad"] in ("nqb-cbr-3x", "nqb-reno", "nqb-cbr-1.5x-link")]
 
     def of(key: str, pick: Callable[[dict[str, str]], bool], fmt: str, scale: float = 1) -> str:
-        return span((scale * float(r[key]) for r in rows if r[key] and pick(r)), fmt)
+        return span((scale * float(r[key]) for r in modem if r[key] and pick(r)), fmt)
 
     def on(r: dict[str, str]) -> bool:
         return r["qprot"] == "True"
 
-    return {
-        "alone_best_effort_mbps": next(
-            f"{float(r['prague_mbps']):.1f}" for r in rows if r["case"] == "none-best-effort-qprot"
-        ),
+    out = {
+        "alone_best_effort_mbps": f"{float(by_case['none-best-effort-qprot']['prague_mbps']):.1f}",
         "heavy_pgs_on_p99_ms": of(
             "l_p99_ms", lambda r: r in heavy and on(r) and r["grants"] == "pgs", ".1f"
         ),
@@ -307,23 +390,33 @@ def facts(out_dir: Path) -> dict[str, str]:
         "first_sanction_ms": of("first_sanction_ms", lambda r: True, ".0f"),
         "first_sanction_cbr_ms": of("first_sanction_ms", lambda r: "cbr" in r["bad"], ".0f"),
         "first_sanction_reno_ms": of("first_sanction_ms", lambda r: r["bad"] == "nqb-reno", ".0f"),
+        "length_link_pgs_p99_ms": (
+            f"{float(by_case['nqb-cbr-1.5x-link-pgs-qprot-length']['l_p99_ms']):.1f}"
+        ),
     }
+    for grants in GRANTS:
+        for est in ESTIMATES:
+            base = Case("none", grants, True, est).name
+            if base in by_case and by_case[base]["l_p99_ms"]:
+                key = f"bound_{grants.replace('-', '_')}" + ("" if est == "virtual" else "_length")
+                out[key] = f"{CRITICAL_MS + float(by_case[base]['l_p99_ms']):.2f}"
+    return out
 
 
 def headline(out_dir: Path) -> str:
     """What a full run shows, from its ``table.csv`` (:func:`facts`): the Prague flows alone
     with best-effort grants, and with proactive grants the L queue's p99 with and without
-    Queue Protection beside the flows that overload it (3x, NQB-marked Reno), and how soon
-    it acts."""
+    Queue Protection beside the flows that overload it, and how soon it acts."""
     f = facts(out_dir)
     return (
         f"On a DOCSIS upstream whose modem estimates its L delay from MULPI's virtual queue, "
         f"two Prague flows keep {f['alone_best_effort_mbps']} of 50 Mbit/s with "
-        f"best-effort grants; beside a flow that overloads the L queue (3x unresponsive, "
-        f"NQB-marked Reno), with proactive grants, Queue Protection holds its p99 at "
-        f"{f['heavy_pgs_on_p99_ms']} ms where it reaches {f['heavy_pgs_off_p99_ms']} ms "
-        f"without, sanctioning within {f['first_sanction_ms']} ms; a 1.5x flow, which the "
-        "Prague flows yield to, does not overload it."
+        f"best-effort grants; beside a flow that overloads the L queue (3x its share or 1.5x "
+        f"the link unresponsive, NQB-marked Reno), with proactive grants, Queue Protection "
+        f"holds its p99 at {f['heavy_pgs_on_p99_ms']} ms where it reaches "
+        f"{f['heavy_pgs_off_p99_ms']} ms without, sanctioning within {f['first_sanction_ms']} "
+        f"ms; with the L queue's length as the estimate it holds "
+        f"{f['length_link_pgs_p99_ms']} ms beside the 1.5x-the-link flow."
     )
 
 
@@ -331,18 +424,26 @@ def markdown_table(rows: list[Row]) -> str:
     seeds = rows[0].seeds
     head = (
         "| bad flow | grants | Queue Protection | Prague, both (Mbit/s) | Prague, slower "
-        "(Mbit/s) | L-queue delay p99 (ms) | bad flow (Mbit/s) | sanctioned | first "
-        "sanction (ms) |\n|---|---|---|---|---|---|---|---|---|\n"
+        "(Mbit/s) | L-queue delay p99 (ms) | L-queue delay mean (ms) | bad flow (Mbit/s) "
+        "| sanctioned | first sanction (ms) | Prague sanctioned |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     lines = [
-        f"| {r.bad} | {r.grants} | {'on' if r.qprot else 'off'} | {r.prague_mbps:.1f} "
-        f"| {r.prague_min_mbps:.1f} | {_num(r.l_p99_ms, '.2f')} | {_num(r.bad_mbps, '.1f')} "
-        f"| {_num(r.sanctioned_frac, '.1%')} | {_num(r.first_sanction_ms, '.0f')} |"
+        f"| {_label(r)} | {r.grants} | {'on' if r.qprot else 'off'} | {r.prague_mbps:.1f} "
+        f"| {r.prague_min_mbps:.1f} | {_num(r.l_p99_ms, '.2f')} | {_num(r.l_mean_ms, '.2f')} "
+        f"| {_num(r.bad_mbps, '.1f')} | {_num(r.sanctioned_frac, '.1%')} "
+        f"| {_num(r.first_sanction_ms, '.0f')} | {_num(r.prague_sanctioned_frac, '.1%')} |"
         for r in rows
     ]
     found = findings(rows)
     tail = "\n".join(f"- {f}" for f in found) if found else "No case with Queue Protection."
-    note = f"Means of {seeds} seed(s); the slower Prague flow is the minimum over the seeds."
+    note = (
+        f"Means of {seeds} seed(s); the slower Prague flow is the minimum over the seeds. "
+        "`-1.5x` / `-3x`: times a fair share of the 50 Mbit/s service flow; `-1.5x-link`: "
+        "times its whole rate; `(length)`: the L queue's length as the L delay estimate "
+        "instead of the modem's virtual queue. Prague sanctioned: the fraction of the Prague "
+        "flows' own packets Queue Protection sanctioned."
+    )
     return head + "\n".join(lines) + "\n\n" + note + "\n\n" + tail + "\n"
 
 
@@ -355,9 +456,9 @@ def plot(rows: list[Row], path: Path) -> None:
     grants = list(dict.fromkeys(r.grants for r in rows))
     fig, axes = plt.subplots(2, len(grants), figsize=(5.5 * len(grants), 6), squeeze=False)
     for col, g in enumerate(grants):
-        bads = list(dict.fromkeys(r.bad for r in rows if r.grants == g))
+        bads = list(dict.fromkeys(_label(r) for r in rows if r.grants == g))
         for k, on in enumerate((True, False)):
-            sel = {r.bad: r for r in rows if r.grants == g and r.qprot == on}
+            sel = {_label(r): r for r in rows if r.grants == g and r.qprot == on}
             xs = [i + (k - 0.5) * 0.38 for i in range(len(bads))]
             label = "Queue Protection on" if on else "off"
             rate = [sel[b].prague_mbps if b in sel else 0.0 for b in bads]
@@ -387,7 +488,10 @@ EXPERIMENT = declare(
     'Latency"',
     groups=GROUPS,
     options=(
-        quick_option("PGS grants, no bad flow or a 1.5x NQB / ECT(1) flow, one seed"),
+        quick_option(
+            "PGS grants, no bad flow, a 1.5x-its-share NQB / ECT(1) flow or a 1.5x-the-link "
+            "NQB flow, one seed"
+        ),
         seeds_option("Run each case with seeds 1..N of the hosts' jitter (default 3)."),
     ),
     tables=(TABLE, "table.csv"),

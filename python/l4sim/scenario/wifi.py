@@ -76,6 +76,12 @@ class Wifi(_Model):
     airtime_fairness: bool = Field(
         True, description="The AP serves its stations by airtime deficit (mac80211); off: turns."
     )
+    rts_threshold: Annotated[int, Field(ge=0, le=2**32 - 1)] | None = Field(
+        None,
+        description="dot11RTSThreshold in bytes: a PSDU (an MPDU or an A-MPDU) longer than "
+        "this is preceded by RTS/CTS at the basic rate (802.11-2020 10.3.2.9); unset: RTS "
+        "off, mac80211's default.",
+    )
     driver_queue: Annotated[int, Field(ge=0, le=65536)] = Field(
         0,
         description="Frames the AP's driver (hardware or firmware queue) takes ahead of the "
@@ -160,6 +166,8 @@ class Wifi(_Model):
             "retry_limit": self.retry_limit,
             "airtime_fairness": self.airtime_fairness,
             "driver_queue": self.driver_queue,
+            # Only when set, so a BSS without it keeps the core configuration it had.
+            **({"rts_threshold": self.rts_threshold} if self.rts_threshold is not None else {}),
             "aql": {
                 "enabled": self.aql,
                 "txq_limit_low_us": self.aql_txq_limit_low // 1000,

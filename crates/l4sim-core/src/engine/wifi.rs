@@ -72,17 +72,22 @@ impl Simulation {
         };
         // Which contenders transmit, each with its frames (an empty queue, e.g. emptied by
         // CoDel at dequeue, sends nothing). Bit i of `tx`: contender i transmits.
+        // `longest`: the longest PPDU; `busy`: the longest first frame (an RTS where one
+        // protects the PPDU), what a collision keeps the medium busy for; `lead`: the
+        // RTS/CTS before the PPDU of a lone transmitter.
         let mut tx = 0u128;
-        let mut longest = 0;
+        let (mut longest, mut busy, mut lead) = (0, 0, 0);
         let n = bss.medium.contenders.len();
         for i in 0..n {
             if !bss.medium.transmits(k, i) {
                 continue;
             }
-            let ppdu = fill(bss, i, &mut self.channels, now, &mut self.drops);
+            let (ppdu, rts) = fill(bss, i, &mut self.channels, now, &mut self.drops);
             if ppdu > 0 {
                 tx |= 1 << i;
                 longest = longest.max(ppdu);
+                busy = busy.max(if rts { bss.cfg.rts_ns() } else { ppdu });
+                lead = if rts { bss.cfg.rts_cts_ns() } else { 0 };
             } else {
                 bss.medium.contenders[i].active = false;
             }
@@ -102,8 +107,10 @@ impl Simulation {
             for i in (0..n).filter(|i| tx & (1 << i) != 0) {
                 self.wifi_failed(b, i, retry_limit);
             }
-            self.wifi[b as usize].medium.resume(now + longest, eifs);
+            self.wifi[b as usize].medium.resume(now + busy, eifs);
         } else {
+            // Alone: the PPDU follows its RTS/CTS, if any (10.3.2.9).
+            let now = now + lead;
             let i = tx.trailing_zeros() as usize;
             let s = bss.frames_station[i];
             let fer = bss.cfg.stations[s].fer;
@@ -221,17 +228,17 @@ fn has_frames(bss: &WifiBss, i: usize, channels: &[crate::net::link::Channel]) -
 
 /// Contender `i` transmits at `now`: its unacknowledged frames again, or a new A-MPDU
 /// from its queue (the AP picks the station by airtime). Returns the PPDU's airtime (0:
-/// nothing to send), charged to the station.
+/// nothing to send), charged to the station, and whether RTS/CTS precedes it.
 fn fill(
     bss: &mut WifiBss,
     i: usize,
     channels: &mut [crate::net::link::Channel],
     now: Time,
     drops: &mut Vec<crate::qdisc::Dropped>,
-) -> Time {
+) -> (Time, bool) {
     let txop = match bss.edca.txop_ns {
         0 => Time::MAX,
-        t => t.saturating_sub(SIFS_NS + bss.cfg.response_ns()),
+        t => t.saturating_sub(bss.cfg.rts_reserve_ns() + SIFS_NS + bss.cfg.response_ns()),
     };
     let driver = i == 0 && bss.cfg.driver_queue > 0;
     if bss.frames[i].is_empty() {
@@ -247,7 +254,7 @@ fn fill(
             };
             match bss.drr.next(backlogged) {
                 Some(s) => s,
-                None => return 0,
+                None => return (0, false),
             }
         } else {
             i - 1
@@ -283,6 +290,7 @@ fn fill(
         builder.add(p.size);
     }
     let ppdu = builder.agg.ppdu_ns;
+    let rts = bss.cfg.rts(builder.agg.psdu_bytes);
     if ppdu > 0 {
         if i == 0 {
             bss.drr.charge(s, ppdu);
@@ -291,7 +299,7 @@ fn fill(
             bss.stats.up_airtime_ns[s] += ppdu;
         }
     }
-    ppdu
+    (ppdu, rts)
 }
 
 #[cfg(test)]

@@ -987,6 +987,65 @@ mod tests {
     }
 
     #[test]
+    fn a_score_worked_by_hand_from_rfc9957() {
+        // RFC 9957 fill_bucket(): a packet adds probNative·pkt_sz/AGING to its flow's
+        // score, with AGING = 2^(LG_AGING−30) B/ns (2^30 ns taken as 1 s), and the score
+        // drains at 1 ns per ns. With LG_AGING 19, a 1500 B packet at probNative 1 adds
+        // 1500·2^11 = 3 072 000 ns: a flow whose congestion rate is exactly AGING (one such
+        // packet every 3.072 ms) holds its score at one packet's worth...
+        let mut d = q(DocsisDualqConfig::default(), 50_000_000);
+        let one = 3_072_000;
+        for k in 0..20u64 {
+            let t = 100 * MS + k * one;
+            let b = d.pick_bucket(0x55, t);
+            assert_eq!(d.fill_bucket(b, 1500, 1.0, t), one);
+        }
+        // ...one sending faster (every 2 ms) gains 1.072 ms per packet...
+        for k in 0..20u64 {
+            let t = SEC + k * 2 * MS;
+            let b = d.pick_bucket(0x66, t);
+            assert_eq!(d.fill_bucket(b, 1500, 1.0, t), one + k * 1_072_000);
+        }
+        // ...and the ramp scales it: half as much at probNative 0.5, none at 0.
+        let b = d.pick_bucket(0x77, 2 * SEC);
+        assert_eq!(d.fill_bucket(b, 1500, 0.5, 2 * SEC), one / 2);
+        assert_eq!(d.fill_bucket(b, 1500, 0.0, 2 * SEC), one / 2);
+        // RFC 9957 qprotect() at 50 Mbit/s: CRITICALqL = MAXTH = 1.164288 ms, so
+        // CRITICALqLPRODUCT = 1.164288 ms · 4 ms. A first packet (score 3.072 ms) passes
+        // at qdelay 1.5 ms (4.608e12 < 4.657e12 ns²) and is sanctioned at 1.52 ms
+        // (4.669e12): past CRITICALqL·CRITICALqLSCORE / one packet's score, any full-size
+        // packet of any flow is sanctioned, whatever its history.
+        let (_, maxth, crit) = d.thresholds();
+        assert_eq!((maxth, crit), (1_164_288, 1_164_288));
+        let mut d = q(DocsisDualqConfig::default(), 50_000_000);
+        assert!(!d.qprotect(0x88, 1500, 1_500_000, 1.0, 3 * SEC));
+        let mut d = q(DocsisDualqConfig::default(), 50_000_000);
+        assert!(d.qprotect(0x88, 1500, 1_520_000, 1.0, 3 * SEC));
+    }
+
+    #[test]
+    fn the_score_counts_the_l_queue_own_congestion_not_the_coupled_one() {
+        // RFC 9957 (its rationale for the queuing score): the score uses probNative, the
+        // L queue's own ramp, not the coupled probability (which reflects Classic
+        // congestion): with the Classic queue coupling p_CL = 1 into an empty L queue,
+        // every L packet is marked, yet no flow scores anything.
+        let mut d = q(DocsisDualqConfig::default(), 50_000_000);
+        d.drop_prob = 0.25;
+        d.base_prob = 0.5;
+        d.next_update = u64::MAX;
+        let mut drops = Vec::new();
+        for i in 0..50u64 {
+            let t = i * MS;
+            d.enqueue(flow_pkt(4, 1500, Ecn::Ect1, i), t, &mut drops);
+            assert!(d.dequeue(t, &mut drops).is_some());
+            assert!(d.buckets().iter().all(|b| b.t_exp <= t), "{i}");
+        }
+        assert_eq!(d.probabilities().2, 1.0);
+        assert_eq!(d.stats().class_marks[0], 49);
+        assert!(d.sanctioned().is_empty() && drops.is_empty());
+    }
+
+    #[test]
     fn a_flow_over_the_critical_score_is_sanctioned_one_under_it_is_not() {
         let mut d = q(DocsisDualqConfig::default(), 100_000_000);
         let crit = 1_000_000u64; // CRITICALqL = MAXTH at 100 Mbit/s

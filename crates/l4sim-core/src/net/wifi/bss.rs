@@ -11,7 +11,11 @@
 //! frame error, or an A-MPDU whose every MPDU is in error) gets no response: its senders
 //! double their CW, and every station defers EIFS (aSIFSTime + AckTxTime at the lowest
 //! mandatory rate, 6 Mbit/s, + AIFS: 10.3.2.3.7) from its end. With a TXOP limit, a winner
-//! sends further exchanges SIFS apart while they fit in it (10.23.2.9). Each MPDU of an
+//! sends further exchanges SIFS apart while they fit in it (10.23.2.9). With an RTS
+//! threshold (dot11RTSThreshold), a TXOP whose first PSDU is longer than it opens with RTS,
+//! SIFS, CTS, SIFS (10.3.2.9, 10.23.2.2), RTS and CTS at the basic rate; where RTSs
+//! collide, the medium is busy for the longest RTS (or unprotected PPDU) only, then EIFS.
+//! mac80211 leaves it off unless set (`rts_threshold` unset). Each MPDU of an
 //! A-MPDU is in error with the station's frame-error rate, independently; in a saturated
 //! queue an MPDU retransmitted later is the same as a new one, so lost MPDUs are only
 //! counted.
@@ -24,7 +28,9 @@ use crate::net::wifi::ampdu::{aggregate, AmpduLimits};
 use crate::net::wifi::aql::AqlConfig;
 use crate::net::wifi::mac::{AccessCategory, Backoff, Edca, DEFAULT_RETRY_LIMIT};
 use crate::net::wifi::medium::{Contender, Medium};
-use crate::net::wifi::phy::{legacy_ppdu_ns, Mode, Standard, ACK_BYTES, BLOCK_ACK_BYTES, SIFS_NS};
+use crate::net::wifi::phy::{
+    legacy_ppdu_ns, Mode, Standard, ACK_BYTES, BLOCK_ACK_BYTES, CTS_BYTES, RTS_BYTES, SIFS_NS,
+};
 use crate::rng::Rng;
 use crate::time::Time;
 
@@ -61,6 +67,10 @@ pub struct WifiConfig {
     /// Legacy rate of ACKs and Block Acks in Mbit/s (6, 12 or 24: the mandatory rates).
     #[serde(default = "default_basic_rate")]
     pub basic_rate_mbps: u32,
+    /// dot11RTSThreshold in bytes: a PSDU (an MPDU or an A-MPDU) longer than this is
+    /// preceded by RTS/CTS; unset: never (mac80211's default, RTS off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rts_threshold: Option<u32>,
     /// The AP serves its per-station queues by airtime deficit (mac80211's airtime
     /// fairness); off, by turns.
     #[serde(default = "yes")]
@@ -179,6 +189,35 @@ impl WifiConfig {
     pub fn eifs_extra_ns(&self) -> Time {
         SIFS_NS + legacy_ppdu_ns(ACK_BYTES, 6)
     }
+
+    /// Whether a PSDU of `psdu_bytes` is sent after RTS/CTS (longer than
+    /// dot11RTSThreshold: 10.3.2.9).
+    #[inline]
+    pub fn rts(&self, psdu_bytes: u64) -> bool {
+        self.rts_threshold
+            .is_some_and(|t| psdu_bytes > u64::from(t))
+    }
+
+    /// Airtime of an RTS at the basic rate.
+    pub fn rts_ns(&self) -> Time {
+        legacy_ppdu_ns(RTS_BYTES, self.basic_rate_mbps)
+    }
+
+    /// What RTS/CTS adds before the data PPDU: RTS, SIFS, CTS (at the RTS's rate,
+    /// 10.6.6.5), SIFS.
+    pub fn rts_cts_ns(&self) -> Time {
+        self.rts_ns() + SIFS_NS + legacy_ppdu_ns(CTS_BYTES, self.basic_rate_mbps) + SIFS_NS
+    }
+
+    /// What a TXOP keeps for RTS/CTS when an RTS threshold is set (the TXOP limit covers
+    /// the whole exchange, 10.23.2.9), else 0.
+    pub fn rts_reserve_ns(&self) -> Time {
+        if self.rts_threshold.is_some() {
+            self.rts_cts_ns()
+        } else {
+            0
+        }
+    }
 }
 
 /// A saturation run: who sends, how much, for how long.
@@ -283,6 +322,12 @@ pub fn saturation(cfg: &SaturationConfig) -> Result<SaturationResult, String> {
     let mut up_air = vec![0u64; n];
     let response = w.response_ns();
     let txop = edca.txop_ns;
+    // The first PPDU of a TXOP: what the TXOP leaves after RTS/CTS (if set) and the
+    // response.
+    let first = match txop {
+        0 => Time::MAX,
+        _ => txop.saturating_sub(w.rts_reserve_ns() + SIFS_NS + response),
+    };
     let sizes = std::iter::repeat(cfg.packet_bytes);
     // The transmitters of the current access, and each one's station (reused).
     let mut winners: Vec<(usize, usize)> = Vec::with_capacity(txers.len());
@@ -312,15 +357,21 @@ pub fn saturation(cfg: &SaturationConfig) -> Result<SaturationResult, String> {
             }
         };
         if winners.len() > 1 {
-            // A collision: nothing is decoded; the medium is busy for the longest PPDU.
+            // A collision: nothing is decoded; the medium is busy for the longest PPDU (an
+            // RTS, where one protects it).
             res.collided += winners.len() as u64;
             let mut longest = 0;
             for &(i, s) in &winners {
                 let a = aggregate(&modes[s], &w.ampdu, Time::MAX, w.aggregation, sizes.clone());
-                longest = longest.max(a.ppdu_ns);
-                air(i, s, a.ppdu_ns, &mut down_air, &mut up_air);
+                let ns = if w.rts(a.psdu_bytes) {
+                    w.rts_ns()
+                } else {
+                    a.ppdu_ns
+                };
+                longest = longest.max(ns);
+                air(i, s, ns, &mut down_air, &mut up_air);
                 if txers[i].station.is_none() {
-                    drr.charge(s, a.ppdu_ns);
+                    drr.charge(s, ns);
                 }
                 if medium.contenders[i]
                     .backoff
@@ -342,8 +393,11 @@ pub fn saturation(cfg: &SaturationConfig) -> Result<SaturationResult, String> {
             _ => (start + txop).saturating_sub(t + SIFS_NS + response),
         };
         let mut t = start;
+        let mut a = aggregate(&modes[s], &w.ampdu, first, w.aggregation, sizes.clone());
+        if w.rts(a.psdu_bytes) {
+            t += w.rts_cts_ns();
+        }
         loop {
-            let a = aggregate(&modes[s], &w.ampdu, fits(t), w.aggregation, sizes.clone());
             air(i, s, a.ppdu_ns, &mut down_air, &mut up_air);
             if down {
                 drr.charge(s, a.ppdu_ns);
@@ -382,6 +436,7 @@ pub fn saturation(cfg: &SaturationConfig) -> Result<SaturationResult, String> {
                 break;
             }
             t += SIFS_NS;
+            a = next;
             res.attempts += 1;
         }
     }
@@ -420,6 +475,7 @@ mod tests {
                 ampdu: AmpduLimits::default(),
                 retry_limit,
                 basic_rate_mbps: 24,
+                rts_threshold: None,
                 airtime_fairness: true,
                 driver_queue: 0,
                 aql: AqlConfig::default(),
@@ -468,35 +524,68 @@ mod tests {
         (tau_of(lo), lo)
     }
 
-    /// The must-show: saturation throughput for 1, 2, 5, 10, 20 stations within 5 % of
-    /// Bianchi's (within 2 % in fact), and the collision probability close to his p. Ts =
-    /// DATA + SIFS + ACK + DIFS; Tc = DATA + EIFS (SIFS + 6 Mbit/s ACK + DIFS), the
-    /// standard's wait after a collision, where Bianchi's original took DIFS.
-    #[test]
-    fn saturation_throughput_matches_bianchi() {
+    /// Bianchi's saturation throughput of `n` stations sending 1500-byte packets at VHT
+    /// 20 MHz MCS 7, against the run's, and his collision probability: each exchange takes
+    /// Ts = [RTS + SIFS + CTS + SIFS] + DATA + SIFS + ACK + DIFS, each collision Tc = the
+    /// first frame (RTS or DATA) + EIFS (SIFS + 6 Mbit/s ACK + DIFS), the standard's wait
+    /// after a collision, where Bianchi's original took DIFS.
+    fn check_against_bianchi(n: usize, rts: bool) {
         let mode = Mode::new(Standard::Ac, 7, 20, 1).unwrap();
         let data = mode.ppdu_ns(1538) as f64;
         let difs = (SIFS_NS + 2 * SLOT_NS) as f64;
-        let ts = data + (SIFS_NS + legacy_ppdu_ns(14, 24)) as f64 + difs;
-        let tc = data + (SIFS_NS + legacy_ppdu_ns(14, 6)) as f64 + difs;
+        let rts_ns = legacy_ppdu_ns(RTS_BYTES, 24) as f64;
+        let lead = match rts {
+            true => rts_ns + (2 * SIFS_NS + legacy_ppdu_ns(CTS_BYTES, 24)) as f64,
+            false => 0.0,
+        };
+        let ts = lead + data + (SIFS_NS + legacy_ppdu_ns(14, 24)) as f64 + difs;
+        let first = if rts { rts_ns } else { data };
+        let tc = first + (SIFS_NS + legacy_ppdu_ns(14, 6)) as f64 + difs;
         let sigma = SLOT_NS as f64;
+        let (tau, p) = bianchi_tau(n, 16.0, 6, 6);
+        let ptr = 1.0 - (1.0 - tau).powi(n as i32);
+        let ps = n as f64 * tau * (1.0 - tau).powi(n as i32 - 1) / ptr;
+        let model = ps * ptr * 1500.0 * 8.0
+            / ((1.0 - ptr) * sigma + ptr * ps * ts + ptr * (1.0 - ps) * tc)
+            * 1e9;
+        let mut cfg = dcf(n, DEFAULT_RETRY_LIMIT);
+        cfg.wifi.rts_threshold = rts.then_some(1000);
+        let sim = saturation(&cfg).unwrap();
+        let err = sim.throughput_bps / model - 1.0;
+        assert!(
+            err.abs() < 0.05,
+            "n={n} rts={rts}: sim {:.2} Mbit/s, Bianchi {:.2} Mbit/s",
+            sim.throughput_bps / 1e6,
+            model / 1e6
+        );
+        assert!((sim.p_collision - p).abs() < 0.03, "n={n}: {sim:?} p={p}");
+    }
+
+    /// The must-show: saturation throughput for 1, 2, 5, 10, 20 stations within 5 % of
+    /// Bianchi's (within 2 % in fact), and the collision probability close to his p.
+    #[test]
+    fn saturation_throughput_matches_bianchi() {
         for n in [1usize, 2, 5, 10, 20] {
-            let (tau, p) = bianchi_tau(n, 16.0, 6, 6);
-            let ptr = 1.0 - (1.0 - tau).powi(n as i32);
-            let ps = n as f64 * tau * (1.0 - tau).powi(n as i32 - 1) / ptr;
-            let model = ps * ptr * 1500.0 * 8.0
-                / ((1.0 - ptr) * sigma + ptr * ps * ts + ptr * (1.0 - ps) * tc)
-                * 1e9;
-            let sim = saturation(&dcf(n, DEFAULT_RETRY_LIMIT)).unwrap();
-            let err = sim.throughput_bps / model - 1.0;
-            assert!(
-                err.abs() < 0.05,
-                "n={n}: sim {:.2} Mbit/s, Bianchi {:.2} Mbit/s",
-                sim.throughput_bps / 1e6,
-                model / 1e6
-            );
-            assert!((sim.p_collision - p).abs() < 0.03, "n={n}: {sim:?} p={p}");
+            check_against_bianchi(n, false);
         }
+    }
+
+    /// The same with RTS/CTS before every frame (dot11RTSThreshold 1000 bytes, under the
+    /// 1538-byte MPDU): Bianchi's RTS/CTS access, where a collision costs an RTS only. A
+    /// threshold at the MPDU's length (not above it) changes nothing.
+    #[test]
+    fn rts_cts_saturation_throughput_matches_bianchi() {
+        for n in [1usize, 2, 5, 10, 20] {
+            check_against_bianchi(n, true);
+        }
+        let basic = saturation(&dcf(5, DEFAULT_RETRY_LIMIT)).unwrap();
+        let mut cfg = dcf(5, DEFAULT_RETRY_LIMIT);
+        cfg.wifi.rts_threshold = Some(1538);
+        let at = saturation(&cfg).unwrap();
+        assert_eq!(format!("{at:?}"), format!("{basic:?}"));
+        cfg.wifi.rts_threshold = Some(1537);
+        let over = saturation(&cfg).unwrap();
+        assert!(over.throughput_bps < basic.throughput_bps, "{over:?}");
     }
 
     /// Same seed, same result; one station alone never collides, and its throughput is a

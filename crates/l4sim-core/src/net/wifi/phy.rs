@@ -35,6 +35,10 @@ const TAIL_BITS: u64 = 6;
 
 /// Length of an ACK frame (9.3.1.3): frame control, duration, RA, FCS.
 pub const ACK_BYTES: u32 = 14;
+/// Length of an RTS frame (9.3.1.2): frame control, duration, RA, TA, FCS.
+pub const RTS_BYTES: u32 = 20;
+/// Length of a CTS frame (9.3.1.3): frame control, duration, RA, FCS.
+pub const CTS_BYTES: u32 = 14;
 /// Length of a compressed Block Ack frame (9.3.1.8): 16-byte header, BA control, starting
 /// sequence control, a 64-bit bitmap, FCS.
 pub const BLOCK_ACK_BYTES: u32 = 32;
