@@ -8,8 +8,11 @@ jitter), through ``l4sim emulate``, and l4sim's BBR v1 in the same cases.
         --kernel K.csv --sim S.csv --table T.md             # the experiment's own length
 
 The experiment runs 300 s; real time makes that 25 minutes per pair of kernel runs, so both
-sides here run ``DURATION_S`` (120 s) and measure the second half (60-120 s), as the
-experiment measures its own. Kernel run *k* uses seed *k* for the router's jitter, l4sim
+sides here run ``DURATION_S`` (120 s) by default and measure the second half (60-120 s), as
+the experiment measures its own. With Linux's default send buffer limit (4 MB) a CUBIC
+sender here never fills a 16 BDP FIFO (no drop in 300 s), while l4sim models no send
+buffer: ``--sndbuf-mb 64`` raises it in the hosts' namespaces (the files of the
+committed runs say which they used). Kernel run *k* uses seed *k* for the router's jitter, l4sim
 the experiment's eight seeds. Each emulated run is its own process under
 ``flock LOCK`` so no two emulations on the machine overlap; each run's two flows are
 appended to ``--kernel`` (CSV) when it ends, and a run already there is skipped.
@@ -27,6 +30,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
@@ -64,8 +68,9 @@ def cases(
     return [b3.Case("bbr", b, duration_s=duration_s) for b in buffers]
 
 
-def kernel_head(case: b3.Case) -> str:
+def kernel_head(case: b3.Case, sndbuf_mb: int | None) -> str:
     start, end = case.window
+    raised = f"# the send buffer's limit (net.ipv4.tcp_wmem) raised to {sndbuf_mb} MB\n"
     return (
         "# The kernel's BBR v1 (flow 0) and CUBIC (flow 1) through l4sim's router (l4sim\n"
         f"# emulate), the set-up of `l4sim reproduce bbr3-coexistence` run for {end:g} s;\n"
@@ -73,10 +78,28 @@ def kernel_head(case: b3.Case) -> str:
         f"# mbps: each flow's goodput at the receiver over {start:g}-{end:g} s; retransmits:\n"
         "# TCP_INFO, whole run; queue_drops: the bottleneck, whole run, both flows; lateness:\n"
         "# the router's (us after the link model's departure time).\n"
-    )
+    ) + (raised if sndbuf_mb else "")
 
 
-def emulate_one(case: b3.Case, run: int, path: Path) -> None:
+def raise_send_buffer(mbytes: int) -> None:
+    """Let the kernel's TCP hold up to ``mbytes`` MB per socket (the maximum of
+    net.ipv4.tcp_wmem in each host's namespace): with Linux's default, 4 MB, a sender's
+    unsent and in-flight data stay short of filling a 16 BDP FIFO here, while l4sim models
+    no send buffer."""
+    import l4sim.emulate as em
+    from l4sim.emulate import netns
+
+    make = em._make_host
+
+    def make_host(h: Any) -> None:
+        make(h)
+        with netns._in_netns(h.netns):
+            Path("/proc/sys/net/ipv4/tcp_wmem").write_text(f"4096 16384 {mbytes << 20}\n")
+
+    em._make_host = make_host
+
+
+def emulate_one(case: b3.Case, run: int, path: Path, sndbuf_mb: int | None) -> None:
     from l4sim.emulate import emulate
     from l4sim.experiments.classic_queue import window_rates
 
@@ -101,7 +124,7 @@ def emulate_one(case: b3.Case, run: int, path: Path) -> None:
         }
         for i, (cca, f) in enumerate(zip(("bbr", "cubic"), res.summary["flows"], strict=True))
     ]
-    _append(path, KERNEL_FIELDS, rows, kernel_head(case))
+    _append(path, KERNEL_FIELDS, rows, kernel_head(case, sndbuf_mb))
     print(
         f"{case.name} run {run}: {[round(m, 2) for m in mbps]} Mbit/s ({time.time() - t:.0f} s)",
         flush=True,
@@ -155,15 +178,21 @@ def ware_share(case: b3.Case) -> float:
     return (1 - p) * (1 - (q / c + 0.2 + rtt) / 10)
 
 
-def comparison(kernel_csv: Path, sim_csv: Path, todo: list[b3.Case]) -> str:
+def comparison(
+    kernel_csv: Path, sim_csv: Path, todo: list[b3.Case], sndbuf_mb: int | None = None
+) -> str:
     """The Markdown table: per buffer, BBR v1's share in the kernel (each run) and in
     l4sim (mean ± sd over the seeds), the difference, and Ware et al.'s model."""
     krows = _read(kernel_csv)
     kern, sim = _shares(krows, "run"), _shares(_read(sim_csv), "seed")
+    drops: dict[str, int] = {}
+    for r in krows:
+        if r["flow"] == "0":  # the bottleneck's drops, counted once per run
+            drops[r["case"]] = drops.get(r["case"], 0) + int(r["queue_drops"])
     lines = [
         "| buffer (BDP) | kernel runs | kernel mean | l4sim mean | l4sim sd | l4sim seeds "
-        "| l4sim / kernel - 1 | within 20 % | Ware et al.'s model |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| l4sim / kernel - 1 | within 20 % | kernel drops per run | Ware et al.'s model |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     ok = n = 0
     for c in todo:
@@ -177,7 +206,7 @@ def comparison(kernel_csv: Path, sim_csv: Path, todo: list[b3.Case]) -> str:
         lines.append(
             f"| {c.buffer_bdp:g} | {', '.join(f'{x:.2f}' for x in k)} | {km:.2f} | {sm:.2f} "
             f"| {sd:.2f} | {len(s)} | {sm / km - 1:+.0%} | {'yes' if within else 'no'} "
-            f"| {ware_share(c):.2f} |"
+            f"| {drops.get(c.name, 0) / len(k):.0f} | {ware_share(c):.2f} |"
         )
     kernels = sorted({r["kernel"] for r in krows})
     dates = sorted({r["date"] for r in krows})
@@ -190,6 +219,8 @@ def comparison(kernel_csv: Path, sim_csv: Path, todo: list[b3.Case]) -> str:
         f"{' to '.join(dict.fromkeys(dates))}; the router's lateness p99 per run up to "
         f"{max(late, default=0):.0f} us."
     )
+    if sndbuf_mb:
+        head += f" The kernel's send buffer limit (net.ipv4.tcp_wmem) raised to {sndbuf_mb} MB."
     return "\n".join([head, "", *lines]) + "\n"
 
 
@@ -208,14 +239,18 @@ def main() -> int:
     ap.add_argument(
         "--buffers", default=",".join(f"{b:g}" for b in BUFFERS_BDP), help="in BDPs, e.g. 16"
     )
+    ap.add_argument("--sndbuf-mb", type=int, help="raise the kernel's send buffer limit")
     args = ap.parse_args()
     todo = cases(args.duration, tuple(float(b) for b in args.buffers.split(",")))
     if args.case:
-        emulate_one(next(c for c in todo if c.name == args.case), args.run, args.kernel)
+        if args.sndbuf_mb:
+            raise_send_buffer(args.sndbuf_mb)
+        case = next(c for c in todo if c.name == args.case)
+        emulate_one(case, args.run, args.kernel, args.sndbuf_mb)
         return 0
     if args.compare:
         simulate(todo, args.sim, args.jobs)
-        args.table.write_text(comparison(args.kernel, args.sim, todo))
+        args.table.write_text(comparison(args.kernel, args.sim, todo, args.sndbuf_mb))
         print(args.table.read_text())
         return 0
     if os.geteuid() != 0:
@@ -228,6 +263,7 @@ def main() -> int:
             cmd = ["flock", args.lock, sys.executable, __file__, "--case", case.name]
             cmd += ["--run", str(run), "--kernel", str(args.kernel)]
             cmd += ["--duration", str(args.duration), "--buffers", args.buffers]
+            cmd += ["--sndbuf-mb", str(args.sndbuf_mb)] if args.sndbuf_mb else []
             rc = subprocess.call(cmd)
             if rc != 0:
                 print(f"{case.name} run {run} failed (exit {rc})", file=sys.stderr, flush=True)
