@@ -12,13 +12,17 @@ fixed size, microbursts every 0.5 ms, ECT(1)):
   20-30 s.
 
 Each reference commit runs as the l4sim ``rules`` that follow it (``--ref
-DIR=COMMIT:RULES``). Rates are bytes on the wire leaving the bottleneck (a pcap of r0->r1,
-64-byte snaps) per window; the L queue's sojourn p99 is the router's (or the simulator's)
-over the whole run. Resumable: the rows already in the CSV are kept and not run again.
-Needs root; every emulated run holds ``--lock`` (flock) while it runs.
+DIR=COMMIT:RULES``); the table's were built with the repository's own cmake files
+(``cmake .. && make scream_bw_test_tx scream_bw_test_rx``) at
+c8f84c3dc920cb65f0c99126cec3fb7778b57777 (its current code) and
+76a298add1ebd3714f86ae6f4a31194ca04a168f (its test record's). Rates are bytes on the wire
+leaving the bottleneck (a pcap of r0->r1, 64-byte snaps) per window; the L queue's sojourn
+p99 is the router's (or the simulator's) over the whole run. Resumable: the rows already in
+the CSV are kept and not run again (``--keep DIR``: each run's output kept there, and read
+again rather than re-run). Needs root; every emulated run holds ``--lock`` (flock) while it runs.
 
-    python benchmarks/emulate_scream.py --ref /work/scream-ref/c8f84c3=c8f84c3:latest \\
-        --ref /work/scream-ref/76a298ad=76a298ad:2024-10-31 --lock /work/emulate.lock
+    python benchmarks/emulate_scream.py --ref ../scream-c8f84c3/bin=c8f84c3:latest \\
+        --ref ../scream-76a298ad/bin=76a298ad:2024-10-31 --lock emulate.lock
 
 writes ``benchmarks/data/scream_emulate.{csv,md}``.
 """
