@@ -51,6 +51,7 @@ import polars as pl
 
 from l4sim._version import __version__
 from l4sim.emulate import bpf as emulate_bpf
+from l4sim.emulate import commands
 from l4sim.emulate.netns import (
     _NETNS_DIR,
     _TUN,
@@ -78,7 +79,7 @@ from l4sim.metrics import jain
 from l4sim.native import core
 from l4sim.processes import pdeathsig_preexec
 from l4sim.scenario import Scenario, core_json, load
-from l4sim.scenario.flows import ControlFlow, TcpFlow
+from l4sim.scenario.flows import CommandFlow, ControlFlow, TcpFlow
 
 __all__ = ["PREFIX", "cleanup_leftovers", "emulate", "find_router", "kernel_ccas"]
 
@@ -173,20 +174,19 @@ def _hosts_and_flows(scenario: Scenario, pid: int) -> tuple[list[_Host], list[_F
                 f"{where} is a media flow (source, feedback or cc), which only the simulator "
                 "runs; l4sim emulate runs constant-bit-rate udp flows"
             )
+        if isinstance(spec, CommandFlow):
+            commands.check_programs(spec, where)
         for end in (rf.src, rf.dst):
             if end not in hosts:
                 node = index[end]
                 if node >= 250 * 250:
                     raise EmulationError("l4sim emulate supports at most 62 500 nodes")
                 hosts[end] = _Host(node, end, f"{PREFIX}{pid}-{end}", _addr(node))
-        f = _Flow(
-            rf.index,
-            spec,
-            hosts[rf.src],
-            hosts[rf.dst],
-            _BASE_PORT + rf.index,
-            _SRC_PORT + rf.index,
-        )
+        port, sport = _BASE_PORT + rf.index, _SRC_PORT + rf.index
+        if isinstance(spec, CommandFlow):
+            port = spec.port or port
+            sport = spec.sport or port
+        f = _Flow(rf.index, spec, hosts[rf.src], hosts[rf.dst], port, sport)
         if isinstance(spec, TcpFlow):
             kind = spec.cca.kind
             f.kernel_cca = _kernel_cca(kind, available)
@@ -268,6 +268,13 @@ def emulate(
     cleanup_leftovers()
     emulate_bpf.cleanup_leftovers()
     hosts, flows = _hosts_and_flows(sc, os.getpid())
+    if any(isinstance(f.spec, CommandFlow) for f in flows):
+        if out_dir is None:
+            raise EmulationError(
+                f"scenario {sc.name!r} has command flows, whose programs' logs need an "
+                "output directory; pass out_dir= to emulate, or run it from the command line"
+            )
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
     bpf_kinds = sorted(
         {k for k, name in emulate_bpf.BPF_CCAS.items() if any(f.kernel_cca == name for f in flows)}
     )
@@ -288,7 +295,7 @@ def emulate(
             if h.ect1:
                 emulate_bpf.attach_ect1(h.netns, _TUN)
         config = {
-            "sim": sc.to_core_config(),
+            "sim": sc.to_core_config(without_commands=True),
             "hosts": [
                 {"node": h.node, "netns": str(_NETNS_DIR / h.netns), "tun": _TUN, "addr": h.addr}
                 for h in hosts
@@ -331,7 +338,8 @@ def emulate(
         wall0 = time.perf_counter()
         t0 = time.monotonic()
         duration = sc.duration / 1e9
-        traffic = _Traffic(flows, t0, t0 + duration)
+        out = Path(out_dir).resolve() if out_dir is not None else None
+        traffic = _Traffic(flows, t0, t0 + duration, out)
         traffic.open()
         traffic.start()
         rows = _sample(sc, traffic, router)
@@ -406,8 +414,9 @@ def _result(
         "events": router["counters"]["received"],
         "seed": sc.seed,
         # null when nothing was delivered, as the core's summary: Jain's index is 0/0 there
+        # (a command flow's rate is its program's to measure: not counted)
         "jain_fairness": jain(goodputs)
-        if any(goodputs := [f["goodput_bps"] for f in flows])
+        if any(goodputs := [f["goodput_bps"] for f in flows if f["kind"] != "command"])
         else None,
         "flows": flows,
         "queues": router["queues"],

@@ -15,15 +15,17 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from l4sim.emulate import commands
 from l4sim.emulate.netns import (
     _Host,
     _in_netns,
 )
 from l4sim.errors import EmulationError
 from l4sim.scenario import Scenario
-from l4sim.scenario.flows import TcpFlow, UdpFlow
+from l4sim.scenario.flows import CommandFlow, TcpFlow, UdpFlow
 
 _BASE_PORT = 5000  # receivers listen on 5000 + flow index
 
@@ -59,7 +61,7 @@ _RECEIVER_TOO = ("dctcp", "l4sim_dctcp", "l4sim_prague")
 @dataclass
 class _Flow:
     index: int
-    spec: TcpFlow | UdpFlow
+    spec: TcpFlow | UdpFlow | CommandFlow
     src: _Host
     dst: _Host
     port: int
@@ -82,14 +84,17 @@ class _Flow:
 class _Traffic:
     """The scenario's flows as kernel sockets inside the hosts' namespaces."""
 
-    def __init__(self, flows: list[_Flow], t0: float, end: float) -> None:
+    def __init__(self, flows: list[_Flow], t0: float, end: float, out: Path | None = None) -> None:
         self.flows = flows
         self.t0 = t0
         self.end = end
+        self.out = out  # where command flows' logs go
         self.stop = threading.Event()
 
     def open(self) -> None:
         for f in self.flows:
+            if isinstance(f.spec, CommandFlow):
+                continue  # its programs open their own sockets
             if isinstance(f.spec, TcpFlow):
                 with _in_netns(f.dst.netns):
                     lst = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -117,7 +122,9 @@ class _Traffic:
 
     def start(self) -> None:
         for f in self.flows:
-            if isinstance(f.spec, TcpFlow):
+            if isinstance(f.spec, CommandFlow):
+                targets: tuple[Callable[[_Flow], None], ...] = (self._command,)
+            elif isinstance(f.spec, TcpFlow):
                 targets = (self._tcp_receiver, self._tcp_sender)
             else:
                 targets = (self._udp_receiver, self._udp_sender)
@@ -132,6 +139,11 @@ class _Traffic:
         except OSError as e:
             if not self.stop.is_set() and f.end_t is None:
                 f.error = f"flow {f.index}: {e.strerror or e}"
+
+    def _command(self, f: _Flow) -> None:
+        assert self.out is not None
+        commands.run(f, self.t0, self._active_end(f), self.stop, self.out)
+        self.finish(f)
 
     def _wait_until(self, t: float) -> bool:
         """Sleep until ``t`` (monotonic); False if the run is stopping."""
@@ -258,7 +270,8 @@ class _Traffic:
                     s.close()
         for f in self.flows:
             for t in f.threads:
-                t.join(timeout=2.0)
+                # A command flow's programs get their grace period after SIGTERM.
+                t.join(timeout=2.0 + commands._TERM_GRACE_S * isinstance(f.spec, CommandFlow))
 
 
 # Indices into the unpacked struct tcp_info (field offsets in linux/tcp.h).
@@ -309,8 +322,8 @@ def _sample(sc: Scenario, traffic: _Traffic, router: subprocess.Popen[str]) -> l
             if f.error is not None:
                 raise EmulationError(f.error)
             start = traffic.t0 + f.spec.start / 1e9
-            if t < start or f.end_t is not None:
-                continue
+            if t < start or f.end_t is not None or isinstance(f.spec, CommandFlow):
+                continue  # a command flow's program measures its own rate
             info = _tcp_info(f.sender) if isinstance(f.spec, TcpFlow) and f.sender else None
             if info is not None and info[0] != 0:
                 f.info = info
@@ -399,4 +412,18 @@ def _flow_summaries(sc: Scenario, traffic: _Traffic) -> list[dict[str, Any]]:
                 "owd_p99_s": None,
             }
         )
+        if isinstance(spec, CommandFlow):
+            # Its program counts its own bytes (its log); the router adds drops, CE marks
+            # and one-way delay of its packets from sport to port.
+            out[-1] |= dict.fromkeys(_COMMAND_UNKNOWN)
     return out
+
+
+_COMMAND_UNKNOWN = (
+    "goodput_bps",
+    "throughput_bps",
+    "send_rate_bps",
+    "bytes_acked",
+    "bytes_received",
+    "ecn_marks_received",
+)

@@ -50,7 +50,15 @@ from l4sim.scenario.fields import (
     Time,
     TimeOrPackets,
 )
-from l4sim.scenario.flows import FLOW_KINDS, ControlFlow, Delack, Flow, TcpFlow, UdpFlow
+from l4sim.scenario.flows import (
+    FLOW_KINDS,
+    CommandFlow,
+    ControlFlow,
+    Delack,
+    Flow,
+    TcpFlow,
+    UdpFlow,
+)
 from l4sim.scenario.model import ResolvedFlow, Scenario, core_json, load, loads
 from l4sim.scenario.qdiscs import (
     QDISC_ALIASES,
@@ -95,6 +103,7 @@ __all__ = [
     "Capture",
     "Cca",
     "Codel",
+    "CommandFlow",
     "ControlFlow",
     "Count",
     "Cubic",

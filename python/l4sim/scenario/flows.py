@@ -1,5 +1,6 @@
-"""Flows: TCP (bulk or sized), UDP constant bit rate, and control flows carrying agent
-actions; ``to_core`` gives config.rs's ``FlowConfig``.
+"""Flows: TCP (bulk or sized), UDP constant bit rate, control flows carrying agent
+actions, and command flows (an external program pair that only ``l4sim emulate`` runs);
+``to_core`` gives config.rs's ``FlowConfig``.
 
 Adding a flow kind is adding one model class with a ``kind`` literal and listing it in the
 ``Flow`` union and ``FLOW_KINDS``.
@@ -7,6 +8,7 @@ Adding a flow kind is adding one model class with a ``kind`` literal and listing
 
 from __future__ import annotations
 
+import string
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
@@ -386,9 +388,69 @@ class ControlFlow(_FlowBase):
         return {"udp": self.core_fields()}
 
 
+#: The fields a command flow's argv may name (``{dst}``, ...): see :class:`CommandFlow`.
+COMMAND_FIELDS = ("src", "dst", "port", "sport", "duration", "out")
+
+
+def _check_template(argv: list[str], where: str) -> None:
+    """Each ``{name}`` in ``argv`` is one of :data:`COMMAND_FIELDS` (``{{`` is a brace)."""
+    for i, arg in enumerate(argv):
+        try:
+            names = [f for _, f, _, _ in string.Formatter().parse(arg) if f is not None]
+        except ValueError as e:
+            raise ValueError(f"{where}[{i}] {arg!r} is not a valid template: {e}") from None
+        for name in names:
+            if name not in COMMAND_FIELDS:
+                raise ValueError(
+                    f"{where}[{i}] {arg!r} names {{{name}}}, which is not one of "
+                    + ", ".join(f"{{{f}}}" for f in COMMAND_FIELDS)
+                    + " (write {{ and }} for a literal brace)"
+                )
+
+
+class CommandFlow(_FlowBase):
+    """An external program pair as a flow (``kind = "command"``), which only ``l4sim
+    emulate`` runs: ``receiver`` in the ``dst`` host's namespace from the start of the run,
+    ``sender`` in the ``src`` host's from ``start``, both ended (SIGTERM) at ``stop`` or the
+    end. Each argument may name ``{src}`` / ``{dst}`` (the hosts' addresses), ``{port}`` /
+    ``{sport}`` (the flow's destination and source UDP ports), ``{duration}`` (the seconds
+    the sender runs) and ``{out}`` (the output directory). The router counts the UDP
+    packets from ``sport`` to ``port`` as the flow's (drops, CE marks, one-way delay);
+    the program measures its own rate (docs/emulation.md)."""
+
+    kind: Literal["command"]
+    sender: list[str] = Field(min_length=1, description="The sender's argv (templates).")
+    receiver: list[str] | None = Field(
+        None, description="The receiver's argv (templates); none: nothing runs there."
+    )
+    port: Annotated[int, Field(ge=1, le=65535)] | None = Field(
+        None, description="The flow's destination UDP port (default: 5000 + flow index)."
+    )
+    sport: Annotated[int, Field(ge=1, le=65535)] | None = Field(
+        None, description="The sender's UDP source port (default: port)."
+    )
+
+    @model_validator(mode="after")
+    def _templates(self) -> CommandFlow:
+        """Every argument's fields are known; a program decides how much it sends."""
+        if not self.sender[0].strip():
+            raise ValueError("sender[0] is empty; give the program to run")
+        _check_template(self.sender, "sender")
+        if self.receiver is not None:
+            if not self.receiver or not self.receiver[0].strip():
+                raise ValueError("receiver is empty; give the program to run or leave it out")
+            _check_template(self.receiver, "receiver")
+        if self.size is not None:
+            raise ValueError("size does not apply to a command flow (the program decides)")
+        return self
+
+    def core_params(self) -> dict[str, Any]:
+        raise ValueError("a command flow runs an external program, which only `l4sim emulate` runs")
+
+
 Flow = Annotated[
-    TcpFlow | UdpFlow | ControlFlow,
+    TcpFlow | UdpFlow | ControlFlow | CommandFlow,
     Field(discriminator="kind"),
     BeforeValidator(_flow_default_kind),
 ]
-FLOW_KINDS: tuple[str, ...] = ("tcp", "udp", "control")
+FLOW_KINDS: tuple[str, ...] = ("tcp", "udp", "control", "command")

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from l4sim.errors import ScenarioError, ScenarioWarning
 from l4sim.scenario.capture import Capture
 from l4sim.scenario.fields import MAX_FLOWS, PositiveTime, _Model
-from l4sim.scenario.flows import ControlFlow, Flow, TcpFlow, UdpFlow
+from l4sim.scenario.flows import CommandFlow, ControlFlow, Flow, TcpFlow, UdpFlow
 from l4sim.scenario.messages import _describe, _prefix
 from l4sim.scenario.topology import Dumbbell, Topology, _check_ends, _routed
 from l4sim.units import format_time
@@ -39,7 +39,7 @@ class ResolvedFlow(BaseModel):
 
     index: int
     source_index: int
-    spec: TcpFlow | UdpFlow | ControlFlow
+    spec: TcpFlow | UdpFlow | ControlFlow | CommandFlow
     src: str
     dst: str
 
@@ -64,7 +64,9 @@ class Scenario(_Model):
     )
     topology: Topology = Field(description="The network: one preset and its links.")
     flows: list[Flow] = Field(
-        default_factory=list, description="The traffic: TCP, UDP and control flows."
+        default_factory=list,
+        description="The traffic: TCP, UDP and control flows (and command flows, which only "
+        "`l4sim emulate` runs).",
     )
     captures: list[Capture] = Field(
         default_factory=list,
@@ -175,12 +177,25 @@ class Scenario(_Model):
                 out.append(ResolvedFlow(index=i, source_index=j, spec=spec, src=src, dst=dst))
         return out
 
-    def to_core_config(self) -> dict[str, Any]:
-        """The normalised configuration of ``config.rs`` (``SimConfig``) as a JSON-able dict."""
+    def to_core_config(self, *, without_commands: bool = False) -> dict[str, Any]:
+        """The normalised configuration of ``config.rs`` (``SimConfig``) as a JSON-able dict.
+        A command flow is an error (the simulator cannot run a program), or left out with
+        ``without_commands`` (the emulator's router, where the program itself runs)."""
         names = self.node_names()
         index = {n: i for i, n in enumerate(names)}
         links = [spec.to_core(index[a], index[b]) for a, b, spec in self.topology.links()]
-        flows = [rf.spec.to_core(index[rf.src], index[rf.dst]) for rf in self.resolved_flows()]
+        resolved = self.resolved_flows()
+        for rf in resolved:
+            if isinstance(rf.spec, CommandFlow) and not without_commands:
+                raise ScenarioError(
+                    f"flows[{rf.source_index}] is a command flow (an external program), which "
+                    "only `l4sim emulate` runs; the simulator cannot run it"
+                )
+        flows = [
+            rf.spec.to_core(index[rf.src], index[rf.dst])
+            for rf in resolved
+            if not isinstance(rf.spec, CommandFlow)
+        ]
         out = {
             "seed": self.seed,
             "duration_ns": self.duration,
