@@ -49,7 +49,8 @@ RUNS = 2
 #: flow (max / min - 1): the kernel's mean then rests on more than two noisy samples.
 SETTLE_RUNS = 4
 TOLERANCE = 0.20
-#: The algorithms this kernel runs (``newreno`` is Linux ``reno``; ``dctcp`` the BPF one).
+#: The algorithms this kernel runs (``newreno`` is Linux ``reno``; ``dctcp`` the BPF one;
+#: ``prague``, in :func:`prague_cases`, the BPF Prague).
 KERNEL_CCAS = ("dctcp", "bbr", "cubic", "newreno")
 RATES = (10, 100)
 RTTS = (10, 40)
@@ -72,6 +73,9 @@ KERNEL_FIELDS = (
     "date",
 )
 SIM_FIELDS = ("case", "seed", "flow", "cca", "mbps")
+#: l4sim's Prague set as the BPF Prague ``l4sim emulate`` loads runs (its control law without
+#: RTT independence or the classic-ECN fallback; see benchmarks/emulate_prague_s6.py).
+PRAGUE = {"kind": "prague", "rtt_independence": False, "alpha_mode": 1, "ecn_fallback": 0}
 
 
 def slice_cases() -> list[co.Case]:
@@ -103,7 +107,24 @@ def slice_cases() -> list[co.Case]:
             merged.append(same.pop(0))
     merged.extend(same)
     assert all(c.name in order for c in merged)
-    return merged
+    return merged + prague_cases()
+
+
+def prague_cases() -> list[co.Case]:
+    """Prague (``l4sim emulate``'s BPF Prague) against each algorithm above in every queue,
+    rate and RTT rotating as above, and against itself in two queues: run after the first
+    slice, so its cases and data stay as they were."""
+    out = [
+        co.Case("prague", b, queue, *POINTS[(qi + bi) % len(POINTS)])
+        for bi, b in enumerate(KERNEL_CCAS)
+        for qi, queue in enumerate(co.QUEUES)
+    ]
+    for k in range(2):
+        queue = co.QUEUES[(1 + 3 * k) % len(co.QUEUES)]
+        out.append(co.Case("prague", "prague", queue, *POINTS[(2 + k) % len(POINTS)]))
+    order = {c.name for c in co.cases()}
+    assert all(c.name in order for c in out)
+    return out
 
 
 def _read(path: Path) -> list[dict[str, str]]:
@@ -171,7 +192,7 @@ def emulate_one(case: co.Case, run: int, path: Path) -> None:
 
 
 def _sim_task(task: tuple[co.Case, int]) -> tuple[str, int, float, float]:
-    run = co._run(task)
+    run = co._run(task, {"prague": PRAGUE})
     return task[0].name, task[1], run.a_mbps, run.b_mbps
 
 

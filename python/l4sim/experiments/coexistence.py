@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -175,8 +175,9 @@ def qdisc_for(queue: str, rate_mbps: int, rtt_ms: int) -> dict[str, Any]:
     raise ValueError(f"no queue {queue!r}; known: {', '.join(QUEUES)}")
 
 
-def scenario(case: Case, seed: int = 1) -> Scenario:
-    """The flows of ``case`` through its queue."""
+def scenario(case: Case, seed: int = 1, ccas: Mapping[str, Any] | None = None) -> Scenario:
+    """The flows of ``case`` through its queue (``ccas``: an algorithm's name -> the cca table
+    its flows run instead of the name, e.g. Prague set as ``l4sim emulate``'s BPF one)."""
     one_way = f"{case.rtt_ms / 2:g}ms"
     access = f"{case.rate_mbps * ACCESS_FACTOR}Mbps"
     return Scenario.parse(
@@ -193,7 +194,7 @@ def scenario(case: Case, seed: int = 1) -> Scenario:
                     "qdisc": qdisc_for(case.queue, case.rate_mbps, case.rtt_ms),
                 },
             },
-            "flows": [{"kind": "tcp", "cca": cca} for cca in case.flows],
+            "flows": [{"kind": "tcp", "cca": (ccas or {}).get(c, c)} for c in case.flows],
         }
     )
 
@@ -237,9 +238,9 @@ def jain(xs: list[float]) -> float:
     return total * total / (len(xs) * sum(x * x for x in xs)) if total > 0 else math.nan
 
 
-def _run(task: tuple[Case, int]) -> Run | ManyRun:
+def _run(task: tuple[Case, int], ccas: Mapping[str, Any] | None = None) -> Run | ManyRun:
     case, seed = task
-    mbps, qd, drops, marks = _measure(case, seed)
+    mbps, qd, drops, marks = _measure(case, seed, ccas)
     if case.n > 1:
         bs = mbps[1:]
         return ManyRun(
@@ -260,9 +261,11 @@ def _run(task: tuple[Case, int]) -> Run | ManyRun:
     return Run(case.name, seed, *mbps, *qd, *drops, *marks)
 
 
-def _measure(case: Case, seed: int) -> tuple[list[float], list[float], list[int], list[int]]:
+def _measure(
+    case: Case, seed: int, ccas: Mapping[str, Any] | None = None
+) -> tuple[list[float], list[float], list[int], list[int]]:
     """Each flow's goodput (Mbit/s), queue delay p99 (ms), drops and marks."""
-    sim = Simulation(scenario(case, seed))
+    sim = Simulation(scenario(case, seed, ccas))
     sim.run_until(WINDOW[0])
     before = sim.summary()["flows"]
     sim.run_until(WINDOW[1])
