@@ -17,14 +17,25 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from l4sim.errors import EmulationError
 from l4sim.processes import pdeathsig_preexec
 from l4sim.scenario.flows import CommandFlow
 
-if TYPE_CHECKING:
-    from l4sim.emulate.traffic import _Flow
+
+class _Flow(Protocol):
+    """What this module reads and sets of ``l4sim.emulate.traffic``'s flow (named here, not
+    imported: traffic imports this module)."""
+
+    index: int
+    spec: Any
+    src: Any  # a host: ``addr``, ``netns``
+    dst: Any
+    port: int
+    sport: int
+    error: str | None
+
 
 # A program gets this long to exit after SIGTERM (its final summary, its logs) before
 # SIGKILL.

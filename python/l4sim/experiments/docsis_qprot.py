@@ -394,6 +394,14 @@ def facts(out_dir: Path) -> dict[str, str]:
             f"{float(by_case['nqb-cbr-1.5x-link-pgs-qprot-length']['l_p99_ms']):.1f}"
         ),
     }
+    return out | bounds(by_case)
+
+
+def bounds(by_case: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Per grant service and estimate, the bound 1 ms + the MAP-induced delay (the Prague
+    flows' L-queue p99 alone, Queue Protection on) from a run's rows by case name; a
+    baseline the run lacks (or left empty) gives none."""
+    out = {}
     for grants in GRANTS:
         for est in ESTIMATES:
             base = Case("none", grants, True, est).name
