@@ -361,7 +361,7 @@ def facts(out_dir: Path) -> dict[str, str]:
     packets sanctioned, how soon the first sanction comes, and per grant service and
     estimate the bound 1 ms + the MAP-induced delay (the Prague flows' L-queue p99 alone,
     Queue Protection on) that the 1.5x-the-link rows are checked against."""
-    rows = [r for r in read_csv(out_dir / "table.csv")]
+    rows = read_csv(out_dir / "table.csv")
     by_case = {r["case"]: r for r in rows}
     modem = [r for r in rows if r["estimate"] == "virtual"]
     heavy = [r for r in modem if r["bad"] in ("nqb-cbr-3x", "nqb-reno", "nqb-cbr-1.5x-link")]
