@@ -47,7 +47,7 @@ def test_bad_flows_are_what_their_names_say() -> None:
     assert reno is not None and reno["cca"] == "newreno" and reno["nqb"]
     sc = dq.scenario(dq.Case("nqb-cbr-1.5x", "pgs", True)).to_dict()
     link = sc["topology"]["bottleneck"]
-    assert link["docsis"]["pgs"] == "12500B" and link["docsis"]["max_sustained_rate"] == "50Mbps"
+    assert link["docsis"]["pgs"] == "1250B" and link["docsis"]["max_sustained_rate"] == "50Mbps"
     assert link["qdisc"] == {"kind": "docsis_dualq", "qprot": True}
     sc = dq.scenario(dq.Case("none", "pgs", False, "length")).to_dict()
     assert sc["topology"]["bottleneck"]["qdisc"]["l_delay"] == "queue"

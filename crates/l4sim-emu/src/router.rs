@@ -228,7 +228,7 @@ impl Router {
         let ch = &mut self.channels[c];
         if ch.docsis.is_some() {
             ch.docsis_offer(pkt, t, &mut self.drops);
-            if !ch.txdone_pending {
+            if !ch.txdone_pending || ch.docsis_recheck(t) {
                 self.docsis_look(c, t);
             }
             return self.free_drops();

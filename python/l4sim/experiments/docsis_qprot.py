@@ -61,8 +61,12 @@ SF_MBPS = 50
 CHANNEL_MBPS = 100
 #: The fair share of each of three flows.
 SHARE_MBPS = SF_MBPS / 3
-#: One 2 ms interval of the service flow's rate, granted unasked with PGS.
-PGS_BYTES = SF_MBPS * 10**6 // 8 * 2 // 1000
+#: The low-latency service flow's Guaranteed Grant Rate with PGS: a tenth of the aggregate
+#: (5 of 50 Mbit/s, as the CableLabs ns-3 module's residential example), granted unasked
+#: every 2 ms interval. (PGS grants belong to the L service flow alone, and take the
+#: aggregate's tokens: a GGR of the whole rate would leave the Classic flow nothing.)
+GGR_MBPS = SF_MBPS / 10
+PGS_BYTES = int(GGR_MBPS * 10**6) // 8 * 2 // 1000
 HOST_JITTER_US = 100
 #: How finely the time to the first sanction is looked for (1 ms), and for how long (2 s).
 SANCTION_STEP_NS = 10**6

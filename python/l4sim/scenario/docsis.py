@@ -43,7 +43,11 @@ class Docsis(_Model):
         "3044B", description="Maximum Traffic Burst: the token bucket's depth."
     )
     pgs: Size | None = Field(
-        None, description="Proactive Grant Service: bytes granted every interval, unasked."
+        None,
+        description=(
+            "Proactive Grant Service: bytes granted every interval, unasked (with a "
+            "docsis_dualq as the modem's queue, to its low-latency service flow only)."
+        ),
     )
 
     @model_validator(mode="after")

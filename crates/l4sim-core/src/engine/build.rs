@@ -73,15 +73,25 @@ pub fn build_channels(cfg: &SimConfig) -> Vec<Channel> {
                 }
                 d.set_nqb_flows(cfg.flows.iter().map(|f| f.nqb));
             }
+            let weight = match &qdisc {
+                Qdisc::DocsisDualq(d) => Some(d.sched_weight()),
+                _ => None,
+            };
             let rng = Rng::for_component(cfg.seed, KEY_LINK | idx);
             let ends = (from as u32, to as u32);
             channels.push(Channel {
                 schedule: sched.as_ref().map(RateSchedule::new),
                 // Its own stream: slotting a link leaves its loss and jitter draws as they were.
                 slot: slot.map(|s| Slot::new(s, Rng::for_component(cfg.seed, KEY_SLOT | idx))),
-                docsis: docsis
-                    .as_ref()
-                    .map(|d| Box::new(Docsis::new(d, l.rate_bps, l.delay_ns))),
+                docsis: docsis.as_ref().map(|d| {
+                    let mut gate = Docsis::new(d, l.rate_bps, l.delay_ns);
+                    // A dual queue on a DOCSIS upstream is an aggregate service flow: its
+                    // two queues request and are granted apart.
+                    if let Some(w) = weight {
+                        gate.set_aggregate(w);
+                    }
+                    Box::new(gate)
+                }),
                 loss: l.loss,
                 jitter: l.jitter_ns,
                 overhead: l.overhead_bytes,

@@ -555,11 +555,18 @@ impl Simulation {
     }
 
     fn on_tx_done(&mut self, c: usize) {
-        self.channels[c].txdone_pending = false;
         if self.channels[c].docsis.is_some() {
-            self.channels[c].docsis_advance(self.now);
+            let ch = &mut self.channels[c];
+            // A wake an earlier look superseded (`docsis_recheck`): neither the end of the
+            // packet on the wire nor the latest wake.
+            if self.now != ch.busy_until && self.now != ch.docsis_wake {
+                return;
+            }
+            ch.txdone_pending = false;
+            ch.docsis_advance(self.now);
             return self.docsis_look(c);
         }
+        self.channels[c].txdone_pending = false;
         self.start_tx(c);
     }
 
@@ -569,7 +576,7 @@ impl Simulation {
     fn docsis_offer(&mut self, c: usize, p: Packet) {
         let ch = &mut self.channels[c];
         ch.docsis_offer(p, self.now, &mut self.drops);
-        if !ch.txdone_pending {
+        if !ch.txdone_pending || ch.docsis_recheck(self.now) {
             self.docsis_look(c);
         }
     }
@@ -581,10 +588,21 @@ impl Simulation {
     fn docsis_look(&mut self, c: usize) {
         match self.channels[c].docsis_look(self.now, &mut self.drops) {
             DocsisLook::Idle => {}
-            DocsisLook::Send(next) => self.transmit(c, next),
+            DocsisLook::Send(next) => {
+                // A wake still queued (a recheck sends before it) is superseded.
+                let ch = &mut self.channels[c];
+                ch.txdone_pending = false;
+                ch.docsis_wake = Time::MAX;
+                self.transmit(c, next)
+            }
             DocsisLook::Wake(at) => {
-                self.channels[c].txdone_pending = true;
-                self.queue.push(at, EvKind::TxDone(c as u32));
+                let ch = &mut self.channels[c];
+                // (A recheck that finds the same wake leaves the one queued.)
+                if !(ch.txdone_pending && ch.docsis_wake == at) {
+                    ch.txdone_pending = true;
+                    ch.docsis_wake = at;
+                    self.queue.push(at, EvKind::TxDone(c as u32));
+                }
             }
         }
     }

@@ -45,9 +45,20 @@
 //! between those), so it needs no event of its own; the engine wakes the link at the next
 //! instant a grant may open (`next_wake`).
 //!
+//! **An aggregate service flow** (a `docsis_dualq` as the CM's queue, MULPI's low-latency
+//! aggregate): its L and Classic queues are two service flows, each with its own
+//! requests (contention and piggy-backed, as above) and grants. The CMTS gives the L flow
+//! its proactive grant first (PGS is the L flow's), then shares what the aggregate's
+//! tokens allow between the two flows' requests by the Scheduling Weight
+//! ([`allocate`], ns-3 `CmtsUpstreamScheduler::Allocate`); the L grant opens the interval,
+//! the Classic grant follows; the CM sends a grant's bytes from its flow's queue only
+//! (ns-3 `CmNetDevice`), and the bytes a grant leaves unused go back to the tokens. The
+//! dual queue's own weighted round robin does not run upstream: the CMTS's split is the
+//! scheduler.
+//!
 //! Not modelled: other CMs on the channel (the link's rate is this CM's share), request
-//! collisions and back-off, MAC and segment header bytes, separate requests for the two
-//! service flows of the aggregate (the dual queue's scheduler shares each grant).
+//! collisions and back-off, MAC and segment header bytes; proactive grants spread over
+//! the interval's frames (ns-3 places them per OFDMA frame; here one opens the interval).
 
 use std::collections::VecDeque;
 
@@ -94,7 +105,8 @@ pub struct DocsisConfig {
     /// a bucket holds at least one interval's tokens.
     #[serde(default = "default_max_burst")]
     pub max_burst_bytes: u64,
-    /// Proactive Grant Service: bytes granted every interval unasked (0: none).
+    /// Proactive Grant Service: bytes granted every interval unasked (0: none); with a
+    /// `docsis_dualq` as the modem's queue, to its low-latency service flow only.
     #[serde(default)]
     pub pgs_bytes: u64,
 }
@@ -163,6 +175,26 @@ struct Grant {
     left: i64,
     /// A request rode on its first transmission.
     piggybacked: bool,
+    /// The service flow it is for (0 alone, or `LL`, `CLASSIC` of an aggregate).
+    sf: usize,
+}
+
+/// The low-latency service flow of an aggregate (its L queue), and the classic one.
+pub const LL: usize = 0;
+pub const CLASSIC: usize = 1;
+
+/// One service flow's requests: on their way, at the CMTS, and its overrun.
+#[derive(Clone, Debug, Default)]
+struct Flow {
+    /// Requests on their way to the CMTS: (arrival, bytes, sent, from contention).
+    in_flight: VecDeque<(Time, u64, Time, bool)>,
+    in_flight_bytes: u64,
+    /// Bytes requested that reached the CMTS and are not granted yet.
+    pending: u64,
+    /// When the contention request that `pending` holds was sent (for its delay).
+    contention_sent: Option<Time>,
+    /// Bytes a packet took beyond its grant, owed by the next one.
+    debt: u64,
 }
 
 /// What a gate did, for tests and reports.
@@ -175,6 +207,28 @@ pub struct DocsisCounters {
     /// Sum over contention requests of the time from sending one to its grant's start.
     pub req_grant_ns: u64,
     pub req_grant_n: u64,
+}
+
+/// How the CMTS shares a MAP interval between an aggregate's two service flows (ns-3
+/// `CmtsUpstreamScheduler::Allocate`, in bytes): `avail` bytes the tokens, peak rate and
+/// channel allow, the L flow's proactive grant `pgs` whatever they allow, the Classic and
+/// L flows' requested bytes, and the L flow's weight of 256. Returns (Classic, L).
+pub fn allocate(avail: u64, pgs: u64, req_c: u64, req_l: u64, weight: u64) -> (u64, u64) {
+    let max_l = req_l.max(pgs);
+    if pgs >= max_l {
+        // The proactive grant covers the L requests; the Classic flow gets what is left.
+        return (avail.saturating_sub(pgs).min(req_c), pgs);
+    }
+    let total = avail.min(req_c + max_l).max(pgs);
+    let lw = (total * weight / 256).max(pgs);
+    let cw = total - lw;
+    match (max_l <= lw, req_c <= cw) {
+        (true, true) => (req_c, max_l),
+        (false, false) => (cw, lw),
+        // A flow wanting less than its share leaves the rest to the other.
+        (true, false) => ((total - max_l).min(req_c), max_l),
+        (false, true) => (req_c, (total - req_c).min(max_l)),
+    }
 }
 
 /// A link direction's request-grant gate.
@@ -192,21 +246,17 @@ pub struct Docsis {
     tokens: f64,
     peak_bytes: Option<u64>,
     pgs: u64,
+    /// An aggregate service flow's scheduling weight (of 256) for its low-latency flow:
+    /// then the CM holds two service flows, each requesting and granted apart (None: one).
+    weight: Option<u64>,
     /// Next contention opportunity not yet looked at.
     next_contention: Time,
     /// Index of the next MAP to build.
     next_map: u64,
-    /// Requests on their way to the CMTS: (arrival, bytes, sent, from contention).
-    in_flight: VecDeque<(Time, u64, Time, bool)>,
-    in_flight_bytes: u64,
-    /// Bytes requested that reached the CMTS and are not granted yet.
-    pending: u64,
-    /// When the contention request that `pending` holds was sent (for its delay).
-    contention_sent: Option<Time>,
+    /// The service flows (one, or `LL` and `CLASSIC`).
+    flows: [Flow; 2],
     /// Grants built, in time order.
     grants: VecDeque<Grant>,
-    /// Bytes a packet took beyond its grant, owed by the next one.
-    debt: u64,
     pub counters: DocsisCounters,
 }
 
@@ -220,9 +270,13 @@ impl Docsis {
             .map(|r| r as f64 * map as f64 / (8 * SEC) as f64);
         let depth = refill.map_or(0.0, |r| r.max(cfg.max_burst_bytes as f64));
         let req_delay = cfg.request_delay_ns.unwrap_or(delay);
-        // At most one contention request and one piggy-back per interval are on their way;
-        // grants are built at most `lead` ahead.
+        // At most one contention request and one piggy-back per interval and flow are on
+        // their way; grants are built at most `lead` ahead, two per interval.
         let ring = (req_delay / map.max(1)) as usize * 2 + 4;
+        let flow = || Flow {
+            in_flight: VecDeque::with_capacity(ring),
+            ..Flow::default()
+        };
         Docsis {
             map,
             lead: cfg.map_lead_ns,
@@ -234,15 +288,30 @@ impl Docsis {
             tokens: depth,
             peak_bytes: cfg.peak_rate_bps.map(|p| per_map(p).max(1)),
             pgs: cfg.pgs_bytes,
+            weight: None,
             next_contention: 0,
             next_map: cfg.map_lead_ns.div_ceil(map.max(1)),
-            in_flight: VecDeque::with_capacity(ring),
-            in_flight_bytes: 0,
-            pending: 0,
-            contention_sent: None,
-            grants: VecDeque::with_capacity((cfg.map_lead_ns / map.max(1)) as usize + 3),
-            debt: 0,
+            flows: [flow(), flow()],
+            grants: VecDeque::with_capacity(2 * (cfg.map_lead_ns / map.max(1)) as usize + 6),
             counters: DocsisCounters::default(),
+        }
+    }
+
+    /// The CM's queue is a low-latency aggregate service flow (a `docsis_dualq`): its L and
+    /// Classic queues are two service flows that request and are granted apart, the CMTS
+    /// sharing the aggregate's rate between them by `weight`/256 for the L flow (MULPI's
+    /// Scheduling Weight) and giving the proactive grants to the L flow only (PGS is a
+    /// low-latency service flow's; ns-3 `CmtsUpstreamScheduler::Allocate`).
+    pub fn set_aggregate(&mut self, weight: u64) {
+        self.weight = Some(weight.min(256));
+    }
+
+    /// How many service flows the CM holds (1, or 2 for an aggregate).
+    pub fn service_flows(&self) -> usize {
+        if self.weight.is_some() {
+            2
+        } else {
+            1
         }
     }
 
@@ -251,21 +320,34 @@ impl Docsis {
         self.next_map * self.map - self.lead
     }
 
-    /// Bytes of `backlog` that no request on its way, at the CMTS, or grant covers.
-    fn unrequested(&self, backlog: u64) -> u64 {
-        let granted: i64 = self.grants.iter().map(|g| g.left.max(0)).sum();
-        let covered =
-            (self.in_flight_bytes + self.pending + granted as u64).saturating_sub(self.debt);
+    /// Bytes of flow `sf`'s `backlog` that no request on its way, at the CMTS, or grant
+    /// covers.
+    fn unrequested(&self, sf: usize, backlog: u64) -> u64 {
+        let granted: i64 = self
+            .grants
+            .iter()
+            .filter(|g| g.sf == sf)
+            .map(|g| g.left.max(0))
+            .sum();
+        let f = &self.flows[sf];
+        let covered = (f.in_flight_bytes + f.pending + granted as u64).saturating_sub(f.debt);
         backlog.saturating_sub(covered)
     }
 
     /// Replay the MAP instants up to and including `to`, with the CM holding `backlog`
-    /// bytes throughout. At one instant: grants end, then requests arrive, then the MAP
-    /// is built, then the contention opportunity.
-    pub fn advance(&mut self, to: Time, backlog: u64) {
+    /// bytes throughout (per service flow; the second is 0 for one). At one instant:
+    /// grants end, then requests arrive, then the MAP is built, then the contention
+    /// opportunity.
+    pub fn advance(&mut self, to: Time, backlog: [u64; 2]) {
+        let n = self.service_flows();
         loop {
             let end = self.grants.front().map_or(Time::MAX, |g| g.end);
-            let arrive = self.in_flight.front().map_or(Time::MAX, |r| r.0);
+            let (mut arrive, mut who) = (Time::MAX, 0);
+            for (i, f) in self.flows[..n].iter().enumerate() {
+                if let Some(r) = f.in_flight.front().filter(|r| r.0 < arrive) {
+                    (arrive, who) = (r.0, i);
+                }
+            }
             let build = self.next_build();
             let cont = self.next_contention;
             let t = end.min(arrive).min(build).min(cont);
@@ -274,33 +356,47 @@ impl Docsis {
             }
             if end == t {
                 let g = self.grants.pop_front().expect("a grant ends");
-                self.debt += (-g.left).max(0) as u64;
+                self.flows[g.sf].debt += (-g.left).max(0) as u64;
+                // Bytes an aggregate's grant left unused go back to its token bucket (ns-3
+                // replenishes the unused grant bytes the CM reports).
+                if self.weight.is_some() && g.left > 0 && self.refill.is_some() {
+                    self.tokens = (self.tokens + g.left as f64).min(self.depth);
+                }
             } else if arrive == t {
-                let (_, bytes, sent, contention) = self.in_flight.pop_front().expect("a request");
-                self.in_flight_bytes -= bytes;
-                self.pending += bytes;
+                let f = &mut self.flows[who];
+                let (_, bytes, sent, contention) = f.in_flight.pop_front().expect("a request");
+                f.in_flight_bytes -= bytes;
+                f.pending += bytes;
                 if contention {
-                    self.contention_sent = Some(sent);
+                    f.contention_sent = Some(sent);
                 }
             } else if build == t {
-                self.build_map();
+                if self.weight.is_some() {
+                    self.build_aggregate_map();
+                } else {
+                    self.build_map();
+                }
             } else {
                 self.next_contention += self.map;
-                let idle = self.in_flight.is_empty()
-                    && self.pending == 0
-                    && self.grants.iter().all(|g| g.left <= 0);
-                let want = self.unrequested(backlog);
-                if idle && want > 0 {
-                    self.request(t, want, true);
+                for (sf, &b) in backlog.iter().enumerate().take(n) {
+                    let f = &self.flows[sf];
+                    let idle = f.in_flight.is_empty()
+                        && f.pending == 0
+                        && self.grants.iter().all(|g| g.sf != sf || g.left <= 0);
+                    let want = self.unrequested(sf, b);
+                    if idle && want > 0 {
+                        self.request(sf, t, want, true);
+                    }
                 }
             }
         }
     }
 
-    fn request(&mut self, now: Time, bytes: u64, contention: bool) {
-        self.in_flight
+    fn request(&mut self, sf: usize, now: Time, bytes: u64, contention: bool) {
+        let f = &mut self.flows[sf];
+        f.in_flight
             .push_back((now + self.req_delay, bytes, now, contention));
-        self.in_flight_bytes += bytes;
+        f.in_flight_bytes += bytes;
         if contention {
             self.counters.contention_requests += 1;
         } else {
@@ -308,14 +404,15 @@ impl Docsis {
         }
     }
 
-    /// The CMTS builds the next MAP.
+    /// The CMTS builds the next MAP for one service flow.
     fn build_map(&mut self) {
         let start = self.next_map * self.map;
         self.next_map += 1;
         if let Some(r) = self.refill {
             self.tokens = (self.tokens + r).min(self.depth);
         }
-        let mut g = self.pending.min(self.chan_bytes);
+        let f = &self.flows[0];
+        let mut g = f.pending.min(self.chan_bytes);
         if self.refill.is_some() {
             g = g.min(self.tokens as u64);
         }
@@ -326,64 +423,129 @@ impl Docsis {
             self.tokens -= g as f64;
         }
         let g = g.max(self.pgs.min(self.chan_bytes));
-        if g == 0 {
-            return;
+        self.grant(0, start, g);
+    }
+
+    /// The CMTS builds the next MAP for an aggregate's two service flows, as ns-3's
+    /// `CmtsUpstreamScheduler::GenerateMap` and `Allocate` do: the L flow's proactive grant
+    /// first, whatever the tokens; then what the tokens, the peak rate and the channel
+    /// allow of both flows' requests, split by the scheduling weight where both want more
+    /// than their share (a flow wanting less leaves the rest to the other); the L grant
+    /// (proactive and requested bytes together) opens the interval, the Classic grant
+    /// follows it. All granted bytes take tokens (the unused ones come back).
+    fn build_aggregate_map(&mut self) {
+        let start = self.next_map * self.map;
+        self.next_map += 1;
+        if let Some(r) = self.refill {
+            self.tokens = (self.tokens + r).min(self.depth);
         }
-        self.pending -= g.min(self.pending);
-        if let Some(sent) = self.contention_sent.take() {
+        let pgs = self.pgs.min(self.chan_bytes);
+        let mut avail = self.chan_bytes;
+        if self.refill.is_some() {
+            avail = avail.min(self.tokens as u64);
+        }
+        if let Some(p) = self.peak_bytes {
+            avail = avail.min(p);
+        }
+        let w = self.weight.unwrap_or(256);
+        let (c, l) = allocate(
+            avail,
+            pgs,
+            self.flows[CLASSIC].pending,
+            self.flows[LL].pending,
+            w,
+        );
+        if self.refill.is_some() {
+            self.tokens = (self.tokens - (c + l) as f64).max(0.0);
+        }
+        let l_end = self.grant(LL, start, l);
+        self.grant(CLASSIC, l_end, c);
+    }
+
+    /// Grant `g` bytes to flow `sf` from `start` (its overrun of the last grant first);
+    /// when the grant ends.
+    fn grant(&mut self, sf: usize, start: Time, g: u64) -> Time {
+        if g == 0 {
+            return start;
+        }
+        let f = &mut self.flows[sf];
+        f.pending -= g.min(f.pending);
+        if let Some(sent) = f.contention_sent.take() {
             self.counters.req_grant_ns += start - sent;
             self.counters.req_grant_n += 1;
         }
         self.counters.grants += 1;
         self.counters.granted_bytes += g;
-        let left = g as i64 - self.debt as i64;
-        self.debt = (-left).max(0) as u64;
+        let left = g as i64 - f.debt as i64;
+        f.debt = (-left).max(0) as u64;
+        // A microsecond of slack: the packets' serialisation times are rounded up one by
+        // one, so back-to-back packets may end a few ns after the whole grant.
+        let end = start + tx_time(g.min(u32::MAX as u64) as u32, self.chan_bps) + US;
         if left > 0 {
             self.grants.push_back(Grant {
                 start,
-                // A microsecond of slack: the packets' serialisation times are rounded up one
-                // by one, so back-to-back packets may end a few ns after the whole grant.
-                end: start + tx_time(g.min(u32::MAX as u64) as u32, self.chan_bps) + US,
+                end,
                 left,
                 piggybacked: false,
+                sf,
             });
         }
+        end - US
     }
 
-    /// The grant open at `now` with bytes left, if any (after `advance(now, ..)`).
-    fn open(&mut self, now: Time) -> Option<&mut Grant> {
+    /// The service flow whose grant is open at `now` with bytes left, if any (after
+    /// `advance(now, ..)`).
+    pub fn open_flow(&self, now: Time) -> Option<usize> {
         self.grants
-            .iter_mut()
+            .iter()
             .find(|g| g.start <= now && now < g.end && g.left > 0)
+            .map(|g| g.sf)
     }
 
     /// Whether the link may start a packet at `now` (after `advance(now, ..)`).
     pub fn can_send(&self, now: Time) -> bool {
-        self.grants
-            .iter()
-            .any(|g| g.start <= now && now < g.end && g.left > 0)
+        self.open_flow(now).is_some()
     }
 
     /// The link starts a packet of `bytes` at `now` in the open grant, the CM holding
-    /// `backlog` bytes with it: the first packet of a grant carries a request.
-    pub fn sent(&mut self, now: Time, bytes: u32, backlog: u64) {
-        let want = self.unrequested(backlog);
-        let g = self.open(now).expect("a packet starts in a grant");
+    /// `backlog` bytes with it (per service flow): the first packet of a grant carries a
+    /// request for its flow.
+    pub fn sent(&mut self, now: Time, bytes: u32, backlog: [u64; 2]) {
+        let sf = self.open_flow(now).expect("a packet starts in a grant");
+        // What the request asks for is counted with this packet still in its grant.
+        let want = self.unrequested(sf, backlog[sf]);
+        let g = self
+            .grants
+            .iter_mut()
+            .find(|g| g.start <= now && now < g.end && g.left > 0)
+            .expect("a packet starts in a grant");
         g.left -= bytes as i64;
         let first = !g.piggybacked;
         g.piggybacked = true;
         if first && want > 0 {
-            self.request(now, want, false);
+            self.request(sf, now, want, false);
         }
     }
 
-    /// When the link should look again, the CM holding bytes and no grant open at `now`
-    /// (after `advance(now, ..)`): the next grant's start, or else the next MAP's building.
+    /// When the link should look again, the CM holding bytes and no grant it can use open
+    /// at `now` (after `advance(now, ..)`): the next grant's start, or else the next MAP's
+    /// building; for an aggregate, also the end of a grant open for the other flow.
     pub fn next_wake(&self, now: Time) -> Time {
+        let next = |g: &Grant| {
+            if g.start > now {
+                Some(g.start)
+            } else if self.weight.is_some() && now < g.end {
+                Some(g.end)
+            } else {
+                None
+            }
+        };
         self.grants
             .iter()
-            .find(|g| g.start > now && g.left > 0)
-            .map_or_else(|| self.next_build(), |g| g.start)
+            .filter(|g| g.left > 0)
+            .filter_map(next)
+            .min()
+            .unwrap_or_else(|| self.next_build())
     }
 
     /// The loop from a contention opportunity to the grant it earns:
@@ -417,11 +579,11 @@ mod tests {
             let now = match wake {
                 Some(w) if w < next_arrival => {
                     wake = None;
-                    d.advance(w, backlog);
+                    d.advance(w, [backlog, 0]);
                     w
                 }
                 _ => {
-                    d.advance(next_arrival, backlog);
+                    d.advance(next_arrival, [backlog, 0]);
                     arrived += 1;
                     if wake.is_some() {
                         continue;
@@ -437,7 +599,7 @@ mod tests {
             if now < free {
                 wake = Some(free);
             } else if d.can_send(now) {
-                d.sent(now, size, backlog);
+                d.sent(now, size, [backlog, 0]);
                 starts.push(now);
                 free = now + tx_time(size, rate);
                 if backlog > size as u64 {
@@ -525,6 +687,56 @@ mod tests {
         let (starts, _) = drive(cfg, 50_000_000, 500 * US, &arrivals, 200);
         let waits: Vec<Time> = starts.iter().zip(&arrivals).map(|(s, a)| s - a).collect();
         assert!(waits.iter().all(|&w| w <= 2 * MS), "{:?}", &waits[..5]);
+    }
+
+    /// An aggregate's MAP (ns-3 `Allocate`): both flows wanting more than the interval
+    /// split it 230:26; a flow wanting less leaves the rest to the other; the L flow's
+    /// proactive grant comes first and the Classic flow gets only what is left of it.
+    #[test]
+    fn an_aggregate_shares_the_interval_by_its_weight() {
+        // 10 000 bytes to give, both backlogged: L 230/256 of it.
+        assert_eq!(allocate(10_000, 0, 50_000, 50_000, 230), (1016, 8984));
+        // L wants 2 000: Classic takes the other 8 000.
+        assert_eq!(allocate(10_000, 0, 50_000, 2_000, 230), (8000, 2000));
+        // Classic wants 500: L takes the other 9 500.
+        assert_eq!(allocate(10_000, 0, 500, 50_000, 230), (500, 9500));
+        // Both fit.
+        assert_eq!(allocate(10_000, 0, 3_000, 4_000, 230), (3000, 4000));
+        // A 1 250-byte proactive grant covering L's 800 requested: Classic gets the rest.
+        assert_eq!(allocate(10_000, 1_250, 50_000, 800, 230), (8750, 1250));
+        // A proactive grant of everything the tokens allow leaves Classic nothing.
+        assert_eq!(allocate(10_000, 10_000, 50_000, 0, 230), (0, 10_000));
+        // It is granted even beyond what the tokens allow.
+        assert_eq!(allocate(500, 1_250, 50_000, 0, 230), (0, 1250));
+    }
+
+    /// Two service flows on one gate: each grant is for one flow, the L grant opens the
+    /// interval and the Classic one follows it; a saturated aggregate under a 20 Mbit/s
+    /// sustained rate serves the two in the weight's ratio.
+    #[test]
+    fn an_aggregates_grants_are_per_service_flow() {
+        let cfg = DocsisConfig {
+            max_sustained_rate_bps: Some(20_000_000),
+            ..DocsisConfig::default()
+        };
+        let mut d = Docsis::new(&cfg, 100_000_000, 500 * US);
+        d.set_aggregate(230);
+        let big = 10_000_000u64;
+        let (mut sent, mut now) = ([0u64; 2], 0);
+        while now < SEC {
+            d.advance(now, [big, big]);
+            if let Some(sf) = d.open_flow(now) {
+                d.sent(now, 1000, [big, big]);
+                sent[sf] += 1000;
+                now += tx_time(1000, 100_000_000);
+            } else {
+                now = d.next_wake(now);
+            }
+        }
+        let total = (sent[0] + sent[1]) as f64 * 8.0;
+        assert!((total / 20e6 - 1.0).abs() < 0.02, "{total}");
+        let share = sent[LL] as f64 / (sent[0] + sent[1]) as f64;
+        assert!((share - 230.0 / 256.0).abs() < 0.01, "{share}");
     }
 
     #[test]

@@ -89,6 +89,9 @@ pub struct Channel {
     pub busy_until: Time,
     /// A "transmission done" event is queued for `busy_until` (only while packets wait).
     pub txdone_pending: bool,
+    /// A DOCSIS upstream's latest wake (`DocsisLook::Wake`): its event, or the end of the
+    /// packet on the wire, is the one a look is due at.
+    pub docsis_wake: Time,
     /// Virtual-queue mode (a drop-tail FIFO on a link without loss or jitter): a packet's
     /// transmission start is known when it is admitted (after the packets in front of it,
     /// at the link's rate), so it goes onto the wire at once with its arrival time and no
@@ -171,6 +174,7 @@ impl Channel {
             qdisc,
             busy_until: 0,
             txdone_pending: false,
+            docsis_wake: Time::MAX,
             virt: false,
             captured: false,
             wifi: None,
@@ -390,43 +394,78 @@ impl Channel {
     /// `p` reaches a DOCSIS upstream (`net::docsis`) at `now`: the request-grant gate first
     /// catches up with the cable modem's queue as it was until now (its backlog changes only
     /// here and when the link takes), then the qdisc gets it. The caller then looks
-    /// ([`Channel::docsis_look`]) unless a look is already due.
+    /// ([`Channel::docsis_look`]) unless a look is already due and this packet cannot
+    /// change it ([`Channel::docsis_recheck`]).
     #[inline]
     pub fn docsis_offer(&mut self, p: Packet, now: Time, drops: &mut Vec<Dropped>) {
         self.docsis_advance(now);
         self.offer(p, now, drops);
     }
 
+    /// What the CM holds per service flow: an aggregate's (`docsis_dualq`) L and Classic
+    /// queues apart, else everything as one flow.
+    fn docsis_backlog(&self) -> [u64; 2] {
+        match (&self.qdisc, &self.docsis) {
+            (Qdisc::DocsisDualq(q), Some(d)) if d.service_flows() == 2 => q.sf_backlog_bytes(),
+            (q, _) => [q.backlog_bytes(), 0],
+        }
+    }
+
     /// A look a DOCSIS upstream scheduled is due at `now`: its gate catches up to now.
     #[inline]
     pub fn docsis_advance(&mut self, now: Time) {
-        let backlog = self.qdisc.backlog_bytes();
+        let backlog = self.docsis_backlog();
         if let Some(d) = self.docsis.as_mut() {
             d.advance(now, backlog);
         }
     }
 
+    /// Whether a packet that just reached an aggregate's CM waiting for a grant (a look
+    /// due later, nothing on the wire) may go at once: its flow's grant is open now, where
+    /// the look was due for the other flow's grant.
+    pub fn docsis_recheck(&self, now: Time) -> bool {
+        match &self.docsis {
+            Some(d) if d.service_flows() == 2 && now >= self.busy_until => d
+                .open_flow(now)
+                .is_some_and(|sf| self.docsis_backlog()[sf] > 0),
+            _ => false,
+        }
+    }
+
     /// A DOCSIS upstream with nothing pending looks at its queue at `now` (its gate caught
-    /// up to now): it takes a packet in an open grant, or asks to look again when the
-    /// packet on the wire is out or when a grant may open.
+    /// up to now): it takes a packet in an open grant (an aggregate's: from the queue of
+    /// the grant's service flow), or asks to look again when the packet on the wire is out
+    /// or when a grant may open.
     #[inline]
     pub fn docsis_look(&mut self, now: Time, drops: &mut Vec<Dropped>) -> DocsisLook {
         if self.qdisc.backlog_pkts() == 0 {
             return DocsisLook::Idle;
         }
-        match self.docsis.as_mut() {
-            Some(_) if now < self.busy_until => DocsisLook::Wake(self.busy_until),
-            Some(d) if d.can_send(now) => {
-                let backlog = self.qdisc.backlog_bytes();
-                let next = self.take(now, drops);
-                if let (Some((p, _, _)), Some(d)) = (&next, self.docsis.as_mut()) {
-                    d.sent(now, p.size + self.overhead, backlog);
-                }
-                DocsisLook::Send(next)
+        let backlog = self.docsis_backlog();
+        let open = match self.docsis.as_ref() {
+            None => return DocsisLook::Idle,
+            Some(_) if now < self.busy_until => return DocsisLook::Wake(self.busy_until),
+            Some(d) => d.open_flow(now).filter(|&sf| backlog[sf] > 0),
+        };
+        let Some(sf) = open else {
+            let d = self.docsis.as_ref().expect("a DOCSIS gate");
+            return DocsisLook::Wake(d.next_wake(now));
+        };
+        let aggregate = self.docsis.as_ref().is_some_and(|d| d.service_flows() == 2);
+        let next = match &mut self.qdisc {
+            Qdisc::DocsisDualq(q) if aggregate => {
+                let p = q.dequeue_sf(now, sf);
+                let left = q.backlog_pkts();
+                self.stats.backlog.set(now, left as f64);
+                self.update_class_backlogs(now);
+                p.map(|p| self.sent(p, now, left))
             }
-            Some(d) => DocsisLook::Wake(d.next_wake(now)),
-            None => DocsisLook::Idle,
+            _ => self.take(now, drops),
+        };
+        if let (Some((p, _, _)), Some(d)) = (&next, self.docsis.as_mut()) {
+            d.sent(now, p.size + self.overhead, backlog);
         }
+        DocsisLook::Send(next)
     }
 
     /// `offer` then `take` at the same instant: a packet reaching an idle link. An empty

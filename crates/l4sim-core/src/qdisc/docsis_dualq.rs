@@ -30,7 +30,9 @@
 //!   `qdelayCoupledC`), and `p′ = √p`, `p_CL = min(k·p′, 1)` (RFC 9332's squared coupling).
 //! - **Scheduler**: weighted deficit round robin between the queues with the L share
 //!   `w/256` (MULPI Scheduling Weight, default 230 ≈ 90 %) and the C share `1 − w/256`
-//!   per round of `quantum` bytes; a queue alone is served at once.
+//!   per round of `quantum` bytes; a queue alone is served at once. On a DOCSIS upstream
+//!   the CMTS's grants share the aggregate instead (`net::docsis`: each queue is a service
+//!   flow granted apart, and the link takes from the queue whose grant is open).
 //! - **Queue Protection** (RFC 9957's pseudocode: `qprotect`, `pick_bucket`, `fill_bucket`): each L
 //!   arrival's microflow (5-tuple hash) picks one of 2^BI_SIZE buckets in up to ATTEMPTS
 //!   tries (or the shared default bucket); the bucket's expiry time grows by
@@ -76,6 +78,7 @@ use crate::qdisc::dualpi2::EcnMask;
 use crate::rng::Rng;
 use crate::time::{Time, MS, SEC, US};
 
+mod service_flows;
 mod virtual_queue;
 
 /// What Queue Protection does with a sanctioned packet (RFC 9957).
@@ -725,6 +728,22 @@ impl DocsisDualq {
         self.sanctioned[f] += 1;
     }
 
+    /// Take the head of queue `which` (`L` or `C`).
+    fn pop(&mut self, which: u8) -> Option<Packet> {
+        if which == L {
+            let p = self.lq.pop()?;
+            self.interval_bits_l += 8 * p.size as u64;
+            Some(p)
+        } else {
+            let p = self.cq.pop()?;
+            if p.class == SANCTIONED {
+                self.san_pkts -= 1;
+                self.san_bytes -= p.size as u64;
+            }
+            Some(p)
+        }
+    }
+
     /// Which queue the WDRR serves next, with the deficits and turn after choosing.
     fn pick(&self) -> Option<(u8, i64, i64, bool)> {
         let (l, c) = match (self.lq.front(), self.cq.front()) {
@@ -830,18 +849,7 @@ impl QueueDisc for DocsisDualq {
         self.catch_up(now);
         let (which, ld, cd, lt) = self.pick()?;
         (self.l_deficit, self.c_deficit, self.l_turn) = (ld, cd, lt);
-        let pkt = if which == L {
-            let p = self.lq.pop()?;
-            self.interval_bits_l += 8 * p.size as u64;
-            p
-        } else {
-            let p = self.cq.pop()?;
-            if p.class == SANCTIONED {
-                self.san_pkts -= 1;
-                self.san_bytes -= p.size as u64;
-            }
-            p
-        };
+        let pkt = self.pop(which);
         // A queue that empties forfeits its deficit (DRR).
         if self.lq.is_empty() {
             self.l_deficit = 0;
@@ -849,7 +857,7 @@ impl QueueDisc for DocsisDualq {
         if self.cq.is_empty() {
             self.c_deficit = 0;
         }
-        Some(pkt)
+        pkt
     }
 
     fn peek(&self) -> Option<&Packet> {
