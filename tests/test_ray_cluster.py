@@ -45,12 +45,14 @@ LIMIT_S = 420.0
 
 
 #: 16 points of a few seconds each on a loaded machine: the worker node, whose first Python
-#: worker may take ~20 s to start and import l4sim there, still gets some of them.
+#: worker may take ~20 s to start and import l4sim there, still gets some of them. Each
+#: simulates 600 s, so that the node is killed while its point runs, not just after it
+#: ended (60 s points, a fraction of a second of simulation, lost that race under load).
 SPEC = f"""
 base = "{ROOT / "scenarios" / "bench_1flow_10M.toml"}"
 seeds = 8
 [grid]
-"duration" = ["60s"]
+"duration" = ["600s"]
 "topology.bottleneck.loss" = [0.001, 0.01]
 """
 
