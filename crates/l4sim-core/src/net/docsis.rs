@@ -511,14 +511,15 @@ impl Docsis {
     /// `backlog` bytes with it (per service flow): the first packet of a grant carries a
     /// request for its flow.
     pub fn sent(&mut self, now: Time, bytes: u32, backlog: [u64; 2]) {
-        let sf = self.open_flow(now).expect("a packet starts in a grant");
+        let i = self
+            .grants
+            .iter()
+            .position(|g| g.start <= now && now < g.end && g.left > 0)
+            .expect("a packet starts in a grant");
+        let sf = self.grants[i].sf;
         // What the request asks for is counted with this packet still in its grant.
         let want = self.unrequested(sf, backlog[sf]);
-        let g = self
-            .grants
-            .iter_mut()
-            .find(|g| g.start <= now && now < g.end && g.left > 0)
-            .expect("a packet starts in a grant");
+        let g = &mut self.grants[i];
         g.left -= bytes as i64;
         let first = !g.piggybacked;
         g.piggybacked = true;

@@ -385,6 +385,12 @@ impl Channel {
     #[inline]
     pub fn take(&mut self, now: Time, drops: &mut Vec<Dropped>) -> Option<(Packet, Time, u32)> {
         let next = self.qdisc.dequeue(now, drops);
+        self.took(next, now)
+    }
+
+    /// Record the backlog `next` left behind it at `now` and account its start.
+    #[inline]
+    fn took(&mut self, next: Option<Packet>, now: Time) -> Option<(Packet, Time, u32)> {
         let backlog = self.qdisc.backlog_pkts();
         self.stats.backlog.set(now, backlog as f64);
         self.update_class_backlogs(now);
@@ -455,10 +461,7 @@ impl Channel {
         let next = match &mut self.qdisc {
             Qdisc::DocsisDualq(q) if aggregate => {
                 let p = q.dequeue_sf(now, sf);
-                let left = q.backlog_pkts();
-                self.stats.backlog.set(now, left as f64);
-                self.update_class_backlogs(now);
-                p.map(|p| self.sent(p, now, left))
+                self.took(p, now)
             }
             _ => self.take(now, drops),
         };
