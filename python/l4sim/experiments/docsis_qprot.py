@@ -25,7 +25,8 @@ flows with 21 ms of base RTT, and from 2 s one bad flow:
 
 Each with Queue Protection on and off, and with two grant services: best effort (every byte
 waits for the request-grant loop) and proactive grants (PGS: the L service flow's 5 Mbit/s
-Guaranteed Grant Rate granted every interval unasked, the rest of its bytes requested). The modem estimates its L delay as MULPI has a cable modem
+Guaranteed Grant Rate granted every interval unasked, the rest of its bytes requested).
+The modem estimates its L delay as MULPI has a cable modem
 do (the virtual queue); ``none`` and ``nqb-cbr-1.5x-link`` also run with the L queue's
 length as the estimate (``-length``: the CMTS's estimate, the L queue's own delay), which
 tells what Queue Protection holds apart from what the modem's estimate lets stand.
