@@ -1,6 +1,6 @@
 """Agent steps per second: single env and vectorised (N = 1, 8, 32), 100 ms steps.
 
-    python benchmarks/bench_agents.py [--steps 4000] [--scenario FILE | --heavy]
+    python benchmarks/bench_agents.py [--steps 4000] [--scenario FILE | --heavy] [--out DIR]
 
 Rows: the bare core (``run_until`` only: the simulation's own cost per step), the core plus
 ``observe()``, the single Gymnasium env (``TcpCwndEnv.step``) and ``SimBatchVectorEnv`` with
@@ -13,20 +13,26 @@ The default env (one agent flow at 10 Mbps) costs the simulation ~5 us a step an
 flow beside three CUBIC flows at 100 Mbps, ~250 us of simulation a step), where the vector
 env spreads the simulations over the cores and computes each env's features while the
 others still run; ``vs N=1`` is then the figure issue 15 asks for (>= 1.8x at N = 8 on
-2 cores).
+2 cores). ``--out DIR`` also writes the table as DIR/bench_agents.md (``--heavy``:
+bench_agents_heavy.md) under a stamp line (command, commit, date, load).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from l4sim.engine.simulation import _core_module
 from l4sim.envs import SimBatchVectorEnv, TcpCwndEnv
 from l4sim.envs.defaults import TCP_HEAVY_SCENARIO, TCP_SCENARIO
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_out import Report
 
 
 def bench_core(env: TcpCwndEnv, steps: int, observe: bool) -> float:
@@ -75,7 +81,9 @@ def main() -> None:
     ap.add_argument(
         "--heavy", action="store_true", help="a simulation-bound env (100 Mbps, 3 CUBIC flows)"
     )
+    ap.add_argument("--out", help="also write the table as Markdown into this directory")
     args = ap.parse_args()
+    out = Report(args.out)
     scenario = TCP_HEAVY_SCENARIO if args.heavy else TCP_SCENARIO
     kwargs = {"scenario": args.scenario or scenario, "step_interval": "100ms"}
     env = TcpCwndEnv(**kwargs)
@@ -95,6 +103,22 @@ def main() -> None:
         us = secs / steps * 1e6
         ratio = f"{n1 / secs:7.2f}" if name.startswith("SimBatch") else ""
         print(f"{name:28} {steps / secs:10.0f} {us:9.1f} {us - base:12.1f} {ratio:>7}")
+    out.table(
+        "bench_agents_heavy" if args.heavy else "bench_agents",
+        ["", "steps/s", "µs a step", "overhead µs", "vs N=1"],
+        [
+            [
+                name,
+                f"{steps / secs:,.0f}",
+                f"{secs / steps * 1e6:.1f}",
+                f"{secs / steps * 1e6 - base:.1f}",
+                f"{n1 / secs:.2f}" if name.startswith("SimBatch") else "",
+            ]
+            for name, secs in rows
+        ],
+        f"{steps} agent steps of 100 ms on {env.scenario.name}, one process; overhead: the "
+        "time a step beyond the bare core's `run_until`.",
+    )
 
 
 if __name__ == "__main__":

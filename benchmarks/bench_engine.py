@@ -2,7 +2,7 @@
 
     python benchmarks/bench_engine.py [--flows 1000,10000] [--seconds 10] [--repeat 1]
                                       [--ns3-repeat 3] [--skip-many] [--skip-ns3]
-                                      [--batch-only]
+                                      [--batch-only] [--out DIR]
 
 Printed, all measured in this run:
 
@@ -22,7 +22,10 @@ Printed, all measured in this run:
    with one simulation each running side by side (the machine's own ceiling); then the
    Gymnasium vector env's agent steps/s on a simulation-bound env (N = 1, 8, 32).
 
-Exit status 0 whatever the figures (they depend on the machine).
+With `--out DIR` each table also goes to DIR as Markdown under a stamp line (command,
+commit, date, load): `bench_engine_dumbbells.md`, `bench_engine_many.md`,
+`bench_engine_batch.md`, `bench_engine_vector_env.md` (the performance page includes those
+under benchmarks/data/). Exit status 0 whatever the figures (they depend on the machine).
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))  # bench_vs_ns3, ns3_scenarios, bench_agents
+
+from bench_out import Report  # noqa: E402
 
 
 def many_scenario(flows: int, seconds: float, qdisc: str) -> dict[str, Any]:
@@ -98,7 +103,7 @@ def run_child(spec: dict[str, Any]) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def per_packet(ns3: bool, repeat: int = 5, ns3_repeat: int = 3) -> None:
+def per_packet(out: Report, ns3: bool, repeat: int = 5, ns3_repeat: int = 3) -> None:
     """Events per delivered packet and speed on the ns-3 comparison's dumbbells; with
     ``ns3``, ns-3 3.44 runs the same scenarios beside (best of ``ns3_repeat`` runs, each in
     a fresh process; l4sim best of ``repeat``): a best against a best, as this shared VM
@@ -111,6 +116,7 @@ def per_packet(ns3: bool, repeat: int = 5, ns3_repeat: int = 3) -> None:
     if ns3:
         head += f" {'l4sim s':>8} {'ns-3 s':>7} {'ratio':>6}"
     print(head)
+    rows = []
     for name in ("bench_1flow_10M", "bench_4flow_10M", "bench_1flow_100M"):
         scen = l4sim.load(REPO / "scenarios" / f"{name}.toml")
         wall = math.inf
@@ -124,6 +130,8 @@ def per_packet(ns3: bool, repeat: int = 5, ns3_repeat: int = 3) -> None:
             f"{name:24} {sim.events:>10,} {delivered:>10,} {sim.events / delivered:>7.2f} "
             f"{sim.duration / wall:>12,.0f}"
         )
+        row = [name, f"{sim.events:,}", f"{delivered:,}", f"{sim.events / delivered:.2f}"]
+        row += [f"{sim.duration / wall:,.0f}", f"{wall:.4f}"]
         if ns3:
             from bench_vs_ns3 import ns3_spec_from_scenario
             from ns3_scenarios import run_ns3_subprocess
@@ -133,16 +141,27 @@ def per_packet(ns3: bool, repeat: int = 5, ns3_repeat: int = 3) -> None:
                 float(run_ns3_subprocess(spec)["wall_time_s"]) for _ in range(ns3_repeat)
             )
             line += f" {wall:>8.4f} {ns3_wall:>7.2f} {ns3_wall / wall:>6.0f}"
+            row += [f"{ns3_wall:.2f}", f"{ns3_wall / wall:.0f}"]
+        rows.append(row)
         print(line, flush=True)
+    cols = ["scenario", "events", "packets", "events/packet", "x real time", "l4sim s"]
+    out.table(
+        "bench_engine_dumbbells",
+        cols + (["ns-3 s", "ns-3 s / l4sim s"] if ns3 else []),
+        rows,
+        f"60 s simulated; wall: simulation loop, l4sim best of {repeat}"
+        + (f", ns-3 best of {ns3_repeat} (fresh processes)." if ns3 else "."),
+    )
 
 
-def many(flow_counts: list[int], seconds: float, repeat: int = 1) -> None:
+def many(out: Report, flow_counts: list[int], seconds: float, repeat: int = 1) -> None:
     best = f", best wall of {repeat}" if repeat > 1 else ""
     print(f"\nmany flows, {seconds:g} s simulated (each run in a fresh process{best})")
     head = (
         f"{'flows':>6} {'qdisc':9} {'wall s':>8} {'x real':>7} {'MB/flow':>8} {'Jain':>6} conserved"
     )
     print(head)
+    rows = []
     for n in flow_counts:
         base = run_child(many_scenario(1, seconds, "fifo"))["rss_kb"]
         for qdisc in ("fifo", "fq_codel"):
@@ -153,6 +172,24 @@ def many(flow_counts: list[int], seconds: float, repeat: int = 1) -> None:
                 f"{n:>6} {qdisc:9} {r['wall_s']:>8.2f} {r['sim_s'] / r['wall_s']:>7.1f} "
                 f"{per_flow_mb:>8.3f} {r['jain']:>6.3f} {r['conserved']}"
             )
+            rows.append(
+                [
+                    n,
+                    qdisc,
+                    f"{r['wall_s']:.2f}",
+                    f"{r['sim_s'] / r['wall_s']:.1f}",
+                    f"{per_flow_mb:.3f}",
+                    f"{r['jain']:.3f}",
+                    "yes" if r["conserved"] else "NO",
+                ]
+            )
+    out.table(
+        "bench_engine_many",
+        ["flows", "qdisc", "wall s", "x real time", "MB a flow", "Jain", "packets conserved"],
+        rows,
+        f"NewReno, 1 Mbit/s a flow, {seconds:g} s simulated, each run a fresh process{best}; "
+        "MB a flow: peak RSS over a 1-flow run's, over N.",
+    )
 
 
 #: SimBatch: every N steps the same simulated span per simulation after the same warm-up
@@ -219,7 +256,7 @@ def _two_processes() -> float:
     return total
 
 
-def batch() -> None:
+def batch(out: Report) -> None:
     scen = _batch_scenario()
     print(
         "\nSimBatch: 100 ms steps of bench_1flow_100M (steady state, after 2 s), one call "
@@ -244,14 +281,31 @@ def batch() -> None:
             f"{n:>18} {med[n]:>15,.0f} {med[n] / med['1']:>7.2f} {best[n]:>13,.0f} "
             f"{best[n] / best['1']:>7.2f}"
         )
+    out.table(
+        "bench_engine_batch",
+        ["N", "median steps/s", "vs N=1", "best steps/s", "vs N=1 (best)"],
+        [
+            [
+                n,
+                f"{med[n]:,.0f}",
+                f"{med[n] / med['1']:.2f}",
+                f"{best[n]:,.0f}",
+                f"{best[n] / best['1']:.2f}",
+            ]
+            for n in rates
+        ],
+        f"SimBatch, 100 ms steps of bench_1flow_100M after 2 s; {BATCH_SIM_STEPS} steps per "
+        f"N, the Ns alternated over {ROUNDS} rounds; {two}: two independent processes side by "
+        "side, the machine's own ceiling.",
+    )
     print(
         f"({two}: two independent processes with one simulation each, side by side: what "
         "this machine's cores give this work with no step to wait for)"
     )
-    vector_env()
+    vector_env(out)
 
 
-def vector_env(steps: int = 3200) -> None:
+def vector_env(out: Report, steps: int = 3200) -> None:
     """Agent steps/s of the Gymnasium vector env on a simulation-bound env
     (`bench_agents.py --heavy`), N = 1, 8, 32, the Ns alternated, median of ROUNDS."""
     from bench_agents import bench_vector
@@ -270,6 +324,13 @@ def vector_env(steps: int = 3200) -> None:
     print(f"{'N':>4} {'steps/s':>9} {'vs N=1':>7}")
     for n in BATCH_NS:
         print(f"{n:>4} {med[n]:>9,.0f} {med[n] / med[1]:>7.2f}")
+    out.table(
+        "bench_engine_vector_env",
+        ["N", "agent steps/s", "vs N=1"],
+        [[n, f"{med[n]:,.0f}", f"{med[n] / med[1]:.2f}"] for n in BATCH_NS],
+        f"SimBatchVectorEnv of TcpCwndEnv (agent flow + 3 CUBIC at 100 Mbit/s, 100 ms steps), "
+        f"{steps} steps per N, the Ns alternated, median of {ROUNDS}.",
+    )
 
 
 def main() -> int:
@@ -289,6 +350,7 @@ def main() -> int:
     ap.add_argument(
         "--ns3-repeat", type=int, default=3, help="ns-3 runs per dumbbell (best wall time)"
     )
+    ap.add_argument("--out", help="also write each table as Markdown into this directory")
     a = ap.parse_args()
     if a.ns3_repeat < 1 or a.repeat < 1:
         ap.error("--repeat and --ns3-repeat must be at least 1")
@@ -298,16 +360,17 @@ def main() -> int:
     if a.batch_child:
         _batch_child()
         return 0
+    out = Report(a.out)
     if a.batch_only:
-        batch()
+        batch(out)
         return 0
     ns3 = not a.skip_ns3 and importlib.util.find_spec("ns") is not None
     if not ns3 and not a.skip_ns3:
         print("(ns-3 not installed: pip install ns3 puts it beside the dumbbells)")
-    per_packet(ns3, ns3_repeat=a.ns3_repeat)
+    per_packet(out, ns3, ns3_repeat=a.ns3_repeat)
     if not a.skip_many:
-        many([int(x) for x in a.flows.split(",")], a.seconds, a.repeat)
-    batch()
+        many(out, [int(x) for x in a.flows.split(",")], a.seconds, a.repeat)
+    batch(out)
     return 0
 
 

@@ -1,6 +1,6 @@
 """Speed of l4sim on every shipped scenario (scenarios/*.toml); no ns-3.
 
-    python benchmarks/bench_scenarios.py [--repeat N] [--json out.json] [GLOB ...]
+    python benchmarks/bench_scenarios.py [--repeat N] [--json out.json] [--out DIR] [GLOB ...]
 
 Each scenario runs through `l4sim.run` as written (its own duration). Printed per scenario:
 simulated seconds, wall seconds of the simulation loop (`summary["wall_time_s"]`: excludes
@@ -8,7 +8,8 @@ import and scenario loading; best of --repeat), times faster than real time, eve
 processed and events per wall second. Scenarios whose only slowest link is a single
 10 Mbps bottleneck are marked `*`: there the goal is at least 1000x real time (a 10 Mbps
 flow needs ~4-5 k events per simulated second). The exit status is 0 whatever the speed
-(wall times depend on the machine); see the `goal` column.
+(wall times depend on the machine); see the `goal` column. ``--out DIR`` also writes the
+table as DIR/bench_scenarios.md under a stamp line (command, commit, date, load).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
+from bench_out import Report  # noqa: E402
 from bench_vs_ns3 import _import_l4sim  # noqa: E402
 
 #: Speed goal (times real time) for the 10 Mbps single-bottleneck scenarios.
@@ -67,7 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("globs", nargs="*", default=["*.toml"], help="scenario file globs")
     ap.add_argument("--repeat", type=int, default=1, help="runs per scenario; best wall time")
     ap.add_argument("--json", type=Path, default=None, help="write the results here")
+    ap.add_argument("--out", help="also write the table as Markdown into this directory")
     args = ap.parse_args(argv)
+    out = Report(args.out, argv if argv is None else [__file__, *argv])
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
 
@@ -99,6 +103,29 @@ def main(argv: list[str] | None = None) -> int:
             f" {r['speed_x']:>11.0f} {r['events']:>10,d} {r['events_per_s'] / 1e6:>10.2f}  {goal}"
         )
     print(f"\n* single 10 Mbps bottleneck; best of {args.repeat}; wall = simulation loop only")
+    out.table(
+        "bench_scenarios",
+        ["scenario", "flows", "sim s", "wall s", "x real time", "events", "M events/s", "goal"],
+        [
+            [f"`{r['scenario']}`", "error", "", "", "", "", "", r["error"]]
+            if "error" in r
+            else [
+                f"`{r['scenario']}`",
+                r["flows"],
+                f"{r['sim_s']:.0f}",
+                f"{r['wall_s']:.4f}",
+                f"{r['speed_x']:,.0f}",
+                f"{r['events']:,d}",
+                f"{r['events_per_s'] / 1e6:.2f}",
+                (("ok" if r["speed_x"] >= GOAL_X else "MISS") + f" (≥ {GOAL_X:.0f}x)")
+                if r["single_10m"]
+                else "",
+            ]
+            for r in rows
+        ],
+        f"Best of {args.repeat}; wall: the simulation loop only. Goal: ≥ {GOAL_X:.0f}x real "
+        "time where a single 10 Mbit/s bottleneck is the slowest link.",
+    )
     if args.json is not None:
         meta = {
             "python": sys.version.split()[0],

@@ -6,9 +6,10 @@
 2. Ray against the pool on 100 heavier points (100 Mbps, 120 s: >= 0.1 s each): Ray's wall
    time without and with starting its local runtime.
 
-    python benchmarks/bench_sweep.py [--jobs 2] [--seeds 10] [--heavy 100] [--no-ray]
+    python benchmarks/bench_sweep.py [--jobs 2] [--seeds 10] [--heavy 100] [--no-ray] [--out DIR]
 
-Every sweep writes to a fresh temporary directory, so nothing is resumed.
+Every sweep writes to a fresh temporary directory, so nothing is resumed. ``--out DIR``
+also writes the table as DIR/bench_sweep.md under a stamp line (command, commit, date, load).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from l4sim.executors import Executor, PoolExecutor, SerialExecutor, default_jobs
 from l4sim.sweep import SweepOutcome, parse_spec, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_out import Report  # noqa: E402
 
 
 def grid_spec(seeds: int) -> Any:
@@ -86,7 +89,31 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=10, help="seeds of the grid (10: 1 000 points)")
     ap.add_argument("--heavy", type=int, default=100, help="points of the Ray comparison")
     ap.add_argument("--no-ray", action="store_true")
+    ap.add_argument("--out", help="also write the table as Markdown into this directory")
     args = ap.parse_args()
+    out = Report(args.out)
+    rows: list[list[object]] = []
+
+    def keep(sweep: str, how: str, o: SweepOutcome, base: float, same: str) -> None:
+        rows.append(
+            [
+                sweep,
+                how,
+                o.ran,
+                f"{o.wall_time_s:.1f}",
+                f"{o.ran / o.wall_time_s:.1f}",
+                f"{base / o.wall_time_s:.2f}",
+                same,
+            ]
+        )
+        out.table(
+            "bench_sweep",
+            ["sweep", "run", "points", "wall s", "points/s", "vs serial", "same rows as serial"],
+            rows,
+            f"pool and Ray of {args.jobs} workers; grid: 10 Mbit/s dumbbell, 20 s a point; "
+            "heavy: 100 Mbit/s, 120 s a point; Ray's start-up outside its wall time.",
+        )
+
     load = os.getloadavg()[0]
     print(f"{os.cpu_count()} CPUs, load average {load:.2f}, pool of {args.jobs} workers")
     with tempfile.TemporaryDirectory() as d:
@@ -99,6 +126,9 @@ def main() -> int:
         pool, p_df = timed(spec, lambda: PoolExecutor(args.jobs), tmp, "pool")
         print(line(f"pool, {args.jobs} workers", pool, serial.wall_time_s))
         print(f"  same rows serial / pool: {s_df.equals(p_df)}")
+        grid = f"grid, {spec.size()}"
+        keep(grid, "serial", serial, serial.wall_time_s, "")
+        keep(grid, "pool", pool, serial.wall_time_s, "yes" if s_df.equals(p_df) else "NO")
 
         heavy = heavy_spec(args.heavy)
         print(f"\n2. {heavy.size()} points, 100 Mbps dumbbell, 120 s each")
@@ -108,6 +138,10 @@ def main() -> int:
         )
         pool_h, ph_df = timed(heavy, lambda: PoolExecutor(args.jobs), tmp, "pool-heavy")
         print(line(f"pool, {args.jobs} workers", pool_h, serial_h.wall_time_s))
+        heavy_name = f"heavy, {heavy.size()}"
+        keep(heavy_name, "serial", serial_h, serial_h.wall_time_s, "")
+        same = "yes" if sh_df.equals(ph_df) else "NO"
+        keep(heavy_name, "pool", pool_h, serial_h.wall_time_s, same)
         if args.no_ray:
             return 0
         try:
@@ -126,6 +160,9 @@ def main() -> int:
             f"{(ray_h.wall_time_s + startup) / pool_h.wall_time_s:.2f} with it)"
         )
         print(f"  same rows serial / pool / ray: {sh_df.equals(ph_df) and sh_df.equals(rh_df)}")
+        same = "yes" if sh_df.equals(rh_df) else "NO"
+        ray_how = f"Ray local (+ {startup:.1f} s to start)"
+        keep(heavy_name, ray_how, ray_h, serial_h.wall_time_s, same)
     return 0
 
 

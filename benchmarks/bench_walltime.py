@@ -9,6 +9,8 @@ Prints one Markdown table (command, wall time, exit code) under a line naming th
 (CPU model, cores, memory), the date, the l4sim commit and the load average before and after;
 the docs' reproduction pages quote these figures with that line. A figure measured while
 something else ran (load average well above 0) is marked as such rather than dropped.
+``--out DIR`` also writes the table as DIR/bench_walltime.md under a stamp line (command,
+commit, date, load).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench_out import Report  # noqa: E402
 
 QUICK = [
     "l4sim demo --quiet --out {out}",
@@ -76,7 +80,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="also the full reproductions")
     parser.add_argument("--only", default="", help="run only the commands containing this")
+    parser.add_argument("--out", help="also write the table as Markdown into this directory")
     args = parser.parse_args()
+    report = Report(args.out)
     commands = QUICK + (FULL if args.full else [])
     if args.only:
         commands = [c for c in commands if args.only in c]
@@ -117,6 +123,20 @@ def main() -> int:
     for cmd, wall, code, load in rows:
         shown = f"{wall:.1f} s" if wall < 120 else f"{wall / 60:.1f} min"
         print(f"| `{cmd}` | {shown} | {load:.2f} | {code} |")
+    report.table(
+        "bench_walltime",
+        ["command", "wall time", "load average at start", "exit"],
+        [
+            [
+                f"`{cmd}`",
+                f"{wall:.1f} s" if wall < 120 else f"{wall / 60:.1f} min",
+                f"{load:.2f}",
+                code,
+            ]
+            for cmd, wall, code, load in rows
+        ],
+        f"Machine: {machine()}.",
+    )
     return 0 if all(code == 0 for _, _, code, _ in rows) else 1
 
 
