@@ -147,6 +147,7 @@ main(int argc, char* argv[])
     bool pgs = true;
     bool bad = true;
     std::string estimator = "QDelayCoupledV"; // MULPI Annex N.3: a CM uses the virtual queue
+    double loopDelayOffset = 1; // MAP intervals the CM adds to its loop-delay estimate
     DataRate amsr("50Mbps");
     DataRate ggr("5Mbps");
     DataRate badRate("75Mbps");
@@ -161,6 +162,9 @@ main(int argc, char* argv[])
     cmd.AddValue("pgs", "5 Mbit/s of proactive grants (else best effort)", pgs);
     cmd.AddValue("bad", "Add the 75 Mbit/s unresponsive UDP flow from 2 s", bad);
     cmd.AddValue("estimator", "CM's L delay estimate: QDelayCoupledV or QDelayCoupledL", estimator);
+    cmd.AddValue("loopDelayOffset",
+                 "MAP intervals added to the CM's loop-delay estimate (the module's default 1)",
+                 loopDelayOffset);
     cmd.Parse(argc, argv);
 
     // DCTCP sends ECT(1) when UseEct0 is false; with pacing as Linux paces every flow.
@@ -174,6 +178,7 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
     Config::SetDefault("ns3::docsis::DocsisNetDevice::MapInterval", TimeValue(MilliSeconds(2)));
     Config::SetDefault("ns3::docsis::QueueProtection::QProtectOn", BooleanValue(qprot));
+    Config::SetDefault("ns3::docsis::CmNetDevice::LoopDelayOffset", DoubleValue(loopDelayOffset));
 
     NodeContainer nodes;
     nodes.Create(4);
