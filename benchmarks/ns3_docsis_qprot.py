@@ -181,7 +181,8 @@ def loop_sensitivity(binary: Path, seeds: range) -> str:
             allowed = statistics.fmean(r["vq_allowed_b"] for r in runs)
         bound_ms = dq.CRITICAL_MS + p99["none"]
         out.append(
-            f"- loop-delay estimate + {offset:g} MAP intervals (allowed queue {allowed:.0f} B): "
+            f"- `LoopDelayOffset` {offset:g} ({offset - 1:g} MAP interval more; allowed queue "
+            f"{allowed:.0f} B): "
             f"p99 {p99['none']:.2f} ms alone, {p99[BAD[1]]:.2f} ms beside the bad flow, bound "
             f"{bound_ms:.2f} ms: {'within' if p99[BAD[1]] <= bound_ms else 'above'}"
         )
