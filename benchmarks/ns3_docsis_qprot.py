@@ -11,7 +11,8 @@ DCTCP sending ECT(1) (ns-3 has no TCP Prague), and with Prague as the experiment
 Cases: the two TCP flows alone and beside the unresponsive 75 Mbit/s flow (1.5x the 50
 Mbit/s service flow) in the L queue, proactive grants (PGS) or best effort, Queue Protection
 on and off, the modem's virtual-queue L delay estimate and (`-length`) the L queue's length.
-Writes `benchmarks/data/ns3_docsis_qprot.md`: per case and simulator the L queue's sojourn
+Writes `benchmarks/data/ns3_docsis_qprot.md` (and beside it `.csv`, the numbers the docs'
+prose quotes): per case and simulator the L queue's sojourn
 p99 and mean over the whole run (the mean over seeds; the p99's range over them), the TCP
 flows' goodput, the bad flow's packets sanctioned, and for the bad flow with Queue
 Protection the bound 1 ms + the MAP-induced delay (the flows' p99 alone); then ns-3's
@@ -142,25 +143,32 @@ def table(rows: list[Row]) -> str:
     return head + "\n".join(lines) + "\n"
 
 
-def vq_notes(rows: list[Row]) -> str:
-    """ns-3's virtual-queue state (its AlignVq trace, means over the bad flow's time): what
-    explains where its Queue Protection holds the L queue."""
-    out = []
+def vq_state(rows: list[Row]) -> dict[str, dict[str, float]]:
+    """Per ns-3 case with Queue Protection and the virtual queue, the means of its AlignVq
+    trace (over the bad flow's time; alone, the whole run) and its CE-marked share."""
+    out = {}
     for r in rows:
         if r.simulator != SIMULATORS[0] or r.case.estimate != "virtual" or not r.case.qprot:
             continue
         raw = [x["raw"] for x in r.runs]
+        m = {k: statistics.fmean(x[k] for x in raw) for k in raw[0]}
+        out[r.case.name] = {
+            "actual": m["vq_actual_b"],
+            "average": m["vq_avg_b"],
+            "allowed": m["vq_allowed_b"],
+            "vq_ms": m["vq_ms"],
+            "ce": m["l_marked"] / m["l_packets"],
+        }
+    return out
 
-        def m(key: str, raw: list[dict[str, float]] = raw) -> float:
-            return statistics.fmean(x[key] for x in raw)
 
-        out.append(
-            f"- {r.case.name}: actual L bytes {m('vq_actual_b'):.0f} (EWMA {m('vq_avg_b'):.0f}), "
-            f"allowed queue (calcAllowedAQ) {m('vq_allowed_b'):.0f} B, virtual queue "
-            f"{m('vq_ms'):.2f} ms; CE marks {m('l_marked') / m('l_packets'):.1%} of the L "
-            "queue's packets"
-        )
-    return "\n".join(out) + "\n"
+def vq_notes(state: dict[str, dict[str, float]]) -> str:
+    return "".join(
+        f"- {name}: actual L bytes {v['actual']:.0f} (EWMA {v['average']:.0f}), allowed queue "
+        f"(calcAllowedAQ) {v['allowed']:.0f} B, virtual queue {v['vq_ms']:.2f} ms; CE marks "
+        f"{v['ce']:.1%} of the L queue's packets\n"
+        for name, v in state.items()
+    )
 
 
 #: MAP intervals the ns-3 CM adds to its loop-delay estimate (the module's LoopDelayOffset,
@@ -168,25 +176,49 @@ def vq_notes(rows: list[Row]) -> str:
 LOOP_OFFSETS = (1.5, 2.0)
 
 
-def loop_sensitivity(binary: Path, seeds: range) -> str:
+def loop_sensitivity(binary: Path, seeds: range) -> list[dict[str, float]]:
     """ns-3's L-queue p99 alone and beside the 1.5x-the-link flow (PGS, Queue Protection)
-    with a longer loop-delay estimate in the CM."""
+    with a longer loop-delay estimate in the CM, per offset in ``LOOP_OFFSETS``."""
     out = []
     for offset in LOOP_OFFSETS:
-        p99 = {}
+        p99, allowed = {}, 0.0
         for bad in BAD:
             case = dq.Case(bad, "pgs", True)
             runs = [run_ns3(binary, case, s, f"--loopDelayOffset={offset:g}") for s in seeds]
             p99[bad] = statistics.fmean(r["l_p99_ms"] for r in runs)
             allowed = statistics.fmean(r["vq_allowed_b"] for r in runs)
-        bound_ms = dq.CRITICAL_MS + p99["none"]
-        out.append(
-            f"- `LoopDelayOffset` {offset:g} ({offset - 1:g} MAP interval more; allowed queue "
-            f"{allowed:.0f} B): "
-            f"p99 {p99['none']:.2f} ms alone, {p99[BAD[1]]:.2f} ms beside the bad flow, bound "
-            f"{bound_ms:.2f} ms: {'within' if p99[BAD[1]] <= bound_ms else 'above'}"
-        )
-    return "\n".join(out) + "\n"
+        alone, bad = p99["none"], p99[BAD[1]]
+        bound_ms = dq.CRITICAL_MS + alone
+        out.append(dict(offset=offset, allowed=allowed, alone=alone, bad=bad, bound=bound_ms))
+    return out
+
+
+def loop_notes(loops: list[dict[str, float]]) -> str:
+    return "".join(
+        f"- `LoopDelayOffset` {x['offset']:g} ({x['offset'] - 1:g} MAP interval more; allowed "
+        f"queue {x['allowed']:.0f} B): p99 {x['alone']:.2f} ms alone, {x['bad']:.2f} ms beside "
+        f"the bad flow, bound {x['bound']:.2f} ms: "
+        f"{'within' if x['bad'] <= x['bound'] else 'above'}\n"
+        for x in loops
+    )
+
+
+def facts(state: dict[str, dict[str, float]], loops: list[dict[str, float]]) -> str:
+    """``name,value`` rows the docs' prose quotes (the page's cells): ns-3's L queue (kB)
+    and virtual queue beside the bad flow and alone with PGS, its allowed queue, and its p99
+    and bound with the loop-delay estimate half an interval longer."""
+    link = state[dq.Case(BAD[1], "pgs", True).name]
+    alone = state[dq.Case("none", "pgs", True).name]
+    half = next(x for x in loops if x["offset"] == LOOP_OFFSETS[0])
+    rows = {
+        "ns3_link_pgs_actual_kb": f"{link['actual'] / 1e3:.1f}",
+        "ns3_link_pgs_allowed_kb": f"{link['allowed'] / 1e3:.1f}",
+        "ns3_link_pgs_vq_ms": f"{link['vq_ms']:.2f}",
+        "ns3_alone_pgs_actual_kb": f"{alone['actual'] / 1e3:.1f}",
+        "ns3_longer_loop_link_p99_ms": f"{half['bad']:.2f}",
+        "ns3_longer_loop_bound_ms": f"{half['bound']:.2f}",
+    }
+    return "name,value\n" + "".join(f"{k},{v}\n" for k, v in rows.items())
 
 
 def git_head() -> str:
@@ -250,14 +282,16 @@ def main(argv: list[str] | None = None) -> int:
         "the bad flow's start at 2 s, alone over the whole run):\n\n"
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    state, loops = vq_state(rows), loop_sensitivity(binary, seeds)
     sensitivity = (
         "\nThe same two ns-3 cases (PGS, Queue Protection, virtual queue) with the CM's "
         "loop-delay estimate (Alloc Start Time - Ack Time + `LoopDelayOffset` MAP intervals, "
         "default 1) made longer, which raises the allowed queue and nothing else:\n\n"
-        + loop_sensitivity(binary, seeds)
+        + loop_notes(loops)
     )
-    text = stamp + table(rows) + note + vq_notes(rows) + sensitivity
+    text = stamp + table(rows) + note + vq_notes(state) + sensitivity
     args.out.write_text(text, encoding="utf-8")
+    args.out.with_suffix(".csv").write_text(facts(state, loops), encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 
