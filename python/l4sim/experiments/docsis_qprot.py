@@ -40,7 +40,7 @@ the time from its start to its first sanction. Each case is the mean of ``--seed
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,11 +153,13 @@ def bad_flow(bad: str) -> dict[str, Any] | None:
     return {**flow, **({"nqb": True} if kind == "nqb" else {}), "start": start}
 
 
-def scenario(case: Case, seed: int = 1) -> Scenario:
+def scenario(case: Case, seed: int = 1, tcp: Mapping[str, Any] | None = None) -> Scenario:
+    """The case's scenario; ``tcp`` replaces keys of the two L4S flows' entry (as
+    ``{"cca": "dctcp", "ect1": True}`` beside a simulator that has no Prague)."""
     docsis: dict[str, Any] = {"max_sustained_rate": f"{SF_MBPS}Mbps"}
     if case.grants == "pgs":
         docsis["pgs"] = f"{PGS_BYTES}B"
-    flows: list[dict[str, Any]] = [{"kind": "tcp", "cca": "prague", "count": 2}]
+    flows: list[dict[str, Any]] = [{"kind": "tcp", "cca": "prague", "count": 2, **(tcp or {})}]
     bad = bad_flow(case.bad)
     if bad is not None:
         flows.append(bad)
@@ -208,9 +210,9 @@ def _first_sanction(sim: Simulation) -> float | None:
     return None
 
 
-def measure(case: Case, seed: int) -> dict[str, Any]:
-    """One run's ``METRICS``, after its case name and seed."""
-    sim = Simulation(scenario(case, seed))
+def measure(case: Case, seed: int, tcp: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One run's ``METRICS``, after its case name and seed (``tcp``: as :func:`scenario`)."""
+    sim = Simulation(scenario(case, seed, tcp))
     first = None
     if case.bad != "none" and case.qprot:
         sim.run_until_ns(int(BAD_START_S * 1e9))
