@@ -27,6 +27,7 @@ run), the smoothed RTT, the mean cwnd, and CE marks per round trip.
 from __future__ import annotations
 
 import csv as csvlib
+import fcntl
 import functools
 import io
 import json
@@ -34,7 +35,9 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +54,7 @@ from emulate_prague_s6 import (  # noqa: E402
     parser,
     router_timing,
 )
+from l4sim.emulate.netns import PREFIX  # noqa: E402
 from l4sim.experiments.classic_queue import window_rates  # noqa: E402
 from l4sim.experiments.l4s_bursts import runs  # noqa: E402
 from l4sim.scenario import Scenario  # noqa: E402
@@ -65,22 +69,40 @@ CASES = (
     "step-prague-dualpi2_step2ms-50M-20ms-netem16",
     "s2-prague-dualpi2-50M-20ms-none",
     "s2-cubic-fq_codel-50M-20ms-none",
+    "s2-prague-dualpi2-50M-20ms-netem16" + "+tso1",
 )
 #: Each Prague case is compared with CUBIC / fq_codel behind the same bursts.
 CUBIC = {"netem16": CASES[1], "none": CASES[4]}
+#: A case name's suffix: the kernel's sender with ``net.ipv4.tcp_min_tso_segs = 1`` (Linux's
+#: default 2 makes ``tcp_tso_autosize`` put two segments in each skb however slow the pacing;
+#: the BPF Prague has no ``min_tso_segs`` of its own), so it paces single segments as
+#: l4sim's does. l4sim's side of such a case is its base case's.
+TSO1 = "+tso1"
 #: l4sim's sides: Prague set as the BPF one, and as the experiment runs it.
 BPF, EXPERIMENT = "l4sim_bpf", "l4sim_experiment"
 
 
 def case_of(name: str) -> runs.Case:
-    return next(c for c in runs.all_cases() if c.name == name)
+    return next(c for c in runs.all_cases() if c.name == name.removesuffix(TSO1))
+
+
+def min_tso_segs(segs: int) -> Callable[[Any], None]:
+    """An ``emulate`` ``on_ready`` hook: ``net.ipv4.tcp_min_tso_segs`` = ``segs`` in the
+    run's namespaces (read by ``tcp_tso_autosize`` at each send, so set before the flows)."""
+
+    def hook(_router: Any) -> None:
+        for ns in sorted(Path("/run/netns").glob(f"{PREFIX}{os.getpid()}-*")):
+            cmd = ["ip", "netns", "exec", ns.name, "sysctl", "-qw"]
+            subprocess.run([*cmd, f"net.ipv4.tcp_min_tso_segs={segs}"], check=True)
+
+    return hook
 
 
 def scenario(name: str, seed: int = 1, prague: dict[str, Any] | None = PRAGUE) -> Scenario:
     """The experiment's scenario of case ``name``; a Prague flow set as ``prague`` (None:
     the experiment's own Prague)."""
     case = case_of(name)
-    sc = runs.scenario(case, seed)
+    sc = runs.scenario(case, seed)  # the experiment's scenario, also for a TSO1 case
     if case.cca != "prague" or prague is None:
         return sc
     d = sc.model_dump(mode="json", exclude_none=True)
@@ -152,7 +174,7 @@ def emulate_one(name: str, run: int) -> dict[str, Any]:
     case = case_of(name)
     load = os.getloadavg()[0]
     t = time.time()
-    res = emulate(scenario(name))
+    res = emulate(scenario(name), on_ready=min_tso_segs(1) if name.endswith(TSO1) else None)
     wall = time.time() - t
     return {
         "case": name,
@@ -170,7 +192,7 @@ def simulate(names: list[str], seeds: list[int], raw: Path) -> None:
     from l4sim.engine.simulation import Simulation
 
     done = {(r["case"], r["side"], r["seed"]) for r in _read(raw)}
-    for name in names:
+    for name in (n for n in names if not n.endswith(TSO1)):
         case = case_of(name)
         sides = {BPF: PRAGUE, EXPERIMENT: None} if case.cca == "prague" else {EXPERIMENT: None}
         for side, prague in sides.items():
@@ -191,6 +213,129 @@ def simulate(names: list[str], seeds: list[int], raw: Path) -> None:
                 with open(raw, "a") as fh:
                     fh.write(json.dumps(rec) + "\n")
                 print(f"l4sim {name} {side} seed {seed}: {rec['util']:.3f}", flush=True)
+
+
+#: The burst comparison (``--bursts``): one Prague / DualPI2 run of BURST_S with two link
+#: directions captured: what the sender emits (its access link, ahead of the slot gate) and
+#: what DualPI2 sends (the bottleneck, CE marks included); measured over [10, BURST_S] s.
+BURST_CASE = CASES[0]
+BURST_S = 20.0
+CAPTURES = {"sent": "s0->r0", "bottleneck": "r0->r1"}
+#: A gap that ends a burst: at the sender, 8 packets' time at 1 Gbit/s; at the bottleneck,
+#: more than a 1514-byte packet's serialisation at 50 Mbit/s (0.24 ms): a busy period ends.
+GAPS_S = {"sent": 100e-6, "bottleneck": 300e-6}
+SHAPE = ROOT / "benchmarks" / "data" / "emulate_l4s_bursts_shape.md"
+#: Bottleneck packets at this position of a busy period or later have waited over 1 ms (4
+#: full-sized packets at 50 Mbit/s ahead of them): DualPI2's step marks them.
+STEP_POS = 5
+
+
+def burst_stats(pcap: Path, which: str, t0: float = 10.0, t1: float = BURST_S) -> dict[str, Any]:
+    """The data packets' bursts in ``pcap`` between ``t0`` and ``t1`` s after its first
+    packet (packets closer than GAPS_S[which]): mean and p90 packets per burst, the share of
+    packets at position STEP_POS or later, and the CE share there and before."""
+    import dpkt
+
+    pkts = []
+    with open(pcap, "rb") as fh:
+        for ts, buf in dpkt.pcap.Reader(fh):
+            ip = dpkt.ip.IP(buf)
+            pkts.append((float(ts), ip.len, ip.tos & 3 == 3))
+    start = pkts[0][0]
+    sizes: list[int] = []
+    late = [0, 0]  # packets, CE, at position >= STEP_POS
+    early = [0, 0]
+    last = -1.0
+    for t, n, ce in pkts:
+        t -= start
+        if n < 500 or not t0 <= t <= t1:
+            continue
+        if sizes and t - last <= GAPS_S[which]:
+            sizes[-1] += 1
+        else:
+            sizes.append(1)
+        last = t
+        into = late if sizes[-1] >= STEP_POS else early
+        into[0] += 1
+        into[1] += ce
+    total = early[0] + late[0]
+    return {
+        "bursts": len(sizes),
+        "burst_mean": statistics.fmean(sizes),
+        "burst_p90": sorted(sizes)[int(0.9 * (len(sizes) - 1))],
+        "late_share": late[0] / total,
+        "ce_early": early[1] / early[0] if early[0] else 0.0,
+        "ce_late": late[1] / late[0] if late[0] else 0.0,
+        "ce_share": (early[1] + late[1]) / total,
+    }
+
+
+#: The sides of the burst comparison: the kernel as emulated, the kernel pacing single
+#: segments (TSO1), l4sim.
+SHAPE_SIDES = {"kernel": "kernel", "kernel" + TSO1: "kernel, tcp_min_tso_segs 1", "l4sim": "l4sim"}
+
+
+def shape(out: Path) -> dict[str, dict[str, Any]]:
+    """BURST_CASE for BURST_S, emulated (as is and TSO1) and in l4sim (seed 1), CAPTURES
+    written under ``out``: per side, each capture's :func:`burst_stats` (and the router's
+    timing of an emulated one)."""
+    from l4sim.emulate import emulate
+    from l4sim.engine.simulation import Simulation
+
+    d = scenario(BURST_CASE).model_dump(mode="json", exclude_none=True)
+    d["duration"] = f"{BURST_S:g}s"
+    d["captures"] = [{"link": v, "file": f"{k}.pcap", "snaplen": 64} for k, v in CAPTURES.items()]
+    stats: dict[str, dict[str, Any]] = {}
+    for side in ("kernel", "kernel" + TSO1):
+        hook = min_tso_segs(1) if side.endswith(TSO1) else None
+        res = emulate(Scenario.parse(d), out_dir=out / side, on_ready=hook)
+        stats[side] = {"timing": router_timing(res.summary, BURST_S)}
+    sim = Simulation(scenario(BURST_CASE))
+    (out / "l4sim").mkdir(parents=True, exist_ok=True)
+    for k, link in CAPTURES.items():
+        sim.capture(link, out / "l4sim" / f"{k}.pcap", snaplen=64)
+    sim.run_until(BURST_S)
+    sim.close_captures()
+    stats["l4sim"] = {}
+    for side in SHAPE_SIDES:
+        for k in CAPTURES:
+            stats[side][k] = burst_stats(out / side / f"{k}.pcap", k)
+    return stats
+
+
+def write_shape(stats: dict[str, dict[str, Any]], md: Path) -> None:
+    head = (
+        "| where | side | bursts | packets per burst, mean | p90 "
+        f"| packets at position {STEP_POS}+ | CE share | CE share, positions 1-{STEP_POS - 1} "
+        f"| CE share, position {STEP_POS}+ |\n|---|---|---|---|---|---|---|---|---|\n"
+    )
+    lines = []
+    for k in CAPTURES:
+        for side, label in SHAPE_SIDES.items():
+            b = stats[side][k]
+            ce = k == "bottleneck"
+            lines.append(
+                f"| {k} | {label} | {b['bursts']} | {b['burst_mean']:.2f} | {b['burst_p90']} "
+                f"| {100 * b['late_share']:.0f} % "
+                + (
+                    f"| {100 * b['ce_share']:.1f} % | {100 * b['ce_early']:.1f} % "
+                    f"| {100 * b['ce_late']:.1f} % |"
+                    if ce
+                    else "| - | - | - |"
+                )
+            )
+    t = [stats[s]["timing"] for s in SHAPE_SIDES if "timing" in stats[s]]
+    notes = (
+        f"{BURST_CASE}, seed 1, {BURST_S:g} s, measured over [10, {BURST_S:g}] s; kernel runs "
+        f"{t[0]['date']} on {t[0]['kernel']}, commit {commit()}, router added delay p99 "
+        f"{max(x['lateness_p99_us'] for x in t):.0f} µs at most, "
+        f"{sum(x['noisy'] for x in t)} noisy. sent: the data packets on the sender's access "
+        "link (ahead of the slot gate), a burst ends at a gap over "
+        f"{GAPS_S['sent'] * 1e6:.0f} µs; bottleneck: DualPI2's departures, a burst is a busy "
+        f"period (gap over {GAPS_S['bottleneck'] * 1e6:.0f} µs). "
+        "benchmarks/emulate_l4s_bursts.py --bursts."
+    )
+    md.write_text(head + "\n".join(lines) + "\n\n" + notes + "\n")
 
 
 FIELDS = (
@@ -234,7 +379,8 @@ def rows(raw: Path, sim_raw: Path) -> list[dict[str, Any]]:
         allk = [r for r in kern if r["case"] == name]
         sides = {"kernel": [r for r in allk if not r.get("noisy")] or allk}
         for side in (BPF, EXPERIMENT):
-            sides[side] = [r for r in sims if r["case"] == name and r["side"] == side]
+            base = name.removesuffix(TSO1)
+            sides[side] = [r for r in sims if r["case"] == base and r["side"] == side]
         if case_of(name).cca != "prague":  # one l4sim CUBIC, whichever Prague
             sides[BPF] = sides[EXPERIMENT]
         for side, recs in sides.items():
@@ -361,7 +507,9 @@ def write_markdown(csv_path: Path, md_path: Path, stamp: list[str]) -> None:
 
 
 def main() -> int:
-    args = parser(__doc__, RAW, SIM_RAW, CSV, "1-10").parse_args()
+    ap = parser(__doc__, RAW, SIM_RAW, CSV, "1-10")
+    ap.add_argument("--bursts", action="store_true", help="the burst comparison (captures)")
+    args = ap.parse_args()
     names = list(CASES)
     if args.only:
         names = [n for n in names if any(p in n for p in args.only.split(","))]
@@ -371,6 +519,12 @@ def main() -> int:
         with open(args.raw, "a") as fh:
             fh.write(json.dumps(rec) + "\n")
         print(f"{args.case} run {args.run}: util {rec['util']:.3f}, noisy={rec['noisy']}")
+        return 0
+    if args.bursts:
+        with open(args.lock, "a") as lock, tempfile.TemporaryDirectory() as tmp:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # no other emulation at the same time
+            write_shape(shape(Path(tmp)), SHAPE)
+        print(SHAPE.read_text())
         return 0
     if args.sim:
         a, _, b = args.seeds.partition("-")
