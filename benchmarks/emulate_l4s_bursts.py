@@ -7,10 +7,12 @@ slot gate and queues in the router), and the same cases in l4sim.
         [--lock /work/emulate.lock]
     python benchmarks/emulate_l4s_bursts.py --sim [--seeds 1-10]         # l4sim's side
     python benchmarks/emulate_l4s_bursts.py --csv-only                   # rewrite CSV and table
+    python benchmarks/emulate_l4s_bursts.py --bursts       # root: captured bursts and marks
 
 The cases are the experiment's own (``l4s_bursts.runs``): 50 Mbit/s cut to 25 at 30 s of
 60, 20 ms, ``slot 800us 5ms packets 16`` both ways; Prague through DualPI2 (step 1 ms, and
-2 ms), CUBIC through fq_codel, and the two main pairs without the slotting. Each emulated
+2 ms), CUBIC through fq_codel, and the two main pairs without the slotting; the Prague
+cases again with the kernel pacing single segments (``+tso1``, :data:`TSO1`). Each emulated
 run is its own process under ``flock LOCK``; a run whose router fell behind is kept, marked
 ``noisy`` and run again once (``emulate_prague_s6.emulate_locked``). Kernel runs go to
 ``--raw`` (JSON lines, resumable), l4sim's to ``--sim-raw``: l4sim's Prague set as the BPF
@@ -21,7 +23,9 @@ Per run, over the experiment's windows ([10, 30] and [40, 60] s): the bottleneck
 fraction from the 100 ms samples (what the experiment reads from the cumulative busy time;
 each l4sim run also keeps the experiment's own figure, ``util_experiment``), the goodput,
 the bottleneck's sojourn (mean in the windows as the experiment weighs it, p99 over the
-run), the smoothed RTT, the mean cwnd, and CE marks per round trip.
+run), the smoothed RTT, the mean cwnd, and CE marks per round trip. ``--bursts``: one 20 s
+Prague / DualPI2 run on each side with pcap captures, the bursts the sender emits and those
+DualPI2 serves, and which of their packets it marks (``emulate_l4s_bursts_shape.md``).
 """
 
 from __future__ import annotations
@@ -62,14 +66,17 @@ from l4sim.scenario import Scenario  # noqa: E402
 RAW = ROOT / "benchmarks" / "data" / "emulate_l4s_bursts.jsonl"
 SIM_RAW = ROOT / "benchmarks" / "data" / "emulate_l4s_bursts_sim.jsonl"
 CSV = ROOT / "benchmarks" / "data" / "emulate_l4s_bursts.csv"
-#: The published lab case's two pairs first, then DualPI2's 2 ms step, then the unslotted runs.
+#: The published lab case's two pairs first, then DualPI2's 2 ms step, the unslotted runs, and
+#: the Prague cases with single segments.
 CASES = (
     "s2-prague-dualpi2-50M-20ms-netem16",
     "s2-cubic-fq_codel-50M-20ms-netem16",
     "step-prague-dualpi2_step2ms-50M-20ms-netem16",
     "s2-prague-dualpi2-50M-20ms-none",
     "s2-cubic-fq_codel-50M-20ms-none",
-    "s2-prague-dualpi2-50M-20ms-netem16" + "+tso1",
+    "s2-prague-dualpi2-50M-20ms-netem16+tso1",
+    "step-prague-dualpi2_step2ms-50M-20ms-netem16+tso1",
+    "s2-prague-dualpi2-50M-20ms-none+tso1",
 )
 #: Each Prague case is compared with CUBIC / fq_codel behind the same bursts.
 CUBIC = {"netem16": CASES[1], "none": CASES[4]}
