@@ -424,7 +424,16 @@ def rows(raw: Path, sim_raw: Path) -> list[dict[str, Any]]:
 
 def write_csv(raw: Path, sim_raw: Path, csv_path: Path) -> int:
     kern = _read(raw)
-    stamp = sorted({f"{r['date']} {r['kernel']} commit {r['commit']}" for r in kern})
+    dates = sorted({r["date"] for r in kern})
+    stamp = (
+        [
+            f"{' to '.join(dict.fromkeys([dates[0], dates[-1]]))} on "
+            f"{', '.join(sorted({r['kernel'] for r in kern}))}, commits "
+            f"{', '.join(dict.fromkeys(r['commit'] for r in kern))} (the script's)"
+        ]
+        if kern
+        else []
+    )
     lines = [
         "# l4s-bursts' Scenario 2 (20 ms) on the kernel's TCP through l4sim emulate (l4sim's",
         "# BPF Prague, kernel CUBIC with ECN) and in l4sim; benchmarks/emulate_l4s_bursts.py.",
@@ -500,7 +509,8 @@ def write_markdown(csv_path: Path, md_path: Path, stamp: list[str]) -> None:
     notes = (
         f"Kernel runs: {'; '.join(stamp) or '(none yet)'}. The 1-minute load average at a "
         f"kept run's start was at most {max((float(r['load1_max']) for r in kern), default=0):.2f}"
-        " (2 cores, a background job at low priority); the router's added delay p99 at most "
+        " (2 cores, shared with background jobs at lower priority); the router's added delay "
+        "p99 at most "
         f"{max((float(r['router_p99_us']) for r in kern), default=0):.0f} µs, its drift at most "
         f"{1e3 * max((float(r['router_drift_s']) for r in kern), default=0):.0f} ms; "
         f"{sum(int(r['noisy_runs']) for r in kern)} noisy run(s) set aside and run again. "
