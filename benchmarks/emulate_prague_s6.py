@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import csv as csvlib
 import datetime as dt
+import functools
 import io
 import json
 import os
@@ -33,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -104,9 +106,22 @@ def emulate_one(name: str, run: int) -> dict[str, Any]:
     t = time.time()
     res = emulate(scenario(name))
     wall = time.time() - t
-    emu = res.summary["emulation"]
+    return {
+        "case": name,
+        "run": run,
+        **measure(res.summary, res.flows),
+        **router_timing(res.summary, s6.DURATION_S),
+        "wall_s": round(wall, 1),
+    }
+
+
+def router_timing(summary: dict[str, Any], duration_s: float) -> dict[str, Any]:
+    """The kernel and the router's timing of one emulated run, and whether the router fell
+    behind (``noisy``: added delay p99 over NOISY_P99_US, a full packet pool, or a drift over
+    NOISY_DRIFT_S)."""
+    emu = summary["emulation"]
     late = emu["router_lateness_us"]
-    drift = emu["router_elapsed_s"] - s6.DURATION_S
+    drift = emu["router_elapsed_s"] - duration_s
     counters = emu["router"]
     noisy = (
         (late.get("p99") or 0.0) > NOISY_P99_US
@@ -114,18 +129,14 @@ def emulate_one(name: str, run: int) -> dict[str, Any]:
         or drift > NOISY_DRIFT_S
     )
     return {
-        "case": name,
-        "run": run,
-        **measure(res.summary, res.flows),
         "kernel": emu["kernel"],
-        "kernel_ccas": [f.get("kernel_cca") for f in res.summary["flows"]],
+        "kernel_ccas": [f.get("kernel_cca") for f in summary["flows"]],
         "lateness_p99_us": late.get("p99"),
         "lateness_max_us": late.get("max"),
         "router_drift_s": round(drift, 3),
         "pool_full": counters.get("pool_full", 0),
         "noisy": noisy,
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
-        "wall_s": round(wall, 1),
     }
 
 
@@ -322,20 +333,25 @@ def write_markdown(csv_path: Path, md_path: Path) -> None:
     md_path.write_text(head + "\n".join(lines) + "\n\n" + summary + "\n")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parser(doc: str, raw: Path, sim_raw: Path, csv: Path, seeds: str) -> argparse.ArgumentParser:
+    """The options of an emulate-against-l4sim benchmark (``doc``: its docstring)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--only", help="comma-separated case names or parts of them")
     ap.add_argument("--runs", type=int, default=2)
-    ap.add_argument("--raw", type=Path, default=RAW)
-    ap.add_argument("--sim-raw", type=Path, default=SIM_RAW)
-    ap.add_argument("--csv", type=Path, default=CSV)
+    ap.add_argument("--raw", type=Path, default=raw)
+    ap.add_argument("--sim-raw", type=Path, default=sim_raw)
+    ap.add_argument("--csv", type=Path, default=csv)
     ap.add_argument("--lock", default=LOCK)
     ap.add_argument("--case", help="emulate this one case (what each locked process runs)")
     ap.add_argument("--run", type=int, default=1)
     ap.add_argument("--sim", action="store_true", help="run l4sim's side")
-    ap.add_argument("--seeds", default="1,2")
+    ap.add_argument("--seeds", default=seeds)
     ap.add_argument("--csv-only", action="store_true")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> int:
+    args = parser(__doc__, RAW, SIM_RAW, CSV, "1,2").parse_args()
     names = case_names()
     if args.only:
         parts = args.only.split(",")
@@ -356,23 +372,39 @@ def main() -> int:
     if os.geteuid() != 0:
         print("emulation needs root (network namespaces, TUN devices)", file=sys.stderr)
         return 2
-    args.raw.parent.mkdir(parents=True, exist_ok=True)
-    args.raw.touch()
+    csv = functools.partial(write_csv, args.raw, args.sim_raw, args.csv)
+    emulate_locked(__file__, names, args.runs, args.raw, args.lock, csv)
+    print(f"{write_csv(args.raw, args.sim_raw, args.csv)} rows in {args.csv}")
+    return 0
+
+
+def emulate_locked(
+    script: str,
+    names: list[str],
+    runs: int,
+    raw: Path,
+    lock: str,
+    after: Callable[[], object] | None = None,
+) -> None:
+    """Each case's runs 1..``runs`` not yet in ``raw``, each ``script --case NAME --run N
+    --raw RAW`` in its own process under ``flock LOCK``; a noisy run is run again, once;
+    ``after`` is called after each case."""
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    raw.touch()
     for name in names:
-        for run in range(1, args.runs + 1):
+        for run in range(1, runs + 1):
             for _ in range(2):  # a noisy run is run again, once
-                have = [r for r in _read(args.raw) if r["case"] == name and r["run"] == run]
+                have = [r for r in _read(raw) if r["case"] == name and r["run"] == run]
                 if any(not r.get("noisy") for r in have) or len(have) >= 2:
                     break
-                cmd = ["flock", args.lock, sys.executable, __file__, "--case", name]
-                cmd += ["--run", str(run), "--raw", str(args.raw)]
+                cmd = ["flock", lock, sys.executable, script, "--case", name]
+                cmd += ["--run", str(run), "--raw", str(raw)]
                 rc = subprocess.call(cmd)
                 if rc != 0:
                     print(f"{name} run {run} failed (exit {rc})", file=sys.stderr, flush=True)
                     break
-            write_csv(args.raw, args.sim_raw, args.csv)
-    print(f"{write_csv(args.raw, args.sim_raw, args.csv)} rows in {args.csv}")
-    return 0
+        if after is not None:
+            after()
 
 
 if __name__ == "__main__":

@@ -293,9 +293,36 @@ def _p99(xs: list[float]) -> float:
     return s[max(0, -(-99 * len(s) // 100) - 1)]
 
 
-def measure(case: Case, seed: int) -> Run:
+def in_windows(case: Case, t: float) -> bool:
+    return any(a <= t <= b for a, b in case.setting.windows)
+
+
+def window_series(
+    case: Case, flows: pl.DataFrame, queues: pl.DataFrame
+) -> tuple[list[float], float]:
+    """From a run's 100 ms samples (simulated or emulated): the flow's smoothed RTT in the
+    case's windows (ms), and the bottleneck's sojourn mean there (ms), the samples' means
+    weighted by the bytes sent."""
+    link = bottleneck_of(case)
+    srtt = [
+        s * 1e3
+        for t, s in zip(flows["time_s"], flows["srtt_s"], strict=True)
+        if s is not None and in_windows(case, t)
+    ]
+    samples = queues.filter((pl.col("link") == link) & (pl.col("class") == ""))
+    weighted = [
+        (soj, util * case.rate_at(t))
+        for t, soj, util in samples.select("time_s", "sojourn_s", "utilization").iter_rows()
+        if in_windows(case, t) and soj is not None and not math.isnan(soj) and util > 0
+    ]
+    weight = sum(w for _, w in weighted)
+    return srtt, sum(s * w for s, w in weighted) / weight * 1e3 if weight > 0 else math.nan
+
+
+def measure(case: Case, seed: int, sc: Scenario | None = None) -> Run:
+    """One run of ``case`` (its scenario with ``seed``, or ``sc`` in its place)."""
     windows = case.setting.windows
-    sim = Simulation(scenario(case, seed))
+    sim = Simulation(sc or scenario(case, seed))
     points: dict[float, dict[str, Any]] = {}
     for t in sorted({t for w in windows for t in w}):
         sim.run_until(t)
@@ -315,22 +342,7 @@ def measure(case: Case, seed: int) -> Run:
     end = points[windows[-1][1]]
     queue = _bottleneck(end, link)
 
-    def inside(t: float) -> bool:
-        return any(a <= t <= b for a, b in windows)
-
-    flows = sim.flows()
-    srtt = [
-        s * 1e3
-        for t, s in zip(flows["time_s"], flows["srtt_s"], strict=True)
-        if s is not None and inside(t)
-    ]
-    samples = sim.queues().filter((pl.col("link") == link) & (pl.col("class") == ""))
-    weighted = [
-        (soj, util * case.rate_at(t))
-        for t, soj, util in samples.select("time_s", "sojourn_s", "utilization").iter_rows()
-        if inside(t) and soj is not None and not math.isnan(soj) and util > 0
-    ]
-    weight = sum(w for _, w in weighted)
+    srtt, sojourn_mean = window_series(case, sim.flows(), sim.queues())
     return Run(
         case.name,
         seed,
@@ -340,7 +352,7 @@ def measure(case: Case, seed: int) -> Run:
         acked * 8 / sum(spans) / 1e6,
         queue["sojourn_p50_s"] * 1e3,
         queue["sojourn_p99_s"] * 1e3,
-        sum(s * w for s, w in weighted) / weight * 1e3 if weight > 0 else math.nan,
+        sojourn_mean,
         statistics.fmean(srtt),
         _p99(srtt),
         int(sum(grew(a, b, lambda s: _bottleneck(s, link)["ecn_marks"]) for a, b in windows)),
