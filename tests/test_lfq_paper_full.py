@@ -120,11 +120,15 @@ def test_online_stops_at_convergence_and_a_resumed_run_stops_at_the_same_flow(
 
 
 def test_paper_full_weights_not_yet_shipped_are_one_sentence(tmp_path: Path) -> None:
-    if lfq_experiment.shipped_weights("online", which="paper-full", seed=1).is_file():
-        pytest.skip("the paper-full weights are shipped")
+    # A training seed no one ships (the shipped seeds are 1..3).
+    unshipped = 999
+    assert not lfq_experiment.shipped_weights("online", which="paper-full", seed=unshipped).exists()
     with pytest.raises(L4simError, match="paper-full LFQ weights are not installed yet") as e:
-        lfq_experiment.reproduce(tmp_path, only=["online"], quick=True, weights="paper-full")
+        lfq_experiment.reproduce(
+            tmp_path, only=["online"], seeds=[1, unshipped], weights="paper-full"
+        )
     assert "\n" not in str(e.value) and "--recipe paper-full" in str(e.value)
+    assert f"seed(s) {unshipped} " in str(e.value)
     with pytest.raises(L4simError, match="ask for different weights"):
         lfq_experiment.reproduce(tmp_path, only=["online"], fast=True, weights="paper-full")
 
