@@ -32,6 +32,7 @@ paper: 100 runs per sweep; ``points`` here).
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 from collections.abc import Callable, Iterable
@@ -548,9 +549,15 @@ def headline(out_dir: Path) -> str:
     codel = t7[("fq_codel", "max_queue_pkts")], t7[("fq_codel", "throughput_mbps")]
     ours = " / ".join(f"{ratio(m):.2f}" for m in models)
     paper = " / ".join(f"{paper_ratio(m):.2f}" for m in models)
-    n = t7[("fq_codel", "max_queue_pkts")]["n_seeds"]
+    n = int(t7[("fq_codel", "max_queue_pkts")]["n_seeds"])
+    options = {}
+    if (out_dir / "manifest.json").is_file():
+        options = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))["options"]
+    # The seeds are training seeds where each has its own weights, else evaluation seeds.
+    kind = "training " if options.get("train") or options.get("weights") == "paper-full" else ""
     return (
-        f"Over {n} seeds, LFQ's offline-small / offline-large / online models hold the "
+        f"Over {n} {kind}seed{'s' if n != 1 else ''}, LFQ's offline-small / offline-large / "
+        "online models hold the "
         f"maximum queue at {queues} packets against fq_codel's {value(codel[0], 1)}, at "
         f"{rates} Mbit/s against its {value(codel[1], 2)} (Table VII). Their buffer for "
         f"NewReno over that for BIC: {ours} (the paper: {paper}; Table I)."
