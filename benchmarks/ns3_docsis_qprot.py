@@ -7,7 +7,8 @@ The ns-3 side is `benchmarks/ns3_docsis/docsis-qprot.cc` on the module (a clone 
 cablelabs/docsis-ns3 at `--docsis-git`, built against the ns-3 3.44 pip wheel by
 `benchmarks/ns3_docsis/build.sh`; `--ns3-bin` reuses a built program). The l4sim side is
 `l4sim.experiments.docsis_qprot`'s own scenario and measurement with the two L4S flows
-DCTCP sending ECT(1) (ns-3 has no TCP Prague), and with Prague as the experiment runs them.
+DCTCP sending ECT(1), paced as the ns-3 program paces its DCTCP (ns-3 has no TCP Prague),
+and with Prague as the experiment runs them.
 Cases: the two TCP flows alone and beside the unresponsive 75 Mbit/s flow (1.5x the 50
 Mbit/s service flow) in the L queue, proactive grants (PGS) or best effort, Queue Protection
 on and off, the modem's virtual-queue L delay estimate and (`-length`) the L queue's length.
@@ -39,7 +40,11 @@ from l4sim.experiments import docsis_qprot as dq  # noqa: E402
 from l4sim.experiments._tables import span  # noqa: E402
 
 OUT = BENCH_DIR / "data" / "ns3_docsis_qprot.md"
-DCTCP = {"cca": "dctcp", "ect1": True}
+#: DCTCP as the ns-3 program runs it (`TcpDctcp` with `UseEct0` false and
+#: `TcpSocketState::EnablePacing`): ECT(1) and paced. Unpaced, each flow's ACK-clocked bursts
+#: draw a mark in nearly every RTT from the modem's L queue, and DCTCP, which as Linux does
+#: not grow its window in CWR, gets about half the rate in both simulators.
+DCTCP = {"cca": "dctcp", "ect1": True, "pacing": True}
 SIMULATORS = ("ns-3 docsis, DCTCP", "l4sim, DCTCP", "l4sim, Prague")
 BAD = ("none", "nqb-cbr-1.5x-link")
 

@@ -89,3 +89,20 @@ def test_the_bounds_the_page_quotes_come_from_the_baseline_rows(tmp_path: Path) 
         "none-best-effort-qprot": {"l_p99_ms": ""},
     }
     assert dq.bounds(rows) == {"bound_pgs": "2.49", "bound_best_effort_length": "4.99"}
+
+
+def test_the_ns3_cross_check_runs_dctcp_as_the_ns3_program_does(monkeypatch) -> None:
+    """benchmarks/ns3_docsis_qprot.py's l4sim DCTCP flows send ECT(1) and are paced, as its
+    ns-3 program's `TcpDctcp` flows are: unpaced, DCTCP gets about half the rate in either
+    simulator, so a mismatch here would read as a difference between the simulators."""
+    import importlib
+
+    root = Path(__file__).resolve().parents[1]
+    program = (root / "benchmarks" / "ns3_docsis" / "docsis-qprot.cc").read_text(encoding="utf-8")
+    assert "bool pacing = true;" in program
+    assert 'TcpSocketState::EnablePacing", BooleanValue(pacing)' in program
+    assert 'TcpDctcp::UseEct0", BooleanValue(false)' in program
+    monkeypatch.syspath_prepend(str(root / "benchmarks"))
+    bench = importlib.import_module("ns3_docsis_qprot")
+    flow = dq.scenario(dq.Case("none", "pgs", True), 1, bench.DCTCP).flows[0]
+    assert (flow.cca.kind, flow.ect1, flow.pacing) == ("dctcp", True, True)

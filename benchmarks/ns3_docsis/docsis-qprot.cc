@@ -14,8 +14,9 @@
 //
 // Prints one line of `key=value` pairs: the L queue's sojourn p99 and mean over the whole
 // run and over the bad flow's time, the TCP flows' goodput, the UDP packets sent and
-// sanctioned (redirected to the Classic queue by Queue Protection), and the channel's
-// derived capacity and MAP interval.
+// sanctioned (redirected to the Classic queue by Queue Protection), the TCP flows' share of
+// time in CWR and how the L queue's CE marks spread over 25 ms windows and MAP intervals
+// (from 2 s), and the channel's derived capacity and MAP interval.
 
 #include "ns3/applications-module.h"
 #include "ns3/bridge-module.h"
@@ -34,6 +35,7 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <numeric>
 #include <vector>
 
@@ -53,6 +55,17 @@ uint64_t g_lMarked = 0; // L packets the dual queue marked CE
 uint64_t g_udpSanctioned = 0;
 uint64_t g_tcpSanctioned = 0;
 uint64_t g_udpSent = 0;
+// From g_spreadFrom on: the CE marks per 25 ms window and per 2 ms MAP interval (by index),
+// and each TCP flow's time in CWR (its socket's CongState trace).
+const double g_spreadFrom = 2;
+std::map<int64_t, uint32_t> g_marksPer25ms;
+std::map<int64_t, uint32_t> g_marksPerMap;
+struct CwrTime
+{
+    bool in = false;
+    double since = 0;
+    double total = 0;
+} g_cwr[2];
 double g_vqFrom = 0; // the AlignVq means cover [g_vqFrom, end)
 struct VqMeans
 {
@@ -67,6 +80,11 @@ void
 LowLatencyDequeue(Time sojourn, Time /*estimate*/, Time /*classic*/, bool marked, uint32_t)
 {
     g_lMarked += marked;
+    if (marked && Simulator::Now().GetSeconds() >= g_spreadFrom)
+    {
+        g_marksPer25ms[Simulator::Now().GetMicroSeconds() / 25000]++;
+        g_marksPerMap[Simulator::Now().GetMicroSeconds() / 2000]++;
+    }
     g_sojourn.push_back({Simulator::Now().GetSeconds(), sojourn.GetSeconds() * 1e3});
 }
 
@@ -103,6 +121,27 @@ void
 UdpTx(Ptr<const Packet>)
 {
     g_udpSent++;
+}
+
+void
+CongState(std::string context, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    CwrTime& c = g_cwr[context.find("SocketList/1/") != std::string::npos];
+    double t = std::max(Simulator::Now().GetSeconds(), g_spreadFrom);
+    if (c.in)
+    {
+        c.total += t - c.since;
+    }
+    c.in = now == TcpSocketState::CA_CWR;
+    c.since = t;
+}
+
+// The sender's sockets exist once BulkSend has started (at 0 s).
+void
+TraceCongState()
+{
+    Config::Connect("/NodeList/0/$ns3::TcpL4Protocol/SocketList/*/CongState",
+                    MakeCallback(&CongState));
 }
 
 // The nearest-rank quantile the docsis module's own examples use.
@@ -146,6 +185,7 @@ main(int argc, char* argv[])
     bool qprot = true;
     bool pgs = true;
     bool bad = true;
+    bool pacing = true;
     std::string estimator = "QDelayCoupledV"; // MULPI Annex N.3: a CM uses the virtual queue
     double loopDelayOffset = 1; // MAP intervals the CM adds to its loop-delay estimate
     DataRate amsr("50Mbps");
@@ -162,6 +202,7 @@ main(int argc, char* argv[])
     cmd.AddValue("pgs", "5 Mbit/s of proactive grants (else best effort)", pgs);
     cmd.AddValue("bad", "Add the 75 Mbit/s unresponsive UDP flow from 2 s", bad);
     cmd.AddValue("estimator", "CM's L delay estimate: QDelayCoupledV or QDelayCoupledL", estimator);
+    cmd.AddValue("pacing", "Pace the DCTCP flows (as Linux's fq qdisc paces every flow)", pacing);
     cmd.AddValue("loopDelayOffset",
                  "MAP intervals added to the CM's loop-delay estimate (the module's default 1)",
                  loopDelayOffset);
@@ -170,7 +211,7 @@ main(int argc, char* argv[])
     // DCTCP sends ECT(1) when UseEct0 is false; with pacing as Linux paces every flow.
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue("ns3::TcpDctcp"));
     Config::SetDefault("ns3::TcpDctcp::UseEct0", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(pacing));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1448));
@@ -295,6 +336,7 @@ main(int argc, char* argv[])
     g_vqFrom = bad ? badStartS : 0;
     cmQueue->TraceConnectWithoutContext("AlignVq", MakeCallback(&AlignVq));
 
+    Simulator::Schedule(MilliSeconds(1), &TraceCongState);
     Simulator::Stop(Seconds(durationS));
     Simulator::Run();
 
@@ -316,6 +358,19 @@ main(int argc, char* argv[])
         std::cout << " vq_actual_b=" << g_vq.actual / g_vq.n << " vq_avg_b=" << g_vq.average / g_vq.n
                   << " vq_allowed_b=" << g_vq.allowed / g_vq.n << " vq_ms=" << g_vq.vqMs / g_vq.n;
     }
+    double span = durationS - g_spreadFrom;
+    double cwr = 0;
+    for (CwrTime& c : g_cwr)
+    {
+        cwr += (c.total + (c.in ? durationS - c.since : 0)) / span / 2;
+    }
+    uint64_t mapMarks = 0;
+    for (const auto& m : g_marksPerMap)
+    {
+        mapMarks += m.second;
+    }
+    std::cout << " cwr_frac=" << cwr << " marked_25ms_frac=" << g_marksPer25ms.size() / (span / 0.025)
+              << " marks_per_marked_map=" << (g_marksPerMap.empty() ? 0.0 : double(mapMarks) / g_marksPerMap.size());
     std::cout
               << " us_capacity_mbps=" << cmDev->GetUsCapacity() / 1e6
               << " map_us=" << cmDev->GetActualMapInterval().GetMicroSeconds()
