@@ -14,9 +14,8 @@ training seed):
 Seeds: a single TCP flow on an idle link has nothing random, so an evaluation seed s > 1
 draws each sweep point uniformly inside its cell of the grid (seed 1: the grid itself);
 with ``train=True`` or ``weights="paper-full"`` the seed is the training seed and the
-points are the grid. Each table
-is computed per seed (``per_seed.csv``) and reported as mean ± 95 % CI (``ci.csv``,
-``results.md``).
+points are the grid. Each table is computed per seed (``per_seed.csv``) and reported as
+mean ± 95 % CI (``ci.csv``, ``results.md``).
 
 Evaluation (the paper's Table I caption and the authors' ``rl.cc`` ``evaluate``): one TCP
 flow of 5 s through the bottleneck; bandwidth swept over 5..25 Mbit/s at 15 ms, delay swept
@@ -526,10 +525,8 @@ def _figure(rows: list[Row], path: Path) -> None:
 
 
 def headline(out_dir: Path) -> str:
-    """What a full run shows, from ``ci_table7.csv`` and ``ci.csv``: each LFQ model's
-    maximum queue and throughput against fq_codel's (Table VII), and the ratio of its mean
-    output for NewReno to that for BIC beside the paper's (Table I: the paper's buffers are
-    1.75-2.75 times larger for NewReno)."""
+    """From ``ci_table7.csv`` and ``ci.csv``: each LFQ model's maximum queue and throughput
+    against fq_codel's (Table VII), its NewReno / BIC output ratio beside the paper's (I)."""
     t7 = {(r["qdisc"], r["metric"]): r for r in read_csv(out_dir / "ci_table7.csv")}
     t1 = {(r["model"], r["cca"], r["metric"]): r for r in read_csv(out_dir / "ci.csv")}
     models = ("offline-small", "offline-large", "online")
@@ -550,15 +547,14 @@ def headline(out_dir: Path) -> str:
     ours = " / ".join(f"{ratio(m):.2f}" for m in models)
     paper = " / ".join(f"{paper_ratio(m):.2f}" for m in models)
     n = int(t7[("fq_codel", "max_queue_pkts")]["n_seeds"])
-    options = {}
-    if (out_dir / "manifest.json").is_file():
-        options = json.loads((out_dir / "manifest.json").read_text(encoding="utf-8"))["options"]
-    # The seeds are training seeds where each has its own weights, else evaluation seeds.
-    kind = "training " if options.get("train") or options.get("weights") == "paper-full" else ""
+    manifest = out_dir / "manifest.json"
+    opt = json.loads(manifest.read_text(encoding="utf-8"))["options"] if manifest.is_file() else {}
+    # Training seeds where each has its own weights, else evaluation seeds of one model.
+    kind = "training " if opt.get("train") or opt.get("weights") == "paper-full" else ""
     return (
         f"Over {n} {kind}seed{'s' if n != 1 else ''}, LFQ's offline-small / offline-large / "
-        "online models hold the "
-        f"maximum queue at {queues} packets against fq_codel's {value(codel[0], 1)}, at "
+        f"online models hold the maximum queue at {queues} packets against fq_codel's "
+        f"{value(codel[0], 1)}, at "
         f"{rates} Mbit/s against its {value(codel[1], 2)} (Table VII). Their buffer for "
         f"NewReno over that for BIC: {ours} (the paper: {paper}; Table I)."
     )
