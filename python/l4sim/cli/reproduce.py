@@ -232,8 +232,9 @@ def reproduce(
     """Run experiment ``name`` with the command line's values; write its manifest (its
     command ``argv``, default the command line's). ``name`` ``all``: every experiment
     (:func:`l4sim.cli.reproduce_all.reproduce_all`)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
 
+    from l4sim.cli._progress import LoggedProgress
     from l4sim.cli.manifest import write_manifest
 
     if name == ALL:
@@ -295,7 +296,7 @@ def reproduce(
         )
 
     try:
-        with Progress(
+        with LoggedProgress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),

@@ -44,12 +44,12 @@ def sweep_cmd(
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
-        Progress,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
 
+    from l4sim.cli._progress import LoggedProgress
     from l4sim.sweep import load_spec, run_sweep
 
     sweep_spec = load_spec(spec)
@@ -58,7 +58,7 @@ def sweep_cmd(
     seen = {"done": 0, "total": sweep_spec.size()}
     with (
         make_executor(jobs, ray) as executor,
-        Progress(
+        LoggedProgress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),

@@ -27,13 +27,14 @@ def _progress(quiet: bool) -> Progress:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
-        Progress,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
 
-    return Progress(
+    from l4sim.cli._progress import LoggedProgress
+
+    return LoggedProgress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
