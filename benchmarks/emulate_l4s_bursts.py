@@ -33,7 +33,6 @@ from __future__ import annotations
 import csv as csvlib
 import fcntl
 import functools
-import io
 import json
 import os
 import statistics
@@ -57,6 +56,7 @@ from emulate_prague_s6 import (  # noqa: E402
     emulate_locked,
     parser,
     router_timing,
+    write_rows,
 )
 from l4sim.emulate.netns import PREFIX  # noqa: E402
 from l4sim.experiments.classic_queue import window_rates  # noqa: E402
@@ -443,15 +443,7 @@ def write_csv(raw: Path, sim_raw: Path, csv_path: Path) -> int:
         ",".join(FIELDS),
     ]
     rs = rows(raw, sim_raw)
-    buf = io.StringIO()
-    out = csvlib.writer(buf, lineterminator="\n")
-    for r in rs:
-        out.writerow(
-            "" if (v := r[k]) is None else f"{v:.4f}" if isinstance(v, float) else str(v)
-            for k in FIELDS
-        )
-    lines.append(buf.getvalue().rstrip("\n"))
-    csv_path.write_text("\n".join(lines) + "\n")
+    write_rows(csv_path, lines, rs, FIELDS)
     write_markdown(csv_path, csv_path.with_suffix(".md"), stamp)
     return len(rs)
 

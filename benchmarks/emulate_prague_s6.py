@@ -34,7 +34,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -255,17 +255,24 @@ def write_csv(raw: Path, sim_raw: Path, csv_path: Path) -> int:
         ",".join(FIELDS),
     ]
     rs = rows(raw, sim_raw)
+    write_rows(csv_path, lines, rs, FIELDS)
+    write_markdown(csv_path, csv_path.with_suffix(".md"))
+    return len(rs)
+
+
+def write_rows(
+    csv_path: Path, head: list[str], rs: list[dict[str, Any]], fields: Sequence[str]
+) -> None:
+    """``csv_path``: the ``head`` lines, then each row's ``fields`` (floats to 4 places, None
+    empty; the csv module quotes a value such as "fq_codel(1q,1ms/20ms)")."""
     buf = io.StringIO()
-    out = csvlib.writer(buf, lineterminator="\n")  # quotes "fq_codel(1q,1ms/20ms)"
+    out = csvlib.writer(buf, lineterminator="\n")
     for r in rs:
         out.writerow(
             "" if (v := r[k]) is None else f"{v:.4f}" if isinstance(v, float) else str(v)
-            for k in FIELDS
+            for k in fields
         )
-    lines.append(buf.getvalue().rstrip("\n"))
-    csv_path.write_text("\n".join(lines) + "\n")
-    write_markdown(csv_path, csv_path.with_suffix(".md"))
-    return len(rs)
+    csv_path.write_text("\n".join([*head, buf.getvalue().rstrip("\n")]) + "\n")
 
 
 def _num(x: str) -> float | None:
