@@ -29,9 +29,10 @@ REPO = BENCH_DIR.parent
 sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(BENCH_DIR))
 
+from bench_out import git_head  # noqa: E402
 from l4sim.engine.simulation import Simulation  # noqa: E402
 from l4sim.experiments import docsis_qprot as dq  # noqa: E402
-from ns3_docsis_qprot import git_head, run_ns3  # noqa: E402
+from ns3_docsis_qprot import run_ns3  # noqa: E402
 
 OUT = BENCH_DIR / "data" / "docsis_dctcp_pacing.md"
 CASE = dq.Case("none", "pgs", True)

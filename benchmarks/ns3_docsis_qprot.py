@@ -35,7 +35,9 @@ from typing import Any
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
+from bench_out import git_head  # noqa: E402
 from l4sim.experiments import docsis_qprot as dq  # noqa: E402
 from l4sim.experiments._tables import span  # noqa: E402
 
@@ -224,15 +226,6 @@ def facts(state: dict[str, dict[str, float]], loops: list[dict[str, float]]) -> 
         "ns3_longer_loop_bound_ms": f"{half['bound']:.2f}",
     }
     return "name,value\n" + "".join(f"{k},{v}\n" for k, v in rows.items())
-
-
-def git_head() -> str:
-    return subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "--short=7", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
 
 
 def main(argv: list[str] | None = None) -> int:
