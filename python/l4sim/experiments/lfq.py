@@ -53,6 +53,7 @@ from l4sim.experiments._tables import (
     write_table,
 )
 from l4sim.experiments.base import Option, declare, quick_option, seeds_option
+from l4sim.experiments.lfq_figure import fig8
 
 BASELINES: dict[str, dict[str, Any]] = {
     "fq_codel": {"kind": "fq_codel"},
@@ -359,6 +360,14 @@ def reproduce(
         out_dir, [{"table": "I/II", **d} for d in one] + [{"table": "VII", **d} for d in seven]
     )
     write_ci(out_dir, one, ("model", "cca"), ("corr_bw", "corr_delay", "mean_output"))
+    # Whether a model tells the CCs apart: NewReno's buffer over BIC's, seed by seed.
+    out = {(d["seed"], d["model"], d["cca"]): d["mean_output"] for d in one}
+    ratios = [
+        {"seed": s, "model": m, "newreno_over_bic": v / out[(s, m, "bic")]}
+        for (s, m, cca), v in out.items()
+        if cca == "newreno" and out.get((s, m, "bic"))
+    ]
+    write_ci(out_dir, ratios, ("model",), ("newreno_over_bic",), name="ci_ratio.md")
     write_ci(
         out_dir,
         seven,
@@ -378,7 +387,7 @@ def reproduce(
         ("qdisc", "throughput_mbps", "max_queue_pkts", "avg_queue_pkts"),
     )
     if figures and models:
-        _figure(rows, out_dir / "fig8.png")
+        fig8(rows, out_dir / "fig8.png", MODELS, CCAS)
     return rows
 
 
@@ -496,47 +505,16 @@ def markdown_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def _figure(rows: list[Row], path: Path) -> None:
-    """Fig. 8: output buffer against bandwidth and delay, per CC, one line per model."""
-    from l4sim.plot import pyplot
-
-    plt = pyplot()
-
-    fig, axes = plt.subplots(2, 2, figsize=(9, 6), sharey=True)
-    for i, cca in enumerate(CCAS):
-        for j, sweep in enumerate(("bw", "delay")):
-            ax = axes[i][j]
-            for m in MODELS:
-                s = sorted(
-                    (r.x, r.output or 0.0)
-                    for r in rows
-                    if r.qdisc == m and r.cca == cca and r.sweep == sweep
-                )
-                if s:
-                    ax.plot([a for a, _ in s], [b for _, b in s], label=m)
-            ax.set_title(f"{cca}, varying {'bandwidth' if sweep == 'bw' else 'delay'}")
-            ax.set_xlabel("Mbit/s" if sweep == "bw" else "ms")
-            ax.set_ylabel("output buffer (packets)")
-    axes[0][0].legend()
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def headline(out_dir: Path) -> str:
-    """From ``ci_table7.csv`` and ``ci.csv``: each LFQ model's maximum queue and throughput
-    against fq_codel's (Table VII), its NewReno / BIC output ratio beside the paper's (I)."""
+    """From ``ci_table7.csv`` and ``ci_ratio.csv``: each LFQ model's maximum queue and
+    throughput against fq_codel's (Table VII), its NewReno / BIC output ratio (the mean of
+    the seeds' ratios) beside the paper's (I)."""
     t7 = {(r["qdisc"], r["metric"]): r for r in read_csv(out_dir / "ci_table7.csv")}
-    t1 = {(r["model"], r["cca"], r["metric"]): r for r in read_csv(out_dir / "ci.csv")}
+    t2 = {r["model"]: r for r in read_csv(out_dir / "ci_ratio.csv")}
     models = ("offline-small", "offline-large", "online")
 
     def value(row: dict[str, str], digits: int) -> str:
         return f"{float(row['mean']):.{digits}f}"
-
-    def ratio(model: str) -> float:
-        out = {cca: float(t1[(model, cca, "mean_output")]["mean"]) for cca in ("newreno", "bic")}
-        return out["newreno"] / out["bic"]
 
     def paper_ratio(model: str) -> float:
         return (PAPER_OUTPUT[(model, "newreno")] or 0.0) / (PAPER_OUTPUT[(model, "bic")] or 1.0)
@@ -544,7 +522,7 @@ def headline(out_dir: Path) -> str:
     queues = " / ".join(value(t7[(m, "max_queue_pkts")], 1) for m in models)
     rates = " / ".join(value(t7[(m, "throughput_mbps")], 2) for m in models)
     codel = t7[("fq_codel", "max_queue_pkts")], t7[("fq_codel", "throughput_mbps")]
-    ours = " / ".join(f"{ratio(m):.2f}" for m in models)
+    ours = " / ".join(value(t2[m], 2) for m in models)
     paper = " / ".join(f"{paper_ratio(m):.2f}" for m in models)
     n = int(t7[("fq_codel", "max_queue_pkts")]["n_seeds"])
     manifest = out_dir / "manifest.json"
@@ -594,6 +572,7 @@ EXPERIMENT = declare(
         "per_seed.csv",
         "ci.csv",
         "ci_table7.csv",
+        "ci_ratio.csv",
     ),
     figures=("fig8.png",),
     reference=("paper001_corr.csv", "paper001_table7.csv"),
