@@ -9,7 +9,9 @@ that ``reproduce`` wrote), the row (one or more ``column=value``: the first row 
 matches them all) and the column (quoted when it has spaces); the text between the
 markers is that cell as the file has it. A number the prose derives from a result (a
 median, a count over cases) comes from that result's ``facts.csv`` (``name=... value``),
-which ``gen_docs.py`` writes from the experiment's ``facts``.
+which ``gen_docs.py`` writes from the experiment's ``facts``. A number a committed JSON
+record holds (a training's ``train.json``) is ``FILE key.key...``: a float is shown to
+three significant figures, or to the unit from 100 up.
 ``gen_docs.py`` rewrites it and ``--check`` fails when a page's text and its table disagree.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import shlex
 from collections.abc import Mapping
@@ -34,10 +37,30 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
     return list(csv.DictReader(lines))
 
 
+def _json_value(path: str, key: str) -> str:
+    """The number at the dotted ``key`` of the JSON file ``path``, as the prose shows it."""
+    file = ROOT / path
+    if not file.is_file():
+        raise SystemExit(f"a cell marker names {path}, which does not exist")
+    value = json.loads(file.read_text(encoding="utf-8"))
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise SystemExit(f"{path} has no key {key!r}")
+        value = value[part]
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise SystemExit(f"{path}'s {key!r} is not a number or a string")
+    if isinstance(value, float):
+        return str(round(value)) if abs(value) >= 100 else f"{value:.3g}"
+    return str(value)
+
+
 def lookup(spec: str, generated: Mapping[Path, str] | None = None) -> str:
-    """The cell ``spec`` (``FILE column=value ... COLUMN``) names, as its file has it (or
-    as ``generated``, the files being generated in the same pass, will have it)."""
+    """The cell ``spec`` (``FILE column=value ... COLUMN``, or ``FILE.json key.key``) names,
+    as its file has it (or as ``generated``, the files being generated in the same pass,
+    will have it)."""
     words = shlex.split(spec)
+    if len(words) == 2 and words[0].endswith(".json"):
+        return _json_value(*words)
     if len(words) < 3 or not all("=" in w for w in words[1:-1]):
         raise SystemExit(f"a cell marker needs FILE column=value ... COLUMN, got {spec!r}")
     path, column = words[0], words[-1]

@@ -165,12 +165,12 @@ def test_online_training_fits_actor_and_critic(tmp_path: Path) -> None:
 
 def test_reproduce_quick_with_the_shipped_weights(tmp_path: Path) -> None:
     """The learned outcome of ``--quick`` (3 points per sweep, evaluation seeds 1 and 2) with
-    the shipped 3 x 256 offline alpha-0.01 network. Bands from the measured spread: the same
-    quick run on evaluation seeds 1..8 (2026-11-26) gave per seed NewReno corr(bw) 0.9988 ..
-    0.99998, NewReno mean output 11.29 .. 11.59 packets (band: that range widened by its
-    width each side) and a mean queue 5.69 .. 6.30 packets against fq 100's 76.7 .. 79.8
-    (ratio <= 0.082). corr(delay) over 3 points swings (-0.91 .. 0.997), so it is not
-    asserted here."""
+    the shipped 3 x 256 offline alpha-0.01 network. Band from the measured spread: the same
+    quick run on evaluation seeds 1..8 (2026-11-28, the weights retrained on that day's
+    engine) gave per seed NewReno corr(bw) 0.9998 .. 1.0 and mean output 14.26 .. 14.88
+    packets (band: that range widened by its width each side). corr(delay) over 3 points
+    swings (0.95 .. 1.0), so it is not asserted here. The mean queue (7.2 .. 8.0 packets
+    against fq 100's 75.9 .. 79.5) is held to the paper's own Table VII ratio."""
     from l4sim.experiments import lfq as lfq_experiment
 
     rows = lfq_experiment.reproduce(tmp_path, only=["offline-small", "fq 100"], quick=True)
@@ -180,10 +180,11 @@ def test_reproduce_quick_with_the_shipped_weights(tmp_path: Path) -> None:
     (m, cca, corr_bw, _, mean_output), *_ = lfq_experiment.table_one(rows)
     assert (m, cca) == ("offline-small", "newreno")
     assert corr_bw >= 0.995  # the buffer follows the bandwidth (paper Table I: 98.3 %)
-    assert 11.0 <= mean_output <= 11.9
+    assert 13.6 <= mean_output <= 15.5
     seven = {g: (thr, mx, avg) for g, thr, mx, avg in lfq_experiment.table_seven(rows)}
-    # Paper Table VII: LFQ keeps a far smaller queue than fq 100.
-    assert seven["offline-small"][2] < 0.1 * seven["fq 100"][2]
+    # Paper Table VII: LFQ keeps a far smaller queue than fq 100 (offline-small's 7.7
+    # packets against fq 100's 51.1 in the paper: 0.151 of it).
+    assert seven["offline-small"][2] < 7.7 / 51.1 * seven["fq 100"][2]
 
 
 def test_reproduce_train_quick_retrains(tmp_path: Path) -> None:

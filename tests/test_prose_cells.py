@@ -28,6 +28,9 @@ def test_a_cell_takes_its_value_from_the_table():
         "results/nowhere.md scheme=ma-cc seeds",
         "results/macc/results.md scheme=no-such-scheme seeds",
         "results/macc/results.md scheme=ma-cc no-such-column",
+        "python/l4sim/data/lfq/train.json models.no-such-model.wall_s",
+        "python/l4sim/data/lfq/train.json models",  # not a number
+        "python/l4sim/data/lfq/nowhere.json wall_s",
     ],
 )
 def test_a_bad_cell_is_one_sentence(spec):
@@ -72,3 +75,13 @@ def test_a_cell_reads_a_markdown_table_being_generated():
     generated = {path: "*Made by ...*\n\n| case | speed ratio |\n|---|---|\n| 1flow10M | 999 |\n"}
     assert prose_cells.lookup(spec, generated) == "999"
     assert prose_cells.lookup(spec) != "999"
+
+
+def test_a_json_cell_reads_a_dotted_key_and_rounds_a_float():
+    import json
+
+    spec = "python/l4sim/data/lfq/train.json models.online.flows"
+    record = json.loads((prose_cells.ROOT / spec.split()[0]).read_text(encoding="utf-8"))
+    assert prose_cells.lookup(spec) == str(record["models"]["online"]["flows"])
+    wall = prose_cells.lookup("python/l4sim/data/lfq/train.json wall_s")
+    assert wall == str(round(record["wall_s"]))
