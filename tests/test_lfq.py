@@ -228,6 +228,25 @@ def test_a_recipe_gives_the_same_bytes_and_its_online_model_starts_offline(
         lfq.recipe_configs("huge")
 
 
+def test_the_paper_recipe_still_trains_the_shipped_weights(tmp_path: Path) -> None:
+    """The shipped default weights are what ``l4sim train lfq --recipe paper`` writes on
+    this engine: its first 2 000 offline-small flows give, byte for byte, the snapshot the
+    shipped run kept at 2 000 (``snapshots/offline-small.0002000.safetensors``, SHA-256
+    below). The rollouts' seeds are drawn up front, so a shorter run is the long one's
+    prefix. A change that moves LFQ's rollouts (engine, features, trainer) fails here: then
+    retrain with the recipe, re-ship, and re-run ``results/lfq`` (docs/reproductions/lfq-001.md).
+    """
+    import hashlib
+
+    cfg = dataclasses.replace(
+        lfq.recipe_configs("paper", jobs=2)["offline-small"], flows=2000, snapshot_every=0
+    )
+    out = tmp_path / "offline-small.safetensors"
+    lfq.train(cfg, out)
+    want = "88d84160aad09e07fae9e36ee264a9a1060c2639e8cca8028032eb93bb661aa1"
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == want
+
+
 def test_the_shipped_weights_are_the_recipes_widths() -> None:
     from safetensors.numpy import load_file
 
