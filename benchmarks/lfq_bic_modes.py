@@ -1,5 +1,5 @@
 """Why LFQ's buffer for BIC steps up above 15 Mbit/s and alternates from one sweep point to
-the next (lfq-001, `--weights paper-full`, Fig. 8): the same single flow (15 ms, the
+the next (lfq-001, `--weights paper-full`, Fig. 8): the same single flow (15 ms round trip, the
 reproduction's `lfq.scenario`) through plain `fq` with a fixed per-flow buffer far below
 the BDP (`--limit`, 10 packets: about where LFQ holds BIC), no learned policy at all, for
 `--seconds`; per bandwidth the bottleneck's drops and mean queue for BIC and NewReno, beside
@@ -87,7 +87,7 @@ def main() -> None:
         f"Spearman's rank correlation of BIC's drops with LFQ's buffer for BIC over these "
         f"bandwidths: {rho:.2f}. "
         f"Fixed buffer: plain `fq`, {args.limit} packets per flow, one flow for "
-        f"{args.seconds:g} s at {DELAY_MS:g} ms. LFQ buffer: the `paper-full` offline-small "
+        f"{args.seconds:g} s, {DELAY_MS:g} ms round trip. LFQ buffer: the `paper-full` offline-small "
         "model of training seed 1, the reproduction's 5 s run (mean of its limit every 50 ms)."
     )
     Report(args.out or None).table("lfq_bic_modes", head, rows, note)
