@@ -87,8 +87,9 @@ def main() -> None:
         f"Spearman's rank correlation of BIC's drops with LFQ's buffer for BIC over these "
         f"bandwidths: {rho:.2f}. "
         f"Fixed buffer: plain `fq`, {args.limit} packets per flow, one flow for "
-        f"{args.seconds:g} s, {DELAY_MS:g} ms round trip. LFQ buffer: the `paper-full` offline-small "
-        "model of training seed 1, the reproduction's 5 s run (mean of its limit every 50 ms)."
+        f"{args.seconds:g} s, {DELAY_MS:g} ms round trip. LFQ buffer: the `paper-full` "
+        "offline-small model of training seed 1, the reproduction's 5 s run (mean of its "
+        "limit every 50 ms)."
     )
     Report(args.out or None).table("lfq_bic_modes", head, rows, note)
 
