@@ -465,3 +465,19 @@ def test_the_forkserver_ignores_the_terminals_signals() -> None:
     ignored = int(next(x for x in lines if x.startswith("SigIgn:")).split()[1], 16)
     for sig in (signal.SIGINT, signal.SIGHUP):
         assert ignored & (1 << (sig - 1)), sig
+
+
+def test_a_closed_pool_leaves_no_manager_thread_for_the_exit_hook() -> None:
+    """Closing a busy pool once returned while its manager thread was still closing its
+    wake-up pipe: an interpreter exiting then (a sweep stopped by SIGTERM) wrote to the
+    closed pipe from ``concurrent.futures``' exit hook, a traceback on stderr (2 in 120
+    such exits measured). ``close`` now returns after the manager thread is done."""
+    from l4sim.executors import PoolExecutor
+
+    for _ in range(3):
+        pool = PoolExecutor(2)
+        results = pool.map(time.sleep, [0.2] * 20)
+        next(results)
+        manager = pool._pool._executor_manager_thread  # type: ignore[union-attr]
+        pool.close()
+        assert manager is not None and not manager.is_alive()

@@ -44,6 +44,7 @@ import importlib
 import multiprocessing
 import os
 import subprocess
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
@@ -220,14 +221,22 @@ def _start_forkserver_deaf_to_the_terminal() -> None:
 
 
 def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
-    """Stop a pool now: cancel what has not started and terminate the running workers."""
+    """Stop a pool now: cancel what has not started and terminate the running workers.
+
+    Then wait for the pool's manager thread, which closes its wake-up pipe once it sees the
+    workers gone: an interpreter exiting while it did so wrote to the closed pipe from
+    ``concurrent.futures``' exit hook and printed a traceback (in CPython 3.11 nothing
+    orders ``_ThreadWakeup.wakeup`` against ``close``; gh-125451 added a lock later)."""
     processes = dict(getattr(pool, "_processes", None) or {})
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for p in processes.values():
         if p.is_alive():
             p.terminate()
     for p in processes.values():
         p.join(timeout=5)
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(timeout=5)
 
 
 class PoolExecutor(Executor):
