@@ -203,3 +203,31 @@ def test_a3c_one_worker_checkpointed_runs_as_hogwild(tmp_path: Path) -> None:
         a3c.train(
             a3c.A3cConfig(workers=2, episodes=1, steps=2), checkpoint=Checkpointing(tmp_path, {})
         )
+
+
+def test_a_stop_signal_waits_until_the_checkpoint_is_all_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGTERM while a finished training removed its checkpoints once left the parts'
+    files without the state: neither resumable nor free for a new run. It now waits."""
+    from l4sim import processes
+
+    ck = Checkpointing(tmp_path, {})
+    ck.save({"step": 1})
+    for part in ("offline-small", "online"):
+        ck.for_part(part).save({"flows": 2})
+    unlink = Path.unlink
+
+    def unlink_and_signal(self: Path, missing_ok: bool = False) -> None:
+        unlink(self, missing_ok=missing_ok)
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs before the next bytecode
+
+    previous = processes.stop_on_signals()
+    try:
+        monkeypatch.setattr(Path, "unlink", unlink_and_signal)
+        with pytest.raises(processes.Interrupted):
+            ck.remove()
+        monkeypatch.undo()
+    finally:
+        processes.restore_signals(previous)
+    assert not (tmp_path / "checkpoint").exists()

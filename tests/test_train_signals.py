@@ -88,9 +88,13 @@ def test_sigterm_at_random_points_of_a_training_keeps_a_complete_or_resumable_re
             assert blob["format"] == "l4sim-train-checkpoint-1"
             kinds.add("checkpoint")
         elif (out / "dqn.pt").is_file():
-            # Finished: 0, or -15 for a signal while the interpreter shut down with the
-            # default handlers back (what a shell shows as 143); the outputs are complete.
-            assert code in (0, -signal.SIGTERM), (code, err)
+            # Finished: the outputs are complete and the checkpoint gone. Exit 0; or the
+            # signal came after the last file: 143 with the one error line, or -15 while
+            # the interpreter shut down with the default handlers back.
+            assert code in (0, *stopped_codes), (code, err)
+            if code == 128 + signal.SIGTERM:
+                assert lines[-1].startswith("error: interrupted by SIGTERM"), err
+            assert not (out / "checkpoint").exists()
             assert (out / "train.json").is_file() and (out / "eval.json").is_file()
             kinds.add("complete")
         else:

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 
 from l4sim.errors import L4simError
+from l4sim.processes import deferred_interrupt
 
 __all__ = [
     "DEFAULT_EVERY",
@@ -211,12 +212,15 @@ class Checkpointing:
 
     def remove(self) -> None:
         """The training ended: its checkpoint (all of them, unless this is one part's) is
-        of no more use."""
-        if self.part:
-            self.path.unlink(missing_ok=True)
-            return
-        d = self.path.parent
-        for f in d.glob("*.pt") if d.is_dir() else ():
-            f.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):  # something else is there: leave it
-            d.rmdir()
+        of no more use. A stop signal waits until it is all gone: stopped halfway, the
+        directory kept some parts' files but not the state, and was then neither resumable
+        nor free for a new training."""
+        with deferred_interrupt():
+            if self.part:
+                self.path.unlink(missing_ok=True)
+                return
+            d = self.path.parent
+            for f in d.glob("*.pt") if d.is_dir() else ():
+                f.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # something else is there: leave it
+                d.rmdir()
